@@ -1,0 +1,11 @@
+//! schedlab: a deterministic, Linux-faithful simulator of the kernel's CPU scheduler.
+//!
+//! `sched` mirrors kernel/sched (PELT, util_est, ...); `solo` drives one task alone on one
+//! CPU at the kernel's update points; `time` holds the units.
+
+pub mod error;
+pub mod sched;
+pub mod solo;
+pub mod time;
+
+pub use error::InputError;

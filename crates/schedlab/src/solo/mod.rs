@@ -1,0 +1,142 @@
+//! One task alone on one CPU, updated where the kernel updates it, without the event loop.
+//!
+//! This is the workbench for PELT and util_est: the rq's clock (either invariance
+//! scheme), the task's `sched_avg` and its util_est, moved by wakeup, tick and sleep.
+//! Simplification: the task is the only thing on the rq, so the rq's cfs util_sum used by
+//! `update_idle_rq_clock_pelt` equals the task's (the cfs_rq is updated at the same
+//! instants with the same running flag) and the rt/dl sums are zero.
+
+pub mod periodic;
+pub mod ramp;
+pub mod replay;
+
+use crate::sched::clock_pelt::{CpuScale, Invariance, RqClock};
+use crate::sched::pelt::{update_load_avg_se, SchedAvg};
+use crate::sched::util_est::{UtilEst, UtilEstForm};
+use crate::time::Ns;
+
+/// The kernel update point a sample was taken at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    Wakeup,
+    Tick,
+    Sleep,
+}
+
+impl Event {
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::Wakeup => "wakeup",
+            Event::Tick => "tick",
+            Event::Sleep => "sleep",
+        }
+    }
+}
+
+/// The task's signals just after an update.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sample {
+    pub now: Ns,
+    pub event: Event,
+    /// The `now` PELT saw (rq_clock_pelt, or clock_task under legacy).
+    pub pelt_now: Ns,
+    pub avg: SchedAvg,
+    pub util_est: u32,
+}
+
+/// What the CPU and kernel look like to the lone task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SoloConfig {
+    pub invariance: Invariance,
+    pub scale: CpuScale,
+    pub util_est: UtilEstForm,
+    /// se_weight(se): the task's scaled-down load weight (1024 for nice 0).
+    pub weight: u64,
+}
+
+/// The rq and its lone task.
+#[derive(Debug, Clone)]
+pub struct Solo {
+    config: SoloConfig,
+    clock: RqClock,
+    avg: SchedAvg,
+    util_est: UtilEst,
+}
+
+impl Solo {
+    /// A task that has never run, asleep at `now` with all signals zero.
+    pub fn new(config: SoloConfig, now: Ns) -> Solo {
+        Solo {
+            config,
+            clock: RqClock::new(config.invariance, config.scale, now),
+            avg: SchedAvg {
+                last_update_time: now,
+                ..SchedAvg::default()
+            },
+            util_est: config.util_est.initial(),
+        }
+    }
+
+    /// `update_load_avg` of the task entity at the rq's PELT time.
+    fn update_se(&mut self, on_rq: bool) {
+        let now = self.clock.pelt_now();
+        let scale = self.clock.contrib_scale();
+        if update_load_avg_se(
+            now,
+            &mut self.avg,
+            on_rq,
+            on_rq,
+            on_rq,
+            self.config.weight,
+            scale,
+        ) {
+            self.util_est.util_change();
+        }
+    }
+
+    fn util_est_update(&mut self) {
+        let (util, runnable) = (self.avg.util_avg, self.avg.runnable_avg);
+        self.util_est
+            .update(util, runnable, self.config.scale.cpu, true);
+    }
+
+    fn sample(&self, now: Ns, event: Event) -> Sample {
+        Sample {
+            now,
+            event,
+            pelt_now: self.clock.pelt_now(),
+            avg: self.avg,
+            util_est: self.util_est.task_util_est(),
+        }
+    }
+
+    /// try_to_wake_up → enqueue_task_fair: the clock moves with the rq idle, then the
+    /// entity is updated as not yet on_rq (the interval that ends was sleep).
+    pub fn wakeup(&mut self, now: Ns) -> Sample {
+        self.clock.update(now, true);
+        self.update_se(false);
+        self.sample(now, Event::Wakeup)
+    }
+
+    /// entity_tick while the task runs.
+    pub fn tick(&mut self, now: Ns) -> Sample {
+        self.clock.update(now, false);
+        self.update_se(true);
+        self.sample(now, Event::Tick)
+    }
+
+    /// dequeue_task_fair(DEQUEUE_SLEEP), then set_next_task_idle.
+    pub fn sleep(&mut self, now: Ns) -> Sample {
+        self.clock.update(now, false);
+        let before = self.config.util_est.samples_before_dequeue_update();
+        if before {
+            self.util_est_update();
+        }
+        self.update_se(true);
+        if !before {
+            self.util_est_update();
+        }
+        self.clock.update_idle(self.avg.util_sum);
+        self.sample(now, Event::Sleep)
+    }
+}
