@@ -121,3 +121,79 @@ impl RqClock {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Ns = 1_000_000;
+
+    #[test]
+    fn threshold_is_the_kernels() {
+        assert_eq!(LOST_IDLE_THRESHOLD, 46718 * 1024 - 47742);
+        assert_eq!(LOST_IDLE_THRESHOLD, 47_791_490);
+    }
+
+    #[test]
+    fn busy_time_is_scaled_by_capacity_then_frequency() {
+        let mut rq = RqClock::new(
+            Invariance::ClockPelt,
+            CpuScale {
+                cpu: 1000,
+                freq: 1000,
+            },
+            0,
+        );
+        rq.update(1000, false);
+        // cap_scale(1000, 1000) = 976, cap_scale(976, 1000) = 953 (two truncations).
+        assert_eq!(rq.clock_pelt, 953);
+        assert_eq!(rq.pelt_now(), 953);
+        assert_eq!(rq.contrib_scale(), ContribScale::NONE);
+    }
+
+    #[test]
+    fn idle_resyncs_and_a_saturated_rq_writes_idle_time_off() {
+        let half = CpuScale {
+            cpu: 512,
+            freq: 1024,
+        };
+        let mut rq = RqClock::new(Invariance::ClockPelt, half, 0);
+        rq.update(10 * MS, false);
+        assert_eq!(rq.pelt_now(), 5 * MS);
+        // Not saturated: the stolen 5 ms come back as idle time.
+        let mut unsaturated = rq;
+        unsaturated.update_idle(LOST_IDLE_THRESHOLD - 1);
+        assert_eq!(unsaturated.pelt_now(), 10 * MS);
+        // Saturated: they are lost, and PELT time carries on from 5 ms.
+        rq.update_idle(LOST_IDLE_THRESHOLD);
+        assert_eq!((rq.lost_idle_time, rq.pelt_now()), (5 * MS, 5 * MS));
+        rq.update(20 * MS, true);
+        assert_eq!((rq.clock_pelt, rq.pelt_now()), (20 * MS, 15 * MS));
+    }
+
+    #[test]
+    fn legacy_runs_on_clock_task_and_scales_contributions() {
+        let scale = CpuScale {
+            cpu: 512,
+            freq: 768,
+        };
+        let mut rq = RqClock::new(Invariance::Legacy, scale, 0);
+        rq.update(10 * MS, false);
+        assert_eq!(rq.pelt_now(), 10 * MS);
+        assert_eq!(
+            rq.contrib_scale(),
+            ContribScale {
+                freq: 768,
+                cpu: 512
+            }
+        );
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for i in Invariance::ALL {
+            assert_eq!(Invariance::from_name(i.name()), Some(i));
+        }
+        assert_eq!(Invariance::from_name("pelt"), None);
+    }
+}
