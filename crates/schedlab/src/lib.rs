@@ -4,6 +4,7 @@
 //! CPU at the kernel's update points; `time` holds the units.
 
 pub mod error;
+pub mod kernel;
 pub mod sched;
 pub mod solo;
 pub mod time;

@@ -1,0 +1,9 @@
+"""schedlab: a fast, deterministic, Linux-faithful simulator of the kernel's CPU scheduler."""
+
+from importlib.metadata import version
+
+from schedlab._core import InputError
+from schedlab import pelt
+
+__version__ = version("schedlab")
+__all__ = ["InputError", "pelt", "__version__"]

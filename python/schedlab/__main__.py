@@ -1,0 +1,3 @@
+from schedlab.cli import main
+
+raise SystemExit(main())

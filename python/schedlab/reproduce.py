@@ -1,0 +1,45 @@
+"""`schedlab reproduce`: the registry of published figures schedlab reproduces.
+
+An experiment names its source (seed file, table or sentence), runs what it needs and
+returns one Figure per published number, each with the source's value, schedlab's, the
+tolerance and a verdict. Expected values come from the source, never from schedlab.
+"""
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Figure:
+    label: str
+    source: str
+    measured: str
+    detail: str
+    tolerance: str
+    ok: bool
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    title: str
+    source: str
+    run: Callable[[], list[Figure]]
+    footnotes: tuple[str, ...] = ()
+
+
+REGISTRY: dict[str, Experiment] = {}
+
+
+def register(experiment: Experiment) -> Experiment:
+    if experiment.name in REGISTRY:
+        raise ValueError(f"experiment '{experiment.name}' registered twice")
+    REGISTRY[experiment.name] = experiment
+    return experiment
+
+
+def experiments() -> dict[str, Experiment]:
+    """Every registered experiment, by name (importing the modules registers them)."""
+    import schedlab.experiments  # noqa: F401
+
+    return REGISTRY
