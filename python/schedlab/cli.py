@@ -116,22 +116,21 @@ def _reproduce(args) -> int:
         for e in registry.values():
             console.print(f"{e.name}: {e.title} [{e.source}]", highlight=False)
         return 0
-    selected = [registry[n] for n in (args.names or registry)]
-    table = Table(title="schedlab reproduce", title_justify="left")
-    for column in ("experiment", "figure", "source", "schedlab", "", "tolerance", "verdict"):
-        table.add_column(column)
     failed = 0
-    for e in selected:
+    for e in (registry[n] for n in (args.names or registry)):
+        table = Table(title=f"[bold]{e.name}[/bold]: {e.title}", title_justify="left",
+                      caption=f"Source: {e.source}", caption_justify="left")
+        for column in ("figure", "source", "schedlab", "", "tolerance", "verdict"):
+            table.add_column(column)
         for f in e.run():
             failed += not f.ok
             verdict = "[green]OK[/green]" if f.ok else "[red bold]FAIL[/red bold]"
-            table.add_row(e.name, f.label, f.source, f.measured, f.detail, f.tolerance, verdict)
-    console.print(table, highlight=False)
-    for e in selected:
-        console.print(f"[bold]{e.name}[/bold]: {e.title}. Source: {e.source}.", highlight=False)
+            table.add_row(f.label, f.source, f.measured, f.detail, f.tolerance, verdict)
+        console.print(table, highlight=False)
         for note in e.footnotes:
             console.print(f"  * {note}", highlight=False)
-    console.print(f"{'all figures within tolerance' if not failed else f'{failed} figure(s) outside tolerance'}",
+        console.print()
+    console.print("all figures within tolerance" if not failed else f"{failed} figure(s) outside tolerance",
                   highlight=False)
     return 1 if failed else 0
 

@@ -31,7 +31,7 @@ def run() -> list[Figure]:
         for target, seed, reached, ms in zip(TARGETS, expected, df["periods"], df["ms"]):
             periods = None if reached is None or str(reached) == "<NA>" else int(reached)
             figures.append(Figure(
-                label=f"{target} ({target * 100 / 1024:.1f}%), {column}, {invariance}",
+                label=f"{target} · {column} · {invariance}",
                 source="not reachable" if seed is NOT_REACHABLE else f"{seed}",
                 measured="not reachable" if periods is None else f"{periods} periods",
                 detail="" if periods is None else f"{ms:.1f} ms",

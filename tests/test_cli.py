@@ -1,0 +1,92 @@
+import re
+
+from kernel_arith import PERIOD_NS, always_running_util
+
+HEADER = b"now_ns,load_sum,runnable_sum,util_sum,period_contrib,load_avg,runnable_avg,util_avg\n"
+
+
+def csv_rows(n):
+    return "now_ns,load,runnable,running\n" + "".join(f"{k * PERIOD_NS},1,1,1\n" for k in range(n + 1))
+
+
+def test_version_and_help(cli):
+    v = cli("--version")
+    assert v.returncode == 0 and re.match(rb"schedlab \d+\.\d+\.\d+", v.stdout)
+    for args in (["--help"], ["pelt", "--help"], ["pelt", "replay", "--help"], ["reproduce", "--help"]):
+        assert cli(*args).returncode == 0
+
+
+def test_replay_csv_matches_the_integer_series(cli, tmp_path):
+    path = tmp_path / "in.csv"
+    path.write_text(csv_rows(200))
+    r = cli("pelt", "replay", path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines(keepends=True)
+    assert lines[0] == HEADER
+    util = [int(line.split(b",")[-1]) for line in lines[2:]]
+    assert util == always_running_util(200)
+
+
+def test_replay_reads_stdin_and_any_column_order(cli):
+    text = "running,now_ns,runnable,load\n0,0,0,0\n1,2097152,1,1\n"
+    r = cli("pelt", "replay", "-", stdin=text.encode())
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1].startswith(b"2097152,")
+
+
+def bad(cli, tmp_path, text, *args):
+    path = tmp_path / "in.csv"
+    path.write_text(text)
+    r = cli("pelt", "replay", path, *args)
+    assert r.returncode == 2
+    assert r.stdout == b""
+    err = r.stderr.decode()
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert str(path) in err
+    return err
+
+
+def test_replay_bad_input_names_line_and_column(cli, tmp_path):
+    assert "line 3, column now_ns" in bad(cli, tmp_path, "now_ns,load,runnable,running\n5000,1,1,1\n4000,1,1,1\n")
+    assert "line 2, column load" in bad(cli, tmp_path, "now_ns,load,runnable,running\n0,x,1,1\n")
+    assert "line 2, column now_ns" in bad(cli, tmp_path, "now_ns,load,runnable,running\n1.5,1,1,1\n")
+    assert "missing column 'running'" in bad(cli, tmp_path, "now_ns,load,runnable\n0,1,1\n")
+    err = bad(cli, tmp_path, "now_ns,load,runnable,running\n0,1,1,1\n10,1,0,1\n")
+    assert "line 3, column running" in err and "runnable=0" in err
+    assert "line 2" in bad(cli, tmp_path, "now_ns,load,runnable,running\n0,1,1\n")
+    assert "--weight" in bad(cli, tmp_path, "now_ns,load,runnable,running\n", "--weight", "0")
+
+
+def test_missing_file_is_a_clear_error(cli, tmp_path):
+    r = cli("pelt", "replay", tmp_path / "nope.csv")
+    assert r.returncode == 2 and b"nope.csv" in r.stderr and b"Traceback" not in r.stderr
+
+
+def test_usage_errors(cli):
+    r = cli("pelt", "periodic", "--run", "20xs", "--period", "200ms")
+    assert r.returncode == 2 and b"20xs" in r.stderr and r.stdout == b""
+    r = cli("pelt", "ramp", "--capacity", "512", "--freq-ratio", "0.5")
+    assert r.returncode == 2 and b"not allowed with" in r.stderr
+    r = cli("pelt", "periodic", "--run", "20ms", "--period", "200ms", "--frobnicate")
+    assert r.returncode == 2 and b"--frobnicate" in r.stderr
+    r = cli("pelt", "periodic", "--run", "190ms", "--period", "200ms", "--capacity", "512")
+    assert r.returncode == 2 and b"never sleep" in r.stderr and r.stdout == b""
+
+
+def test_periodic_csv_and_summary_are_deterministic(cli):
+    args = ("pelt", "periodic", "--run", "20ms", "--period", "200ms", "--capacity", "512", "--invariance", "legacy")
+    first, second = cli(*args), cli(*args)
+    assert first.returncode == 0 and first.stdout == second.stdout
+    lines = first.stdout.decode().splitlines()
+    assert lines[0].startswith("now_ns,event,pelt_now_ns,")
+    assert lines[-1].startswith("# settled util_avg over the last period: min ")
+    m = re.search(r"min (\d+) max (\d+); seed 000 closed form \(legacy\): min ([\d.]+) max ([\d.]+)", lines[-1])
+    settled_min, settled_max, lo, hi = map(float, m.groups())
+    assert abs(settled_min - lo) <= 2 and abs(settled_max - hi) <= 2
+
+
+def test_ramp_prints_periods_and_ms(cli):
+    r = cli("pelt", "ramp", "--to", "972,486,256", "--capacity", "512", "--invariance", "legacy")
+    assert r.returncode == 0
+    assert r.stdout.decode().splitlines() == [
+        "target,periods,ms", "972,not reachable,not reachable", "486,137,143.655", "256,32,33.554"]
