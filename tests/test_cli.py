@@ -27,8 +27,8 @@ def test_replay_csv_matches_the_integer_series(cli, tmp_path):
     assert util == always_running_util(200)
 
 
-def test_replay_reads_stdin_and_any_column_order(cli):
-    text = "running,now_ns,runnable,load\n0,0,0,0\n1,2097152,1,1\n"
+def test_replay_reads_stdin_any_column_order_and_spaces(cli):
+    text = "running, now_ns, runnable, load\n0,0,0,0\n1, 2097152, 1, 1\n"
     r = cli("pelt", "replay", "-", stdin=text.encode())
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[-1].startswith(b"2097152,")

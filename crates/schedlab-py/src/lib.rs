@@ -14,20 +14,37 @@ use schedlab::solo::ramp::Ramp;
 use schedlab::solo::replay::{replay_csv, Replay, Row};
 use schedlab::solo::SoloConfig;
 
-create_exception!(_core, InputError, PyValueError, "Input that schedlab refuses.");
+create_exception!(
+    _core,
+    InputError,
+    PyValueError,
+    "Input that schedlab refuses."
+);
 
 fn input_error(e: schedlab::InputError) -> PyErr {
     InputError::new_err(e.to_string())
 }
 
-fn solo_config(invariance: &str, cpu: u64, freq: u64, kernel: &str, weight: u64) -> PyResult<SoloConfig> {
-    let invariance = Invariance::from_name(invariance)
-        .ok_or_else(|| InputError::new_err(format!("--invariance: unknown scheme '{invariance}' (clock_pelt or legacy)")))?;
-    let kernel = Kernel::from_name(kernel)
-        .ok_or_else(|| InputError::new_err(format!("--kernel: unknown kernel '{kernel}' (6.12 or 6.1)")))?;
+fn solo_config(
+    invariance: &str,
+    cpu: u64,
+    freq: u64,
+    kernel: &str,
+    weight: u64,
+) -> PyResult<SoloConfig> {
+    let invariance = Invariance::from_name(invariance).ok_or_else(|| {
+        InputError::new_err(format!(
+            "--invariance: unknown scheme '{invariance}' (clock_pelt or legacy)"
+        ))
+    })?;
+    let kernel = Kernel::from_name(kernel).ok_or_else(|| {
+        InputError::new_err(format!("--kernel: unknown kernel '{kernel}' (6.12 or 6.1)"))
+    })?;
     for (name, v) in [("--capacity", cpu), ("freq scale", freq)] {
         if !(1..=1024).contains(&v) {
-            return Err(InputError::new_err(format!("{name}: {v} is not in 1..1024")));
+            return Err(InputError::new_err(format!(
+                "{name}: {v} is not in 1..1024"
+            )));
         }
     }
     Ok(SoloConfig {
@@ -40,8 +57,14 @@ fn solo_config(invariance: &str, cpu: u64, freq: u64, kernel: &str, weight: u64)
 
 /// Replay CSV bytes; returns the output CSV bytes.
 #[pyfunction]
-fn pelt_replay_csv<'py>(py: Python<'py>, data: &[u8], weight: u64) -> PyResult<Bound<'py, PyBytes>> {
-    let out = py.detach(|| replay_csv(data, weight)).map_err(input_error)?;
+fn pelt_replay_csv<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    weight: u64,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let out = py
+        .detach(|| replay_csv(data, weight))
+        .map_err(input_error)?;
     Ok(PyBytes::new(py, &out))
 }
 
@@ -56,20 +79,44 @@ fn pelt_replay<'py>(
     running: PyReadonlyArray1<'py, bool>,
     weight: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (now, flags) = (now_ns.as_slice()?, [load.as_slice()?, runnable.as_slice()?, running.as_slice()?]);
+    let (now, flags) = (
+        now_ns.as_slice()?,
+        [load.as_slice()?, runnable.as_slice()?, running.as_slice()?],
+    );
     let mut replay = Replay::new(weight).map_err(input_error)?;
     let mut cols: [Vec<u64>; 7] = Default::default();
     for (i, &t) in now.iter().enumerate() {
-        let row = Row { now: t, load: flags[0][i], runnable: flags[1][i], running: flags[2][i] };
-        let avg = replay
-            .step(row)
-            .map_err(|e| InputError::new_err(format!("row {i}, column {}: {}", e.column, e.message)))?;
-        let values = [avg.load_sum, avg.runnable_sum, avg.util_sum as u64, avg.period_contrib as u64, avg.load_avg, avg.runnable_avg, avg.util_avg];
+        let row = Row {
+            now: t,
+            load: flags[0][i],
+            runnable: flags[1][i],
+            running: flags[2][i],
+        };
+        let avg = replay.step(row).map_err(|e| {
+            InputError::new_err(format!("row {i}, column {}: {}", e.column, e.message))
+        })?;
+        let values = [
+            avg.load_sum,
+            avg.runnable_sum,
+            avg.util_sum as u64,
+            avg.period_contrib as u64,
+            avg.load_avg,
+            avg.runnable_avg,
+            avg.util_avg,
+        ];
         for (col, v) in cols.iter_mut().zip(values) {
             col.push(v);
         }
     }
-    let names = ["load_sum", "runnable_sum", "util_sum", "period_contrib", "load_avg", "runnable_avg", "util_avg"];
+    let names = [
+        "load_sum",
+        "runnable_sum",
+        "util_sum",
+        "period_contrib",
+        "load_avg",
+        "runnable_avg",
+        "util_avg",
+    ];
     let out = PyDict::new(py);
     for (name, col) in names.into_iter().zip(cols) {
         out.set_item(name, col.into_pyarray(py))?;
@@ -93,13 +140,24 @@ fn pelt_periodic<'py>(
     weight: u64,
 ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
     let config = solo_config(invariance, capacity, freq_scale, kernel, weight)?;
-    let scenario = Periodic { config, run: run_ns, period: period_ns, duration: duration_ns, tick: tick_ns };
+    let scenario = Periodic {
+        config,
+        run: run_ns,
+        period: period_ns,
+        duration: duration_ns,
+        tick: tick_ns,
+    };
     let result = scenario.simulate().map_err(input_error)?;
     let s = &result.samples;
-    let col = |f: fn(&schedlab::solo::Sample) -> u64| s.iter().map(f).collect::<Vec<u64>>().into_pyarray(py);
+    let col = |f: fn(&schedlab::solo::Sample) -> u64| {
+        s.iter().map(f).collect::<Vec<u64>>().into_pyarray(py)
+    };
     let columns = PyDict::new(py);
     columns.set_item("now_ns", col(|x| x.now))?;
-    columns.set_item("event", s.iter().map(|x| x.event.name()).collect::<Vec<_>>())?;
+    columns.set_item(
+        "event",
+        s.iter().map(|x| x.event.name()).collect::<Vec<_>>(),
+    )?;
     columns.set_item("pelt_now_ns", col(|x| x.pelt_now))?;
     columns.set_item("load_sum", col(|x| x.avg.load_sum))?;
     columns.set_item("runnable_sum", col(|x| x.avg.runnable_sum))?;
@@ -128,8 +186,17 @@ fn pelt_ramp(
     invariance: &str,
 ) -> PyResult<Vec<(u64, Option<u64>)>> {
     let config = solo_config(invariance, capacity, freq_scale, "6.12", 1024)?;
-    let crossings = Ramp { config, targets, step: step_ns }.simulate().map_err(input_error)?;
-    Ok(crossings.into_iter().map(|c| (c.target, c.reached_at)).collect())
+    let crossings = Ramp {
+        config,
+        targets,
+        step: step_ns,
+    }
+    .simulate()
+    .map_err(input_error)?;
+    Ok(crossings
+        .into_iter()
+        .map(|c| (c.target, c.reached_at))
+        .collect())
 }
 
 #[pymodule]

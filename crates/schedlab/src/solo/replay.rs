@@ -6,8 +6,6 @@
 //! describing the interval that ends at `now`. The first row only sets last_update_time;
 //! the entity starts with every signal at zero.
 
-use std::io::Read;
-
 use crate::error::InputError;
 use crate::sched::pelt::{update_load_avg_se, ContribScale, SchedAvg};
 use crate::time::Ns;
@@ -101,9 +99,7 @@ impl Replay {
 /// return the output CSV. Errors name the line and the column.
 pub fn replay_csv<R: Read>(input: R, weight: u64) -> Result<Vec<u8>, InputError> {
     let mut replay = Replay::new(weight)?;
-    let mut reader = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
-        .from_reader(input);
+    let mut reader = csv::ReaderBuilder::new().from_reader(input);
     let columns = column_indices(&mut reader)?;
     let mut out = Vec::with_capacity(1 << 16);
     out.extend_from_slice(OUTPUT_HEADER.as_bytes());
@@ -126,9 +122,9 @@ pub fn replay_csv<R: Read>(input: R, weight: u64) -> Result<Vec<u8>, InputError>
     Ok(out)
 }
 
-fn column_indices<R: Read>(reader: &mut csv::Reader<R>) -> Result<[usize; 4], InputError> {
+fn column_indices(reader: &mut csv::Reader<&[u8]>) -> Result<[usize; 4], InputError> {
     let header = reader.byte_headers().map_err(|e| csv_error(&e))?.clone();
-    let names: Vec<&[u8]> = header.iter().collect();
+    let names: Vec<&[u8]> = header.iter().map(<[u8]>::trim_ascii).collect();
     if let Some(extra) = names
         .iter()
         .find(|n| !INPUT_COLUMNS.iter().any(|c| c.as_bytes() == **n))
@@ -153,7 +149,7 @@ fn column_indices<R: Read>(reader: &mut csv::Reader<R>) -> Result<[usize; 4], In
 }
 
 fn parse_row(record: &csv::ByteRecord, columns: &[usize; 4]) -> Result<Row, RowError> {
-    let field = |i: usize| &record[columns[i]];
+    let field = |i: usize| record[columns[i]].trim_ascii();
     let now = parse_u64(field(0))
         .ok_or_else(|| not_a(INPUT_COLUMNS[0], field(0), "non-negative integer"))?;
     let flag = |i: usize| match field(i) {
