@@ -9,6 +9,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 use schedlab::kernel::Kernel;
 use schedlab::sched::clock_pelt::{CpuScale, Invariance};
+use schedlab::sched::pelt::SchedAvg;
 use schedlab::solo::periodic::Periodic;
 use schedlab::solo::ramp::Ramp;
 use schedlab::solo::replay::{replay_csv, Replay, Row};
@@ -95,30 +96,13 @@ fn pelt_replay<'py>(
         let avg = replay.step(row).map_err(|e| {
             InputError::new_err(format!("row {i}, column {}: {}", e.column, e.message))
         })?;
-        let values = [
-            avg.load_sum,
-            avg.runnable_sum,
-            avg.util_sum as u64,
-            avg.period_contrib as u64,
-            avg.load_avg,
-            avg.runnable_avg,
-            avg.util_avg,
-        ];
+        let values = avg.signals();
         for (col, v) in cols.iter_mut().zip(values) {
             col.push(v);
         }
     }
-    let names = [
-        "load_sum",
-        "runnable_sum",
-        "util_sum",
-        "period_contrib",
-        "load_avg",
-        "runnable_avg",
-        "util_avg",
-    ];
     let out = PyDict::new(py);
-    for (name, col) in names.into_iter().zip(cols) {
+    for (name, col) in SchedAvg::SIGNAL_NAMES.into_iter().zip(cols) {
         out.set_item(name, col.into_pyarray(py))?;
     }
     Ok(out)
@@ -152,6 +136,12 @@ fn pelt_periodic<'py>(
     let col = |f: fn(&schedlab::solo::Sample) -> u64| {
         s.iter().map(f).collect::<Vec<u64>>().into_pyarray(py)
     };
+    let col_k = |k: usize| {
+        s.iter()
+            .map(|x| x.avg.signals()[k])
+            .collect::<Vec<u64>>()
+            .into_pyarray(py)
+    };
     let columns = PyDict::new(py);
     columns.set_item("now_ns", col(|x| x.now))?;
     columns.set_item(
@@ -159,13 +149,9 @@ fn pelt_periodic<'py>(
         s.iter().map(|x| x.event.name()).collect::<Vec<_>>(),
     )?;
     columns.set_item("pelt_now_ns", col(|x| x.pelt_now))?;
-    columns.set_item("load_sum", col(|x| x.avg.load_sum))?;
-    columns.set_item("runnable_sum", col(|x| x.avg.runnable_sum))?;
-    columns.set_item("util_sum", col(|x| x.avg.util_sum as u64))?;
-    columns.set_item("period_contrib", col(|x| x.avg.period_contrib as u64))?;
-    columns.set_item("load_avg", col(|x| x.avg.load_avg))?;
-    columns.set_item("runnable_avg", col(|x| x.avg.runnable_avg))?;
-    columns.set_item("util_avg", col(|x| x.avg.util_avg))?;
+    for (k, name) in SchedAvg::SIGNAL_NAMES.into_iter().enumerate() {
+        columns.set_item(name, col_k(k))?;
+    }
     columns.set_item("util_est", col(|x| x.util_est as u64))?;
     let summary = PyDict::new(py);
     summary.set_item("run_wall_ns", result.run_wall)?;

@@ -47,6 +47,33 @@ pub struct SchedAvg {
     pub util_avg: u64,
 }
 
+impl SchedAvg {
+    /// The signals' names, in the order of [`SchedAvg::signals`] (and of schedlab's CSV).
+    pub const SIGNAL_NAMES: [&'static str; 7] = [
+        "load_sum",
+        "runnable_sum",
+        "util_sum",
+        "period_contrib",
+        "load_avg",
+        "runnable_avg",
+        "util_avg",
+    ];
+
+    /// The sums, period_contrib and averages, widened to u64.
+    #[inline]
+    pub fn signals(&self) -> [u64; 7] {
+        [
+            self.load_sum,
+            self.runnable_sum,
+            self.util_sum as u64,
+            self.period_contrib as u64,
+            self.load_avg,
+            self.runnable_avg,
+            self.util_avg,
+        ]
+    }
+}
+
 /// How a contribution is scaled when it is accumulated.
 ///
 /// Since Linux 5.1 time itself is scaled (clock_pelt) and contributions are not:

@@ -12,9 +12,10 @@ use crate::time::Ns;
 
 /// The input columns, in the order of the CSV header schedlab writes.
 pub const INPUT_COLUMNS: [&str; 4] = ["now_ns", "load", "runnable", "running"];
-/// The output header.
-pub const OUTPUT_HEADER: &str =
-    "now_ns,load_sum,runnable_sum,util_sum,period_contrib,load_avg,runnable_avg,util_avg\n";
+/// The output header: now_ns, then the signals of [`SchedAvg::SIGNAL_NAMES`].
+pub fn output_header() -> String {
+    format!("now_ns,{}\n", SchedAvg::SIGNAL_NAMES.join(","))
+}
 /// Largest accepted `--weight` (a group entity's weight tops out at 2^18·1024 / 1024).
 pub const MAX_WEIGHT: u64 = 1 << 18;
 
@@ -102,8 +103,9 @@ pub fn replay_csv(input: &[u8], weight: u64) -> Result<Vec<u8>, InputError> {
     let mut reader = csv::ReaderBuilder::new().from_reader(input);
     let columns = column_indices(&mut reader)?;
     // Output rows carry eight numbers to the input's four: about three times the bytes.
-    let mut out = Vec::with_capacity(3 * input.len() + OUTPUT_HEADER.len());
-    out.extend_from_slice(OUTPUT_HEADER.as_bytes());
+    let header = output_header();
+    let mut out = Vec::with_capacity(3 * input.len() + header.len());
+    out.extend_from_slice(header.as_bytes());
     let mut record = csv::ByteRecord::new();
     loop {
         match reader.read_byte_record(&mut record) {
@@ -188,20 +190,9 @@ fn parse_u64(field: &[u8]) -> Option<u64> {
 #[inline]
 fn write_row(out: &mut Vec<u8>, now: Ns, avg: &SchedAvg) {
     let mut buf = itoa::Buffer::new();
-    let fields = [
-        now,
-        avg.load_sum,
-        avg.runnable_sum,
-        avg.util_sum as u64,
-        avg.period_contrib as u64,
-        avg.load_avg,
-        avg.runnable_avg,
-        avg.util_avg,
-    ];
-    for (i, v) in fields.into_iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
+    out.extend_from_slice(buf.format(now).as_bytes());
+    for v in avg.signals() {
+        out.push(b',');
         out.extend_from_slice(buf.format(v).as_bytes());
     }
     out.push(b'\n');
