@@ -3,6 +3,8 @@
 import argparse
 import sys
 
+import pandas as pd
+
 from rich.console import Console
 from rich.table import Table
 
@@ -98,7 +100,7 @@ def _ramp(args) -> int:
                    tick=args.tick)
     lines = ["target,periods,ms"]
     for target, periods, ms in zip(df["target"], df["periods"], df["ms"]):
-        if periods is None or str(periods) == "<NA>":
+        if pd.isna(periods):
             lines.append(f"{target},not reachable,not reachable")
         else:
             lines.append(f"{target},{periods:g},{ms:.3f}")

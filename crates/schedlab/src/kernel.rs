@@ -1,6 +1,5 @@
 //! Kernel presets: which behaviour each modelled kernel version has.
 
-use crate::sched::clock_pelt::Invariance;
 use crate::sched::util_est::UtilEstForm;
 
 /// A modelled kernel version.
@@ -22,11 +21,6 @@ impl Kernel {
 
     pub fn from_name(name: &str) -> Option<Kernel> {
         Kernel::ALL.into_iter().find(|k| k.name() == name)
-    }
-
-    /// Both have clock_pelt (5.1+); `legacy` is the switch for the pre-5.1 scheme.
-    pub fn invariance(self) -> Invariance {
-        Invariance::ClockPelt
     }
 
     /// util_est was simplified to one EWMA in 6.8.

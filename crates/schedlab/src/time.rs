@@ -13,8 +13,3 @@ pub const PELT_PERIOD_NS: Ns = 1024 << PELT_UNIT_SHIFT;
 pub fn ns_to_periods(ns: Ns) -> f64 {
     ns as f64 / PELT_PERIOD_NS as f64
 }
-
-/// A duration in milliseconds, as a real number (for reports).
-pub fn ns_to_ms(ns: Ns) -> f64 {
-    ns as f64 / 1e6
-}

@@ -3,6 +3,8 @@ capacity, with the pre-5.1 scale invariance (legacy, "mainline" in the thread) a
 clock_pelt (the patch).
 """
 
+import pandas as pd
+
 from schedlab import pelt
 from schedlab.reproduce import Experiment, Figure, register
 
@@ -29,7 +31,7 @@ def run() -> list[Figure]:
     for column, capacity, invariance, expected, tolerance in SEED_TABLE:
         df = pelt.ramp(TARGETS, capacity=capacity, invariance=invariance)
         for target, seed, reached, ms in zip(TARGETS, expected, df["periods"], df["ms"]):
-            periods = None if reached is None or str(reached) == "<NA>" else int(reached)
+            periods = None if pd.isna(reached) else int(reached)
             figures.append(Figure(
                 label=f"{target} · {column} · {invariance}",
                 source="not reachable" if seed is NOT_REACHABLE else f"{seed}",
