@@ -19,3 +19,8 @@ def always_running_util(periods: int, per_period_contrib: int = 1002 * 1024) -> 
         s = decay(s, 1) + per_period_contrib
         out.append(s // 46718)
     return out
+
+
+def first_period_reaching(target: int, per_period_contrib: int = 1002 * 1024, horizon: int = 2048):
+    """First period boundary at which always_running_util reaches `target`, or None."""
+    return next((n + 1 for n, u in enumerate(always_running_util(horizon, per_period_contrib)) if u >= target), None)

@@ -1,6 +1,6 @@
 import re
 
-from kernel_arith import PERIOD_NS, always_running_util
+from kernel_arith import PERIOD_NS, always_running_util, first_period_reaching
 
 HEADER = b"now_ns,load_sum,runnable_sum,util_sum,period_contrib,load_avg,runnable_avg,util_avg\n"
 
@@ -88,5 +88,7 @@ def test_periodic_csv_and_summary_are_deterministic(cli):
 def test_ramp_prints_periods_and_ms(cli):
     r = cli("pelt", "ramp", "--to", "972,486,256", "--capacity", "512", "--invariance", "legacy")
     assert r.returncode == 0
+    n486, n256 = (first_period_reaching(t, 1002 * 512) for t in (486, 256))
     assert r.stdout.decode().splitlines() == [
-        "target,periods,ms", "972,not reachable,not reachable", "486,137,143.655", "256,32,33.554"]
+        "target,periods,ms", "972,not reachable,not reachable",
+        f"486,{n486},{n486 * 1.048576:.3f}", f"256,{n256},{n256 * 1.048576:.3f}"]

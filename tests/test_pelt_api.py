@@ -5,7 +5,7 @@ import pytest
 
 import schedlab
 from schedlab import pelt
-from kernel_arith import LOAD_AVG_MAX, PERIOD_NS, always_running_util, decay
+from kernel_arith import LOAD_AVG_MAX, PERIOD_NS, always_running_util, decay, first_period_reaching
 
 Y = 0.5 ** (1 / 32)
 
@@ -99,9 +99,11 @@ def test_ramp_against_continuous_series_and_seed():
     for target, periods in zip(df["target"], df["periods"]):
         continuous = 32 * math.log2(1024 / (1024 - target))
         assert abs(periods - continuous) <= 1
+    # Legacy at half frequency: same time, contribution halved: decay(s) + 1002·512 a period.
     half = pelt.ramp([972, 486, 256], freq_ratio=0.5, invariance="legacy")
     assert half["reached_ns"].isna().tolist() == [True, False, False]
-    assert half["periods"].tolist()[1:] == [137, 32]
+    assert half["periods"].tolist()[1:] == [first_period_reaching(t, 1002 * 512) for t in (486, 256)]
+    assert first_period_reaching(972, 1002 * 512) is None
 
 
 def test_ramp_with_tick_updates_answers_on_ticks():
