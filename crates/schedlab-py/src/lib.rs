@@ -41,13 +41,6 @@ fn solo_config(
     let kernel = Kernel::from_name(kernel).ok_or_else(|| {
         InputError::new_err(format!("--kernel: unknown kernel '{kernel}' (6.12 or 6.1)"))
     })?;
-    for (name, v) in [("--capacity", cpu), ("freq scale", freq)] {
-        if !(1..=1024).contains(&v) {
-            return Err(InputError::new_err(format!(
-                "{name}: {v} is not in 1..1024"
-            )));
-        }
-    }
     Ok(SoloConfig {
         invariance,
         scale: CpuScale { cpu, freq },

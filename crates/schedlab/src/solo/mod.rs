@@ -10,6 +10,7 @@ pub mod periodic;
 pub mod ramp;
 pub mod replay;
 
+use crate::error::InputError;
 use crate::sched::clock_pelt::{CpuScale, Invariance, RqClock};
 use crate::sched::pelt::{update_load_avg_se, SchedAvg};
 use crate::sched::util_est::{UtilEst, UtilEstForm};
@@ -52,6 +53,37 @@ pub struct SoloConfig {
     pub util_est: UtilEstForm,
     /// se_weight(se): the task's scaled-down load weight (1024 for nice 0).
     pub weight: u64,
+}
+
+/// Largest accepted load weight: a group entity's tops out at MAX_SHARES = 2^18 (scaled down).
+pub const MAX_WEIGHT: u64 = 1 << 18;
+
+/// A load weight schedlab accepts (`--weight`).
+pub fn check_weight(weight: u64) -> Result<(), InputError> {
+    if weight == 0 || weight > MAX_WEIGHT {
+        return Err(InputError::new(
+            "--weight",
+            format!("{weight} is not a load weight in 1..{MAX_WEIGHT}"),
+        ));
+    }
+    Ok(())
+}
+
+impl SoloConfig {
+    /// Capacity and frequency scale in 1..1024, and a valid weight.
+    pub fn check(&self) -> Result<(), InputError> {
+        let scales = [
+            ("--capacity", self.scale.cpu),
+            ("--freq-ratio", self.scale.freq),
+        ];
+        if let Some((name, v)) = scales.iter().find(|(_, v)| !(1..=1024).contains(v)) {
+            return Err(InputError::new(
+                *name,
+                format!("scale {v}/1024 is not in 1..1024"),
+            ));
+        }
+        check_weight(self.weight)
+    }
 }
 
 /// The rq and its lone task.

@@ -48,6 +48,7 @@ impl Periodic {
     }
 
     fn check(&self) -> Result<(), InputError> {
+        self.config.check()?;
         let positive = [
             ("run", self.run),
             ("period", self.period),

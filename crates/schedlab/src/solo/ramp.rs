@@ -35,6 +35,7 @@ pub struct Crossing {
 
 impl Ramp {
     fn check(&self) -> Result<(), InputError> {
+        self.config.check()?;
         if self.step == 0 {
             return Err(InputError::new("--tick", "must be greater than zero"));
         }

@@ -6,18 +6,17 @@
 //! describing the interval that ends at `now`. The first row only sets last_update_time;
 //! the entity starts with every signal at zero.
 
+use super::check_weight;
 use crate::error::InputError;
 use crate::sched::pelt::{update_load_avg_se, ContribScale, SchedAvg};
 use crate::time::Ns;
 
-/// The input columns, in the order of the CSV header schedlab writes.
+/// The input columns (a CSV may give them in any order).
 pub const INPUT_COLUMNS: [&str; 4] = ["now_ns", "load", "runnable", "running"];
 /// The output header: now_ns, then the signals of [`SchedAvg::SIGNAL_NAMES`].
 pub fn output_header() -> String {
     format!("now_ns,{}\n", SchedAvg::SIGNAL_NAMES.join(","))
 }
-/// Largest accepted `--weight` (a group entity's weight tops out at 2^18·1024 / 1024).
-pub const MAX_WEIGHT: u64 = 1 << 18;
 
 /// One update of the entity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,12 +44,7 @@ pub struct Replay {
 
 impl Replay {
     pub fn new(weight: u64) -> Result<Replay, InputError> {
-        if weight == 0 || weight > MAX_WEIGHT {
-            return Err(InputError::new(
-                "--weight",
-                format!("{weight} is not a load weight in 1..{MAX_WEIGHT}"),
-            ));
-        }
+        check_weight(weight)?;
         Ok(Replay {
             avg: SchedAvg::default(),
             weight,
@@ -68,28 +62,24 @@ impl Replay {
             });
         }
         // The kernel resyncs silently on a clock going backwards; a replay refuses it.
-        match self.prev_now.replace(row.now) {
-            None => {
-                self.avg.last_update_time = row.now;
-                return Ok(&self.avg);
-            }
-            Some(prev) if row.now < prev => {
-                self.prev_now = Some(prev);
-                return Err(RowError {
-                    column: "now_ns",
-                    message: format!("{} is less than the previous now_ns {prev}", row.now),
-                });
-            }
-            Some(_) => {}
+        if let Some(prev) = self.prev_now.filter(|&prev| row.now < prev) {
+            return Err(RowError {
+                column: "now_ns",
+                message: format!("{} is less than the previous now_ns {prev}", row.now),
+            });
         }
-        let (avg, w) = (&mut self.avg, self.weight);
+        if self.prev_now.replace(row.now).is_none() {
+            self.avg.last_update_time = row.now; // the first row only starts the clock
+            return Ok(&self.avg);
+        }
+        let (avg, weight) = (&mut self.avg, self.weight);
         update_load_avg_se(
             row.now,
             avg,
             row.load,
             row.runnable,
             row.running,
-            w,
+            weight,
             ContribScale::NONE,
         );
         Ok(&self.avg)
