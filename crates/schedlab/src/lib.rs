@@ -5,6 +5,7 @@
 
 pub mod error;
 pub mod kernel;
+pub mod platform;
 pub mod sched;
 pub mod solo;
 pub mod time;

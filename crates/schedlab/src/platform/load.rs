@@ -1,0 +1,281 @@
+//! Reading platform descriptions: the TOML schema, its checks, and the built-in files.
+
+use serde::Deserialize;
+
+use super::{parse_cpulist, Cpu, FreqDomain, IdleState, Opp, Platform};
+use crate::error::InputError;
+
+/// The platforms shipped in `platforms/`, by name.
+const BUILTIN: [(&str, &str); 5] = [
+    ("hikey", include_str!("../../../../platforms/hikey.toml")),
+    (
+        "hikey960",
+        include_str!("../../../../platforms/hikey960.toml"),
+    ),
+    (
+        "juno-r2",
+        include_str!("../../../../platforms/juno-r2.toml"),
+    ),
+    ("pixel6", include_str!("../../../../platforms/pixel6.toml")),
+    (
+        "icelake-2s",
+        include_str!("../../../../platforms/icelake-2s.toml"),
+    ),
+];
+
+/// Largest `smp:N`.
+const MAX_SMP: usize = 4096;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlatformFile {
+    name: String,
+    description: String,
+    /// CPU n and CPU n + stride are hardware threads of one core.
+    smt_sibling_stride: Option<usize>,
+    freq_domain: Vec<DomainFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DomainFile {
+    name: String,
+    cpus: String,
+    capacity: u32,
+    /// Cluster cpulists; by default the domain is one cluster.
+    clusters: Option<Vec<String>>,
+    /// One frequency domain per CPU, each with these OPPs (x86 HWP).
+    #[serde(default)]
+    per_cpu: bool,
+    #[serde(default)]
+    llc: LlcScope,
+    #[serde(default)]
+    package: usize,
+    #[serde(default)]
+    numa: usize,
+    opps: Vec<OppFile>,
+    #[serde(default)]
+    idle: Vec<IdleFile>,
+}
+
+#[derive(Deserialize, Default, Clone, Copy, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum LlcScope {
+    #[default]
+    Cluster,
+    Package,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OppFile {
+    khz: u32,
+    power: Option<f64>,
+    cluster_power: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IdleFile {
+    name: String,
+    exit_latency_us: u64,
+    min_residency_us: u64,
+    power: Option<f64>,
+    cluster_power: Option<f64>,
+}
+
+/// Names accepted by [`load_builtin`], `smp:N` aside.
+pub fn builtin_names() -> impl Iterator<Item = &'static str> {
+    BUILTIN.iter().map(|(n, _)| *n)
+}
+
+/// A built-in platform, or `smp:N`.
+pub fn load_builtin(name: &str) -> Result<Platform, InputError> {
+    if let Some(n) = name.strip_prefix("smp:") {
+        return match n.parse::<usize>() {
+            Ok(n) if (1..=MAX_SMP).contains(&n) => Ok(Platform::smp(n)),
+            _ => Err(InputError::new(
+                "--platform",
+                format!("{name:?}: smp:N needs N between 1 and {MAX_SMP}"),
+            )),
+        };
+    }
+    match BUILTIN.iter().find(|(n, _)| *n == name) {
+        Some((n, text)) => parse(text, &format!("platforms/{n}.toml")),
+        None => Err(InputError::new(
+            "--platform",
+            format!(
+                "unknown platform {name:?}; known: {}, smp:N, or a .toml file",
+                builtin_names().collect::<Vec<_>>().join(", ")
+            ),
+        )),
+    }
+}
+
+/// A platform from a TOML file.
+pub fn load_file(path: &std::path::Path) -> Result<Platform, InputError> {
+    let where_ = path.display().to_string();
+    let text =
+        std::fs::read_to_string(path).map_err(|e| InputError::new(&where_, e.to_string()))?;
+    parse(&text, &where_)
+}
+
+/// Parse and check a platform description; `origin` names it in errors.
+pub fn parse(text: &str, origin: &str) -> Result<Platform, InputError> {
+    let file: PlatformFile = toml::from_str(text).map_err(|e| {
+        let msg = e.message().to_string();
+        match e.span() {
+            Some(span) => InputError::new(&format!("{origin}:{}", line_of(text, span.start)), msg),
+            None => InputError::new(origin, msg),
+        }
+    })?;
+    build(file).map_err(|m| InputError::new(origin, m))
+}
+
+fn line_of(text: &str, offset: usize) -> String {
+    format!(
+        "line {}",
+        text[..offset.min(text.len())].matches('\n').count() + 1
+    )
+}
+
+fn build(file: PlatformFile) -> Result<Platform, String> {
+    let mut cpus: Vec<Option<Cpu>> = Vec::new();
+    let mut domains = Vec::new();
+    let mut cluster_id = 0;
+    for (d, dom) in file.freq_domain.iter().enumerate() {
+        let at = format!("freq_domain[{d}] ({})", dom.name);
+        check_domain(dom).map_err(|m| format!("{at}: {m}"))?;
+        let members = parse_cpulist(&dom.cpus).map_err(|m| format!("{at}.cpus: {m}"))?;
+        let clusters = match &dom.clusters {
+            Some(list) => list
+                .iter()
+                .map(|c| parse_cpulist(c))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|m| format!("{at}.clusters: {m}"))?,
+            None => vec![members.clone()],
+        };
+        let mut covered: Vec<usize> = clusters.concat();
+        covered.sort_unstable();
+        if covered != members {
+            return Err(format!(
+                "{at}.clusters: the clusters must partition the domain's CPUs"
+            ));
+        }
+        let groups: Vec<Vec<usize>> = if dom.per_cpu {
+            members.iter().map(|&c| vec![c]).collect()
+        } else {
+            vec![members.clone()]
+        };
+        for (g, group) in groups.iter().enumerate() {
+            let fd = domains.len();
+            domains.push(domain(
+                dom,
+                group,
+                if dom.per_cpu {
+                    format!("{}.{g}", dom.name)
+                } else {
+                    dom.name.clone()
+                },
+            ));
+            for &id in group {
+                if cpus.len() <= id {
+                    cpus.resize(id + 1, None);
+                }
+                if cpus[id].is_some() {
+                    return Err(format!("{at}: CPU {id} is in two frequency domains"));
+                }
+                let cluster =
+                    cluster_id + clusters.iter().position(|c| c.contains(&id)).unwrap_or(0);
+                let llc = match dom.llc {
+                    LlcScope::Cluster => cluster,
+                    LlcScope::Package => dom.package,
+                };
+                let core = file.smt_sibling_stride.map_or(id, |s| id % s);
+                cpus[id] = Some(Cpu {
+                    id,
+                    capacity_orig: dom.capacity,
+                    freq_domain: fd,
+                    core,
+                    cluster,
+                    llc,
+                    package: dom.package,
+                    numa: dom.numa,
+                });
+            }
+        }
+        cluster_id += clusters.len();
+    }
+    let cpus: Vec<Cpu> = cpus
+        .into_iter()
+        .enumerate()
+        .map(|(id, c)| {
+            c.ok_or_else(|| format!("CPU {id} is in no frequency domain (CPU ids must be 0..N-1)"))
+        })
+        .collect::<Result<_, _>>()?;
+    if cpus.is_empty() {
+        return Err("a platform needs at least one CPU".into());
+    }
+    if cpus.iter().all(|c| c.capacity_orig != 1024) {
+        return Err("the biggest CPU must have capacity 1024 (the kernel normalises to it)".into());
+    }
+    Ok(Platform {
+        name: file.name,
+        description: file.description,
+        cpus,
+        freq_domains: domains,
+    })
+}
+
+fn check_domain(dom: &DomainFile) -> Result<(), String> {
+    if !(1..=1024).contains(&dom.capacity) {
+        return Err(format!("capacity {} is outside 1..1024", dom.capacity));
+    }
+    if dom.opps.is_empty() {
+        return Err("opps: at least one OPP is needed".into());
+    }
+    if dom.opps.windows(2).any(|w| w[0].khz >= w[1].khz) || dom.opps[0].khz == 0 {
+        return Err("opps: frequencies must be positive and strictly increasing".into());
+    }
+    let powers = dom
+        .opps
+        .iter()
+        .flat_map(|o| [o.power, o.cluster_power])
+        .flatten();
+    let idle = dom
+        .idle
+        .iter()
+        .flat_map(|s| [s.power, s.cluster_power])
+        .flatten();
+    if powers.chain(idle).any(|p| !(p.is_finite() && p >= 0.0)) {
+        return Err("power must be a finite number ≥ 0 (mW)".into());
+    }
+    Ok(())
+}
+
+fn domain(dom: &DomainFile, cpus: &[usize], name: String) -> FreqDomain {
+    FreqDomain {
+        name,
+        cpus: cpus.to_vec(),
+        opps: dom
+            .opps
+            .iter()
+            .map(|o| Opp {
+                khz: o.khz,
+                power_mw: o.power,
+                cluster_power_mw: o.cluster_power,
+            })
+            .collect(),
+        idle_states: dom
+            .idle
+            .iter()
+            .map(|s| IdleState {
+                name: s.name.clone(),
+                exit_latency: s.exit_latency_us * 1000,
+                min_residency: s.min_residency_us * 1000,
+                power_mw: s.power,
+                cluster_power_mw: s.cluster_power,
+            })
+            .collect(),
+    }
+}

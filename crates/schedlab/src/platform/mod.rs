@@ -1,0 +1,116 @@
+//! Platforms: CPUs with their capacity, topology, frequency domains (OPPs and power) and idle
+//! states. Descriptions are TOML files (`platforms/*.toml`, built in) or `smp:N`.
+
+mod cpulist;
+mod load;
+
+pub use cpulist::{format_cpulist, parse_cpulist};
+pub use load::{builtin_names, load_builtin, load_file, parse};
+
+use crate::time::Ns;
+
+/// One operating performance point of a frequency domain.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Opp {
+    pub khz: u32,
+    /// Active power of one CPU at this OPP, in mW (the Energy Model's `power`), if known.
+    pub power_mw: Option<f64>,
+    /// Extra power of the cluster as a whole at this OPP, in mW, if known.
+    pub cluster_power_mw: Option<f64>,
+}
+
+/// One idle state (cpuidle), shallowest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdleState {
+    pub name: String,
+    pub exit_latency: Ns,
+    pub min_residency: Ns,
+    pub power_mw: Option<f64>,
+    pub cluster_power_mw: Option<f64>,
+}
+
+/// A frequency domain: the CPUs that share one clock (a cpufreq policy).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FreqDomain {
+    pub name: String,
+    pub cpus: Vec<usize>,
+    /// Ascending frequency.
+    pub opps: Vec<Opp>,
+    pub idle_states: Vec<IdleState>,
+}
+
+impl FreqDomain {
+    pub fn max_khz(&self) -> u32 {
+        self.opps.last().map_or(0, |o| o.khz)
+    }
+}
+
+/// One CPU and where it sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cpu {
+    pub id: usize,
+    /// `arch_scale_cpu_capacity`: the capacity at the domain's highest OPP (≤ 1024).
+    pub capacity_orig: u32,
+    pub freq_domain: usize,
+    /// SMT core: CPUs with the same core are hardware threads of one core.
+    pub core: usize,
+    pub cluster: usize,
+    /// Last-level cache id.
+    pub llc: usize,
+    pub package: usize,
+    pub numa: usize,
+}
+
+/// A described machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Platform {
+    pub name: String,
+    pub description: String,
+    pub cpus: Vec<Cpu>,
+    pub freq_domains: Vec<FreqDomain>,
+}
+
+impl Platform {
+    pub fn nr_cpus(&self) -> usize {
+        self.cpus.len()
+    }
+
+    /// `smp:N`: N identical CPUs of capacity 1024, one cluster, one frequency domain at 1 GHz.
+    pub fn smp(n: usize) -> Platform {
+        let cpus = (0..n)
+            .map(|id| Cpu {
+                id,
+                capacity_orig: 1024,
+                freq_domain: 0,
+                core: id,
+                cluster: 0,
+                llc: 0,
+                package: 0,
+                numa: 0,
+            })
+            .collect();
+        Platform {
+            name: format!("smp:{n}"),
+            description: format!("{n} identical CPUs of capacity 1024, one frequency domain"),
+            cpus,
+            freq_domains: vec![FreqDomain {
+                name: "cpus".into(),
+                cpus: (0..n).collect(),
+                opps: vec![Opp {
+                    khz: 1_000_000,
+                    power_mw: None,
+                    cluster_power_mw: None,
+                }],
+                idle_states: vec![],
+            }],
+        }
+    }
+
+    /// The largest `capacity_orig`: the reference for rt-app's `run` work.
+    pub fn max_capacity(&self) -> u32 {
+        self.cpus.iter().map(|c| c.capacity_orig).max().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,109 @@
+use super::*;
+
+#[test]
+fn cpulists_round_trip() {
+    assert_eq!(
+        parse_cpulist("0-3,8, 10-11").unwrap(),
+        vec![0, 1, 2, 3, 8, 10, 11]
+    );
+    assert_eq!(format_cpulist(&[0, 1, 2, 3, 8, 10, 11]), "0-3,8,10-11");
+    assert!(parse_cpulist("3-1").is_err());
+    assert!(parse_cpulist("1,1").is_err());
+    assert!(parse_cpulist("a").is_err());
+}
+
+#[test]
+fn every_builtin_loads_with_the_documented_shape() {
+    let expect = [
+        ("hikey", 8, 1, vec![1024; 8]),
+        ("hikey960", 8, 2, [vec![462; 4], vec![1024; 4]].concat()),
+        ("juno-r2", 6, 2, [vec![1024; 2], vec![383; 4]].concat()),
+        (
+            "pixel6",
+            8,
+            3,
+            [vec![160; 4], vec![498; 2], vec![1024; 2]].concat(),
+        ),
+    ];
+    for (name, n, domains, caps) in expect {
+        let p = load_builtin(name).unwrap();
+        assert_eq!(p.nr_cpus(), n, "{name}");
+        assert_eq!(p.freq_domains.len(), domains, "{name}");
+        assert_eq!(
+            p.cpus.iter().map(|c| c.capacity_orig).collect::<Vec<_>>(),
+            caps
+        );
+    }
+}
+
+#[test]
+fn hikey_is_one_clock_over_two_clusters() {
+    let p = load_builtin("hikey").unwrap();
+    assert_eq!(p.freq_domains[0].max_khz(), 1_200_000);
+    assert_eq!(p.cpus[3].cluster, 0);
+    assert_eq!(p.cpus[4].cluster, 1);
+    assert!(p.cpus.iter().all(|c| c.freq_domain == 0));
+}
+
+#[test]
+fn icelake_has_smt_siblings_72_apart_and_an_llc_per_package() {
+    let p = load_builtin("icelake-2s").unwrap();
+    assert_eq!(p.nr_cpus(), 144);
+    assert_eq!(p.freq_domains.len(), 144);
+    assert_eq!(p.cpus[5].core, p.cpus[77].core);
+    assert_ne!(p.cpus[5].core, p.cpus[6].core);
+    assert_eq!(p.cpus[0].llc, p.cpus[107].llc);
+    assert_ne!(p.cpus[0].llc, p.cpus[36].llc);
+    assert_eq!((p.cpus[108].package, p.cpus[108].numa), (1, 1));
+}
+
+#[test]
+fn smp_is_made_on_the_fly() {
+    let p = load_builtin("smp:3").unwrap();
+    assert_eq!(p.nr_cpus(), 3);
+    assert!(load_builtin("smp:0").is_err());
+    assert!(load_builtin("smp:x").is_err());
+}
+
+#[test]
+fn bad_descriptions_are_refused_with_where_and_why() {
+    let e = load_builtin("hikey970").unwrap_err();
+    assert!(
+        e.to_string().contains("unknown platform \"hikey970\""),
+        "{e}"
+    );
+    let base = "name = \"x\"\ndescription = \"d\"\n[[freq_domain]]\nname = \"a\"\ncpus = \"0-1\"\n";
+    let cases = [
+        (format!("{base}capacity = 1024\n"), "missing field `opps`"),
+        (
+            format!("{base}capacity = 2000\nopps = [{{khz = 1}}]\n"),
+            "outside 1..1024",
+        ),
+        (
+            format!("{base}capacity = 512\nopps = [{{khz = 1}}]\n"),
+            "capacity 1024",
+        ),
+        (
+            format!("{base}capacity = 1024\nopps = [{{khz = 2}}, {{khz = 1}}]\n"),
+            "strictly increasing",
+        ),
+        (
+            format!("{base}capacity = 1024\nopps = [{{khz = 1}}]\nbogus = 1\n"),
+            "unknown field `bogus`",
+        ),
+        (
+            format!("{base}capacity = 1024\ncpus = \"1-2\"\nopps = [{{khz = 1}}]\n"),
+            "duplicate key",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = parse(&text, "x.toml").unwrap_err().to_string();
+        assert!(e.starts_with("x.toml"), "{e}");
+        assert!(e.contains(want), "{e} should say {want}");
+    }
+    let gap = "name = \"x\"\ndescription = \"d\"\n[[freq_domain]]\nname = \"a\"\ncpus = \"1\"\ncapacity = 1024\nopps = [{khz = 1}]\n";
+    assert!(parse(gap, "g.toml")
+        .unwrap_err()
+        .to_string()
+        .contains("CPU 0 is in no frequency domain"));
+}
