@@ -9,5 +9,6 @@ pub mod platform;
 pub mod sched;
 pub mod solo;
 pub mod time;
+pub mod workload;
 
 pub use error::InputError;
