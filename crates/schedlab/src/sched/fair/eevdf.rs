@@ -1,0 +1,361 @@
+//! EEVDF (Linux 6.6+, 6.12.y reference): virtual time, eligibility, virtual deadlines, lag
+//! kept across sleep, slice protection (RUN_TO_PARITY), PREEMPT_SHORT and delayed dequeue.
+
+use super::flags::*;
+use super::load_avg::{self, DO_ATTACH, DO_DETACH, UPDATE_TG};
+use super::{Fair, SchedEntity, SeId};
+use crate::sched::features::Feat;
+use crate::sched::weight::{calc_delta_fair, scale_load_down};
+
+/// `entity_key`: v_i − v0 as a signed value.
+#[inline(always)]
+fn entity_key(f: &Fair<'_, '_>, se: &SchedEntity) -> i64 {
+    se.vruntime.wrapping_sub(f.cfs.zero_vruntime) as i64
+}
+
+/// `avg_vruntime_add`.
+pub(super) fn avg_vruntime_add(f: &mut Fair, id: SeId) {
+    let se = &f.ses[id as usize];
+    let (w, key) = (se.weight(), entity_key(f, se));
+    f.cfs.avg_vruntime = f.cfs.avg_vruntime.wrapping_add(key.wrapping_mul(w as i64));
+    f.cfs.avg_load += w;
+}
+
+/// `avg_vruntime_sub`.
+pub(super) fn avg_vruntime_sub(f: &mut Fair, id: SeId) {
+    let se = &f.ses[id as usize];
+    let (w, key) = (se.weight(), entity_key(f, se));
+    f.cfs.avg_vruntime = f.cfs.avg_vruntime.wrapping_sub(key.wrapping_mul(w as i64));
+    f.cfs.avg_load -= w;
+}
+
+/// The running entity if it is still queued.
+fn curr_on_rq(f: &Fair) -> Option<SeId> {
+    f.cfs.curr.filter(|&c| f.ses[c as usize].on_rq)
+}
+
+/// `avg_vruntime`: V, the weighted mean vruntime (rounded toward −∞); moves v0 to it.
+pub(super) fn avg_vruntime(f: &mut Fair) -> u64 {
+    let mut weight = f.cfs.avg_load as i64;
+    let curr = curr_on_rq(f);
+    let mut delta = 0i64;
+    if weight != 0 {
+        let mut runtime = f.cfs.avg_vruntime;
+        if let Some(c) = curr {
+            let se = &f.ses[c as usize];
+            let w = se.weight() as i64;
+            runtime = runtime.wrapping_add(entity_key(f, se).wrapping_mul(w));
+            weight += w;
+        }
+        if runtime < 0 {
+            runtime -= weight - 1;
+        }
+        delta = runtime / weight;
+    } else if let Some(c) = curr {
+        delta = entity_key(f, &f.ses[c as usize]);
+    }
+    // update_zero_vruntime
+    f.cfs.avg_vruntime = f.cfs.avg_vruntime.wrapping_sub((f.cfs.avg_load as i64).wrapping_mul(delta));
+    f.cfs.zero_vruntime = f.cfs.zero_vruntime.wrapping_add(delta as u64);
+    f.cfs.zero_vruntime
+}
+
+/// `vruntime_eligible`: v ≤ V, compared exactly without dividing.
+fn vruntime_eligible(f: &Fair, vruntime: u64) -> bool {
+    let mut avg = f.cfs.avg_vruntime as i128;
+    let mut load = f.cfs.avg_load as i128;
+    if let Some(c) = curr_on_rq(f) {
+        let se = &f.ses[c as usize];
+        let w = se.weight() as i128;
+        avg += entity_key(f, se) as i128 * w;
+        load += w;
+    }
+    avg >= vruntime.wrapping_sub(f.cfs.zero_vruntime) as i64 as i128 * load
+}
+
+/// `entity_eligible`.
+pub(super) fn entity_eligible(f: &Fair, id: SeId) -> bool {
+    vruntime_eligible(f, f.ses[id as usize].vruntime)
+}
+
+/// `entity_before`: earlier virtual deadline.
+#[inline(always)]
+fn entity_before(a: &SchedEntity, b: &SchedEntity) -> bool {
+    (a.deadline.wrapping_sub(b.deadline) as i64) < 0
+}
+
+/// `set_protect_slice`: mark the pick's deadline in vlag.
+pub(super) fn set_protect_slice(se: &mut SchedEntity) {
+    se.vlag = se.deadline as i64;
+}
+
+/// `protect_slice`: the deadline has not moved since the pick.
+fn protect_slice(se: &SchedEntity) -> bool {
+    se.vlag == se.deadline as i64
+}
+
+/// `cancel_protect_slice`.
+fn cancel_protect_slice(se: &mut SchedEntity) {
+    if protect_slice(se) {
+        se.vlag = se.deadline as i64 + 1;
+    }
+}
+
+/// `entity_lag`: V − v_i clamped to the entity's slice-sized limit.
+fn entity_lag(f: &Fair, avruntime: u64, id: SeId) -> i64 {
+    let se = &f.ses[id as usize];
+    let vlag = avruntime.wrapping_sub(se.vruntime) as i64;
+    let limit = calc_delta_fair((2 * se.slice).max(f.tun.tick_ns), &se.load) as i64;
+    vlag.clamp(-limit, limit)
+}
+
+/// `update_entity_lag`.
+fn update_entity_lag(f: &mut Fair, id: SeId) {
+    let v = avg_vruntime(f);
+    f.ses[id as usize].vlag = entity_lag(f, v, id);
+}
+
+/// `update_deadline`: once the request is served, a new one from the current vruntime.
+fn update_deadline(f: &mut Fair, id: SeId) -> bool {
+    let base = f.tun.base_slice;
+    let se = &mut f.ses[id as usize];
+    if (se.vruntime.wrapping_sub(se.deadline) as i64) < 0 {
+        return false;
+    }
+    if !se.custom_slice {
+        se.slice = base;
+    }
+    se.deadline = se.vruntime.wrapping_add(calc_delta_fair(se.slice, &se.load));
+    avg_vruntime(f);
+    true
+}
+
+/// The tail of `update_curr` under EEVDF: deadline, then `did_preempt_short`.
+pub(super) fn after_update_curr(f: &mut Fair, id: SeId) -> bool {
+    let resched = update_deadline(f, id);
+    if f.cfs.nr_running == 1 {
+        return false;
+    }
+    if resched || did_preempt_short(f, id) {
+        f.clear_buddies(id);
+        return true;
+    }
+    false
+}
+
+/// `did_preempt_short`.
+fn did_preempt_short(f: &Fair, curr: SeId) -> bool {
+    f.feat.has(Feat::PreemptShort) && !protect_slice(&f.ses[curr as usize]) && !entity_eligible(f, curr)
+}
+
+/// `do_preempt_short(cfs_rq, pse, se)`.
+fn do_preempt_short(f: &Fair, pse: SeId, se: SeId) -> bool {
+    let (p, s) = (&f.ses[pse as usize], &f.ses[se as usize]);
+    if !f.feat.has(Feat::PreemptShort) || p.slice >= s.slice || !entity_eligible(f, pse) {
+        return false;
+    }
+    entity_before(p, s) || !entity_eligible(f, se)
+}
+
+/// `pick_eevdf`: the eligible entity with the earliest virtual deadline, curr protected by
+/// RUN_TO_PARITY while its slice lasts.
+fn pick_eevdf(f: &Fair) -> Option<SeId> {
+    let first = f.cfs.queue.iter().copied().min_by(|&a, &b| deadline_order(f, a, b));
+    let mut curr = f.cfs.curr;
+    if f.cfs.nr_running == 1 {
+        return curr_on_rq(f).or(first);
+    }
+    if let Some(c) = curr {
+        if !f.ses[c as usize].on_rq || !entity_eligible(f, c) {
+            curr = None;
+        }
+    }
+    if let Some(c) = curr {
+        if f.feat.has(Feat::RunToParity) && protect_slice(&f.ses[c as usize]) {
+            return Some(c);
+        }
+    }
+    let best = f
+        .cfs
+        .queue
+        .iter()
+        .copied()
+        .filter(|&id| entity_eligible(f, id))
+        .min_by(|&a, &b| deadline_order(f, a, b));
+    match (best, curr) {
+        (None, c) => c,
+        (Some(b), Some(c)) if entity_before(&f.ses[c as usize], &f.ses[b as usize]) => Some(c),
+        (b, _) => b,
+    }
+}
+
+/// Tree order: deadline, then queueing order (min_by keeps the first of equals).
+fn deadline_order(f: &Fair, a: SeId, b: SeId) -> std::cmp::Ordering {
+    let d = f.ses[a as usize].deadline.wrapping_sub(f.ses[b as usize].deadline) as i64;
+    d.cmp(&0)
+}
+
+/// `pick_next_entity` (PICK_BUDDY), finishing a delayed dequeue when it picks one.
+pub(super) fn pick_next_entity(f: &mut Fair) -> (Option<SeId>, Option<SeId>) {
+    let mut finished = None;
+    loop {
+        if let Some(n) = f.cfs.next {
+            if f.feat.has(Feat::PickBuddy) && entity_eligible(f, n) {
+                return (Some(n), finished);
+            }
+        }
+        let Some(se) = pick_eevdf(f) else { return (None, finished) };
+        if !f.ses[se as usize].sched_delayed {
+            return (Some(se), finished);
+        }
+        f.dequeue_task(se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+        finished = Some(se);
+        if f.cfs.nr_running == 0 {
+            return (None, finished);
+        }
+    }
+}
+
+/// `place_entity`: keep the lag the entity had, start a new request.
+fn place_entity(f: &mut Fair, id: SeId, flags: u32) {
+    let vruntime = avg_vruntime(f);
+    let base = f.tun.base_slice;
+    let curr_w = curr_on_rq(f).map_or(0, |c| f.ses[c as usize].weight());
+    let (nr_running, avg_load) = (f.cfs.nr_running, f.cfs.avg_load);
+    let feat = f.feat;
+    let se = &mut f.ses[id as usize];
+    if !se.custom_slice {
+        se.slice = base;
+    }
+    let mut vslice = calc_delta_fair(se.slice, &se.load);
+    let mut lag = 0i64;
+    if feat.has(Feat::PlaceLag) && nr_running != 0 {
+        let load = (avg_load + curr_w).max(1);
+        lag = ((se.vlag as i128 * (load + scale_load_down(se.load.weight)) as i128) / load as i128) as i64;
+    }
+    se.vruntime = vruntime.wrapping_sub(lag as u64);
+    if feat.has(Feat::PlaceRelDeadline) && se.rel_deadline {
+        se.deadline = se.deadline.wrapping_add(se.vruntime);
+        se.rel_deadline = false;
+        return;
+    }
+    if feat.has(Feat::PlaceDeadlineInitial) && flags & ENQUEUE_INITIAL != 0 {
+        vslice /= 2;
+    }
+    se.deadline = se.vruntime.wrapping_add(vslice);
+}
+
+/// `enqueue_entity`.
+pub(super) fn enqueue_entity(f: &mut Fair, id: SeId, flags: u32) {
+    let is_curr = f.cfs.curr == Some(id);
+    if is_curr {
+        place_entity(f, id, flags);
+    }
+    f.update_curr();
+    load_avg::update_load_avg(f, id, UPDATE_TG | DO_ATTACH);
+    if !is_curr {
+        place_entity(f, id, flags);
+    }
+    f.account_enqueue(id);
+    if flags & ENQUEUE_MIGRATED != 0 {
+        f.ses[id as usize].exec_start = 0;
+    }
+    if !is_curr {
+        f.enqueue_tree(id);
+    }
+    f.ses[id as usize].on_rq = true;
+}
+
+/// `dequeue_entity`: false when the dequeue is delayed (DELAY_DEQUEUE, ineligible sleeper).
+pub(super) fn dequeue_entity(f: &mut Fair, id: SeId, flags: u32) -> bool {
+    let sleep = flags & DEQUEUE_SLEEP != 0;
+    f.update_curr();
+    f.clear_buddies(id);
+    if flags & DEQUEUE_DELAYED == 0 && sleep && f.feat.has(Feat::DelayDequeue) && !entity_eligible(f, id) {
+        load_avg::update_load_avg(f, id, 0);
+        f.ses[id as usize].sched_delayed = true;
+        return false;
+    }
+    let action = if flags & DEQUEUE_MIGRATING != 0 { UPDATE_TG | DO_DETACH } else { UPDATE_TG };
+    load_avg::update_load_avg(f, id, action);
+    update_entity_lag(f, id);
+    if f.feat.has(Feat::PlaceRelDeadline) && !sleep {
+        let se = &mut f.ses[id as usize];
+        se.deadline = se.deadline.wrapping_sub(se.vruntime);
+        se.rel_deadline = true;
+    }
+    if f.cfs.curr != Some(id) {
+        f.dequeue_tree(id);
+    }
+    f.ses[id as usize].on_rq = false;
+    f.account_dequeue(id);
+    if flags & DEQUEUE_DELAYED != 0 {
+        // finish_delayed_dequeue_entity
+        let se = &mut f.ses[id as usize];
+        se.sched_delayed = false;
+        if f.feat.has(Feat::DelayZero) && se.vlag > 0 {
+            se.vlag = 0;
+        }
+    }
+    true
+}
+
+/// `requeue_delayed_entity`: a delayed sleeper woke before being picked.
+pub(super) fn requeue_delayed_entity(f: &mut Fair, id: SeId) {
+    if f.feat.has(Feat::DelayZero) {
+        update_entity_lag(f, id);
+        if f.ses[id as usize].vlag > 0 {
+            f.cfs.nr_running -= 1;
+            let queued = f.cfs.curr != Some(id);
+            if queued {
+                f.dequeue_tree(id);
+            }
+            f.ses[id as usize].vlag = 0;
+            place_entity(f, id, 0);
+            if queued {
+                f.enqueue_tree(id);
+            }
+            f.cfs.nr_running += 1;
+        }
+    }
+    load_avg::update_load_avg(f, id, 0);
+    f.ses[id as usize].sched_delayed = false;
+    f.cfs.h_nr_runnable += 1; // clear_delayed
+}
+
+/// `check_preempt_wakeup_fair`.
+pub(super) fn check_preempt_wakeup(f: &mut Fair, curr: SeId, p: SeId, fork: bool) -> bool {
+    if f.feat.has(Feat::NextBuddy) && !fork && !f.ses[p as usize].sched_delayed {
+        f.cfs.next = Some(p);
+    }
+    if !f.feat.has(Feat::WakeupPreemption) {
+        return false;
+    }
+    let (cse_idle, pse_idle) = (f.ses[curr as usize].idle, f.ses[p as usize].idle);
+    if cse_idle && !pse_idle {
+        cancel_protect_slice(&mut f.ses[curr as usize]);
+        return true;
+    }
+    if cse_idle != pse_idle || !f.ses[p as usize].normal {
+        return false;
+    }
+    f.update_curr();
+    if do_preempt_short(f, p, curr) {
+        cancel_protect_slice(&mut f.ses[curr as usize]);
+    }
+    pick_eevdf(f) == Some(p)
+}
+
+/// `yield_task_fair`: an eligible task gives up the rest of its request.
+pub(super) fn yield_task(f: &mut Fair, id: SeId) {
+    if f.cfs.nr_running <= 1 {
+        return;
+    }
+    f.clear_buddies(id);
+    f.update_curr();
+    if entity_eligible(f, id) {
+        let se = &mut f.ses[id as usize];
+        se.vruntime = se.deadline;
+        update_deadline(f, id);
+    }
+}

@@ -1,0 +1,148 @@
+//! PELT for the fair class where fair.c updates it: `update_load_avg` and the attach,
+//! detach and removal of an entity's load (fair.c, 6.12).
+//!
+//! Simplified: a task migrating from a NO_HZ-idle CPU is not first aged by that CPU's idle
+//! lag (`migrate_se_pelt_lag`).
+
+use super::{Fair, Note, SeId};
+use crate::sched::pelt::{get_pelt_divider, update_load_avg as ___update_load_avg, update_load_avg_se, update_load_sum, PELT_MIN_DIVIDER};
+use crate::sched::weight::scale_load_down;
+
+pub const UPDATE_TG: u32 = 0x1;
+pub const DO_ATTACH: u32 = 0x4;
+pub const DO_DETACH: u32 = 0x8;
+
+/// `sub_positive`.
+#[inline(always)]
+fn sub_positive(v: &mut u64, d: u64) {
+    *v = v.saturating_sub(d);
+}
+
+/// `update_load_avg(cfs_rq, se, flags)`.
+pub fn update_load_avg(f: &mut Fair, id: SeId, flags: u32) {
+    let now = f.clock.pelt_now();
+    let scale = f.clock.contrib_scale();
+    let running = f.cfs.curr == Some(id);
+    let se = &mut f.ses[id as usize];
+    if se.avg.last_update_time != 0 {
+        let (on_rq, runnable, w) = (se.on_rq, se.on_rq && !se.sched_delayed, se.weight());
+        if update_load_avg_se(now, &mut se.avg, on_rq, runnable, running, w, scale) {
+            se.util_est.util_change(); // cfs_se_util_change
+            let a = se.avg;
+            f.note(Note::PeltSe { se: id, load: a.load_avg, runnable: a.runnable_avg, util: a.util_avg, update_time: a.last_update_time });
+        }
+    }
+    let mut decayed = update_cfs_rq_load_avg(f, now);
+    if flags & DO_ATTACH != 0 && f.ses[id as usize].avg.last_update_time == 0 {
+        attach_entity_load_avg(f, id);
+        decayed = true;
+    } else if flags & DO_DETACH != 0 {
+        detach_entity_load_avg(f, id);
+        decayed = true;
+    }
+    if decayed {
+        let a = f.cfs.avg;
+        f.note(Note::PeltCfs { load: a.load_avg, runnable: a.runnable_avg, util: a.util_avg, update_time: a.last_update_time });
+    }
+}
+
+/// `update_cfs_rq_load_avg`: fold in removed load, then `__update_load_avg_cfs_rq`.
+fn update_cfs_rq_load_avg(f: &mut Fair, now: u64) -> bool {
+    let mut decayed = false;
+    let sa = &mut f.cfs.avg;
+    let r = std::mem::take(&mut f.cfs.removed);
+    if r.nr != 0 {
+        let divider = get_pelt_divider(sa) as u64;
+        sub_positive(&mut sa.util_avg, r.util_avg);
+        let mut util_sum = sa.util_sum as u64;
+        sub_positive(&mut util_sum, r.util_avg * divider);
+        sa.util_sum = util_sum.max(sa.util_avg * PELT_MIN_DIVIDER as u64) as u32;
+        sub_positive(&mut sa.load_avg, r.load_avg);
+        sub_positive(&mut sa.load_sum, r.load_avg * divider);
+        sa.load_sum = sa.load_sum.max(sa.load_avg * PELT_MIN_DIVIDER as u64);
+        sub_positive(&mut sa.runnable_avg, r.runnable_avg);
+        sub_positive(&mut sa.runnable_sum, r.runnable_avg * divider);
+        sa.runnable_sum = sa.runnable_sum.max(sa.runnable_avg * PELT_MIN_DIVIDER as u64);
+        decayed = true;
+    }
+    let load = scale_load_down(f.cfs.load.weight);
+    let runnable = f.cfs.h_nr_runnable as u64;
+    let running = f.cfs.curr.is_some();
+    if update_load_sum(now, &mut f.cfs.avg, load, runnable, running, f.clock.contrib_scale()) {
+        ___update_load_avg(&mut f.cfs.avg, 1);
+        decayed = true;
+    }
+    decayed
+}
+
+/// `attach_entity_load_avg`: align the entity's window with the cfs_rq's and add it.
+fn attach_entity_load_avg(f: &mut Fair, id: SeId) {
+    let divider = get_pelt_divider(&f.cfs.avg) as u64;
+    let (last, contrib) = (f.cfs.avg.last_update_time, f.cfs.avg.period_contrib);
+    let se = &mut f.ses[id as usize];
+    let w = se.weight();
+    let sa = &mut se.avg;
+    sa.last_update_time = last;
+    sa.period_contrib = contrib;
+    sa.util_sum = (sa.util_avg * divider) as u32;
+    sa.runnable_sum = sa.runnable_avg * divider;
+    sa.load_sum = sa.load_avg * divider;
+    sa.load_sum = if w < sa.load_sum { sa.load_sum / w } else { 1 };
+    let c = &mut f.cfs.avg;
+    c.load_avg += sa.load_avg;
+    c.load_sum += w * sa.load_sum;
+    c.util_avg += sa.util_avg;
+    c.util_sum += sa.util_sum;
+    c.runnable_avg += sa.runnable_avg;
+    c.runnable_sum += sa.runnable_sum;
+}
+
+/// `detach_entity_load_avg`, with the PELT_MIN_DIVIDER floors.
+fn detach_entity_load_avg(f: &mut Fair, id: SeId) {
+    let se = &f.ses[id as usize];
+    let (w, sa) = (se.weight(), se.avg);
+    let c = &mut f.cfs.avg;
+    sub_positive(&mut c.load_avg, sa.load_avg);
+    sub_positive(&mut c.load_sum, w * sa.load_sum);
+    c.load_sum = c.load_sum.max(c.load_avg * PELT_MIN_DIVIDER as u64);
+    sub_positive(&mut c.util_avg, sa.util_avg);
+    let mut util_sum = c.util_sum as u64;
+    sub_positive(&mut util_sum, sa.util_sum as u64);
+    c.util_sum = util_sum.max(c.util_avg * PELT_MIN_DIVIDER as u64) as u32;
+    sub_positive(&mut c.runnable_avg, sa.runnable_avg);
+    sub_positive(&mut c.runnable_sum, sa.runnable_sum);
+    c.runnable_sum = c.runnable_sum.max(c.runnable_avg * PELT_MIN_DIVIDER as u64);
+}
+
+/// `remove_entity_load_avg`: decay the entity to the cfs_rq's last update
+/// (`sync_entity_load_avg`) and queue its averages for removal.
+pub fn remove_entity_load_avg(f: &mut Fair, id: SeId) {
+    let last = f.cfs.avg.last_update_time;
+    let scale = f.clock.contrib_scale();
+    let se = &mut f.ses[id as usize];
+    let w = se.weight();
+    update_load_avg_se(last, &mut se.avg, false, false, false, w, scale);
+    let r = &mut f.cfs.removed;
+    r.nr += 1;
+    r.util_avg += se.avg.util_avg;
+    r.load_avg += se.avg.load_avg;
+    r.runnable_avg += se.avg.runnable_avg;
+}
+
+/// `init_entity_runnable_average` + `post_init_entity_util_avg` for a new task on `f`'s CPU.
+pub fn init_new_task(f: &mut Fair, id: SeId) {
+    let cap = f.capacity as i64;
+    let (cfs_util, cfs_load) = (f.cfs.avg.util_avg as i64, f.cfs.avg.load_avg as i64);
+    let se = &mut f.ses[id as usize];
+    se.avg = Default::default();
+    se.avg.load_avg = se.weight();
+    let spare = (cap - cfs_util) / 2;
+    if spare > 0 {
+        se.avg.util_avg = if cfs_util != 0 {
+            (cfs_util * se.weight() as i64 / (cfs_load + 1)).min(spare) as u64
+        } else {
+            spare as u64
+        };
+    }
+    se.avg.runnable_avg = se.avg.util_avg;
+}

@@ -1,0 +1,444 @@
+//! The fair class (kernel/sched/fair.c): entities, cfs_rqs, enqueue/dequeue, pick, tick and
+//! wakeup preemption, with EEVDF (6.6+) or CFS (≤6.5) deciding who runs.
+//!
+//! The kernel keeps queued entities in an augmented rb-tree; schedlab keeps them in a vector
+//! scanned linearly, which picks the same entity (ties go to the earlier-queued one, as rb-tree
+//! insertion puts equal keys to the right). Task groups (a group entity owning a cfs_rq) come
+//! with a later issue: every entity here is a task on its CPU's root cfs_rq.
+
+mod cfs;
+mod eevdf;
+pub mod load_avg;
+
+use crate::sched::clock_pelt::RqClock;
+use crate::sched::features::{Feat, FairPolicy, Features};
+use crate::sched::pelt::SchedAvg;
+use crate::sched::util_est::UtilEst;
+use crate::sched::weight::{calc_delta_fair, scale_load_down, LoadWeight};
+use crate::time::Ns;
+
+/// Index of an entity in the entity arena (a task's entity has its task's index).
+pub type SeId = u32;
+
+/// `struct sched_entity`.
+#[derive(Debug, Clone)]
+pub struct SchedEntity {
+    pub load: LoadWeight,
+    pub on_rq: bool,
+    pub sched_delayed: bool,
+    pub vruntime: u64,
+    pub deadline: u64,
+    pub slice: u64,
+    /// EEVDF virtual lag; also the slice-protection mark while running (`set_protect_slice`).
+    pub vlag: i64,
+    pub custom_slice: bool,
+    pub rel_deadline: bool,
+    pub exec_start: Ns,
+    pub sum_exec_runtime: u64,
+    pub prev_sum_exec_runtime: u64,
+    pub avg: SchedAvg,
+    pub util_est: UtilEst,
+    /// SCHED_IDLE (`se_is_idle`).
+    pub idle: bool,
+    /// SCHED_OTHER (`normal_policy`): BATCH and IDLE never wakeup-preempt.
+    pub normal: bool,
+}
+
+impl SchedEntity {
+    pub fn new(load: LoadWeight, util_est: UtilEst) -> SchedEntity {
+        SchedEntity {
+            load,
+            on_rq: false,
+            sched_delayed: false,
+            vruntime: 0,
+            deadline: 0,
+            slice: 0,
+            vlag: 0,
+            custom_slice: false,
+            rel_deadline: false,
+            exec_start: 0,
+            sum_exec_runtime: 0,
+            prev_sum_exec_runtime: 0,
+            avg: SchedAvg::default(),
+            util_est,
+            idle: false,
+            normal: true,
+        }
+    }
+
+    /// `se_weight`: the unscaled weight PELT and avg_vruntime use.
+    #[inline(always)]
+    pub fn weight(&self) -> u64 {
+        scale_load_down(self.load.weight)
+    }
+}
+
+/// Load removed from a cfs_rq by a task that left it (`cfs_rq->removed`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Removed {
+    pub nr: u32,
+    pub load_avg: u64,
+    pub util_avg: u64,
+    pub runnable_avg: u64,
+}
+
+/// `struct cfs_rq`.
+#[derive(Debug, Clone, Default)]
+pub struct CfsRq {
+    pub load: LoadWeight,
+    /// Entities queued, curr included.
+    pub nr_running: u32,
+    pub h_nr_queued: u32,
+    /// Queued and not delayed.
+    pub h_nr_runnable: u32,
+    /// EEVDF: Σ (v_i − v0)·w_i and Σ w_i over the queued entities but curr.
+    pub avg_vruntime: i64,
+    pub avg_load: u64,
+    /// EEVDF's reference point v0 (6.12.y: zero_vruntime).
+    pub zero_vruntime: u64,
+    /// CFS's monotonic min_vruntime.
+    pub min_vruntime: u64,
+    pub curr: Option<SeId>,
+    /// The "tree": queued entities other than curr, in queueing order.
+    pub queue: Vec<SeId>,
+    pub next: Option<SeId>,
+    pub last: Option<SeId>,
+    pub skip: Option<SeId>,
+    pub avg: SchedAvg,
+    /// The root cfs_rq's util_est: Σ of the enqueued tasks' estimates.
+    pub util_est: u32,
+    pub removed: Removed,
+}
+
+/// Fair tunables scaled for the machine at boot (`update_sysctl`).
+#[derive(Debug, Clone, Copy)]
+pub struct Tunables {
+    pub policy: FairPolicy,
+    pub base_slice: u64,
+    pub latency: u64,
+    pub min_granularity: u64,
+    pub wakeup_granularity: u64,
+    /// `sched_nr_latency` = latency / min_granularity.
+    pub nr_latency: u32,
+    pub tick_ns: u64,
+}
+
+impl Tunables {
+    pub fn new(f: &Features, nr_cpus: usize) -> Tunables {
+        let factor = f.factor(nr_cpus);
+        Tunables {
+            policy: f.fair,
+            base_slice: f.base_slice_ns * factor,
+            latency: f.latency_ns * factor,
+            min_granularity: f.min_granularity_ns * factor,
+            wakeup_granularity: f.wakeup_granularity_ns * factor,
+            nr_latency: (f.latency_ns / f.min_granularity_ns).max(1) as u32,
+            tick_ns: f.tick_ns(),
+        }
+    }
+}
+
+/// Enqueue/dequeue flags (sched.h).
+pub mod flags {
+    pub const ENQUEUE_WAKEUP: u32 = 0x01;
+    pub const ENQUEUE_MIGRATED: u32 = 0x40;
+    pub const ENQUEUE_INITIAL: u32 = 0x80;
+    pub const DEQUEUE_SLEEP: u32 = 0x01;
+    /// The task is moving to another CPU (`task_on_rq_migrating`).
+    pub const DEQUEUE_MIGRATING: u32 = 0x100;
+    pub const DEQUEUE_DELAYED: u32 = 0x200;
+}
+use flags::*;
+
+/// One CPU's fair class at work: its cfs_rq, the entities, the clock and the switches.
+pub struct Fair<'a, 'n> {
+    pub cfs: &'a mut CfsRq,
+    pub ses: &'a mut [SchedEntity],
+    pub clock: &'a RqClock,
+    pub feat: &'a Features,
+    pub tun: &'a Tunables,
+    /// `arch_scale_cpu_capacity` of this CPU.
+    pub capacity: u64,
+    /// Tracepoint records (`pelt_se_tp`, `pelt_cfs_tp`, `sched_util_est_*_tp`), when tracing.
+    pub notes: Option<&'n mut Vec<Note>>,
+}
+
+/// What a PELT or util_est tracepoint saw, captured when it fired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Note {
+    PeltSe { se: SeId, load: u64, runnable: u64, util: u64, update_time: u64 },
+    PeltCfs { load: u64, runnable: u64, util: u64, update_time: u64 },
+    UtilEstSe { se: SeId, enqueued: u32, ewma: u32, util: u64 },
+    UtilEstCfs { enqueued: u32, util: u64 },
+}
+
+impl Fair<'_, '_> {
+    #[inline(always)]
+    fn se(&mut self, id: SeId) -> &mut SchedEntity {
+        &mut self.ses[id as usize]
+    }
+
+    fn is_eevdf(&self) -> bool {
+        self.tun.policy == FairPolicy::Eevdf
+    }
+
+    /// `update_curr`: charge curr for the time since `exec_start`; true asks for a resched.
+    pub fn update_curr(&mut self) -> bool {
+        let Some(id) = self.cfs.curr else { return false };
+        let now = self.clock.clock_task;
+        let se = &mut self.ses[id as usize];
+        let delta = now as i64 - se.exec_start as i64;
+        if delta <= 0 {
+            return false;
+        }
+        se.exec_start = now;
+        se.sum_exec_runtime += delta as u64;
+        se.vruntime = se.vruntime.wrapping_add(calc_delta_fair(delta as u64, &se.load));
+        if self.is_eevdf() {
+            eevdf::after_update_curr(self, id)
+        } else {
+            cfs::update_min_vruntime(self);
+            false
+        }
+    }
+
+    /// `account_entity_enqueue`.
+    fn account_enqueue(&mut self, id: SeId) {
+        let w = self.ses[id as usize].load.weight;
+        self.cfs.load.add(w);
+        self.cfs.nr_running += 1;
+    }
+
+    /// `account_entity_dequeue`.
+    fn account_dequeue(&mut self, id: SeId) {
+        let w = self.ses[id as usize].load.weight;
+        self.cfs.load.sub(w);
+        self.cfs.nr_running -= 1;
+    }
+
+    /// `__enqueue_entity`: into the tree.
+    fn enqueue_tree(&mut self, id: SeId) {
+        if self.is_eevdf() {
+            eevdf::avg_vruntime_add(self, id);
+        }
+        self.cfs.queue.push(id);
+    }
+
+    /// `__dequeue_entity`: out of the tree.
+    fn dequeue_tree(&mut self, id: SeId) {
+        if let Some(i) = self.cfs.queue.iter().position(|&q| q == id) {
+            self.cfs.queue.remove(i);
+            if self.is_eevdf() {
+                eevdf::avg_vruntime_sub(self, id);
+            }
+        }
+    }
+
+    /// `enqueue_task_fair` for a task entity: util_est, then `enqueue_entity`.
+    pub fn enqueue_task(&mut self, id: SeId, flags: u32) {
+        let (delayed, migrating) = (self.ses[id as usize].sched_delayed, flags & ENQUEUE_MIGRATED != 0);
+        if self.feat.has(Feat::UtilEst) && !(delayed && migrating) {
+            let est = self.ses[id as usize].util_est;
+            crate::sched::util_est::util_est_enqueue(&mut self.cfs.util_est, &est);
+            self.note_util_est_cfs();
+        }
+        if delayed {
+            eevdf::requeue_delayed_entity(self, id);
+            return;
+        }
+        if self.is_eevdf() {
+            eevdf::enqueue_entity(self, id, flags);
+        } else {
+            cfs::enqueue_entity(self, id, flags);
+        }
+        self.cfs.h_nr_queued += 1;
+        self.cfs.h_nr_runnable += 1;
+    }
+
+    /// `dequeue_task_fair`. Returns false when the entity stays queued, delayed (6.12
+    /// DELAY_DEQUEUE): the task sleeps but competes until its lag is paid back.
+    pub fn dequeue_task(&mut self, id: SeId, flags: u32) -> bool {
+        let sleep = flags & DEQUEUE_SLEEP != 0;
+        let migrating = flags & DEQUEUE_MIGRATING != 0;
+        let se = &self.ses[id as usize];
+        if self.feat.has(Feat::UtilEst) && !(se.sched_delayed && migrating) && flags & DEQUEUE_DELAYED == 0 {
+            let est = se.util_est;
+            crate::sched::util_est::util_est_dequeue(&mut self.cfs.util_est, &est);
+            self.note_util_est_cfs();
+        }
+        let sample_first = self.feat.util_est.samples_before_dequeue_update();
+        if sample_first && flags & DEQUEUE_DELAYED == 0 {
+            self.util_est_update(id, sleep);
+        }
+        let dequeued = if self.is_eevdf() {
+            eevdf::dequeue_entity(self, id, flags)
+        } else {
+            cfs::dequeue_entity(self, id, flags);
+            true
+        };
+        if !sample_first {
+            self.util_est_update(id, sleep);
+        }
+        if dequeued {
+            self.cfs.h_nr_queued -= 1;
+            if flags & DEQUEUE_DELAYED == 0 {
+                self.cfs.h_nr_runnable -= 1;
+            }
+        } else {
+            self.cfs.h_nr_runnable -= 1; // set_delayed
+        }
+        dequeued
+    }
+
+    /// `util_est_update(cfs_rq, p, task_sleep)`.
+    fn util_est_update(&mut self, id: SeId, task_sleep: bool) {
+        if !self.feat.has(Feat::UtilEst) {
+            return;
+        }
+        let cap = self.capacity;
+        let se = self.se(id);
+        let (util, runnable) = (se.avg.util_avg, se.avg.runnable_avg);
+        se.util_est.update(util, runnable, cap, task_sleep);
+        if task_sleep {
+            let (est, util) = (se.util_est, se.avg.util_avg);
+            let ewma = match est {
+                UtilEst::Ewma(v) => v & !crate::sched::util_est::UTIL_AVG_UNCHANGED,
+                UtilEst::EnqueuedEwma { ewma, .. } => ewma,
+            };
+            self.note(Note::UtilEstSe { se: id, enqueued: est.task_util_est(), ewma, util });
+        }
+    }
+
+    /// Record a tracepoint when tracing.
+    #[inline(always)]
+    pub(crate) fn note(&mut self, n: Note) {
+        if let Some(notes) = self.notes.as_deref_mut() {
+            notes.push(n);
+        }
+    }
+
+    fn note_util_est_cfs(&mut self) {
+        let (enqueued, util) = (self.cfs.util_est, self.cfs.avg.util_avg);
+        self.note(Note::UtilEstCfs { enqueued, util });
+    }
+
+    /// `pick_next_entity`; EEVDF may first finish a delayed dequeue (returned second).
+    pub fn pick_next_entity(&mut self) -> (Option<SeId>, Option<SeId>) {
+        if self.cfs.nr_running == 0 {
+            return (None, None);
+        }
+        if self.is_eevdf() {
+            eevdf::pick_next_entity(self)
+        } else {
+            (cfs::pick_next_entity(self), None)
+        }
+    }
+
+    /// `set_next_entity`.
+    pub fn set_next_entity(&mut self, id: SeId) {
+        self.clear_buddies(id);
+        if self.ses[id as usize].on_rq {
+            self.dequeue_tree(id);
+            load_avg::update_load_avg(self, id, load_avg::UPDATE_TG);
+            if self.is_eevdf() {
+                eevdf::set_protect_slice(self.se(id));
+            }
+        }
+        self.cfs.curr = Some(id);
+        let now = self.clock.clock_task;
+        let se = self.se(id);
+        se.exec_start = now;
+        se.prev_sum_exec_runtime = se.sum_exec_runtime;
+    }
+
+    /// `put_prev_entity`.
+    pub fn put_prev_entity(&mut self, id: SeId) {
+        if self.ses[id as usize].on_rq {
+            self.update_curr();
+            self.enqueue_tree(id);
+            load_avg::update_load_avg(self, id, 0);
+        }
+        self.cfs.curr = None;
+    }
+
+    /// `entity_tick` (+ CFS's `check_preempt_tick`): true asks for a resched.
+    pub fn entity_tick(&mut self, id: SeId) -> bool {
+        let resched = self.update_curr();
+        load_avg::update_load_avg(self, id, load_avg::UPDATE_TG);
+        if self.is_eevdf() {
+            resched
+        } else {
+            resched || (self.cfs.nr_running > 1 && cfs::check_preempt_tick(self, id))
+        }
+    }
+
+    /// `check_preempt_wakeup_fair`: should the woken `p` preempt the running `curr`?
+    pub fn check_preempt_wakeup(&mut self, curr: SeId, p: SeId, fork: bool) -> bool {
+        if curr == p {
+            return false;
+        }
+        if self.is_eevdf() {
+            eevdf::check_preempt_wakeup(self, curr, p, fork)
+        } else {
+            cfs::check_preempt_wakeup(self, curr, p, fork)
+        }
+    }
+
+    /// `yield_task_fair`.
+    pub fn yield_task(&mut self, id: SeId) {
+        if self.is_eevdf() {
+            eevdf::yield_task(self, id);
+        } else {
+            self.update_curr();
+            cfs::yield_task(self, id);
+        }
+    }
+
+    /// Placement of a new task at fork (`task_fork_fair` for CFS; nothing for EEVDF, which
+    /// places at `wake_up_new_task`).
+    pub fn task_fork(&mut self, id: SeId) {
+        if !self.is_eevdf() {
+            cfs::task_fork(self, id);
+        }
+    }
+
+    /// `migrate_task_rq_fair` on the old CPU (CFS normalises vruntime against it).
+    pub fn migrate_task_rq(&mut self, id: SeId) {
+        if !self.is_eevdf() {
+            let min = self.cfs.min_vruntime;
+            let se = self.se(id);
+            se.vruntime = se.vruntime.wrapping_sub(min);
+        }
+        load_avg::remove_entity_load_avg(self, id);
+        let se = self.se(id);
+        se.avg.last_update_time = 0;
+        se.exec_start = 0;
+    }
+
+    /// `clear_buddies`.
+    fn clear_buddies(&mut self, id: SeId) {
+        if self.cfs.next == Some(id) {
+            self.cfs.next = None;
+        }
+        if self.cfs.last == Some(id) {
+            self.cfs.last = None;
+        }
+        if self.cfs.skip == Some(id) {
+            self.cfs.skip = None;
+        }
+    }
+
+    /// EEVDF's weighted lags sum: Σ w_i·(V − v_i) over the queued entities, curr included.
+    pub fn weighted_lag_sum(&mut self) -> i128 {
+        let v = eevdf::avg_vruntime(self);
+        let curr = self.cfs.curr.filter(|&c| self.ses[c as usize].on_rq);
+        let ses = &*self.ses;
+        self.cfs.queue.iter().chain(curr.iter())
+            .map(|&i| {
+                let se = &ses[i as usize];
+                se.weight() as i128 * v.wrapping_sub(se.vruntime) as i64 as i128
+            })
+            .sum()
+    }
+}
+
