@@ -7,8 +7,10 @@ pub mod error;
 pub mod kernel;
 pub mod platform;
 pub mod sched;
+pub mod sim;
 pub mod solo;
 pub mod time;
+pub mod trace;
 pub mod workload;
 
 pub use error::InputError;

@@ -88,11 +88,20 @@ pub const SET_KEYS: [(&str, &str); 9] = [
     ("pelt.invariance", "clock_pelt | legacy"),
     ("util_est.form", "ewma (6.8+) | enqueued_ewma (≤6.7)"),
     ("hz", "tick rate: 100 | 250 | 300 | 1000"),
-    ("sched.tunable_scaling", "none | log | linear (sysctl_sched_tunable_scaling)"),
-    ("fair.base_slice_ns", "EEVDF base slice, normalised (sysctl_sched_base_slice)"),
+    (
+        "sched.tunable_scaling",
+        "none | log | linear (sysctl_sched_tunable_scaling)",
+    ),
+    (
+        "fair.base_slice_ns",
+        "EEVDF base slice, normalised (sysctl_sched_base_slice)",
+    ),
     ("fair.latency_ns", "CFS sched_latency, normalised"),
     ("fair.min_granularity_ns", "CFS min_granularity, normalised"),
-    ("fair.wakeup_granularity_ns", "CFS wakeup_granularity, normalised"),
+    (
+        "fair.wakeup_granularity_ns",
+        "CFS wakeup_granularity, normalised",
+    ),
 ];
 
 impl Features {
@@ -151,9 +160,15 @@ impl Features {
             Some(n) => (n, false),
             None => (spec, true),
         };
-        let i = FEATURE_NAMES.iter().position(|n| *n == name).ok_or_else(|| {
-            InputError::new("--feature", format!("unknown feature {name:?}; `schedlab features` lists them"))
-        })?;
+        let i = FEATURE_NAMES
+            .iter()
+            .position(|n| *n == name)
+            .ok_or_else(|| {
+                InputError::new(
+                    "--feature",
+                    format!("unknown feature {name:?}; `schedlab features` lists them"),
+                )
+            })?;
         if on {
             self.bits |= 1 << i;
         } else {
@@ -165,8 +180,18 @@ impl Features {
     /// `--set KEY=VALUE`.
     pub fn set(&mut self, spec: &str) -> Result<(), InputError> {
         let err = |m: String| InputError::new("--set", m);
-        let (key, value) = spec.split_once('=').ok_or_else(|| err(format!("{spec:?} is not KEY=VALUE")))?;
-        let bad = || err(format!("{key}={value:?}: expected {}", SET_KEYS.iter().find(|(k, _)| *k == key).map_or("", |(_, v)| v)));
+        let (key, value) = spec
+            .split_once('=')
+            .ok_or_else(|| err(format!("{spec:?} is not KEY=VALUE")))?;
+        let bad = || {
+            err(format!(
+                "{key}={value:?}: expected {}",
+                SET_KEYS
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .map_or("", |(_, v)| v)
+            ))
+        };
         let ns = || value.parse::<u64>().ok().filter(|v| *v > 0).ok_or_else(bad);
         match key {
             "fair.policy" => {
@@ -205,7 +230,11 @@ impl Features {
             _ => {
                 return Err(err(format!(
                     "unknown key {key:?}; known: {}",
-                    SET_KEYS.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ")
+                    SET_KEYS
+                        .iter()
+                        .map(|(k, _)| *k)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )))
             }
         }
@@ -230,18 +259,49 @@ impl Features {
     /// Every switch and its value, for `schedlab features` and run headers.
     pub fn listing(&self) -> Vec<(String, String)> {
         let mut out = vec![
-            ("fair.policy".to_string(), match self.fair { FairPolicy::Eevdf => "eevdf", FairPolicy::Cfs => "cfs" }.to_string()),
+            (
+                "fair.policy".to_string(),
+                match self.fair {
+                    FairPolicy::Eevdf => "eevdf",
+                    FairPolicy::Cfs => "cfs",
+                }
+                .to_string(),
+            ),
             ("pelt.invariance".into(), self.invariance.name().into()),
-            ("util_est.form".into(), match self.util_est { UtilEstForm::Ewma => "ewma", UtilEstForm::EnqueuedEwma => "enqueued_ewma" }.into()),
+            (
+                "util_est.form".into(),
+                match self.util_est {
+                    UtilEstForm::Ewma => "ewma",
+                    UtilEstForm::EnqueuedEwma => "enqueued_ewma",
+                }
+                .into(),
+            ),
             ("hz".into(), self.hz.to_string()),
-            ("sched.tunable_scaling".into(), format!("{:?}", self.tunable_scaling).to_lowercase()),
+            (
+                "sched.tunable_scaling".into(),
+                format!("{:?}", self.tunable_scaling).to_lowercase(),
+            ),
             ("fair.base_slice_ns".into(), self.base_slice_ns.to_string()),
             ("fair.latency_ns".into(), self.latency_ns.to_string()),
-            ("fair.min_granularity_ns".into(), self.min_granularity_ns.to_string()),
-            ("fair.wakeup_granularity_ns".into(), self.wakeup_granularity_ns.to_string()),
+            (
+                "fair.min_granularity_ns".into(),
+                self.min_granularity_ns.to_string(),
+            ),
+            (
+                "fair.wakeup_granularity_ns".into(),
+                self.wakeup_granularity_ns.to_string(),
+            ),
         ];
         for (i, name) in FEATURE_NAMES.iter().enumerate() {
-            out.push((name.to_string(), if self.bits & (1 << i) != 0 { "on" } else { "off" }.into()));
+            out.push((
+                name.to_string(),
+                if self.bits & (1 << i) != 0 {
+                    "on"
+                } else {
+                    "off"
+                }
+                .into(),
+            ));
         }
         out
     }
@@ -269,16 +329,31 @@ mod tests {
         f.set("fair.policy=cfs").unwrap();
         f.set("hz=1000").unwrap();
         assert_eq!((f.fair, f.tick_ns()), (FairPolicy::Cfs, 1_000_000));
-        assert!(f.set_feature("NO_SUCH").unwrap_err().to_string().contains("unknown feature"));
-        assert!(f.set("hz=123").unwrap_err().to_string().contains("100 | 250"));
-        assert!(f.set("nope=1").unwrap_err().to_string().contains("unknown key"));
+        assert!(f
+            .set_feature("NO_SUCH")
+            .unwrap_err()
+            .to_string()
+            .contains("unknown feature"));
+        assert!(f
+            .set("hz=123")
+            .unwrap_err()
+            .to_string()
+            .contains("100 | 250"));
+        assert!(f
+            .set("nope=1")
+            .unwrap_err()
+            .to_string()
+            .contains("unknown key"));
         assert!(f.set("hz").unwrap_err().to_string().contains("KEY=VALUE"));
     }
 
     #[test]
     fn log_factor() {
         let f = Features::preset(Kernel::V6_12);
-        let factors: Vec<u64> = [1, 2, 3, 4, 7, 8, 144].iter().map(|&n| f.factor(n)).collect();
+        let factors: Vec<u64> = [1, 2, 3, 4, 7, 8, 144]
+            .iter()
+            .map(|&n| f.factor(n))
+            .collect();
         assert_eq!(factors, vec![1, 2, 2, 3, 3, 4, 4]);
     }
 }

@@ -3,8 +3,8 @@
 /// `sched_prio_to_weight[nice + 20]` (core.c).
 pub const SCHED_PRIO_TO_WEIGHT: [u64; 40] = [
     88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904,
-    3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110,
-    87, 70, 56, 45, 36, 29, 23, 18, 15,
+    3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87,
+    70, 56, 45, 36, 29, 23, 18, 15,
 ];
 
 /// `sched_prio_to_wmult[nice + 20]` ≈ 2^32 / weight (core.c; the kernel's own table).
@@ -12,8 +12,7 @@ pub const SCHED_PRIO_TO_WMULT: [u32; 40] = [
     48388, 59856, 76040, 92818, 118348, 147320, 184698, 229616, 287308, 360437, 449829, 563644,
     704093, 875809, 1099582, 1376151, 1717300, 2157191, 2708050, 3363326, 4194304, 5237765,
     6557202, 8165337, 10153587, 12820798, 15790321, 19976592, 24970740, 31350126, 39045157,
-    49367440, 61356676, 76695844, 95443717, 119304647, 148102320, 186737708, 238609294,
-    286331153,
+    49367440, 61356676, 76695844, 95443717, 119304647, 148102320, 186737708, 238609294, 286331153,
 ];
 
 /// `WEIGHT_IDLEPRIO` and `WMULT_IDLEPRIO` (sched.h): SCHED_IDLE tasks.
@@ -161,7 +160,10 @@ mod tests {
         // 1 ms at weight 335: 1e6 * 1024 / 335 = 3056716.4, truncated by the fixed point.
         let v = calc_delta_fair(1_000_000, &nice5);
         assert!((3_056_715..=3_056_717).contains(&v), "{v}");
-        assert_eq!(calc_delta_fair(12345, &LoadWeight::of_nice(0, false)), 12345);
+        assert_eq!(
+            calc_delta_fair(12345, &LoadWeight::of_nice(0, false)),
+            12345
+        );
         // A cfs_rq load with no cached inverse: 6 ms split between two nice-0 tasks.
         let mut rq = LoadWeight::default();
         rq.add(NICE_0_LOAD);

@@ -267,7 +267,11 @@ impl Parser<'_> {
             Ok(n) => Ok(Value::Int(n)),
             // json-c saturates integers that do not fit in 64 bits
             Err(_) if text.bytes().skip(1).all(|c| c.is_ascii_digit()) => {
-                Ok(Value::Int(if text.starts_with('-') { i64::MIN } else { i64::MAX }))
+                Ok(Value::Int(if text.starts_with('-') {
+                    i64::MIN
+                } else {
+                    i64::MAX
+                }))
             }
             Err(_) => Err(err),
         }
@@ -275,7 +279,8 @@ impl Parser<'_> {
 
     fn literal(&mut self) -> Result<Value, SyntaxError> {
         let start = self.i;
-        let err = self.error("expected a value (a string, number, object, array, true, false or null)");
+        let err =
+            self.error("expected a value (a string, number, object, array, true, false or null)");
         while self.peek().is_some_and(|c| c.is_ascii_alphabetic()) {
             self.bump();
         }
@@ -308,10 +313,21 @@ mod tests {
         assert_eq!(e[0].0, "a");
         assert_eq!(e[2].1.value, Value::Int(-3));
         assert_eq!((e[1].1.line, e[1].1.col), (2, 29));
-        assert_eq!(e[1].1.value, Value::Array(vec![
-            Node { value: Value::Int(1), line: 2, col: 30 },
-            Node { value: Value::Int(2), line: 2, col: 33 },
-        ]));
+        assert_eq!(
+            e[1].1.value,
+            Value::Array(vec![
+                Node {
+                    value: Value::Int(1),
+                    line: 2,
+                    col: 30
+                },
+                Node {
+                    value: Value::Int(2),
+                    line: 2,
+                    col: 33
+                },
+            ])
+        );
     }
 
     #[test]
@@ -328,15 +344,27 @@ mod tests {
         assert!(e.message.contains("expected ',' or '}'"));
         let e = parse("{\"a\": tru}", false).unwrap_err();
         assert_eq!((e.line, e.col), (1, 7));
-        assert!(parse("{\"a\": \"x}", false).unwrap_err().message.contains("unterminated"));
-        assert!(parse("/* open", false).unwrap_err().message.contains("unterminated"));
-        assert!(parse("{} x", false).unwrap_err().message.contains("after the document"));
+        assert!(parse("{\"a\": \"x}", false)
+            .unwrap_err()
+            .message
+            .contains("unterminated"));
+        assert!(parse("/* open", false)
+            .unwrap_err()
+            .message
+            .contains("unterminated"));
+        assert!(parse("{} x", false)
+            .unwrap_err()
+            .message
+            .contains("after the document"));
     }
 
     #[test]
     fn numbers() {
         assert_eq!(parse("1.5", false).unwrap().value, Value::Float(1.5));
         assert_eq!(parse("-1", false).unwrap().value, Value::Int(-1));
-        assert_eq!(parse("99999999999999999999", false).unwrap().value, Value::Int(i64::MAX));
+        assert_eq!(
+            parse("99999999999999999999", false).unwrap().value,
+            Value::Int(i64::MAX)
+        );
     }
 }

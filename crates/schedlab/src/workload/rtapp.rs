@@ -38,7 +38,10 @@ impl Policy {
     ];
 
     pub fn name(self) -> &'static str {
-        Policy::NAMES.iter().find(|(_, p)| *p == self).map_or("?", |(n, _)| n)
+        Policy::NAMES
+            .iter()
+            .find(|(_, p)| *p == self)
+            .map_or("?", |(n, _)| n)
     }
 
     pub fn is_fair(self) -> bool {
@@ -149,13 +152,23 @@ pub enum Event {
     Run(Work),
     Runtime(Work),
     Sleep(u64),
-    Timer { name: String, period_us: u64, absolute: bool },
+    Timer {
+        name: String,
+        period_us: u64,
+        absolute: bool,
+    },
     Lock(String),
     Unlock(String),
-    Wait { cond: String, mutex: String },
+    Wait {
+        cond: String,
+        mutex: String,
+    },
     Signal(String),
     Broad(String),
-    Sync { cond: String, mutex: String },
+    Sync {
+        cond: String,
+        mutex: String,
+    },
     Barrier(String),
     Suspend(String),
     Resume(String),
@@ -287,14 +300,25 @@ fn event_kind(key: &str) -> Option<&'static str> {
 const OLD_GRAMMAR_KEYS: [&str; 3] = ["exec", "lock_order", "resources"];
 
 const SCHED_KEYS: [&str; 10] = [
-    "policy", "priority", "dl-runtime", "dl-period", "dl-deadline", "util_min", "util_max",
-    "cpus", "taskgroup", "nodes_membind",
+    "policy",
+    "priority",
+    "dl-runtime",
+    "dl-period",
+    "dl-deadline",
+    "util_min",
+    "util_max",
+    "cpus",
+    "taskgroup",
+    "nodes_membind",
 ];
 
 /// Parse a workload file's text; `origin` names it in messages.
 pub fn parse(text: &str, origin: &str, dialect: Dialect) -> Result<Workload, InputError> {
     let doc = json::parse(text, dialect == Dialect::Workgen).map_err(|e| {
-        InputError::new(format!("{origin}: line {}, column {}", e.line, e.col), e.message)
+        InputError::new(
+            format!("{origin}: line {}, column {}", e.line, e.col),
+            e.message,
+        )
     })?;
     let mut r = Reader {
         origin,
@@ -308,7 +332,8 @@ pub fn parse(text: &str, origin: &str, dialect: Dialect) -> Result<Workload, Inp
 /// Read a workload file.
 pub fn load(path: &std::path::Path, dialect: Dialect) -> Result<Workload, InputError> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| InputError::new(&origin, e.to_string()))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| InputError::new(&origin, e.to_string()))?;
     parse(&text, &origin, dialect)
 }
 
@@ -323,7 +348,10 @@ type Entries<'n> = Vec<(&'n str, &'n Node)>;
 impl<'a> Reader<'a> {
     fn err(&self, path: &str, node: &Node, message: impl Into<String>) -> InputError {
         InputError::new(
-            format!("{}: {path} (line {}, column {})", self.origin, node.line, node.col),
+            format!(
+                "{}: {path} (line {}, column {})",
+                self.origin, node.line, node.col
+            ),
             message,
         )
     }
@@ -339,9 +367,18 @@ impl<'a> Reader<'a> {
 
     /// An object's entries under the dialect's reading of repeated keys. `repeatable` keys
     /// (events, phases) stay repeated under workgen.
-    fn entries<'n>(&mut self, path: &str, node: &'n Node, repeatable: fn(&str) -> bool) -> Result<Entries<'n>, InputError> {
+    fn entries<'n>(
+        &mut self,
+        path: &str,
+        node: &'n Node,
+        repeatable: fn(&str) -> bool,
+    ) -> Result<Entries<'n>, InputError> {
         let Value::Object(raw) = &node.value else {
-            return Err(self.err(path, node, format!("expected an object, found {}", node.value.kind())));
+            return Err(self.err(
+                path,
+                node,
+                format!("expected an object, found {}", node.value.kind()),
+            ));
         };
         let mut out: Entries<'n> = Vec::with_capacity(raw.len());
         for (key, value) in raw {
@@ -352,12 +389,20 @@ impl<'a> Reader<'a> {
             let at = format!("{path}.{key}");
             match self.dialect {
                 Dialect::JsonC => {
-                    self.warn(&at, value, "repeated key: json-c keeps its first position and this last value");
+                    self.warn(
+                        &at,
+                        value,
+                        "repeated key: json-c keeps its first position and this last value",
+                    );
                     out[first].1 = value;
                 }
                 Dialect::Workgen if repeatable(key) => out.push((key, value)),
                 Dialect::Workgen => {
-                    self.warn(&at, value, "repeated key: workgen renames the copy, which rt-app then ignores");
+                    self.warn(
+                        &at,
+                        value,
+                        "repeated key: workgen renames the copy, which rt-app then ignores",
+                    );
                 }
             }
         }
@@ -377,7 +422,10 @@ impl<'a> Reader<'a> {
             }
         }
         let Some(tasks_node) = tasks_node else {
-            return Err(InputError::new(self.origin, "no \"tasks\" object: rt-app needs one"));
+            return Err(InputError::new(
+                self.origin,
+                "no \"tasks\" object: rt-app needs one",
+            ));
         };
         let mut tasks = Vec::new();
         for (name, node) in self.entries("tasks", tasks_node, |_| false)? {
@@ -422,9 +470,17 @@ impl<'a> Reader<'a> {
                         Value::Int(n) if *n > 0 => Calibration::PLoad(*n as u64),
                         Value::Str(s) => match s.strip_prefix("CPU").and_then(|n| n.parse().ok()) {
                             Some(cpu) => Calibration::Cpu(cpu),
-                            None => return Err(self.err(&path, v, format!("{s:?} is not \"CPU<n>\""))),
+                            None => {
+                                return Err(self.err(&path, v, format!("{s:?} is not \"CPU<n>\"")))
+                            }
                         },
-                        _ => return Err(self.err(&path, v, "expected a positive integer (ns per loop) or \"CPU<n>\"")),
+                        _ => {
+                            return Err(self.err(
+                                &path,
+                                v,
+                                "expected a positive integer (ns per loop) or \"CPU<n>\"",
+                            ))
+                        }
                     }
                 }
                 "default_policy" => g.default_policy = self.policy(&path, v)?,
@@ -455,7 +511,11 @@ impl<'a> Reader<'a> {
                     LogSize::Disable
                 }
             }),
-            _ => Err(self.err(path, v, "expected a size in MB or \"file\"/\"disable\"/\"auto\"")),
+            _ => Err(self.err(
+                path,
+                v,
+                "expected a size in MB or \"file\"/\"disable\"/\"auto\"",
+            )),
         }
     }
 
@@ -464,7 +524,14 @@ impl<'a> Reader<'a> {
         match &v.value {
             Value::Bool(on) => {
                 let on = *on;
-                f = Ftrace { main: on, task: on, loop_: on, event: on, stats: on, attrs: on };
+                f = Ftrace {
+                    main: on,
+                    task: on,
+                    loop_: on,
+                    event: on,
+                    stats: on,
+                    attrs: on,
+                };
             }
             Value::Str(s) => {
                 for cat in s.split(',').map(|c| c.trim().to_ascii_lowercase()) {
@@ -520,7 +587,8 @@ impl<'a> Reader<'a> {
                     }
                 }
                 "period" | "deadline" => {
-                    legacy_dl[if key == "period" { 1 } else { 2 }] = Some(self.non_negative(&at, v)?)
+                    legacy_dl[if key == "period" { 1 } else { 2 }] =
+                        Some(self.non_negative(&at, v)?)
                 }
                 k if SCHED_KEYS.contains(&k) => single_phase_keys.push((key, v)),
                 k if event_kind(k).is_some() => {
@@ -541,9 +609,16 @@ impl<'a> Reader<'a> {
         t.taskgroup = taskgroup;
         if has_phases {
             t.loops = loop_key.unwrap_or(-1);
-            let stray: Vec<_> = single_phase_keys.iter().filter(|(k, _)| event_kind(k).is_some()).collect();
+            let stray: Vec<_> = single_phase_keys
+                .iter()
+                .filter(|(k, _)| event_kind(k).is_some())
+                .collect();
             if let Some((k, v)) = stray.first() {
-                self.warn(&format!("{path}.{k}"), v, "an event beside \"phases\" is not run (rt-app reads only the phases)");
+                self.warn(
+                    &format!("{path}.{k}"),
+                    v,
+                    "an event beside \"phases\" is not run (rt-app reads only the phases)",
+                );
             }
         } else {
             // The task object is its single phase.
@@ -567,7 +642,11 @@ impl<'a> Reader<'a> {
         }
         for p in &t.phases {
             if p.events.is_empty() {
-                return Err(self.err(&format!("{path}.phases.{}", p.name), node, "no events found: a phase must have events"));
+                return Err(self.err(
+                    &format!("{path}.phases.{}", p.name),
+                    node,
+                    "no events found: a phase must have events",
+                ));
             }
         }
         self.resolve_task_params(&mut t, global, legacy_dl);
@@ -600,7 +679,13 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn phase(&mut self, path: &str, name: &str, node: &Node, task: &str) -> Result<Phase, InputError> {
+    fn phase(
+        &mut self,
+        path: &str,
+        name: &str,
+        node: &Node,
+        task: &str,
+    ) -> Result<Phase, InputError> {
         let entries = self.entries(path, node, |k| event_kind(k).is_some())?;
         let mut loops = 1;
         let mut rest: Entries = Vec::new();
@@ -608,7 +693,11 @@ impl<'a> Reader<'a> {
             let at = format!("{path}.{key}");
             match key {
                 "loop" => loops = self.int(&at, v)?,
-                "delay" | "instance" => self.warn(&at, v, "has no effect in a phase (task level only), ignored as rt-app does"),
+                "delay" | "instance" => self.warn(
+                    &at,
+                    v,
+                    "has no effect in a phase (task level only), ignored as rt-app does",
+                ),
                 k if SCHED_KEYS.contains(&k) || event_kind(k).is_some() => rest.push((key, v)),
                 _ => self.warn(&at, v, "unknown phase key, ignored (as rt-app does)"),
             }
@@ -626,14 +715,23 @@ impl<'a> Reader<'a> {
     }
 
     #[allow(clippy::type_complexity)]
-    fn settings(&mut self, path: &str, entries: &Entries) -> Result<(SchedParams, Option<Vec<usize>>, Option<String>), InputError> {
+    fn settings(
+        &mut self,
+        path: &str,
+        entries: &Entries,
+    ) -> Result<(SchedParams, Option<Vec<usize>>, Option<String>), InputError> {
         let mut p = SchedParams::default();
         let (mut cpus, mut taskgroup) = (None, None);
         for &(key, v) in entries {
             let at = format!("{path}.{key}");
             match key {
                 "policy" => p.policy = Some(self.policy(&at, v)?),
-                "priority" => p.priority = Some(i32::try_from(self.int(&at, v)?).map_err(|_| self.err(&at, v, "out of range"))?),
+                "priority" => {
+                    p.priority = Some(
+                        i32::try_from(self.int(&at, v)?)
+                            .map_err(|_| self.err(&at, v, "out of range"))?,
+                    )
+                }
                 "dl-runtime" => p.dl_runtime_us = Some(self.non_negative(&at, v)?),
                 "dl-period" => p.dl_period_us = Some(self.non_negative(&at, v)?),
                 "dl-deadline" => p.dl_deadline_us = Some(self.non_negative(&at, v)?),
@@ -660,18 +758,28 @@ impl<'a> Reader<'a> {
         match self.int(path, v)? {
             -1 => Ok(None),
             n @ 0..=1024 => Ok(Some(n as u32)),
-            n => Err(self.err(path, v, format!("{n} is outside 0..1024 (or -1 for unchanged)"))),
+            n => Err(self.err(
+                path,
+                v,
+                format!("{n} is outside 0..1024 (or -1 for unchanged)"),
+            )),
         }
     }
 
     fn cpus(&mut self, path: &str, v: &Node) -> Result<Vec<usize>, InputError> {
         let Value::Array(items) = &v.value else {
-            return Err(self.err(path, v, format!("expected an array of CPU numbers, found {}", v.value.kind())));
+            return Err(self.err(
+                path,
+                v,
+                format!("expected an array of CPU numbers, found {}", v.value.kind()),
+            ));
         };
         let mut cpus = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             let n = self.int(&format!("{path}[{i}]"), item)?;
-            cpus.push(usize::try_from(n).map_err(|_| self.err(&format!("{path}[{i}]"), item, "a CPU number must be ≥ 0"))?);
+            cpus.push(usize::try_from(n).map_err(|_| {
+                self.err(&format!("{path}[{i}]"), item, "a CPU number must be ≥ 0")
+            })?);
         }
         cpus.sort_unstable();
         cpus.dedup();
@@ -681,7 +789,12 @@ impl<'a> Reader<'a> {
         Ok(cpus)
     }
 
-    fn events(&mut self, path: &str, entries: &Entries, task: &str) -> Result<Vec<Event>, InputError> {
+    fn events(
+        &mut self,
+        path: &str,
+        entries: &Entries,
+        task: &str,
+    ) -> Result<Vec<Event>, InputError> {
         let mut events = Vec::new();
         for &(key, v) in entries {
             if let Some(kind) = event_kind(key) {
@@ -732,7 +845,11 @@ impl<'a> Reader<'a> {
         match self.int(path, v)? {
             -1 => Ok(Work::Forever),
             n if n >= 0 => Ok(Work::Us(n as u64)),
-            n => Err(self.err(path, v, format!("a negative duration ({n} µs); only -1 (for ever) is accepted"))),
+            n => Err(self.err(
+                path,
+                v,
+                format!("a negative duration ({n} µs); only -1 (for ever) is accepted"),
+            )),
         }
     }
 
@@ -756,7 +873,11 @@ impl<'a> Reader<'a> {
                 }
             }
         } else {
-            self.warn(path, v, "not an object: rt-app reads ref and mutex as \"unknown\"");
+            self.warn(
+                path,
+                v,
+                "not an object: rt-app reads ref and mutex as \"unknown\"",
+            );
         }
         Ok((cond, mutex))
     }
@@ -773,20 +894,41 @@ impl<'a> Reader<'a> {
                         absolute = match self.string(&at, n)?.as_str() {
                             "absolute" => true,
                             "relative" => false,
-                            m => return Err(self.err(&at, n, format!("{m:?} is not \"relative\" or \"absolute\""))),
+                            m => {
+                                return Err(self.err(
+                                    &at,
+                                    n,
+                                    format!("{m:?} is not \"relative\" or \"absolute\""),
+                                ))
+                            }
                         }
                     }
                     _ => self.warn(&at, n, "unknown timer key, ignored"),
                 }
             }
         } else {
-            self.warn(path, v, "not an object: rt-app reads ref \"unknown\" and period 0");
+            self.warn(
+                path,
+                v,
+                "not an object: rt-app reads ref \"unknown\" and period 0",
+            );
         }
-        Ok(Event::Timer { name, period_us, absolute })
+        Ok(Event::Timer {
+            name,
+            period_us,
+            absolute,
+        })
     }
 
     fn memrun(&mut self, path: &str, v: &Node) -> Result<Memrun, InputError> {
-        let mut m = Memrun { kind: String::new(), size: 0, count: 0, stride: 64, random: true, shared: None };
+        let mut m = Memrun {
+            kind: String::new(),
+            size: 0,
+            count: 0,
+            stride: 64,
+            random: true,
+            shared: None,
+        };
         let (mut has_size, mut has_count) = (false, false);
         for (key, n) in self.entries(path, v, |_| false)? {
             let at = format!("{path}.{key}");
@@ -801,7 +943,11 @@ impl<'a> Reader<'a> {
             }
         }
         if !matches!(m.kind.as_str(), "read" | "write" | "chase") || !has_size || !has_count {
-            return Err(self.err(path, v, "memrun needs \"type\" (read, write or chase), \"size\" and \"count\""));
+            return Err(self.err(
+                path,
+                v,
+                "memrun needs \"type\" (read, write or chase), \"size\" and \"count\"",
+            ));
         }
         Ok(m)
     }
@@ -809,7 +955,11 @@ impl<'a> Reader<'a> {
     fn int(&self, path: &str, v: &Node) -> Result<i64, InputError> {
         match v.value {
             Value::Int(n) => Ok(n),
-            ref other => Err(self.err(path, v, format!("expected an integer, found {}", other.kind()))),
+            ref other => Err(self.err(
+                path,
+                v,
+                format!("expected an integer, found {}", other.kind()),
+            )),
         }
     }
 
@@ -821,14 +971,22 @@ impl<'a> Reader<'a> {
     fn boolean(&self, path: &str, v: &Node) -> Result<bool, InputError> {
         match v.value {
             Value::Bool(b) => Ok(b),
-            ref other => Err(self.err(path, v, format!("expected true or false, found {}", other.kind()))),
+            ref other => Err(self.err(
+                path,
+                v,
+                format!("expected true or false, found {}", other.kind()),
+            )),
         }
     }
 
     fn string(&self, path: &str, v: &Node) -> Result<String, InputError> {
         match &v.value {
             Value::Str(s) => Ok(s.clone()),
-            other => Err(self.err(path, v, format!("expected a string, found {}", other.kind()))),
+            other => Err(self.err(
+                path,
+                v,
+                format!("expected a string, found {}", other.kind()),
+            )),
         }
     }
 

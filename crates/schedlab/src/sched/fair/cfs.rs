@@ -20,7 +20,11 @@ fn entity_before(a: &SchedEntity, b: &SchedEntity) -> bool {
 
 /// `__pick_first_entity`: the leftmost (smallest vruntime, earliest queued among equals).
 fn first(f: &Fair) -> Option<SeId> {
-    f.cfs.queue.iter().copied().min_by(|&a, &b| vdiff(f.ses[a as usize].vruntime, f.ses[b as usize].vruntime).cmp(&0))
+    f.cfs
+        .queue
+        .iter()
+        .copied()
+        .min_by(|&a, &b| vdiff(f.ses[a as usize].vruntime, f.ses[b as usize].vruntime).cmp(&0))
 }
 
 /// `__pick_next_entity`: the entity after `id` in tree order (vruntime, then queueing).
@@ -28,7 +32,13 @@ fn after(f: &Fair, id: SeId) -> Option<SeId> {
     let v = f.ses[id as usize].vruntime;
     let key = |(pos, q): (usize, &SeId)| (vdiff(f.ses[*q as usize].vruntime, v), pos);
     let me = f.cfs.queue.iter().position(|&q| q == id)?;
-    f.cfs.queue.iter().enumerate().filter(|&e| key(e) > (0, me)).min_by_key(|&e| key(e)).map(|(_, q)| *q)
+    f.cfs
+        .queue
+        .iter()
+        .enumerate()
+        .filter(|&e| key(e) > (0, me))
+        .min_by_key(|&e| key(e))
+        .map(|(_, q)| *q)
 }
 
 /// `update_min_vruntime`: monotonic, following min(curr, leftmost).
@@ -40,7 +50,11 @@ pub(super) fn update_min_vruntime(f: &mut Fair) {
     }
     if let Some(l) = first(f) {
         let lv = f.ses[l as usize].vruntime;
-        vruntime = if curr.is_none() || vdiff(lv, vruntime) < 0 { lv } else { vruntime };
+        vruntime = if curr.is_none() || vdiff(lv, vruntime) < 0 {
+            lv
+        } else {
+            vruntime
+        };
     }
     if vdiff(vruntime, f.cfs.min_vruntime) > 0 {
         f.cfs.min_vruntime = vruntime;
@@ -59,7 +73,11 @@ fn sched_period(f: &Fair, nr_running: u32) -> u64 {
 /// `sched_slice`: the entity's share of the period (root cfs_rq only).
 fn sched_slice(f: &Fair, id: SeId) -> u64 {
     let se = &f.ses[id as usize];
-    let nr = if f.feat.has(Feat::AltPeriod) { f.cfs.h_nr_queued } else { f.cfs.nr_running };
+    let nr = if f.feat.has(Feat::AltPeriod) {
+        f.cfs.h_nr_queued
+    } else {
+        f.cfs.nr_running
+    };
     let mut slice = sched_period(f, nr + !se.on_rq as u32);
     let mut load: LoadWeight = f.cfs.load;
     if !se.on_rq {
@@ -77,10 +95,17 @@ fn sched_slice(f: &Fair, id: SeId) -> u64 {
 fn place_entity(f: &mut Fair, id: SeId, initial: bool) {
     let mut vruntime = f.cfs.min_vruntime;
     if initial && f.feat.has(Feat::StartDebit) {
-        vruntime = vruntime.wrapping_add(calc_delta_fair(sched_slice(f, id), &f.ses[id as usize].load));
+        vruntime = vruntime.wrapping_add(calc_delta_fair(
+            sched_slice(f, id),
+            &f.ses[id as usize].load,
+        ));
     }
     if !initial {
-        let mut thresh = if f.ses[id as usize].idle { f.tun.min_granularity } else { f.tun.latency };
+        let mut thresh = if f.ses[id as usize].idle {
+            f.tun.min_granularity
+        } else {
+            f.tun.latency
+        };
         if f.feat.has(Feat::GentleFairSleepers) {
             thresh >>= 1;
         }
@@ -89,8 +114,14 @@ fn place_entity(f: &mut Fair, id: SeId, initial: bool) {
     let now = f.clock.clock_task;
     let se = &mut f.ses[id as usize];
     // entity_is_long_sleeper
-    let long = se.exec_start != 0 && now > se.exec_start && now - se.exec_start > (1u64 << 63) / scale_load_down(NICE_0_LOAD);
-    se.vruntime = if long || vdiff(vruntime, se.vruntime) > 0 { vruntime } else { se.vruntime };
+    let long = se.exec_start != 0
+        && now > se.exec_start
+        && now - se.exec_start > (1u64 << 63) / scale_load_down(NICE_0_LOAD);
+    se.vruntime = if long || vdiff(vruntime, se.vruntime) > 0 {
+        vruntime
+    } else {
+        se.vruntime
+    };
 }
 
 /// `task_fork_fair`: start from the parent's (curr's) vruntime plus a debit, relative.
@@ -134,7 +165,11 @@ pub(super) fn enqueue_entity(f: &mut Fair, id: SeId, flags: u32) {
 
 /// `dequeue_entity`.
 pub(super) fn dequeue_entity(f: &mut Fair, id: SeId, flags: u32) {
-    let action = if flags & DEQUEUE_MIGRATING != 0 { UPDATE_TG | DO_DETACH } else { UPDATE_TG };
+    let action = if flags & DEQUEUE_MIGRATING != 0 {
+        UPDATE_TG | DO_DETACH
+    } else {
+        UPDATE_TG
+    };
     f.update_curr();
     load_avg::update_load_avg(f, id, action);
     f.clear_buddies(id);
@@ -179,7 +214,9 @@ pub(super) fn pick_next_entity(f: &mut Fair) -> Option<SeId> {
         } else {
             match (after(f, se), curr) {
                 (None, c) => c,
-                (Some(s), Some(c)) if entity_before(&f.ses[c as usize], &f.ses[s as usize]) => Some(c),
+                (Some(s), Some(c)) if entity_before(&f.ses[c as usize], &f.ses[s as usize]) => {
+                    Some(c)
+                }
                 (s, _) => s,
             }
         };
@@ -189,9 +226,17 @@ pub(super) fn pick_next_entity(f: &mut Fair) -> Option<SeId> {
             }
         }
     }
-    if let Some(n) = f.cfs.next.filter(|&n| wakeup_preempt_entity(f, n, left) < 1) {
+    if let Some(n) = f
+        .cfs
+        .next
+        .filter(|&n| wakeup_preempt_entity(f, n, left) < 1)
+    {
         se = n;
-    } else if let Some(l) = f.cfs.last.filter(|&l| wakeup_preempt_entity(f, l, left) < 1) {
+    } else if let Some(l) = f
+        .cfs
+        .last
+        .filter(|&l| wakeup_preempt_entity(f, l, left) < 1)
+    {
         se = l;
     }
     Some(se)

@@ -55,7 +55,10 @@ pub(super) fn avg_vruntime(f: &mut Fair) -> u64 {
         delta = entity_key(f, &f.ses[c as usize]);
     }
     // update_zero_vruntime
-    f.cfs.avg_vruntime = f.cfs.avg_vruntime.wrapping_sub((f.cfs.avg_load as i64).wrapping_mul(delta));
+    f.cfs.avg_vruntime = f
+        .cfs
+        .avg_vruntime
+        .wrapping_sub((f.cfs.avg_load as i64).wrapping_mul(delta));
     f.cfs.zero_vruntime = f.cfs.zero_vruntime.wrapping_add(delta as u64);
     f.cfs.zero_vruntime
 }
@@ -125,7 +128,9 @@ fn update_deadline(f: &mut Fair, id: SeId) -> bool {
     if !se.custom_slice {
         se.slice = base;
     }
-    se.deadline = se.vruntime.wrapping_add(calc_delta_fair(se.slice, &se.load));
+    se.deadline = se
+        .vruntime
+        .wrapping_add(calc_delta_fair(se.slice, &se.load));
     avg_vruntime(f);
     true
 }
@@ -145,7 +150,9 @@ pub(super) fn after_update_curr(f: &mut Fair, id: SeId) -> bool {
 
 /// `did_preempt_short`.
 fn did_preempt_short(f: &Fair, curr: SeId) -> bool {
-    f.feat.has(Feat::PreemptShort) && !protect_slice(&f.ses[curr as usize]) && !entity_eligible(f, curr)
+    f.feat.has(Feat::PreemptShort)
+        && !protect_slice(&f.ses[curr as usize])
+        && !entity_eligible(f, curr)
 }
 
 /// `do_preempt_short(cfs_rq, pse, se)`.
@@ -160,7 +167,12 @@ fn do_preempt_short(f: &Fair, pse: SeId, se: SeId) -> bool {
 /// `pick_eevdf`: the eligible entity with the earliest virtual deadline, curr protected by
 /// RUN_TO_PARITY while its slice lasts.
 fn pick_eevdf(f: &Fair) -> Option<SeId> {
-    let first = f.cfs.queue.iter().copied().min_by(|&a, &b| deadline_order(f, a, b));
+    let first = f
+        .cfs
+        .queue
+        .iter()
+        .copied()
+        .min_by(|&a, &b| deadline_order(f, a, b));
     let mut curr = f.cfs.curr;
     if f.cfs.nr_running == 1 {
         return curr_on_rq(f).or(first);
@@ -191,7 +203,9 @@ fn pick_eevdf(f: &Fair) -> Option<SeId> {
 
 /// Tree order: deadline, then queueing order (min_by keeps the first of equals).
 fn deadline_order(f: &Fair, a: SeId, b: SeId) -> std::cmp::Ordering {
-    let d = f.ses[a as usize].deadline.wrapping_sub(f.ses[b as usize].deadline) as i64;
+    let d = f.ses[a as usize]
+        .deadline
+        .wrapping_sub(f.ses[b as usize].deadline) as i64;
     d.cmp(&0)
 }
 
@@ -204,7 +218,9 @@ pub(super) fn pick_next_entity(f: &mut Fair) -> (Option<SeId>, Option<SeId>) {
                 return (Some(n), finished);
             }
         }
-        let Some(se) = pick_eevdf(f) else { return (None, finished) };
+        let Some(se) = pick_eevdf(f) else {
+            return (None, finished);
+        };
         if !f.ses[se as usize].sched_delayed {
             return (Some(se), finished);
         }
@@ -231,7 +247,8 @@ fn place_entity(f: &mut Fair, id: SeId, flags: u32) {
     let mut lag = 0i64;
     if feat.has(Feat::PlaceLag) && nr_running != 0 {
         let load = (avg_load + curr_w).max(1);
-        lag = ((se.vlag as i128 * (load + scale_load_down(se.load.weight)) as i128) / load as i128) as i64;
+        lag = ((se.vlag as i128 * (load + scale_load_down(se.load.weight)) as i128) / load as i128)
+            as i64;
     }
     se.vruntime = vruntime.wrapping_sub(lag as u64);
     if feat.has(Feat::PlaceRelDeadline) && se.rel_deadline {
@@ -271,12 +288,20 @@ pub(super) fn dequeue_entity(f: &mut Fair, id: SeId, flags: u32) -> bool {
     let sleep = flags & DEQUEUE_SLEEP != 0;
     f.update_curr();
     f.clear_buddies(id);
-    if flags & DEQUEUE_DELAYED == 0 && sleep && f.feat.has(Feat::DelayDequeue) && !entity_eligible(f, id) {
+    if flags & (DEQUEUE_DELAYED | DEQUEUE_SPECIAL) == 0
+        && sleep
+        && f.feat.has(Feat::DelayDequeue)
+        && !entity_eligible(f, id)
+    {
         load_avg::update_load_avg(f, id, 0);
         f.ses[id as usize].sched_delayed = true;
         return false;
     }
-    let action = if flags & DEQUEUE_MIGRATING != 0 { UPDATE_TG | DO_DETACH } else { UPDATE_TG };
+    let action = if flags & DEQUEUE_MIGRATING != 0 {
+        UPDATE_TG | DO_DETACH
+    } else {
+        UPDATE_TG
+    };
     load_avg::update_load_avg(f, id, action);
     update_entity_lag(f, id);
     if f.feat.has(Feat::PlaceRelDeadline) && !sleep {

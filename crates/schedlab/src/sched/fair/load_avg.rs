@@ -5,7 +5,10 @@
 //! lag (`migrate_se_pelt_lag`).
 
 use super::{Fair, Note, SeId};
-use crate::sched::pelt::{get_pelt_divider, update_load_avg as ___update_load_avg, update_load_avg_se, update_load_sum, PELT_MIN_DIVIDER};
+use crate::sched::pelt::{
+    get_pelt_divider, update_load_avg as ___update_load_avg, update_load_avg_se, update_load_sum,
+    PELT_MIN_DIVIDER,
+};
 use crate::sched::weight::scale_load_down;
 
 pub const UPDATE_TG: u32 = 0x1;
@@ -29,7 +32,13 @@ pub fn update_load_avg(f: &mut Fair, id: SeId, flags: u32) {
         if update_load_avg_se(now, &mut se.avg, on_rq, runnable, running, w, scale) {
             se.util_est.util_change(); // cfs_se_util_change
             let a = se.avg;
-            f.note(Note::PeltSe { se: id, load: a.load_avg, runnable: a.runnable_avg, util: a.util_avg, update_time: a.last_update_time });
+            f.note(Note::PeltSe {
+                se: id,
+                load: a.load_avg,
+                runnable: a.runnable_avg,
+                util: a.util_avg,
+                update_time: a.last_update_time,
+            });
         }
     }
     let mut decayed = update_cfs_rq_load_avg(f, now);
@@ -42,7 +51,12 @@ pub fn update_load_avg(f: &mut Fair, id: SeId, flags: u32) {
     }
     if decayed {
         let a = f.cfs.avg;
-        f.note(Note::PeltCfs { load: a.load_avg, runnable: a.runnable_avg, util: a.util_avg, update_time: a.last_update_time });
+        f.note(Note::PeltCfs {
+            load: a.load_avg,
+            runnable: a.runnable_avg,
+            util: a.util_avg,
+            update_time: a.last_update_time,
+        });
     }
 }
 
@@ -62,13 +76,22 @@ fn update_cfs_rq_load_avg(f: &mut Fair, now: u64) -> bool {
         sa.load_sum = sa.load_sum.max(sa.load_avg * PELT_MIN_DIVIDER as u64);
         sub_positive(&mut sa.runnable_avg, r.runnable_avg);
         sub_positive(&mut sa.runnable_sum, r.runnable_avg * divider);
-        sa.runnable_sum = sa.runnable_sum.max(sa.runnable_avg * PELT_MIN_DIVIDER as u64);
+        sa.runnable_sum = sa
+            .runnable_sum
+            .max(sa.runnable_avg * PELT_MIN_DIVIDER as u64);
         decayed = true;
     }
     let load = scale_load_down(f.cfs.load.weight);
     let runnable = f.cfs.h_nr_runnable as u64;
     let running = f.cfs.curr.is_some();
-    if update_load_sum(now, &mut f.cfs.avg, load, runnable, running, f.clock.contrib_scale()) {
+    if update_load_sum(
+        now,
+        &mut f.cfs.avg,
+        load,
+        runnable,
+        running,
+        f.clock.contrib_scale(),
+    ) {
         ___update_load_avg(&mut f.cfs.avg, 1);
         decayed = true;
     }

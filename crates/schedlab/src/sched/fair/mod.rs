@@ -11,7 +11,7 @@ mod eevdf;
 pub mod load_avg;
 
 use crate::sched::clock_pelt::RqClock;
-use crate::sched::features::{Feat, FairPolicy, Features};
+use crate::sched::features::{FairPolicy, Feat, Features};
 use crate::sched::pelt::SchedAvg;
 use crate::sched::util_est::UtilEst;
 use crate::sched::weight::{calc_delta_fair, scale_load_down, LoadWeight};
@@ -144,6 +144,8 @@ pub mod flags {
     pub const ENQUEUE_MIGRATED: u32 = 0x40;
     pub const ENQUEUE_INITIAL: u32 = 0x80;
     pub const DEQUEUE_SLEEP: u32 = 0x01;
+    /// Never delayed (a dying task).
+    pub const DEQUEUE_SPECIAL: u32 = 0x10;
     /// The task is moving to another CPU (`task_on_rq_migrating`).
     pub const DEQUEUE_MIGRATING: u32 = 0x100;
     pub const DEQUEUE_DELAYED: u32 = 0x200;
@@ -166,10 +168,29 @@ pub struct Fair<'a, 'n> {
 /// What a PELT or util_est tracepoint saw, captured when it fired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Note {
-    PeltSe { se: SeId, load: u64, runnable: u64, util: u64, update_time: u64 },
-    PeltCfs { load: u64, runnable: u64, util: u64, update_time: u64 },
-    UtilEstSe { se: SeId, enqueued: u32, ewma: u32, util: u64 },
-    UtilEstCfs { enqueued: u32, util: u64 },
+    PeltSe {
+        se: SeId,
+        load: u64,
+        runnable: u64,
+        util: u64,
+        update_time: u64,
+    },
+    PeltCfs {
+        load: u64,
+        runnable: u64,
+        util: u64,
+        update_time: u64,
+    },
+    UtilEstSe {
+        se: SeId,
+        enqueued: u32,
+        ewma: u32,
+        util: u64,
+    },
+    UtilEstCfs {
+        enqueued: u32,
+        util: u64,
+    },
 }
 
 impl Fair<'_, '_> {
@@ -184,7 +205,9 @@ impl Fair<'_, '_> {
 
     /// `update_curr`: charge curr for the time since `exec_start`; true asks for a resched.
     pub fn update_curr(&mut self) -> bool {
-        let Some(id) = self.cfs.curr else { return false };
+        let Some(id) = self.cfs.curr else {
+            return false;
+        };
         let now = self.clock.clock_task;
         let se = &mut self.ses[id as usize];
         let delta = now as i64 - se.exec_start as i64;
@@ -193,7 +216,9 @@ impl Fair<'_, '_> {
         }
         se.exec_start = now;
         se.sum_exec_runtime += delta as u64;
-        se.vruntime = se.vruntime.wrapping_add(calc_delta_fair(delta as u64, &se.load));
+        se.vruntime = se
+            .vruntime
+            .wrapping_add(calc_delta_fair(delta as u64, &se.load));
         if self.is_eevdf() {
             eevdf::after_update_curr(self, id)
         } else {
@@ -236,7 +261,10 @@ impl Fair<'_, '_> {
 
     /// `enqueue_task_fair` for a task entity: util_est, then `enqueue_entity`.
     pub fn enqueue_task(&mut self, id: SeId, flags: u32) {
-        let (delayed, migrating) = (self.ses[id as usize].sched_delayed, flags & ENQUEUE_MIGRATED != 0);
+        let (delayed, migrating) = (
+            self.ses[id as usize].sched_delayed,
+            flags & ENQUEUE_MIGRATED != 0,
+        );
         if self.feat.has(Feat::UtilEst) && !(delayed && migrating) {
             let est = self.ses[id as usize].util_est;
             crate::sched::util_est::util_est_enqueue(&mut self.cfs.util_est, &est);
@@ -261,7 +289,10 @@ impl Fair<'_, '_> {
         let sleep = flags & DEQUEUE_SLEEP != 0;
         let migrating = flags & DEQUEUE_MIGRATING != 0;
         let se = &self.ses[id as usize];
-        if self.feat.has(Feat::UtilEst) && !(se.sched_delayed && migrating) && flags & DEQUEUE_DELAYED == 0 {
+        if self.feat.has(Feat::UtilEst)
+            && !(se.sched_delayed && migrating)
+            && flags & DEQUEUE_DELAYED == 0
+        {
             let est = se.util_est;
             crate::sched::util_est::util_est_dequeue(&mut self.cfs.util_est, &est);
             self.note_util_est_cfs();
@@ -305,7 +336,12 @@ impl Fair<'_, '_> {
                 UtilEst::Ewma(v) => v & !crate::sched::util_est::UTIL_AVG_UNCHANGED,
                 UtilEst::EnqueuedEwma { ewma, .. } => ewma,
             };
-            self.note(Note::UtilEstSe { se: id, enqueued: est.task_util_est(), ewma, util });
+            self.note(Note::UtilEstSe {
+                se: id,
+                enqueued: est.task_util_est(),
+                ewma,
+                util,
+            });
         }
     }
 
@@ -433,7 +469,10 @@ impl Fair<'_, '_> {
         let v = eevdf::avg_vruntime(self);
         let curr = self.cfs.curr.filter(|&c| self.ses[c as usize].on_rq);
         let ses = &*self.ses;
-        self.cfs.queue.iter().chain(curr.iter())
+        self.cfs
+            .queue
+            .iter()
+            .chain(curr.iter())
             .map(|&i| {
                 let se = &ses[i as usize];
                 se.weight() as i128 * v.wrapping_sub(se.vruntime) as i64 as i128
@@ -441,4 +480,3 @@ impl Fair<'_, '_> {
             .sum()
     }
 }
-

@@ -1,0 +1,238 @@
+//! The discrete-event engine: per-CPU runqueues, schedule(), try_to_wake_up, the tick, work
+//! accounting, and the rt-app programs the threads run.
+//!
+//! The engine knows no policy: it asks the fair class (`sched::fair`) who runs and observers
+//! (`trace`) are told what happened.
+
+mod core;
+pub mod event;
+mod rtapp;
+pub mod task;
+
+use crate::error::InputError;
+use crate::platform::Platform;
+use crate::sched::clock_pelt::{CpuScale, RqClock};
+use crate::sched::fair::{CfsRq, Note, SchedEntity, Tunables};
+use crate::sched::features::Features;
+use crate::time::Ns;
+use crate::trace::{Observer, Record};
+use crate::workload::Workload;
+use event::{Ev, EventQueue};
+use rtapp::{Program, Resources, ThreadProg};
+use task::{State, Task};
+
+/// The simulated clock at the start of a run: 1 s after boot, so that no PELT timestamp is 0
+/// (the kernel's "not attached" mark).
+pub const SIM_START: Ns = 1_000_000_000;
+
+/// A CPU's runqueue (`struct rq`).
+pub struct Rq {
+    pub clock: RqClock,
+    pub cfs: CfsRq,
+    pub curr: Option<u32>,
+    pub capacity: u64,
+    pub max_khz: u32,
+    /// Work units per ns: capacity·freq_scale (both /1024).
+    pub rate: u128,
+    /// Generation of the pending `Done` event.
+    pub done_gen: u32,
+    pub tick_armed: bool,
+    pub busy_ns: Ns,
+    pub busy_since: Option<Ns>,
+    pub notes: Vec<Note>,
+}
+
+/// Options of a run beyond workload, platform and switches.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Overrides the workload's `global.duration`.
+    pub duration: Option<Ns>,
+}
+
+/// Per-run totals.
+#[derive(Debug, Clone, Default)]
+pub struct Totals {
+    pub events: u64,
+    pub end: Ns,
+    /// Set when the run stopped because no thread could ever proceed.
+    pub deadlock: Option<String>,
+}
+
+pub struct Sim {
+    pub now: Ns,
+    pub plat: Platform,
+    pub feat: Features,
+    pub tun: Tunables,
+    pub rqs: Vec<Rq>,
+    pub tasks: Vec<Task>,
+    pub ses: Vec<SchedEntity>,
+    queue: EventQueue,
+    prog: Program,
+    threads: Vec<ThreadProg>,
+    res: Resources,
+    observers: Vec<Box<dyn Observer>>,
+    tracing: bool,
+    stop_at: Option<Ns>,
+    pub totals: Totals,
+    io_error: Option<std::io::Error>,
+}
+
+impl Sim {
+    /// Check the workload against the platform and build the machine.
+    pub fn new(
+        wl: &Workload,
+        plat: Platform,
+        feat: Features,
+        opts: &RunOptions,
+    ) -> Result<Sim, InputError> {
+        let prog = Program::compile(wl, &plat)?;
+        let duration = opts.duration.or(wl.global.duration);
+        if duration.is_none() {
+            if let Some(t) = prog.runs_for_ever() {
+                return Err(InputError::new(
+                    "--duration",
+                    format!("task {t:?} loops for ever and the workload has no global.duration: give --duration"),
+                ));
+            }
+        }
+        let tun = Tunables::new(&feat, plat.nr_cpus());
+        let rqs = plat
+            .cpus
+            .iter()
+            .map(|c| {
+                let scale = CpuScale {
+                    cpu: c.capacity_orig as u64,
+                    freq: 1024,
+                };
+                Rq {
+                    clock: RqClock::new(feat.invariance, scale, SIM_START),
+                    cfs: CfsRq::default(),
+                    curr: None,
+                    capacity: c.capacity_orig as u64,
+                    max_khz: plat.freq_domains[c.freq_domain].max_khz(),
+                    rate: c.capacity_orig as u128 * 1024,
+                    done_gen: 0,
+                    tick_armed: false,
+                    busy_ns: 0,
+                    busy_since: None,
+                    notes: Vec::new(),
+                }
+            })
+            .collect();
+        let res = prog.resources();
+        Ok(Sim {
+            now: SIM_START,
+            plat,
+            feat,
+            tun,
+            rqs,
+            tasks: Vec::new(),
+            ses: Vec::new(),
+            queue: EventQueue::default(),
+            prog,
+            threads: Vec::new(),
+            res,
+            observers: Vec::new(),
+            tracing: false,
+            stop_at: duration.map(|d| SIM_START + d),
+            totals: Totals::default(),
+            io_error: None,
+        })
+    }
+
+    /// Attach an observer (trace writer, logs): records are built only when one is attached.
+    pub fn observe(&mut self, o: Box<dyn Observer>) {
+        self.observers.push(o);
+        self.tracing = true;
+    }
+
+    /// Tell the observers; an I/O error stops the run at the next event.
+    #[inline]
+    fn emit(&mut self, rec: Record) {
+        for o in &mut self.observers {
+            if let Err(e) = o.record(self.now, &rec, &self.tasks) {
+                self.io_error.get_or_insert(e);
+            }
+        }
+    }
+
+    /// Run to the end: the workload's duration, or until every thread has ended.
+    pub fn run(&mut self, mut progress: impl FnMut(Ns, Option<Ns>)) -> std::io::Result<()> {
+        self.start();
+        if let Some(at) = self.stop_at {
+            self.queue.push(at, self.now, Ev::Stop);
+        }
+        let mut next_report = self.now;
+        while let Some((at, ev)) = self.queue.pop() {
+            self.now = at;
+            self.totals.events += 1;
+            match ev {
+                Ev::Stop => break,
+                Ev::Wake { task, gen } => self.timer_fired(task, gen),
+                Ev::Done { cpu, gen } => self.work_done(cpu as usize, gen),
+                Ev::Tick { cpu } => self.tick(cpu as usize),
+            }
+            if let Some(e) = self.io_error.take() {
+                return Err(e);
+            }
+            if self.now >= next_report {
+                progress(self.now - SIM_START, self.stop_at.map(|s| s - SIM_START));
+                next_report = self.now + 100_000_000;
+            }
+            if self.queue.is_empty() {
+                self.check_deadlock();
+            }
+        }
+        self.finish()
+    }
+
+    /// Threads that can never proceed: report them, as the kernel's hung-task detector would.
+    fn check_deadlock(&mut self) {
+        let stuck: Vec<String> = self
+            .tasks
+            .iter()
+            .filter(|t| t.state == State::Blocked)
+            .map(|t| format!("{} ({})", t.comm, self.res.blocked_on(t.pid)))
+            .collect();
+        if !stuck.is_empty() {
+            self.totals.deadlock = Some(format!(
+                "deadlock at {:.6} s: {} can never proceed",
+                (self.now - SIM_START) as f64 / 1e9,
+                stuck.join(", ")
+            ));
+        }
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        let end = self.now;
+        self.totals.end = end;
+        for t in &mut self.tasks {
+            if t.state != State::Dead {
+                let s = t.state;
+                t.set_state(s, end);
+            }
+        }
+        for rq in &mut self.rqs {
+            if let Some(since) = rq.busy_since.take() {
+                rq.busy_ns += end - since;
+            }
+        }
+        let tasks = std::mem::take(&mut self.tasks);
+        let mut result = Ok(());
+        for o in &mut self.observers {
+            if let Err(e) = o.finish(&tasks) {
+                result = Err(e);
+            }
+        }
+        self.tasks = tasks;
+        result
+    }
+
+    /// Simulated time elapsed.
+    pub fn elapsed(&self) -> Ns {
+        self.totals.end.max(self.now) - SIM_START
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,826 @@
+//! rt-app's `run_event` and phase loop: what each event does to a simulated thread.
+//!
+//! Cost model: `run` is work at the reference speed (the biggest CPU at its highest OPP);
+//! `mem`, `iorun` and `memrun` are CPU work of one reference ns per byte touched (per
+//! access for `memrun`); `runtime` is wall-clock busy time. Zero-length events (lock, signal,
+//! ...) take no time. Mutexes hand over to waiters in FIFO order; priority inheritance only
+//! matters to the RT class, which comes later.
+
+use std::collections::{HashMap, VecDeque};
+
+use super::task::{Action, State, Task, TaskStats, WORK_UNITS_PER_NS};
+use super::{Sim, SIM_START};
+use crate::error::InputError;
+use crate::platform::Platform;
+use crate::sched::fair::SchedEntity;
+use crate::sched::features::Features;
+use crate::sched::weight::LoadWeight;
+use crate::trace::{LogRow, Record};
+use crate::workload::{Calibration, Event, Ftrace, LogSize, Policy, Work, Workload};
+
+/// rt-app's pLoad when `calibration` names a CPU: a nominal value (no busy loop to measure).
+pub const NOMINAL_PLOAD_NS: u64 = 100;
+const PID_BASE: u32 = 1000;
+
+/// A compiled event, resources resolved to indices.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Op {
+    Work { units: u128, us: u64, perf: u64 },
+    Runtime { ns: u64, us: u64 },
+    Sleep(u64),
+    Timer { timer: TimerRef, period: u64 },
+    Lock(u32),
+    Unlock(u32),
+    Wait { cond: u32, mutex: u32 },
+    Signal(u32),
+    Broad(u32),
+    Sync { cond: u32, mutex: u32 },
+    Barrier(u32),
+    Suspend(u32),
+    Resume(u32),
+    SemPost(u32),
+    SemWait(u32),
+    Yield,
+    Fork(u32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum TimerRef {
+    /// Index among the task's `unique*` timers: one per thread.
+    Unique(u32),
+    Shared(u32),
+}
+
+struct CPhase {
+    loops: i64,
+    ops: Vec<Op>,
+    /// rt-app `rtapp_event` type and desc of each op.
+    markers: Vec<(u32, String)>,
+    nice: Option<i32>,
+    cpus: Option<Vec<bool>>,
+}
+
+pub(super) struct CTask {
+    name: String,
+    pub(super) instance: u32,
+    delay: u64,
+    loops: i64,
+    policy: Policy,
+    nice: i32,
+    slice: Option<u64>,
+    cpus: Option<Vec<bool>>,
+    phases: Vec<CPhase>,
+    unique_timers: u32,
+    forks: u32,
+}
+
+/// The whole workload, compiled.
+pub(super) struct Program {
+    pub(super) tasks: Vec<CTask>,
+    names: Names,
+    barrier_users: Vec<u32>,
+    timer_absolute: Vec<bool>,
+    unique_absolute: Vec<Vec<bool>>,
+    pub(super) ftrace: Ftrace,
+    pub(super) logs: bool,
+    cumulative_slack: bool,
+}
+
+/// Resource names, by kind, in order of first use.
+#[derive(Default)]
+struct Names {
+    mutexes: Vec<String>,
+    conds: Vec<String>,
+    barriers: Vec<String>,
+    sems: Vec<String>,
+    suspends: Vec<String>,
+    timers: Vec<String>,
+}
+
+fn intern(list: &mut Vec<String>, index: &mut HashMap<String, u32>, name: &str) -> u32 {
+    *index.entry(name.to_string()).or_insert_with(|| {
+        list.push(name.to_string());
+        list.len() as u32 - 1
+    })
+}
+
+fn mask(cpus: &[usize], n: usize) -> Vec<bool> {
+    let mut m = vec![false; n];
+    for &c in cpus {
+        m[c] = true;
+    }
+    m
+}
+
+impl Program {
+    pub(super) fn compile(wl: &Workload, plat: &Platform) -> Result<Program, InputError> {
+        let n = plat.nr_cpus();
+        let pload = match wl.global.calibration {
+            Calibration::PLoad(p) => p,
+            Calibration::Cpu(_) => NOMINAL_PLOAD_NS,
+        };
+        let mut idx: [HashMap<String, u32>; 6] = Default::default();
+        let mut names = Names::default();
+        let mut barrier_users: Vec<u32> = Vec::new();
+        let mut timer_absolute = Vec::new();
+        let mut unique_absolute = Vec::new();
+        let mut tasks = Vec::new();
+        for t in &wl.tasks {
+            let check_cpus =
+                |cpus: &Option<Vec<usize>>, at: &str| -> Result<Option<Vec<bool>>, InputError> {
+                    match cpus {
+                        Some(c) if c.iter().any(|&x| x >= n) => Err(InputError::new(
+                            format!("tasks.{}{at}.cpus", t.name),
+                            format!(
+                                "CPU {} is outside the platform {} (CPUs 0-{})",
+                                c.iter().max().unwrap(),
+                                plat.name,
+                                n - 1
+                            ),
+                        )),
+                        Some(c) => Ok(Some(mask(c, n))),
+                        None => Ok(None),
+                    }
+                };
+            let mut uniq: HashMap<String, u32> = HashMap::new();
+            let mut uabs = Vec::new();
+            let mut phases = Vec::new();
+            for p in &t.phases {
+                let mut ops = Vec::new();
+                let mut markers = Vec::new();
+                for e in &p.events {
+                    let op = match e {
+                        Event::Run(w) => work(*w, pload, 1000),
+                        Event::Mem(b) | Event::Iorun(b) => work(Work::Us(*b), pload, 1),
+                        Event::Memrun(m) => work(Work::Us(m.count), pload, 1),
+                        Event::Runtime(Work::Us(us)) => Op::Runtime {
+                            ns: us * 1000,
+                            us: *us,
+                        },
+                        Event::Runtime(Work::Forever) => Op::Runtime {
+                            ns: u64::MAX / 4,
+                            us: 0,
+                        },
+                        Event::Sleep(us) => Op::Sleep(us * 1000),
+                        Event::Timer {
+                            name,
+                            period_us,
+                            absolute,
+                        } => {
+                            let timer = if name.starts_with("unique") {
+                                let before = uniq.len();
+                                let i = intern(&mut Vec::new(), &mut uniq, name);
+                                if uniq.len() > before {
+                                    uabs.push(false);
+                                }
+                                uabs[i as usize] |= *absolute;
+                                TimerRef::Unique(i)
+                            } else {
+                                let i = intern(&mut names.timers, &mut idx[5], name);
+                                if timer_absolute.len() <= i as usize {
+                                    timer_absolute.push(false);
+                                }
+                                timer_absolute[i as usize] |= *absolute;
+                                TimerRef::Shared(i)
+                            };
+                            Op::Timer {
+                                timer,
+                                period: period_us * 1000,
+                            }
+                        }
+                        Event::Lock(m) => Op::Lock(intern(&mut names.mutexes, &mut idx[0], m)),
+                        Event::Unlock(m) => Op::Unlock(intern(&mut names.mutexes, &mut idx[0], m)),
+                        Event::Wait { cond, mutex } | Event::Sync { cond, mutex } => {
+                            let c = intern(&mut names.conds, &mut idx[1], cond);
+                            let m = intern(&mut names.mutexes, &mut idx[0], mutex);
+                            if matches!(e, Event::Wait { .. }) {
+                                Op::Wait { cond: c, mutex: m }
+                            } else {
+                                Op::Sync { cond: c, mutex: m }
+                            }
+                        }
+                        Event::Signal(c) => Op::Signal(intern(&mut names.conds, &mut idx[1], c)),
+                        Event::Broad(c) => Op::Broad(intern(&mut names.conds, &mut idx[1], c)),
+                        Event::Barrier(b) => {
+                            let i = intern(&mut names.barriers, &mut idx[2], b);
+                            if barrier_users.len() <= i as usize {
+                                barrier_users.push(0);
+                            }
+                            barrier_users[i as usize] += t.instance; // per textual use, as rt-app counts
+                            Op::Barrier(i)
+                        }
+                        Event::SemPost(s) => Op::SemPost(intern(&mut names.sems, &mut idx[3], s)),
+                        Event::SemWait(s) => Op::SemWait(intern(&mut names.sems, &mut idx[3], s)),
+                        Event::Suspend(s) => {
+                            Op::Suspend(intern(&mut names.suspends, &mut idx[4], s))
+                        }
+                        Event::Resume(s) => Op::Resume(intern(&mut names.suspends, &mut idx[4], s)),
+                        Event::Yield => Op::Yield,
+                        Event::Fork(name) => {
+                            Op::Fork(wl.task(name).expect("checked by the parser") as u32)
+                        }
+                    };
+                    ops.push(op);
+                    markers.push((e.type_number(), e.desc()));
+                }
+                phases.push(CPhase {
+                    loops: p.loops,
+                    ops,
+                    markers,
+                    nice: p
+                        .params
+                        .priority
+                        .filter(|_| p.params.policy.is_none_or(|x| x.is_fair())),
+                    cpus: check_cpus(&p.cpus, &format!(".phases.{}", p.name))?,
+                });
+            }
+            let policy = t.params.policy.unwrap_or(Policy::Other);
+            tasks.push(CTask {
+                name: t.name.clone(),
+                instance: t.instance,
+                delay: t.delay_us * 1000,
+                loops: t.loops,
+                policy,
+                nice: if policy.is_fair() {
+                    t.params.priority.unwrap_or(0)
+                } else {
+                    0
+                },
+                slice: t
+                    .params
+                    .dl_runtime_us
+                    .filter(|&r| r > 0 && policy.is_fair())
+                    .map(|r| r * 1000),
+                cpus: check_cpus(&t.cpus, "")?,
+                phases,
+                unique_timers: uniq.len() as u32,
+                forks: 0,
+            });
+            unique_absolute.push(uabs);
+        }
+        Ok(Program {
+            tasks,
+            names,
+            barrier_users,
+            timer_absolute,
+            unique_absolute,
+            ftrace: wl.global.ftrace,
+            logs: wl.global.log_size != LogSize::Disable,
+            cumulative_slack: wl.global.cumulative_slack,
+        })
+    }
+
+    /// A task whose loops never end, if any.
+    pub(super) fn runs_for_ever(&self) -> Option<&str> {
+        self.tasks
+            .iter()
+            .find(|t| {
+                t.instance > 0
+                    && (t.loops < 0
+                        || t.phases.iter().any(|p| p.loops <= 0)
+                        || t.phases.iter().flat_map(|p| &p.ops).any(|o| {
+                            matches!(
+                                o,
+                                Op::Work {
+                                    units: u128::MAX,
+                                    ..
+                                }
+                            )
+                        }))
+            })
+            .map(|t| t.name.as_str())
+    }
+
+    pub(super) fn resources(&self) -> Resources {
+        let n = &self.names;
+        Resources {
+            mutexes: vec![Mutex::default(); n.mutexes.len()],
+            conds: vec![Vec::new(); n.conds.len()],
+            barriers: self
+                .barrier_users
+                .iter()
+                .map(|&u| (u, Vec::new()))
+                .collect(),
+            sems: vec![(0, VecDeque::new()); n.sems.len()],
+            suspends: vec![Vec::new(); n.suspends.len()],
+            timers: vec![None; n.timers.len()],
+            waiting: HashMap::new(),
+        }
+    }
+
+    /// A new thread of task `def`: its `task_struct`, entity and program state.
+    pub(super) fn new_thread(
+        &mut self,
+        def: usize,
+        id: u32,
+        parent: Option<&Task>,
+        now: u64,
+        nr_cpus: usize,
+        feat: &Features,
+    ) -> (Task, SchedEntity, ThreadProg) {
+        let t = &mut self.tasks[def];
+        let comm = match parent {
+            None => format!("{}-{id}", t.name),
+            Some(_) => {
+                t.forks += 1;
+                format!("{}-{id}-{:04}", t.name, t.forks - 1)
+            }
+        };
+        let mut se = SchedEntity::new(
+            LoadWeight::of_nice(t.nice, t.policy == Policy::Idle),
+            feat.util_est.initial(),
+        );
+        se.idle = t.policy == Policy::Idle;
+        se.normal = t.policy == Policy::Other;
+        if let Some(s) = t.slice {
+            se.slice = s.clamp(100_000, 100_000_000); // __setscheduler_params
+            se.custom_slice = true;
+        }
+        let task = Task {
+            pid: PID_BASE + id,
+            comm,
+            def,
+            state: State::New,
+            state_since: now,
+            cpu: 0,
+            policy: t.policy,
+            nice: t.nice,
+            allowed: t.cpus.clone().unwrap_or_else(|| vec![true; nr_cpus]),
+            action: Action::Continue,
+            run_start: now,
+            wake_gen: 0,
+            woken_at: None,
+            timer_expiry: None,
+            stats: TaskStats {
+                created_at: now,
+                ..Default::default()
+            },
+        };
+        let thread = ThreadProg {
+            def: def as u32,
+            idx: id,
+            phase: 0,
+            phase_iter: 0,
+            task_iter: 0,
+            op: 0,
+            started: false,
+            // Forked threads skip the start barrier but keep t_zero + delay as their anchor.
+            t_first: SIM_START + t.delay,
+            unique: vec![None; t.unique_timers as usize],
+            row: LogRow::default(),
+            iter_start: now,
+            run_from: None,
+            wait_mutex: None,
+        };
+        (task, se, thread)
+    }
+}
+
+/// `run` work: `us` × `scale` reference ns (`scale` 1000 for µs, 1 for bytes).
+fn work(w: Work, pload: u64, scale: u128) -> Op {
+    match w {
+        Work::Us(us) => Op::Work {
+            units: us as u128 * scale * WORK_UNITS_PER_NS,
+            us: if scale == 1000 { us } else { 0 },
+            perf: if scale == 1000 { us / pload } else { 0 },
+        },
+        Work::Forever => Op::Work {
+            units: u128::MAX,
+            us: 0,
+            perf: 0,
+        },
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub(super) struct Mutex {
+    owner: Option<u32>,
+    waiters: VecDeque<u32>,
+}
+
+/// Synchronisation objects, global by (name, kind) as in rt-app.
+pub(super) struct Resources {
+    mutexes: Vec<Mutex>,
+    /// Waiters and the mutex each must take back.
+    conds: Vec<Vec<(u32, u32)>>,
+    /// Users needed, threads waiting.
+    barriers: Vec<(u32, Vec<u32>)>,
+    sems: Vec<(u64, VecDeque<u32>)>,
+    suspends: Vec<Vec<u32>>,
+    /// Next expiry of each shared timer.
+    timers: Vec<Option<u64>>,
+    /// What each blocked thread (by pid) waits for, for deadlock reports.
+    waiting: HashMap<u32, String>,
+}
+
+impl Resources {
+    pub(super) fn blocked_on(&self, pid: u32) -> String {
+        self.waiting
+            .get(&pid)
+            .cloned()
+            .unwrap_or_else(|| "?".into())
+    }
+}
+
+/// Where a thread is in its task's phases.
+pub(super) struct ThreadProg {
+    def: u32,
+    idx: u32,
+    phase: usize,
+    phase_iter: i64,
+    task_iter: i64,
+    op: usize,
+    started: bool,
+    t_first: u64,
+    unique: Vec<Option<u64>>,
+    row: LogRow,
+    iter_start: u64,
+    run_from: Option<u64>,
+    wait_mutex: Option<u32>,
+}
+
+/// What the program does next with the thread.
+enum Step {
+    /// It stays on the CPU with work to do.
+    Busy,
+    /// It left the CPU (sleep, block, exit, yield).
+    Off,
+}
+
+impl Sim {
+    /// The running thread `id` has the CPU and nothing to finish: run its program on.
+    pub(super) fn thread_runs(&mut self, id: u32) {
+        if self.tasks[id as usize].action != Action::Continue
+            || self.tasks[id as usize].state != State::Running
+        {
+            return;
+        }
+        let now = self.now;
+        let th = &mut self.threads[id as usize];
+        if let Some(from) = th.run_from.take() {
+            th.row.run += now - from;
+        }
+        if let Some(exp) = self.tasks[id as usize].timer_expiry.take() {
+            self.threads[id as usize].row.wu_lat += (now - exp + 500) / 1000;
+        }
+        for _ in 0..1_000_000 {
+            if let Step::Off = self.step(id) {
+                return;
+            }
+            if self.tasks[id as usize].action != Action::Continue {
+                return;
+            }
+        }
+        panic!("thread {id}: a million zero-length events at one instant");
+    }
+
+    fn marker(&mut self, id: u32, text: String) {
+        let cpu = self.tasks[id as usize].cpu;
+        self.emit(Record::Marker {
+            task: id,
+            cpu,
+            text,
+        });
+    }
+
+    /// One event, or the end of a phase iteration.
+    fn step(&mut self, id: u32) -> Step {
+        let now = self.now;
+        let (def, phase, op_i) = {
+            let th = &self.threads[id as usize];
+            (th.def as usize, th.phase, th.op)
+        };
+        if !self.threads[id as usize].started {
+            return self.thread_start(id);
+        }
+        let nr_ops = self.prog.tasks[def].phases[phase].ops.len();
+        if op_i == nr_ops {
+            return self.iteration_end(id);
+        }
+        if op_i == 0 {
+            self.iteration_start(id);
+        }
+        let op = self.prog.tasks[def].phases[phase].ops[op_i];
+        if self.tracing && self.prog.ftrace.event {
+            let (ty, desc) = self.prog.tasks[def].phases[phase].markers[op_i].clone();
+            self.marker(id, format!("rtapp_event: id={op_i} type={ty} desc={desc}"));
+        }
+        self.threads[id as usize].op += 1;
+        let t = &mut self.tasks[id as usize];
+        match op {
+            Op::Work { units, us, perf } => {
+                let th = &mut self.threads[id as usize];
+                th.row.perf += perf;
+                th.row.c_duration += us;
+                th.run_from = Some(now);
+                t.action = Action::Work { left: units };
+                Step::Busy
+            }
+            Op::Runtime { ns, us } => {
+                let th = &mut self.threads[id as usize];
+                th.row.c_duration += us;
+                th.run_from = Some(now);
+                t.action = Action::Until(now.saturating_add(ns));
+                Step::Busy
+            }
+            Op::Sleep(ns) => {
+                self.sleep_until(id, now + ns);
+                Step::Off
+            }
+            Op::Timer { timer, period } => self.timer(id, def, timer, period),
+            Op::Lock(m) => self.lock(id, m),
+            Op::Unlock(m) => {
+                self.unlock(id, m);
+                Step::Busy
+            }
+            Op::Wait { cond, mutex } => self.cond_wait(id, cond, mutex),
+            Op::Signal(c) => {
+                self.cond_wake(id, c, false);
+                Step::Busy
+            }
+            Op::Broad(c) => {
+                self.cond_wake(id, c, true);
+                Step::Busy
+            }
+            Op::Sync { cond, mutex } => {
+                self.cond_wake(id, cond, false);
+                self.cond_wait(id, cond, mutex)
+            }
+            Op::Barrier(b) => {
+                let (needed, waiting) = &mut self.res.barriers[b as usize];
+                if waiting.len() as u32 + 1 >= *needed {
+                    let all = std::mem::take(waiting);
+                    let cpu = self.tasks[id as usize].cpu;
+                    for w in all {
+                        self.res.waiting.remove(&self.tasks[w as usize].pid);
+                        self.wake_up(w, cpu);
+                    }
+                    Step::Busy
+                } else {
+                    waiting.push(id);
+                    let name = format!("barrier {}", self.prog.names.barriers[b as usize]);
+                    self.block(id, name)
+                }
+            }
+            Op::Suspend(s) => {
+                self.res.suspends[s as usize].push(id);
+                let name = format!("suspend {}", self.prog.names.suspends[s as usize]);
+                self.block(id, name)
+            }
+            Op::Resume(s) => {
+                let all = std::mem::take(&mut self.res.suspends[s as usize]);
+                let cpu = self.tasks[id as usize].cpu;
+                for w in all {
+                    self.res.waiting.remove(&self.tasks[w as usize].pid);
+                    self.wake_up(w, cpu);
+                }
+                Step::Busy
+            }
+            Op::SemPost(s) => {
+                let cpu = self.tasks[id as usize].cpu;
+                let (count, waiters) = &mut self.res.sems[s as usize];
+                match waiters.pop_front() {
+                    Some(w) => {
+                        self.res.waiting.remove(&self.tasks[w as usize].pid);
+                        self.wake_up(w, cpu);
+                    }
+                    None => *count += 1,
+                }
+                Step::Busy
+            }
+            Op::SemWait(s) => {
+                let (count, waiters) = &mut self.res.sems[s as usize];
+                if *count > 0 {
+                    *count -= 1;
+                    Step::Busy
+                } else {
+                    waiters.push_back(id);
+                    let name = format!("semaphore {}", self.prog.names.sems[s as usize]);
+                    self.block(id, name)
+                }
+            }
+            Op::Yield => {
+                self.yield_current(id);
+                if self.tasks[id as usize].state == State::Running {
+                    Step::Busy
+                } else {
+                    Step::Off
+                }
+            }
+            Op::Fork(target) => {
+                self.fork_thread(target as usize, Some(id));
+                if self.tasks[id as usize].state == State::Running {
+                    Step::Busy
+                } else {
+                    Step::Off
+                }
+            }
+        }
+    }
+
+    fn block(&mut self, id: u32, what: String) -> Step {
+        self.res.waiting.insert(self.tasks[id as usize].pid, what);
+        self.block_current(id, State::Blocked);
+        Step::Off
+    }
+
+    /// Thread start: `rtapp_task: event=start`, then sleep until t_zero + delay.
+    fn thread_start(&mut self, id: u32) -> Step {
+        self.threads[id as usize].started = true;
+        if self.tracing && self.prog.ftrace.task {
+            self.marker(id, "rtapp_task: event=start".into());
+        }
+        let t_first = self.threads[id as usize].t_first;
+        if t_first > self.now {
+            self.sleep_until(id, t_first);
+            return Step::Off;
+        }
+        Step::Busy
+    }
+
+    fn iteration_start(&mut self, id: u32) {
+        let now = self.now;
+        let th = &mut self.threads[id as usize];
+        th.row = LogRow {
+            idx: th.idx,
+            ..Default::default()
+        };
+        th.iter_start = now;
+        let (def, phase) = (th.def as usize, th.phase);
+        let (task_iter, phase_iter) = (th.task_iter, th.phase_iter);
+        // Affinity per iteration: the phase's, else the task's, else every CPU (not sticky).
+        let ct = &self.prog.tasks[def];
+        let n = self.rqs.len();
+        let allowed = ct.phases[phase]
+            .cpus
+            .clone()
+            .or_else(|| ct.cpus.clone())
+            .unwrap_or_else(|| vec![true; n]);
+        let t = &mut self.tasks[id as usize];
+        if let Some(nice) = ct.phases[phase].nice {
+            t.nice = nice; // weight follows at the next enqueue (simplified reweight)
+            self.ses[id as usize].load = LoadWeight::of_nice(nice, t.policy == Policy::Idle);
+        }
+        t.allowed = allowed;
+        if self.tracing && self.prog.ftrace.loop_ {
+            self.marker(id, format!("rtapp_loop: event=start thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));
+        }
+    }
+
+    /// End of a phase iteration: the log row, then the loop counters.
+    fn iteration_end(&mut self, id: u32) -> Step {
+        let now = self.now;
+        let start_us = self.threads[id as usize].iter_start;
+        let (s, e) = ((start_us + 500) / 1000, self.now_us());
+        let rel = self.rel_us(start_us);
+        let th = &mut self.threads[id as usize];
+        th.row.start = s;
+        th.row.end = e;
+        th.row.period = e - s;
+        th.row.rel_st = rel;
+        th.row.run = (th.row.run + 500) / 1000;
+        let row = th.row;
+        let (def, phase) = (th.def as usize, th.phase);
+        let (task_iter, phase_iter) = (th.task_iter, th.phase_iter);
+        if self.tracing {
+            if self.prog.ftrace.loop_ {
+                self.marker(id, format!("rtapp_loop: event=end thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));
+            }
+            if self.prog.ftrace.stats {
+                self.marker(
+                    id,
+                    format!(
+                        "rtapp_stats: period={} run={} wu_lat={} slack={} c_period={} c_run={}",
+                        row.period, row.run, row.wu_lat, row.slack, row.c_period, row.c_duration
+                    ),
+                );
+            }
+            if self.prog.logs {
+                self.emit(Record::Log { task: id, row });
+            }
+        }
+        let _ = now;
+        let ct = &self.prog.tasks[def];
+        let th = &mut self.threads[id as usize];
+        th.op = 0;
+        th.phase_iter += 1;
+        if th.phase_iter == ct.phases[phase].loops {
+            th.phase_iter = 0;
+            th.phase += 1;
+            if th.phase == ct.phases.len() {
+                th.phase = 0;
+                th.task_iter += 1;
+                if th.task_iter == ct.loops {
+                    return self.exit(id);
+                }
+            }
+        }
+        Step::Busy
+    }
+
+    fn exit(&mut self, id: u32) -> Step {
+        if self.tracing && self.prog.ftrace.task {
+            self.marker(id, "rtapp_task: event=end".into());
+        }
+        self.block_current(id, State::Dead);
+        Step::Off
+    }
+
+    /// rt-app's timer event: sleep to the next expiry, or record an overrun.
+    fn timer(&mut self, id: u32, def: usize, timer: TimerRef, period: u64) -> Step {
+        let now = self.now;
+        let t_first = self.threads[id as usize].t_first;
+        let (slot, absolute) = match timer {
+            TimerRef::Unique(i) => (
+                &mut self.threads[id as usize].unique[i as usize],
+                self.prog.unique_absolute[def][i as usize],
+            ),
+            TimerRef::Shared(i) => (
+                &mut self.res.timers[i as usize],
+                self.prog.timer_absolute[i as usize],
+            ),
+        };
+        let next = slot.get_or_insert(t_first);
+        *next += period;
+        let expiry = *next;
+        let slack_us = (expiry as i64 - now as i64) / 1000;
+        if now < expiry {
+            let th = &mut self.threads[id as usize];
+            th.row.c_period += period / 1000;
+            th.row.slack = if self.prog.cumulative_slack {
+                th.row.slack + slack_us
+            } else {
+                slack_us
+            };
+            self.tasks[id as usize].timer_expiry = Some(expiry);
+            self.sleep_until(id, expiry);
+            return Step::Off;
+        }
+        if !absolute {
+            *next = now; // relative: re-anchor at the late instant
+        }
+        let th = &mut self.threads[id as usize];
+        th.row.c_period += period / 1000;
+        th.row.slack = if self.prog.cumulative_slack {
+            th.row.slack + slack_us
+        } else {
+            slack_us
+        };
+        th.row.wu_lat = 0; // an overrun wipes the iteration's latency (rt-app)
+        Step::Busy
+    }
+
+    fn lock(&mut self, id: u32, m: u32) -> Step {
+        let mx = &mut self.res.mutexes[m as usize];
+        if mx.owner.is_none() {
+            mx.owner = Some(id);
+            return Step::Busy;
+        }
+        mx.waiters.push_back(id);
+        let name = format!("mutex {}", self.prog.names.mutexes[m as usize]);
+        self.block(id, name)
+    }
+
+    /// Unlock, handing the mutex to the first waiter.
+    fn unlock(&mut self, id: u32, m: u32) {
+        let cpu = self.tasks[id as usize].cpu;
+        let mx = &mut self.res.mutexes[m as usize];
+        mx.owner = mx.waiters.pop_front();
+        if let Some(w) = mx.owner {
+            self.res.waiting.remove(&self.tasks[w as usize].pid);
+            self.wake_up(w, cpu);
+        }
+    }
+
+    fn cond_wait(&mut self, id: u32, c: u32, m: u32) -> Step {
+        self.unlock(id, m);
+        self.res.conds[c as usize].push((id, m));
+        self.threads[id as usize].wait_mutex = Some(m);
+        let name = format!("condition {}", self.prog.names.conds[c as usize]);
+        self.block(id, name)
+    }
+
+    /// Signal (one waiter) or broadcast; a waiter takes its mutex back before it runs.
+    fn cond_wake(&mut self, id: u32, c: u32, all: bool) {
+        let cpu = self.tasks[id as usize].cpu;
+        let n = if all {
+            self.res.conds[c as usize].len()
+        } else {
+            1.min(self.res.conds[c as usize].len())
+        };
+        let woken: Vec<(u32, u32)> = self.res.conds[c as usize].drain(..n).collect();
+        for (w, m) in woken {
+            self.threads[w as usize].wait_mutex = None;
+            let mx = &mut self.res.mutexes[m as usize];
+            if mx.owner.is_none() {
+                mx.owner = Some(w);
+                self.res.waiting.remove(&self.tasks[w as usize].pid);
+                self.wake_up(w, cpu);
+            } else {
+                mx.waiters.push_back(w);
+                let name = format!("mutex {}", self.prog.names.mutexes[m as usize]);
+                self.res.waiting.insert(self.tasks[w as usize].pid, name);
+            }
+        }
+    }
+}

@@ -1,0 +1,223 @@
+use std::cell::RefCell;
+use std::io::Write;
+use std::rc::Rc;
+
+use super::*;
+use crate::kernel::Kernel;
+use crate::platform::load_builtin;
+use crate::sched::fair::Fair;
+use crate::trace::FtraceWriter;
+use crate::workload::{parse, Dialect};
+
+fn build(json: &str, platform: &str, kernel: Kernel) -> Sim {
+    let wl = parse(json, "test.json", Dialect::Workgen).unwrap();
+    Sim::new(
+        &wl,
+        load_builtin(platform).unwrap(),
+        Features::preset(kernel),
+        &RunOptions::default(),
+    )
+    .unwrap()
+}
+
+fn run(json: &str, platform: &str, kernel: Kernel) -> Sim {
+    let mut s = build(json, platform, kernel);
+    s.run(|_, _| {}).unwrap();
+    s
+}
+
+const HOGS: &str = r#"{"global": {"duration": 1}, "tasks": {
+    "a": {"loop": 1, "run": 5000000}, "b": {"loop": 1, "priority": NICE_B, "run": 5000000}}}"#;
+
+fn shares(kernel: Kernel, nice_b: i32) -> (f64, f64) {
+    let s = run(
+        &HOGS.replace("NICE_B", &nice_b.to_string()),
+        "smp:1",
+        kernel,
+    );
+    assert_eq!(s.elapsed(), 1_000_000_000);
+    let (a, b) = (
+        s.tasks[0].stats.run_ns as f64,
+        s.tasks[1].stats.run_ns as f64,
+    );
+    (a / 1e9, b / 1e9)
+}
+
+#[test]
+fn two_nice0_hogs_share_a_cpu_half_and_half() {
+    for k in Kernel::ALL {
+        let (a, b) = shares(k, 0);
+        assert!(
+            (a - 0.5).abs() < 0.005 && (b - 0.5).abs() < 0.005,
+            "{k:?}: {a} {b}"
+        );
+    }
+}
+
+#[test]
+fn nice0_against_nice5_share_as_1024_to_335() {
+    let want = 1024.0 / 335.0;
+    for k in Kernel::ALL {
+        let (a, b) = shares(k, 5);
+        assert!((a + b - 1.0).abs() < 1e-9, "{k:?}: the CPU is never idle");
+        assert!(
+            (a / b / want - 1.0).abs() < 0.01,
+            "{k:?}: ratio {} against {want}",
+            a / b
+        );
+    }
+}
+
+const PERIODIC: &str = r#"{"global": {"duration": 2}, "tasks": {
+    "p": {"run": 3000, "timer": {"ref": "unique", "period": 16000}},
+    "q": {"instance": 3, "run": 7000, "timer": {"ref": "unique", "period": 10000}},
+    "r": {"run": 1000, "sleep": 2500}}}"#;
+
+#[test]
+fn time_is_conserved_for_every_task() {
+    for k in Kernel::ALL {
+        let s = run(PERIODIC, "smp:2", k);
+        for t in &s.tasks {
+            let lifetime = t.stats.ended_at.unwrap_or(s.totals.end) - t.stats.created_at;
+            assert_eq!(
+                t.stats.run_ns + t.stats.wait_ns + t.stats.sleep_ns,
+                lifetime,
+                "{}",
+                t.comm
+            );
+        }
+        let busy: u64 = s.rqs.iter().map(|r| r.busy_ns).sum();
+        let run: u64 = s.tasks.iter().map(|t| t.stats.run_ns).sum();
+        assert_eq!(busy, run, "{k:?}: CPU busy time is the tasks' run time");
+    }
+}
+
+#[test]
+fn a_periodic_task_alone_has_zero_wakeup_latency() {
+    let s = run(
+        r#"{"global": {"duration": 1}, "tasks": {"p": {"run": 2000, "timer": {"ref": "unique", "period": 10000}}}}"#,
+        "smp:1",
+        Kernel::V6_12,
+    );
+    let lat = &s.tasks[0].stats.wakeup_latencies;
+    assert!(lat.len() >= 99, "{} wakeups", lat.len());
+    assert!(lat.iter().all(|&l| l == 0));
+}
+
+#[test]
+fn eevdf_weighted_lags_sum_to_zero() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "a": {"instance": 3, "loop": 1, "run": 5000000}, "b": {"loop": 1, "priority": 7, "run": 5000000},
+        "c": {"priority": -3, "run": 900, "sleep": 1300}}}"#;
+    for secs in [1, 2] {
+        let mut s = build(
+            &json.replace("\"duration\": 1", &format!("\"duration\": {secs}")),
+            "smp:1",
+            Kernel::V6_12,
+        );
+        s.run(|_, _| {}).unwrap();
+        let rq = &mut s.rqs[0];
+        let mut f = Fair {
+            cfs: &mut rq.cfs,
+            ses: &mut s.ses,
+            clock: &rq.clock,
+            feat: &s.feat,
+            tun: &s.tun,
+            capacity: 1024,
+            notes: None,
+        };
+        let w: u64 = f.cfs.avg_load + f.cfs.curr.map_or(0, |c| f.ses[c as usize].weight());
+        let sum = f.weighted_lag_sum();
+        // V is rounded down to an integer, so the sum is within one total weight of zero.
+        assert!(sum.unsigned_abs() < w as u128, "Σ w·lag = {sum}, W = {w}");
+    }
+}
+
+#[derive(Clone, Default)]
+struct Shared(Rc<RefCell<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn traced(json: &str) -> Vec<u8> {
+    let mut s = build(json, "hikey960", Kernel::V6_12);
+    let buf = Shared::default();
+    s.observe(Box::new(FtraceWriter::new(buf.clone(), 8).unwrap()));
+    s.run(|_, _| {}).unwrap();
+    let out = buf.0.borrow().clone();
+    out
+}
+
+#[test]
+fn same_inputs_give_byte_identical_traces() {
+    let a = traced(PERIODIC);
+    assert!(a.len() > 100_000);
+    assert_eq!(a, traced(PERIODIC));
+    let text = String::from_utf8(a).unwrap();
+    for ev in [
+        "sched_switch:",
+        "sched_wakeup:",
+        "sched_waking:",
+        "sched_wakeup_new:",
+        "sched_pelt_se:",
+        "sched_pelt_cfs:",
+        "sched_util_est_se:",
+        "cpu_idle:",
+        "task_rename:",
+    ] {
+        assert!(text.contains(ev), "no {ev}");
+    }
+}
+
+#[test]
+fn refuses_cpus_outside_the_platform_and_endless_runs() {
+    let wl = parse(
+        r#"{"tasks": {"t": {"cpus": [9], "run": 1, "sleep": 1}}}"#,
+        "w.json",
+        Dialect::Workgen,
+    )
+    .unwrap();
+    let e = Sim::new(
+        &wl,
+        load_builtin("smp:2").unwrap(),
+        Features::preset(Kernel::V6_12),
+        &RunOptions::default(),
+    )
+    .err()
+    .unwrap();
+    assert!(
+        e.to_string().contains("tasks.t.cpus") && e.to_string().contains("CPU 9 is outside"),
+        "{e}"
+    );
+    let wl = parse(
+        r#"{"tasks": {"t": {"run": 1, "sleep": 1}}}"#,
+        "w.json",
+        Dialect::Workgen,
+    )
+    .unwrap();
+    let e = Sim::new(
+        &wl,
+        load_builtin("smp:2").unwrap(),
+        Features::preset(Kernel::V6_12),
+        &RunOptions::default(),
+    )
+    .err()
+    .unwrap();
+    assert!(e.to_string().contains("loops for ever"), "{e}");
+}
+
+#[test]
+fn a_barrier_cycle_is_reported_as_a_deadlock() {
+    // Barrier "b" is used twice in one task: rt-app counts 2 users, only one can ever arrive.
+    let json = r#"{"tasks": {"t": {"loop": 1, "phases": {"p1": {"run": 10, "barrier": "b"}, "p2": {"barrier": "b"}}}}}"#;
+    let s = run(json, "smp:1", Kernel::V6_12);
+    let d = s.totals.deadlock.expect("deadlock");
+    assert!(d.contains("t-0 (barrier b)"), "{d}");
+}

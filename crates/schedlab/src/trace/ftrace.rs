@@ -1,0 +1,230 @@
+//! The `trace-cmd report` text format (what LISA's text parser and Perfetto's ftrace-text
+//! import read): one line per event, `comm-pid [cpu] secs.nsecs: event: fields`.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use super::{Observer, PrevState, Record};
+use crate::sched::fair::Note;
+use crate::sim::task::Task;
+use crate::time::Ns;
+
+/// Writes events as trace-cmd report text.
+pub struct FtraceWriter<W: Write> {
+    out: W,
+    line: String,
+}
+
+/// `prev_state` letters (`__trace_sched_switch_state`).
+fn state_letter(s: PrevState) -> &'static str {
+    match s {
+        PrevState::Runnable => "R",
+        PrevState::Sleeping => "S",
+        PrevState::Dead => "X",
+    }
+}
+
+impl<W: Write> FtraceWriter<W> {
+    pub fn new(mut out: W, nr_cpus: usize) -> std::io::Result<FtraceWriter<W>> {
+        writeln!(out, "# tracer: nop\n#\ncpus={nr_cpus}")?;
+        Ok(FtraceWriter {
+            out,
+            line: String::with_capacity(256),
+        })
+    }
+
+    fn head(&mut self, now: Ns, comm: &str, pid: u32, cpu: usize, event: &str) {
+        let _ = write!(
+            self.line,
+            "{comm:>16}-{pid:<7} [{cpu:03}] {:>5}.{:09}: {event:<20} ",
+            now / 1_000_000_000,
+            now % 1_000_000_000
+        );
+    }
+}
+
+/// The comm and pid of a context: a task, or the CPU's idle task.
+fn who(tasks: &[Task], task: Option<u32>) -> (&str, u32) {
+    match task {
+        Some(t) => (&tasks[t as usize].comm, tasks[t as usize].pid),
+        None => ("<idle>", 0),
+    }
+}
+
+impl<W: Write> Observer for FtraceWriter<W> {
+    fn record(&mut self, now: Ns, rec: &Record, tasks: &[Task]) -> std::io::Result<()> {
+        self.line.clear();
+        let t = |id: u32| &tasks[id as usize];
+        match rec {
+            Record::Switch {
+                cpu,
+                prev,
+                prev_state,
+                next,
+            } => {
+                let (pc, pp) = who(tasks, *prev);
+                let (nc, np) = who(tasks, *next);
+                let (pc, nc) = (swapper(pc, *cpu), swapper(nc, *cpu));
+                let prio = |x: Option<u32>| x.map_or(120, |i| t(i).prio());
+                self.head(now, who(tasks, *prev).0, pp, *cpu, "sched_switch:");
+                let _ = write!(
+                    self.line,
+                    "prev_comm={pc} prev_pid={pp} prev_prio={} prev_state={} ==> next_comm={nc} next_pid={np} next_prio={}",
+                    prio(*prev),
+                    if prev.is_some() { state_letter(*prev_state) } else { "R" },
+                    prio(*next)
+                );
+            }
+            Record::Waking { task, cpu, target } => {
+                let p = t(*task);
+                self.head(now, &p.comm, p.pid, *cpu, "sched_waking:");
+                let _ = write!(
+                    self.line,
+                    "comm={} pid={} prio={} target_cpu={target:03}",
+                    p.comm,
+                    p.pid,
+                    p.prio()
+                );
+            }
+            Record::Wakeup { task, target } | Record::WakeupNew { task, target } => {
+                let p = t(*task);
+                let name = if matches!(rec, Record::Wakeup { .. }) {
+                    "sched_wakeup:"
+                } else {
+                    "sched_wakeup_new:"
+                };
+                self.head(now, &p.comm, p.pid, *target, name);
+                let _ = write!(
+                    self.line,
+                    "comm={} pid={} prio={} target_cpu={target:03}",
+                    p.comm,
+                    p.pid,
+                    p.prio()
+                );
+            }
+            Record::Migrate { task, from, to } => {
+                let p = t(*task);
+                self.head(now, &p.comm, p.pid, *from, "sched_migrate_task:");
+                let _ = write!(
+                    self.line,
+                    "comm={} pid={} prio={} orig_cpu={from} dest_cpu={to}",
+                    p.comm,
+                    p.pid,
+                    p.prio()
+                );
+            }
+            Record::Fork { parent, child, cpu } => {
+                let (pc, pp) = who(tasks, *parent);
+                let (pc, pp) = if parent.is_some() {
+                    (pc, pp)
+                } else {
+                    ("rt-app", 1)
+                };
+                let c = t(*child);
+                self.head(now, pc, pp, *cpu, "sched_process_fork:");
+                let _ = write!(
+                    self.line,
+                    "comm={pc} pid={pp} child_comm={pc} child_pid={}",
+                    c.pid
+                );
+            }
+            Record::Rename { task, cpu } => {
+                let p = t(*task);
+                self.head(now, &p.comm, p.pid, *cpu, "task_rename:");
+                let _ = write!(
+                    self.line,
+                    "pid={} oldcomm=rt-app newcomm={} oom_score_adj=0",
+                    p.pid, p.comm
+                );
+            }
+            Record::Exit { task, cpu } => {
+                let p = t(*task);
+                self.head(now, &p.comm, p.pid, *cpu, "sched_process_exit:");
+                let _ = write!(self.line, "comm={} pid={} prio={}", p.comm, p.pid, p.prio());
+            }
+            Record::CpuIdle { cpu, state } => {
+                self.head(now, "<idle>", 0, *cpu, "cpu_idle:");
+                let _ = write!(self.line, "state={state} cpu_id={cpu}");
+            }
+            Record::CpuFrequency { cpu, khz } => {
+                self.head(now, "<idle>", 0, *cpu, "cpu_frequency:");
+                let _ = write!(self.line, "state={khz} cpu_id={cpu}");
+            }
+            Record::CpuCapacity {
+                cpu,
+                capacity,
+                orig,
+                curr,
+            } => {
+                self.head(now, "<idle>", 0, *cpu, "sched_cpu_capacity:");
+                let _ = write!(
+                    self.line,
+                    "cpu={cpu} capacity={capacity} capacity_orig={orig} capacity_curr={curr}"
+                );
+            }
+            Record::Fair { cpu, task, note } => {
+                let (comm, pid) = who(tasks, *task);
+                match *note {
+                    Note::PeltSe {
+                        se,
+                        load,
+                        runnable,
+                        util,
+                        update_time,
+                    } => {
+                        let p = t(se);
+                        self.head(now, comm, pid, *cpu, "sched_pelt_se:");
+                        let _ = write!(self.line, "cpu={cpu} path=(null) comm={} pid={} load={load} runnable={runnable} util={util} update_time={update_time}", p.comm, p.pid);
+                    }
+                    Note::PeltCfs {
+                        load,
+                        runnable,
+                        util,
+                        update_time,
+                    } => {
+                        self.head(now, comm, pid, *cpu, "sched_pelt_cfs:");
+                        let _ = write!(self.line, "cpu={cpu} path=/ load={load} runnable={runnable} util={util} update_time={update_time}");
+                    }
+                    Note::UtilEstSe {
+                        se,
+                        enqueued,
+                        ewma,
+                        util,
+                    } => {
+                        let p = t(se);
+                        self.head(now, comm, pid, *cpu, "sched_util_est_se:");
+                        let _ = write!(self.line, "cpu={cpu} path=(null) comm={} pid={} enqueued={enqueued} ewma={ewma} util={util}", p.comm, p.pid);
+                    }
+                    Note::UtilEstCfs { enqueued, util } => {
+                        self.head(now, comm, pid, *cpu, "sched_util_est_cfs:");
+                        let _ = write!(
+                            self.line,
+                            "cpu={cpu} path=/ enqueued={enqueued} ewma=0 util={util}"
+                        );
+                    }
+                }
+            }
+            Record::Marker { task, cpu, text } => {
+                let p = t(*task);
+                self.head(now, &p.comm, p.pid, *cpu, "print:");
+                let _ = write!(self.line, "tracing_mark_write: {text}");
+            }
+            Record::Log { .. } => return Ok(()),
+        }
+        self.line.push('\n');
+        self.out.write_all(self.line.as_bytes())
+    }
+
+    fn finish(&mut self, _tasks: &[Task]) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// The idle task's comm in `sched_switch` is `swapper/N`.
+fn swapper(comm: &str, cpu: usize) -> std::borrow::Cow<'_, str> {
+    if comm == "<idle>" {
+        format!("swapper/{cpu}").into()
+    } else {
+        comm.into()
+    }
+}
