@@ -4,6 +4,7 @@ from importlib.metadata import version
 
 from schedlab._core import InputError
 from schedlab import pelt
+from schedlab.run import RunResult, run
 
 __version__ = version("schedlab")
-__all__ = ["InputError", "pelt", "__version__"]
+__all__ = ["InputError", "RunResult", "pelt", "run", "__version__"]

@@ -2,6 +2,7 @@
 
 import argparse
 import sys
+from pathlib import Path
 
 import pandas as pd
 
@@ -9,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 import schedlab
-from schedlab import pelt
+from schedlab import _core, pelt
 from schedlab.reproduce import experiments
 from schedlab.units import UNITS_NS, parse_duration
 
@@ -34,6 +35,13 @@ def _cpu_options(p: argparse.ArgumentParser, exclusive: bool) -> None:
     group.add_argument("--freq-ratio", type=float, default=1.0, help="current/max frequency, (0, 1] (default 1)")
     p.add_argument("--invariance", choices=["clock_pelt", "legacy"], default="clock_pelt",
                    help="scale invariance: clock_pelt (5.1+, default) or legacy (before 5.1)")
+
+
+def _switch_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kernel", choices=["6.12", "6.1"], default="6.12", help="kernel preset (default 6.12)")
+    p.add_argument("--fair", choices=["eevdf", "cfs"], help="fair pick policy (default: the kernel's)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a tunable")
+    p.add_argument("--feature", action="append", default=[], metavar="NAME|NO_NAME", help="turn a SCHED_FEAT on/off")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -64,6 +72,24 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--to", type=_targets, default=[972, 486, 256], help="util_avg values (default 972,486,256)")
     r.add_argument("--tick", type=_duration, default=None, help="update every tick instead of every PELT period")
     _cpu_options(r, exclusive=True)
+
+    r = commands.add_parser("run", help="simulate an rt-app workload on a platform")
+    r.add_argument("workload", metavar="WORKLOAD.json", help="rt-app JSON workload")
+    r.add_argument("--platform", default="smp:4", help="built-in name, smp:N, or a .toml file (default smp:4)")
+    r.add_argument("--duration", type=_duration, help=f"simulated time, overrides global.duration ({units})")
+    _switch_options(r)
+    r.add_argument("--trace", metavar="FILE", help="write a trace-cmd report text trace (LISA, Perfetto)")
+    r.add_argument("--log-dir", metavar="DIR", help="write rt-app per-thread logs there")
+    r.add_argument("--summary", metavar="FILE.json", help="write the run summary as JSON")
+    r.add_argument("--json-c", action="store_true",
+                   help="read repeated keys as rt-app's json-c does (default: workgen, keep them in order)")
+
+    r = commands.add_parser("check", help="validate a workload and print its task/phase structure")
+    r.add_argument("workload", metavar="WORKLOAD.json")
+    r.add_argument("--json-c", action="store_true", help="read repeated keys as rt-app's json-c does")
+
+    commands.add_parser("platforms", help="list the built-in platforms")
+    commands.add_parser("features", help="list every switch and its default under each kernel preset")
 
     r = commands.add_parser("reproduce", help="reproduce the published figures and judge them")
     r.add_argument("names", nargs="*", metavar="NAME", help="experiments to run (default: all)")
@@ -137,6 +163,84 @@ def _reproduce(args) -> int:
     return 1 if failed else 0
 
 
+def _run(args) -> int:
+    from rich.progress import Progress
+
+    from schedlab.run import run
+
+    sets = args.set + ([f"fair.policy={args.fair}"] if args.fair else [])
+    _core.check_switches(args.kernel, sets, args.feature)
+    console = Console(stderr=True)
+    with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
+        job = bar.add_task("simulating", total=None)
+
+        def progress(now, total):
+            bar.update(job, completed=now / 1e9, total=None if total is None else total / 1e9)
+
+        try:
+            r = run(args.workload, args.platform, kernel=args.kernel, sets=sets, features=args.feature,
+                    duration_ns=args.duration, trace=args.trace, log_dir=args.log_dir, json_c=args.json_c,
+                    progress=progress)
+        except OSError as e:
+            return _fail(str(e))
+    for w in r.warnings:
+        console.print(f"warning: {w}", highlight=False, markup=False)
+    out = Console(soft_wrap=False, width=max(Console().width, 120))
+    table = Table(title=f"{args.workload} on {r.platform}, kernel {r.kernel}: {r.simulated_ns / 1e9:g} s, "
+                        f"{r.events} events", title_justify="left")
+    for c in ("task", "pid", "run ms", "wait ms", "sleep ms", "wakeups", "lat p50 us", "lat p99 us",
+              "lat max us", "migr", "preempt", "overruns", "mean slack us"):
+        table.add_column(c, justify="left" if c == "task" else "right")
+    for t in r.tasks.itertuples():
+        table.add_row(t.comm, str(t.pid), f"{t.run_ns / 1e6:.1f}", f"{t.wait_ns / 1e6:.1f}",
+                      f"{t.sleep_ns / 1e6:.1f}", str(t.wakeups), f"{t.latency_p50_ns / 1e3:.1f}",
+                      f"{t.latency_p99_ns / 1e3:.1f}", f"{t.latency_max_ns / 1e3:.1f}", str(t.migrations),
+                      str(t.preemptions), str(t.overruns), f"{t.mean_slack_us:.0f}")
+    out.print(table, highlight=False)
+    cpus = Table(title="CPUs", title_justify="left")
+    for c in ("cpu", "capacity", "busy %", "frequency residency"):
+        cpus.add_column(c, justify="right")
+    for c in r.cpus.itertuples():
+        res = ", ".join(f"{int(k) // 1000} MHz {ns / max(r.simulated_ns, 1):.0%}" for k, ns in c.freq_residency.items())
+        cpus.add_row(str(c.cpu), str(c.capacity), f"{c.busy_pct:.1f}", res)
+    out.print(cpus, highlight=False)
+    if args.summary:
+        import json
+        with open(args.summary, "w") as f:
+            json.dump(r.summary(), f, indent=1, default=int)
+    if r.deadlock:
+        return _fail(r.deadlock)
+    return 0
+
+
+def _check(args) -> int:
+    text, warnings = _core.check(Path(args.workload), args.json_c)
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    sys.stdout.write(text)
+    return 0
+
+
+def _platforms(args) -> int:
+    table = Table(title="Built-in platforms (also smp:N and .toml files)", title_justify="left")
+    for c in ("name", "CPUs", "capacities", "description"):
+        table.add_column(c)
+    for name, desc, n, caps in _core.platforms():
+        table.add_row(name, str(n), caps if n <= 16 else f"{caps[:40]}...", desc)
+    Console(soft_wrap=False, width=max(Console().width, 140)).print(table, highlight=False)
+    return 0
+
+
+def _features(args) -> int:
+    table = Table(title="Switches: --set KEY=VALUE, --feature NAME|NO_NAME", title_justify="left")
+    for c in ("switch", "6.12", "6.1"):
+        table.add_column(c)
+    for key, values in _core.features():
+        table.add_row(key, *values)
+    Console().print(table, highlight=False)
+    return 0
+
+
 def _fail(message: str) -> int:
     print(f"schedlab: {message}", file=sys.stderr)
     return 2
@@ -145,7 +249,9 @@ def _fail(message: str) -> int:
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     handlers = {"replay": _replay, "periodic": _periodic, "ramp": _ramp}
-    handler = handlers[args.pelt_command] if args.command == "pelt" else _reproduce
+    commands = {"run": _run, "check": _check, "platforms": _platforms, "features": _features,
+                "reproduce": _reproduce}
+    handler = handlers[args.pelt_command] if args.command == "pelt" else commands[args.command]
     try:
         return handler(args)
     except schedlab.InputError as e:

@@ -8,12 +8,15 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use schedlab::kernel::Kernel;
+use schedlab::run::{RunError, RunSpec};
 use schedlab::sched::clock_pelt::{CpuScale, Invariance};
+use schedlab::sched::features::Features;
 use schedlab::sched::pelt::SchedAvg;
 use schedlab::solo::periodic::Periodic;
 use schedlab::solo::ramp::Ramp;
 use schedlab::solo::replay::{replay_csv, Replay, Row};
 use schedlab::solo::SoloConfig;
+use schedlab::workload::Dialect;
 
 create_exception!(
     _core,
@@ -178,6 +181,147 @@ fn pelt_ramp(
         .collect())
 }
 
+/// A Kernel from its name, or schedlab.InputError.
+fn kernel_of(name: &str) -> PyResult<Kernel> {
+    Kernel::from_name(name).ok_or_else(|| {
+        InputError::new_err(format!("--kernel: unknown kernel '{name}' (6.12 or 6.1)"))
+    })
+}
+
+/// Run a workload; `progress(simulated_ns, total_ns or None)` is called as it goes.
+#[pyfunction]
+#[pyo3(signature = (workload, platform, kernel, sets, features, duration_ns, trace, log_dir, json_c, progress))]
+#[allow(clippy::too_many_arguments)]
+fn run<'py>(
+    py: Python<'py>,
+    workload: std::path::PathBuf,
+    platform: String,
+    kernel: &str,
+    sets: Vec<String>,
+    features: Vec<String>,
+    duration_ns: Option<u64>,
+    trace: Option<std::path::PathBuf>,
+    log_dir: Option<std::path::PathBuf>,
+    json_c: bool,
+    progress: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let spec = RunSpec {
+        workload,
+        platform,
+        kernel: kernel_of(kernel)?,
+        sets,
+        features,
+        duration: duration_ns,
+        trace,
+        log_dir,
+        dialect: if json_c {
+            Dialect::JsonC
+        } else {
+            Dialect::Workgen
+        },
+    };
+    let r = schedlab::run::run(&spec, |now, total| {
+        let _ = progress.call1((now, total));
+    })
+    .map_err(|e| match e {
+        RunError::Input(e) => input_error(e),
+        RunError::Io(m) => pyo3::exceptions::PyOSError::new_err(m),
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("platform", r.platform)?;
+    d.set_item("kernel", r.kernel)?;
+    d.set_item("simulated_ns", r.simulated_ns)?;
+    d.set_item("events", r.events)?;
+    d.set_item("warnings", r.warnings)?;
+    d.set_item("deadlock", r.deadlock)?;
+    d.set_item("switches", r.switches)?;
+    let tasks = PyDict::new(py);
+    macro_rules! column {
+        ($dict:expr, $rows:expr, $($field:ident),*) => {$(
+            $dict.set_item(stringify!($field), $rows.iter().map(|t| t.$field.clone()).collect::<Vec<_>>().into_pyarray(py))?;
+        )*};
+    }
+    tasks.set_item(
+        "comm",
+        r.tasks.iter().map(|t| t.comm.clone()).collect::<Vec<_>>(),
+    )?;
+    column!(
+        tasks,
+        r.tasks,
+        pid,
+        run_ns,
+        wait_ns,
+        sleep_ns,
+        wakeups,
+        latency_p50_ns,
+        latency_p99_ns,
+        latency_max_ns,
+        migrations,
+        preemptions,
+        timer_events,
+        overruns,
+        mean_slack_us
+    );
+    d.set_item("tasks", tasks)?;
+    let cpus = PyDict::new(py);
+    column!(cpus, r.cpus, cpu, capacity, busy_ns);
+    cpus.set_item(
+        "freq_residency",
+        r.cpus
+            .iter()
+            .map(|c| c.freq_residency.clone())
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item("cpus", cpus)?;
+    Ok(d)
+}
+
+/// `schedlab check`: parse and describe a workload; returns (description, warnings).
+#[pyfunction]
+fn check(workload: std::path::PathBuf, json_c: bool) -> PyResult<(String, Vec<String>)> {
+    let dialect = if json_c {
+        Dialect::JsonC
+    } else {
+        Dialect::Workgen
+    };
+    let wl = schedlab::workload::load(&workload, dialect).map_err(input_error)?;
+    Ok((schedlab::run::describe(&wl), wl.warnings))
+}
+
+/// Built-in platforms: (name, description, nr_cpus, capacities).
+#[pyfunction]
+fn platforms() -> PyResult<Vec<(String, String, usize, String)>> {
+    let mut out = Vec::new();
+    for name in schedlab::platform::builtin_names().chain(["smp:4"]) {
+        let p = schedlab::platform::load_builtin(name).map_err(input_error)?;
+        let caps: Vec<String> = p.cpus.iter().map(|c| c.capacity_orig.to_string()).collect();
+        out.push((p.name, p.description, p.cpus.len(), caps.join(" ")));
+    }
+    Ok(out)
+}
+
+/// Every switch with its value under each kernel preset: (key, [values per preset]).
+#[pyfunction]
+fn features() -> Vec<(String, Vec<String>)> {
+    let lists: Vec<Vec<(String, String)>> = Kernel::ALL
+        .iter()
+        .map(|&k| Features::preset(k).listing())
+        .collect();
+    lists[0]
+        .iter()
+        .enumerate()
+        .map(|(i, (k, _))| (k.clone(), lists.iter().map(|l| l[i].1.clone()).collect()))
+        .collect()
+}
+
+/// Check overrides against a preset, as `run` would.
+#[pyfunction]
+fn check_switches(kernel: &str, sets: Vec<String>, features: Vec<String>) -> PyResult<()> {
+    schedlab::run::features(kernel_of(kernel)?, &sets, &features)
+        .map(|_| ())
+        .map_err(input_error)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
@@ -185,5 +329,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pelt_replay, m)?)?;
     m.add_function(wrap_pyfunction!(pelt_periodic, m)?)?;
     m.add_function(wrap_pyfunction!(pelt_ramp, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(platforms, m)?)?;
+    m.add_function(wrap_pyfunction!(features, m)?)?;
+    m.add_function(wrap_pyfunction!(check_switches, m)?)?;
     Ok(())
 }

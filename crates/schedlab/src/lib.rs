@@ -6,6 +6,7 @@
 pub mod error;
 pub mod kernel;
 pub mod platform;
+pub mod run;
 pub mod sched;
 pub mod sim;
 pub mod solo;

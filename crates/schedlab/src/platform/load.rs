@@ -125,7 +125,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Platform, InputError> {
     let file: PlatformFile = toml::from_str(text).map_err(|e| {
         let msg = e.message().to_string();
         match e.span() {
-            Some(span) => InputError::new(&format!("{origin}:{}", line_of(text, span.start)), msg),
+            Some(span) => InputError::new(format!("{origin}:{}", line_of(text, span.start)), msg),
             None => InputError::new(origin, msg),
         }
     })?;

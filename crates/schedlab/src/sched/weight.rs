@@ -87,12 +87,11 @@ impl LoadWeight {
         }
         let w = scale_load_down(self.weight);
         if w >= WMULT_CONST {
-            1
-        } else if w == 0 {
-            WMULT_CONST as u32
-        } else {
-            (WMULT_CONST / w) as u32
+            return 1;
         }
+        WMULT_CONST
+            .checked_div(w)
+            .map_or(WMULT_CONST as u32, |i| i as u32)
     }
 }
 

@@ -744,6 +744,10 @@ impl Sim {
         *next += period;
         let expiry = *next;
         let slack_us = (expiry as i64 - now as i64) / 1000;
+        let stats = &mut self.tasks[id as usize].stats;
+        stats.timer_events += 1;
+        stats.slack_sum_us += slack_us;
+        stats.overruns += (now >= expiry) as u64;
         if now < expiry {
             let th = &mut self.threads[id as usize];
             th.row.c_period += period / 1000;

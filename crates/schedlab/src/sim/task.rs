@@ -40,6 +40,10 @@ pub struct TaskStats {
     pub wakeup_latencies: Vec<Ns>,
     pub migrations: u64,
     pub preemptions: u64,
+    /// rt-app timer events reached late, and the slack of every timer event (µs).
+    pub overruns: u64,
+    pub slack_sum_us: i64,
+    pub timer_events: u64,
     pub created_at: Ns,
     pub ended_at: Option<Ns>,
 }

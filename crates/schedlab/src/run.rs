@@ -1,0 +1,241 @@
+//! One run from files and switches to outputs: what `schedlab run` and `schedlab.run` do.
+
+use std::io::BufWriter;
+use std::path::PathBuf;
+
+use crate::error::InputError;
+use crate::kernel::Kernel;
+use crate::platform::{self, Platform};
+use crate::sched::features::Features;
+use crate::sim::{RunOptions, Sim};
+use crate::time::Ns;
+use crate::trace::{FtraceWriter, RtappLogs};
+use crate::workload::{self, Dialect, Workload};
+
+/// Everything a run needs.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    pub workload: PathBuf,
+    /// A built-in name, `smp:N`, or a `.toml` file.
+    pub platform: String,
+    pub kernel: Kernel,
+    pub sets: Vec<String>,
+    pub features: Vec<String>,
+    pub duration: Option<Ns>,
+    pub trace: Option<PathBuf>,
+    pub log_dir: Option<PathBuf>,
+    pub dialect: Dialect,
+}
+
+/// A run's failure: bad input (exit status 2) or an output that could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error("{0}")]
+    Io(String),
+}
+
+/// One thread's figures.
+#[derive(Debug, Clone)]
+pub struct TaskSummary {
+    pub comm: String,
+    pub pid: u32,
+    pub run_ns: Ns,
+    pub wait_ns: Ns,
+    pub sleep_ns: Ns,
+    pub wakeups: usize,
+    pub latency_p50_ns: Ns,
+    pub latency_p99_ns: Ns,
+    pub latency_max_ns: Ns,
+    pub migrations: u64,
+    pub preemptions: u64,
+    pub timer_events: u64,
+    pub overruns: u64,
+    pub mean_slack_us: f64,
+}
+
+/// One CPU's figures.
+#[derive(Debug, Clone)]
+pub struct CpuSummary {
+    pub cpu: usize,
+    pub capacity: u64,
+    pub busy_ns: Ns,
+    /// (kHz, ns) spent at each frequency.
+    pub freq_residency: Vec<(u32, Ns)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub platform: String,
+    pub kernel: String,
+    pub simulated_ns: Ns,
+    pub events: u64,
+    pub tasks: Vec<TaskSummary>,
+    pub cpus: Vec<CpuSummary>,
+    pub warnings: Vec<String>,
+    pub deadlock: Option<String>,
+    pub switches: Vec<(String, String)>,
+}
+
+/// A platform by name, `smp:N`, or TOML file.
+pub fn load_platform(name: &str) -> Result<Platform, InputError> {
+    if name.ends_with(".toml") {
+        platform::load_file(std::path::Path::new(name))
+    } else {
+        platform::load_builtin(name)
+    }
+}
+
+/// The kernel preset with the overrides applied.
+pub fn features(kernel: Kernel, sets: &[String], feats: &[String]) -> Result<Features, InputError> {
+    let mut f = Features::preset(kernel);
+    for s in sets {
+        f.set(s)?;
+    }
+    for s in feats {
+        f.set_feature(s)?;
+    }
+    Ok(f)
+}
+
+/// Load and check the workload.
+pub fn load_workload(spec: &RunSpec) -> Result<Workload, InputError> {
+    workload::load(&spec.workload, spec.dialect)
+}
+
+fn percentile(sorted: &[Ns], p: f64) -> Ns {
+    if sorted.is_empty() {
+        return 0;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// Run: every input is checked before any output is opened.
+pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunResult, RunError> {
+    let wl = load_workload(spec)?;
+    let plat = load_platform(&spec.platform)?;
+    let feat = features(spec.kernel, &spec.sets, &spec.features)?;
+    let switches = feat.listing();
+    let opts = RunOptions {
+        duration: spec.duration,
+    };
+    let mut sim = Sim::new(&wl, plat, feat, &opts)?;
+    let io = |what: &str, p: &PathBuf, e: std::io::Error| {
+        RunError::Io(format!("{}: {what}: {e}", p.display()))
+    };
+    if let Some(path) = &spec.trace {
+        let file =
+            std::fs::File::create(path).map_err(|e| io("cannot write the trace", path, e))?;
+        let w = FtraceWriter::new(BufWriter::with_capacity(1 << 20, file), sim.plat.nr_cpus())
+            .map_err(|e| io("cannot write the trace", path, e))?;
+        sim.observe(Box::new(w));
+    }
+    if let Some(dir) = &spec.log_dir {
+        std::fs::create_dir_all(dir).map_err(|e| io("cannot create the log directory", dir, e))?;
+        sim.observe(Box::new(RtappLogs::new(
+            dir.clone(),
+            wl.global.log_basename.clone(),
+        )));
+    }
+    sim.run(progress)
+        .map_err(|e| RunError::Io(format!("writing outputs: {e}")))?;
+    let elapsed = sim.elapsed();
+    let tasks = sim
+        .tasks
+        .iter()
+        .map(|t| {
+            let mut lat = t.stats.wakeup_latencies.clone();
+            lat.sort_unstable();
+            TaskSummary {
+                comm: t.comm.clone(),
+                pid: t.pid,
+                run_ns: t.stats.run_ns,
+                wait_ns: t.stats.wait_ns,
+                sleep_ns: t.stats.sleep_ns,
+                wakeups: lat.len(),
+                latency_p50_ns: percentile(&lat, 0.5),
+                latency_p99_ns: percentile(&lat, 0.99),
+                latency_max_ns: lat.last().copied().unwrap_or(0),
+                migrations: t.stats.migrations,
+                preemptions: t.stats.preemptions,
+                timer_events: t.stats.timer_events,
+                overruns: t.stats.overruns,
+                mean_slack_us: if t.stats.timer_events > 0 {
+                    t.stats.slack_sum_us as f64 / t.stats.timer_events as f64
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect();
+    let cpus = sim
+        .rqs
+        .iter()
+        .enumerate()
+        .map(|(cpu, rq)| CpuSummary {
+            cpu,
+            capacity: rq.capacity,
+            busy_ns: rq.busy_ns,
+            freq_residency: vec![(rq.max_khz, elapsed)],
+        })
+        .collect();
+    Ok(RunResult {
+        platform: sim.plat.name.clone(),
+        kernel: spec.kernel.name().to_string(),
+        simulated_ns: elapsed,
+        events: sim.totals.events,
+        tasks,
+        cpus,
+        warnings: wl.warnings,
+        deadlock: sim.totals.deadlock.clone(),
+        switches,
+    })
+}
+
+/// `schedlab check`: the workload's structure, one line per task and phase.
+pub fn describe(wl: &Workload) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let g = &wl.global;
+    let _ = writeln!(
+        out,
+        "dialect {:?}; duration {}; {} thread(s) at start",
+        wl.dialect,
+        g.duration
+            .map_or("until every thread ends".into(), |d| format!(
+                "{} s",
+                d / 1_000_000_000
+            )),
+        wl.nr_threads()
+    );
+    for t in &wl.tasks {
+        let loops = if t.loops < 0 {
+            "for ever".to_string()
+        } else {
+            format!("{}x", t.loops)
+        };
+        let _ = writeln!(
+            out,
+            "task {} x{}: {} nice/prio {} cpus {} delay {} us, phases {loops}",
+            t.name,
+            t.instance,
+            t.params.policy.map_or("?", |p| p.name()),
+            t.params.priority.unwrap_or(0),
+            t.cpus
+                .as_ref()
+                .map_or("all".into(), |c| platform::format_cpulist(c)),
+            t.delay_us
+        );
+        for p in &t.phases {
+            let loops = if p.loops <= 0 {
+                "for ever".to_string()
+            } else {
+                format!("{}x", p.loops)
+            };
+            let events: Vec<String> = p.events.iter().map(|e| e.desc()).collect();
+            let _ = writeln!(out, "  phase {} {loops}: {}", p.name, events.join(", "));
+        }
+    }
+    out
+}

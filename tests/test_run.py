@@ -1,0 +1,93 @@
+"""`schedlab run/check/platforms/features` and `schedlab.run`, end to end."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import schedlab
+
+CORPUS = Path(__file__).parent / "rtapp-corpus"
+
+
+def write(tmp_path, text, name="w.json"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+HOGS = '{"global": {"duration": 1}, "tasks": {"a": {"loop": 1, "run": 5000000}, "b": {"loop": 1, "run": 5000000}}}'
+
+
+def test_two_hogs_share_one_cpu_through_the_python_api(tmp_path):
+    r = schedlab.run(write(tmp_path, HOGS), "smp:1")
+    assert r.simulated_ns == 1_000_000_000
+    assert list(r.tasks["comm"]) == ["a-0", "b-1"]  # rt-app names threads <task>-<global index>
+    assert r.tasks["utilization"].sum() == pytest.approx(1.0)
+    assert r.tasks["utilization"].iloc[0] == pytest.approx(0.5, abs=0.005)
+    assert r.cpus["busy_pct"].iloc[0] == pytest.approx(100.0)
+
+
+def test_run_writes_trace_logs_and_summary(cli, tmp_path):
+    out = cli("run", str(CORPUS / "observed-output/t1.json"), "--platform", "smp:2",
+              "--trace", str(tmp_path / "trace.txt"), "--log-dir", str(tmp_path / "logs"),
+              "--summary", str(tmp_path / "s.json"))
+    assert out.returncode == 0, out.stderr.decode()
+    trace = (tmp_path / "trace.txt").read_text()
+    assert "sched_switch:" in trace and "sched_pelt_se:" in trace
+    logs = sorted(p.name for p in (tmp_path / "logs").iterdir())
+    assert logs == ["rt-periodic-0.log", "rt-periodic-1.log", "rt-phased-2.log"]
+    # rt-app's header, byte for byte (observed-output/rt-periodic-0.log)
+    header = (CORPUS / "observed-output/rt-periodic-0.log").read_text().splitlines()[0]
+    rows = (tmp_path / "logs/rt-periodic-0.log").read_text().splitlines()
+    assert rows[0] == header and len(rows) == 1 + 5
+    # run 2000 us at pLoad 50 ns: perf = 40, as rt-app logged it
+    assert rows[1].split()[1] == "40"
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert [t["comm"] for t in summary["tasks"]] == ["periodic-0", "periodic-1", "phased-2"]
+
+
+def test_same_input_same_bytes(cli, tmp_path):
+    for i in (1, 2):
+        assert cli("run", str(CORPUS / "mp3-short.json"), "--platform", "hikey960", "--duration", "2s",
+                   "--trace", str(tmp_path / f"t{i}.txt")).returncode == 0
+    assert (tmp_path / "t1.txt").read_bytes() == (tmp_path / "t2.txt").read_bytes()
+
+
+def test_check_prints_the_structure(cli):
+    out = cli("check", str(CORPUS / "tutorial/example3.json"))
+    assert out.returncode == 0, out.stderr.decode()
+    assert "task thread0 x12" in out.stdout.decode() and "phase light 10x: run, timer:unique" in out.stdout.decode()
+
+
+def test_platforms_and_features_list(cli):
+    out = cli("platforms")
+    assert out.returncode == 0
+    for name in ("hikey", "hikey960", "juno-r2", "pixel6", "icelake-2s"):
+        assert name in out.stdout.decode()
+    out = cli("features")
+    assert out.returncode == 0 and "RUN_TO_PARITY" in out.stdout.decode() and "fair.policy" in out.stdout.decode()
+
+
+@pytest.mark.parametrize("args, text, message", [
+    (["--platform", "nope"], HOGS, "unknown platform"),
+    (["--set", "hz=7"], HOGS, "--set: hz"),
+    (["--feature", "NO_SUCH"], HOGS, "unknown feature"),
+    ([], '{"tasks": {"t": {"phases": {"p": {"run": "abc"}}}}}', "tasks.t.phases.p.run"),
+    ([], '{"tasks": {"t": {"run": 1,,}}}', "line 1, column"),
+    ([], '{"global": {"duration": 1}, "tasks": {"t": {"sleep": -4, "run": 1}}}', "must not be negative"),
+    (["--platform", "smp:2"], '{"global": {"duration": 1}, "tasks": {"t": {"cpus": [3], "run": 1}}}', "outside the platform"),
+])
+def test_bad_input_is_one_message_and_status_2(cli, tmp_path, args, text, message):
+    out = cli("run", str(write(tmp_path, text)), *args, "--trace", str(tmp_path / "t.txt"))
+    assert out.returncode == 2
+    assert message in out.stderr.decode() and "Traceback" not in out.stderr.decode()
+    assert not (tmp_path / "t.txt").exists(), "no output for refused input"
+
+
+def test_deadlock_is_reported_with_the_trace_written(cli, tmp_path):
+    text = '{"tasks": {"t": {"loop": 1, "phases": {"a": {"run": 10, "barrier": "b"}, "z": {"barrier": "b"}}}}}'
+    out = cli("run", str(write(tmp_path, text)), "--platform", "smp:1", "--trace", str(tmp_path / "t.txt"))
+    assert out.returncode == 2
+    assert "deadlock at" in out.stderr.decode() and "t-0 (barrier b)" in out.stderr.decode()
+    assert "sched_switch:" in (tmp_path / "t.txt").read_text()
