@@ -170,7 +170,7 @@ def _run(args) -> int:
 
     sets = args.set + ([f"fair.policy={args.fair}"] if args.fair else [])
     _core.check_switches(args.kernel, sets, args.feature)
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)
     with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
         job = bar.add_task("simulating", total=None)
 

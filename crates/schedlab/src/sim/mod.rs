@@ -175,6 +175,9 @@ impl Sim {
             if let Some(e) = self.io_error.take() {
                 return Err(e);
             }
+            if self.totals.deadlock.is_some() {
+                break;
+            }
             if self.now >= next_report {
                 progress(self.now - SIM_START, self.stop_at.map(|s| s - SIM_START));
                 next_report = self.now + 100_000_000;

@@ -21,6 +21,8 @@ use crate::workload::{Calibration, Event, Ftrace, LogSize, Policy, Work, Workloa
 /// rt-app's pLoad when `calibration` names a CPU: a nominal value (no busy loop to measure).
 pub const NOMINAL_PLOAD_NS: u64 = 100;
 const PID_BASE: u32 = 1000;
+/// Zero-length events one thread may run without time moving before the run is stopped.
+const MAX_EVENTS_AT_ONE_INSTANT: u32 = 1_000_000;
 
 /// A compiled event, resources resolved to indices.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -168,9 +170,9 @@ impl Program {
                             absolute,
                         } => {
                             let timer = if name.starts_with("unique") {
-                                let before = uniq.len();
-                                let i = intern(&mut Vec::new(), &mut uniq, name);
-                                if uniq.len() > before {
+                                let fresh = uniq.len() as u32;
+                                let i = *uniq.entry(name.clone()).or_insert(fresh);
+                                if i == fresh {
                                     uabs.push(false);
                                 }
                                 uabs[i as usize] |= *absolute;
@@ -463,7 +465,7 @@ impl Sim {
         if let Some(exp) = self.tasks[id as usize].timer_expiry.take() {
             self.threads[id as usize].row.wu_lat += (now - exp + 500) / 1000;
         }
-        for _ in 0..1_000_000 {
+        for _ in 0..MAX_EVENTS_AT_ONE_INSTANT {
             if let Step::Off = self.step(id) {
                 return;
             }
@@ -471,7 +473,12 @@ impl Sim {
                 return;
             }
         }
-        panic!("thread {id}: a million zero-length events at one instant");
+        // Only zero-length events, for ever: simulated time could never move on.
+        let comm = &self.tasks[id as usize].comm;
+        self.totals.deadlock = Some(format!(
+            "livelock at {:.6} s: {comm} loops on events that take no time",
+            (self.now - SIM_START) as f64 / 1e9
+        ));
     }
 
     fn marker(&mut self, id: u32, text: String) {
@@ -669,10 +676,9 @@ impl Sim {
 
     /// End of a phase iteration: the log row, then the loop counters.
     fn iteration_end(&mut self, id: u32) -> Step {
-        let now = self.now;
-        let start_us = self.threads[id as usize].iter_start;
-        let (s, e) = ((start_us + 500) / 1000, self.now_us());
-        let rel = self.rel_us(start_us);
+        let start = self.threads[id as usize].iter_start;
+        let (s, e) = ((start + 500) / 1000, self.now_us());
+        let rel = self.rel_us(start);
         let th = &mut self.threads[id as usize];
         th.row.start = s;
         th.row.end = e;
@@ -699,7 +705,6 @@ impl Sim {
                 self.emit(Record::Log { task: id, row });
             }
         }
-        let _ = now;
         let ct = &self.prog.tasks[def];
         let th = &mut self.threads[id as usize];
         th.op = 0;
@@ -748,19 +753,7 @@ impl Sim {
         stats.timer_events += 1;
         stats.slack_sum_us += slack_us;
         stats.overruns += (now >= expiry) as u64;
-        if now < expiry {
-            let th = &mut self.threads[id as usize];
-            th.row.c_period += period / 1000;
-            th.row.slack = if self.prog.cumulative_slack {
-                th.row.slack + slack_us
-            } else {
-                slack_us
-            };
-            self.tasks[id as usize].timer_expiry = Some(expiry);
-            self.sleep_until(id, expiry);
-            return Step::Off;
-        }
-        if !absolute {
+        if now >= expiry && !absolute {
             *next = now; // relative: re-anchor at the late instant
         }
         let th = &mut self.threads[id as usize];
@@ -770,6 +763,11 @@ impl Sim {
         } else {
             slack_us
         };
+        if now < expiry {
+            self.tasks[id as usize].timer_expiry = Some(expiry);
+            self.sleep_until(id, expiry);
+            return Step::Off;
+        }
         th.row.wu_lat = 0; // an overrun wipes the iteration's latency (rt-app)
         Step::Busy
     }

@@ -178,39 +178,30 @@ fn same_inputs_give_byte_identical_traces() {
 
 #[test]
 fn refuses_cpus_outside_the_platform_and_endless_runs() {
-    let wl = parse(
-        r#"{"tasks": {"t": {"cpus": [9], "run": 1, "sleep": 1}}}"#,
-        "w.json",
-        Dialect::Workgen,
-    )
-    .unwrap();
-    let e = Sim::new(
-        &wl,
-        load_builtin("smp:2").unwrap(),
-        Features::preset(Kernel::V6_12),
-        &RunOptions::default(),
-    )
-    .err()
-    .unwrap();
+    let refusal = |json: &str| {
+        let wl = parse(json, "w.json", Dialect::Workgen).unwrap();
+        let plat = load_builtin("smp:2").unwrap();
+        let feat = Features::preset(Kernel::V6_12);
+        Sim::new(&wl, plat, feat, &RunOptions::default())
+            .err()
+            .unwrap()
+            .to_string()
+    };
+    let e = refusal(r#"{"tasks": {"t": {"cpus": [9], "run": 1, "sleep": 1}}}"#);
     assert!(
-        e.to_string().contains("tasks.t.cpus") && e.to_string().contains("CPU 9 is outside"),
+        e.contains("tasks.t.cpus") && e.contains("CPU 9 is outside"),
         "{e}"
     );
-    let wl = parse(
-        r#"{"tasks": {"t": {"run": 1, "sleep": 1}}}"#,
-        "w.json",
-        Dialect::Workgen,
-    )
-    .unwrap();
-    let e = Sim::new(
-        &wl,
-        load_builtin("smp:2").unwrap(),
-        Features::preset(Kernel::V6_12),
-        &RunOptions::default(),
-    )
-    .err()
-    .unwrap();
-    assert!(e.to_string().contains("loops for ever"), "{e}");
+    let e = refusal(r#"{"tasks": {"t": {"run": 1, "sleep": 1}}}"#);
+    assert!(e.contains("loops for ever"), "{e}");
+}
+
+#[test]
+fn a_loop_of_zero_length_events_is_reported_not_a_panic() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {"t": {"lock": "m", "unlock": "m"}}}"#;
+    let s = run(json, "smp:1", Kernel::V6_12);
+    let d = s.totals.deadlock.expect("livelock");
+    assert!(d.starts_with("livelock at 0.000000 s: t-0"), "{d}");
 }
 
 #[test]

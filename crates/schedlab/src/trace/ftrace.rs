@@ -75,25 +75,16 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     prio(*next)
                 );
             }
-            Record::Waking { task, cpu, target } => {
+            Record::Waking { task, target, .. }
+            | Record::Wakeup { task, target }
+            | Record::WakeupNew { task, target } => {
                 let p = t(*task);
-                self.head(now, &p.comm, p.pid, *cpu, "sched_waking:");
-                let _ = write!(
-                    self.line,
-                    "comm={} pid={} prio={} target_cpu={target:03}",
-                    p.comm,
-                    p.pid,
-                    p.prio()
-                );
-            }
-            Record::Wakeup { task, target } | Record::WakeupNew { task, target } => {
-                let p = t(*task);
-                let name = if matches!(rec, Record::Wakeup { .. }) {
-                    "sched_wakeup:"
-                } else {
-                    "sched_wakeup_new:"
+                let (name, cpu) = match rec {
+                    Record::Waking { cpu, .. } => ("sched_waking:", *cpu),
+                    Record::Wakeup { .. } => ("sched_wakeup:", *target),
+                    _ => ("sched_wakeup_new:", *target),
                 };
-                self.head(now, &p.comm, p.pid, *target, name);
+                self.head(now, &p.comm, p.pid, cpu, name);
                 let _ = write!(
                     self.line,
                     "comm={} pid={} prio={} target_cpu={target:03}",
