@@ -1,3 +1,5 @@
+import pytest
+
 from schedlab.reproduce import experiments
 
 # Seed 000's table: (capacity, invariance) → values in ms, which the thread reads as periods.
@@ -27,8 +29,9 @@ def test_reproduce_command(cli):
     r = cli("reproduce")
     out = r.stdout.decode()
     assert r.returncode == 0, out
-    assert out.count("OK") == 12 and "FAIL" not in out
-    assert "1.048576" in out
+    figures = sum(len(e.run()) for e in experiments().values())
+    assert out.count(" OK ") == figures and "FAIL" not in out
+    assert "1.048576" in out and "UTIL_EST_MARGIN" in out
 
 
 def test_reproduce_list_and_unknown(cli):
@@ -36,3 +39,64 @@ def test_reproduce_list_and_unknown(cli):
     assert r.returncode == 0 and b"pelt-invariance" in r.stdout
     r = cli("reproduce", "no-such-figure")
     assert r.returncode == 2 and b"no-such-figure" in r.stderr
+
+
+# Seed 002 through the engine, against the integer series and the closed form.
+from kernel_arith import PERIOD_NS, always_running_cfs_load, first_period_reaching, periodic_cpu  # noqa: E402
+
+from schedlab.experiments import idle_prev_cpu as seed002  # noqa: E402
+
+SIM_START = 10**9
+Y = 0.5 ** (1 / 32)
+# (run ns, period ns, run s, window s) as the engine runs them: rt-app durations are whole µs.
+PERIODIC = [
+    (20_972_000, 209_715_000, 3, 0.4),  # A, 20 and 200 PELT periods
+    (20_000_000, 200_000_000, 3, 0.4),  # A, wall clock
+    (102_000, 1_049_000, 6, 3.0),  # B, 100 and 1024 units of 1024 ns
+    (100_000, 1_024_000, 6, 3.0),  # B, wall clock
+]
+
+
+@pytest.mark.parametrize("run_ns, period_ns, secs, window", PERIODIC)
+def test_seed002_periodic_cpu_signals_follow_the_integer_series(run_ns, period_ns, secs, window):
+    sim = seed002.cpu_signals(run_ns, period_ns, secs, window, "6.1")
+    low, high, est = periodic_cpu(run_ns, period_ns, SIM_START, SIM_START + secs * 10**9, int(window * 1e9))
+    assert abs(sim.util_min - low) <= 2 and abs(sim.util_max - high) <= 2, (sim, low, high)
+    assert abs(sim.util_est - est) <= 2, (sim, est)
+    # The continuous series, within the divider's 2.1% below it.
+    r, p = run_ns / PERIOD_NS, period_ns / PERIOD_NS
+    peak = 1024 * (1 - Y**r) / (1 - Y**p)
+    for measured, exact in ((sim.util_max, peak), (sim.util_min, peak * Y ** (p - r))):
+        assert exact * 46718 / 47741 - 2 <= measured <= exact + 2, (measured, exact)
+
+
+def test_seed002_thread_figures_in_the_periods_reading():
+    a = seed002.cpu_signals(20_972_000, 209_715_000, 3, 0.4, "6.1")
+    assert abs(a.util_min - 7) <= 2 and abs(a.util_max - 365) <= 2
+    # util_est keeps its EWMA within UTIL_EST_MARGIN above the thread's 365.
+    assert 365 - 2 <= a.util_est < 365 + 10
+
+
+def test_seed002_wall_clock_reading_differs_from_the_thread():
+    a = seed002.cpu_signals(20_000_000, 200_000_000, 3, 0.4, "6.1")
+    assert abs(a.util_max - 365) > 2 and abs(a.util_max - 352) <= 2
+
+
+def test_seed002_nice_minus_20_load_avg():
+    load = seed002.hog_load_avg("6.1", duration_s=2)
+    assert abs(load - 88763) <= 0.01 * 88763
+    assert abs(load - always_running_cfs_load(88761, SIM_START, SIM_START + 2 * 10**9)) <= 2
+    assert load > 47742  # weighted: above LOAD_AVG_MAX, as the thread observed
+
+
+def test_seed002_and_003_experiments_all_ok():
+    for name in ("idle-prev-cpu", "pelt-response"):
+        figures = experiments()[name].run()
+        assert figures and all(f.ok for f in figures), [f for f in figures if not f.ok]
+
+
+def test_seed003_time_to_80_percent():
+    figure = experiments()["pelt-response"].run()[0]
+    periods = int(figure.measured.split()[0])
+    assert periods == first_period_reaching(820)
+    assert abs(periods - 75) <= 1

@@ -91,3 +91,29 @@ def test_deadlock_is_reported_with_the_trace_written(cli, tmp_path):
     assert out.returncode == 2
     assert "deadlock at" in out.stderr.decode() and "t-0 (barrier b)" in out.stderr.decode()
     assert "sched_switch:" in (tmp_path / "t.txt").read_text()
+
+
+def test_events_and_signals_frames_match_the_text_trace(tmp_path):
+    trace = tmp_path / "trace.txt"
+    r = schedlab.run(CORPUS / "observed-output/t1.json", "smp:2", trace=trace)
+    lines = [ln for ln in trace.read_text().splitlines() if not ln.startswith(("#", "cpus="))]
+    events = [ln.split(": ", 2)[1].split(":")[0].strip() for ln in lines]
+    ev, sig = r.events, r.signals
+    assert len(ev) + len(sig) == len(lines)
+    assert list(ev["event"].astype(str)) == [e for e in events if not e.startswith(("sched_pelt", "sched_util_est"))]
+    assert list(sig["signal"].astype(str)) == [e for e in events if e.startswith(("sched_pelt", "sched_util_est"))]
+    # The same instants: the trace's timestamps are the frames' time index.
+    stamps = [float(ln.split(": ", 1)[0].split()[-1]) for ln in lines]
+    assert sorted(stamps) == pytest.approx(sorted(list(ev.index) + list(sig.index)))
+    switches = ev[ev["event"] == "sched_switch"]
+    assert set(switches["prev_state"]) <= {"R", "S", "X"} and switches["other_pid"].notna().all()
+    # A cfs_rq row has no pid; a task row has no util_est fields in a PELT row.
+    cfs = sig[sig["signal"] == "sched_pelt_cfs"]
+    assert cfs["pid"].isna().all() and cfs["util"].notna().all() and cfs["enqueued"].isna().all()
+    se = sig[sig["signal"] == "sched_util_est_se"]
+    assert set(se["comm"]) <= set(r.tasks["comm"]) and se["ewma"].notna().all()
+
+
+def test_frames_can_be_left_out(tmp_path):
+    r = schedlab.run(write(tmp_path, HOGS), "smp:1", frames=False)
+    assert r.events is None and r.signals is None

@@ -148,12 +148,14 @@ def _reproduce(args) -> int:
     for e in (registry[n] for n in (args.names or registry)):
         table = Table(title=f"[bold]{e.name}[/bold]: {e.title}", title_justify="left",
                       caption=f"Source: {e.source}", caption_justify="left")
-        for column in ("figure", "source", "schedlab", "", "tolerance", "verdict"):
+        figures = e.run()
+        kernel = any(f.expected for f in figures)
+        for column in ("figure", "source") + ("kernel",) * kernel + ("schedlab", "", "tolerance", "verdict"):
             table.add_column(column)
-        for f in e.run():
+        for f in figures:
             failed += not f.ok
             verdict = "[green]OK[/green]" if f.ok else "[red bold]FAIL[/red bold]"
-            table.add_row(f.label, f.source, f.measured, f.detail, f.tolerance, verdict)
+            table.add_row(f.label, f.source, *(f.expected,) * kernel, f.measured, f.detail, f.tolerance, verdict)
         console.print(table, highlight=False)
         for note in e.footnotes:
             console.print(f"  * {note}", highlight=False)
@@ -180,14 +182,14 @@ def _run(args) -> int:
         try:
             r = run(args.workload, args.platform, kernel=args.kernel, sets=sets, features=args.feature,
                     duration_ns=args.duration, trace=args.trace, log_dir=args.log_dir, json_c=args.json_c,
-                    progress=progress)
+                    frames=False, progress=progress)
         except OSError as e:
             return _fail(str(e))
     for w in r.warnings:
         console.print(f"warning: {w}", highlight=False, markup=False)
     out = Console(soft_wrap=False, width=max(Console().width, 120))
     table = Table(title=f"{args.workload} on {r.platform}, kernel {r.kernel}: {r.simulated_ns / 1e9:g} s, "
-                        f"{r.events} events", title_justify="left")
+                        f"{r.nr_events} events", title_justify="left")
     for c in ("task", "pid", "run ms", "wait ms", "sleep ms", "wakeups", "lat p50 us", "lat p99 us",
               "lat max us", "migr", "preempt", "overruns", "mean slack us"):
         table.add_column(c, justify="left" if c == "task" else "right")

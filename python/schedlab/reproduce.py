@@ -11,12 +11,17 @@ from typing import Callable
 
 @dataclass(frozen=True)
 class Figure:
+    """One published number against schedlab's. `expected`, when given, is what the kernel's
+    arithmetic (closed form) gives where the source is only an estimate; the verdict is then
+    schedlab against `expected` and the experiment's footnotes say why the source differs."""
+
     label: str
     source: str
     measured: str
     detail: str
     tolerance: str
     ok: bool
+    expected: str = ""
 
 
 @dataclass(frozen=True)

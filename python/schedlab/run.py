@@ -3,9 +3,13 @@
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from schedlab import _core
+
+# The core marks a value an event or signal does not carry with the smallest int64.
+_NA = np.iinfo(np.int64).min
 
 
 @dataclass
@@ -15,9 +19,11 @@ class RunResult:
     platform: str
     kernel: str
     simulated_ns: int
-    events: int
+    nr_events: int
     tasks: pd.DataFrame
     cpus: pd.DataFrame
+    events: pd.DataFrame | None = None
+    signals: pd.DataFrame | None = None
     warnings: list[str] = field(default_factory=list)
     deadlock: str | None = None
     switches: dict[str, str] = field(default_factory=dict)
@@ -28,7 +34,7 @@ class RunResult:
             "platform": self.platform,
             "kernel": self.kernel,
             "simulated_s": self.simulated_ns / 1e9,
-            "events": self.events,
+            "events": self.nr_events,
             "deadlock": self.deadlock,
             "switches": self.switches,
             "tasks": self.tasks.to_dict(orient="records"),
@@ -39,16 +45,57 @@ class RunResult:
 
 def run(workload, platform: str = "smp:4", *, kernel: str = "6.12", fair: str | None = None,
         sets=(), features=(), duration_ns: int | None = None, trace=None, log_dir=None,
-        json_c: bool = False, progress=None) -> RunResult:
-    """Run `workload` (an rt-app JSON file) on `platform` (a built-in name, smp:N or a .toml)."""
+        json_c: bool = False, frames: bool = True, progress=None) -> RunResult:
+    """Run `workload` (an rt-app JSON file) on `platform` (a built-in name, smp:N or a .toml).
+
+    With `frames`, the result also has `events` (one row per scheduler event of the text
+    trace) and `signals` (one row per sched_pelt_* / sched_util_est_* tracepoint)."""
     sets = list(sets) + ([f"fair.policy={fair}"] if fair else [])
     r = _core.run(Path(workload), platform, kernel, sets, list(features), duration_ns,
                   None if trace is None else Path(trace), None if log_dir is None else Path(log_dir),
-                  json_c, progress or (lambda now, total: None))
+                  json_c, frames, progress or (lambda now, total: None))
     tasks = pd.DataFrame(r["tasks"])
     tasks["utilization"] = tasks["run_ns"] / max(r["simulated_ns"], 1)
     cpus = pd.DataFrame({k: v for k, v in r["cpus"].items() if k != "freq_residency"})
     cpus["busy_pct"] = 100.0 * cpus["busy_ns"] / max(r["simulated_ns"], 1)
     cpus["freq_residency"] = [{str(khz): ns for khz, ns in fr} for fr in r["cpus"]["freq_residency"]]
-    return RunResult(r["platform"], r["kernel"], r["simulated_ns"], r["events"], tasks, cpus,
-                     r["warnings"], r["deadlock"], dict(r["switches"]))
+    comms = {0: "<idle>", 1: "rt-app", **dict(zip(tasks["pid"], tasks["comm"]))}
+    events = _events(r["events"], comms) if frames else None
+    signals = _signals(r["signals"], comms) if frames else None
+    return RunResult(r["platform"], r["kernel"], r["simulated_ns"], r["nr_events"], tasks, cpus,
+                     events, signals, r["warnings"], r["deadlock"], dict(r["switches"]))
+
+
+def _nullable(values: np.ndarray) -> pd.arrays.IntegerArray:
+    return pd.arrays.IntegerArray(values, values == _NA)
+
+
+def _frame(cols: dict, code: str, comms: dict, nullable: tuple[str, ...]) -> pd.DataFrame:
+    """Columns from the core: `time` in seconds (the trace's clock) as index, codes as
+    categories, NA where a row does not carry a value."""
+    df = pd.DataFrame({
+        "ts": cols["ts"],
+        code: pd.Categorical.from_codes(cols[code], categories=cols["names"]),
+        "cpu": cols["cpu"],
+    })
+    for name in nullable:
+        df[name] = _nullable(cols[name])
+    df["comm"] = df["pid"].map(comms).astype(object)
+    df.index = pd.Index(cols["ts"] / 1e9, name="time")
+    return df
+
+
+def _events(cols: dict, comms: dict) -> pd.DataFrame:
+    df = _frame(cols, "event", comms, ("pid", "other_pid", "target_cpu", "value"))
+    states = cols["prev_state"]
+    df["prev_state"] = pd.array([chr(c) if c else None for c in states], dtype="string")
+    text = np.full(len(df), None, dtype=object)
+    for row, marker in cols["markers"]:
+        text[row] = marker
+    df["text"] = text
+    return df
+
+
+def _signals(cols: dict, comms: dict) -> pd.DataFrame:
+    return _frame(cols, "signal", comms, ("pid", "load", "runnable", "util", "enqueued", "ewma",
+                                          "update_time"))

@@ -16,6 +16,7 @@ use schedlab::solo::periodic::Periodic;
 use schedlab::solo::ramp::Ramp;
 use schedlab::solo::replay::{replay_csv, Replay, Row};
 use schedlab::solo::SoloConfig;
+use schedlab::trace::{EventColumns, SignalColumns, EVENT_NAMES, SIGNAL_NAMES};
 use schedlab::workload::Dialect;
 
 create_exception!(
@@ -190,7 +191,7 @@ fn kernel_of(name: &str) -> PyResult<Kernel> {
 
 /// Run a workload; `progress(simulated_ns, total_ns or None)` is called as it goes.
 #[pyfunction]
-#[pyo3(signature = (workload, platform, kernel, sets, features, duration_ns, trace, log_dir, json_c, progress))]
+#[pyo3(signature = (workload, platform, kernel, sets, features, duration_ns, trace, log_dir, json_c, frames, progress))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -203,6 +204,7 @@ fn run<'py>(
     trace: Option<std::path::PathBuf>,
     log_dir: Option<std::path::PathBuf>,
     json_c: bool,
+    frames: bool,
     progress: Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let spec = RunSpec {
@@ -214,6 +216,7 @@ fn run<'py>(
         duration: duration_ns,
         trace,
         log_dir,
+        frames,
         dialect: if json_c {
             Dialect::JsonC
         } else {
@@ -231,7 +234,7 @@ fn run<'py>(
     d.set_item("platform", r.platform)?;
     d.set_item("kernel", r.kernel)?;
     d.set_item("simulated_ns", r.simulated_ns)?;
-    d.set_item("events", r.events)?;
+    d.set_item("nr_events", r.events)?;
     d.set_item("warnings", r.warnings)?;
     d.set_item("deadlock", r.deadlock)?;
     d.set_item("switches", r.switches)?;
@@ -273,6 +276,43 @@ fn run<'py>(
             .collect::<Vec<_>>(),
     )?;
     d.set_item("cpus", cpus)?;
+    if let Some(f) = r.frames {
+        d.set_item("events", events_dict(py, f.events)?)?;
+        d.set_item("signals", signals_dict(py, f.signals)?)?;
+    }
+    Ok(d)
+}
+
+/// The events columns as numpy arrays, plus the code names and the marker texts.
+fn events_dict(py: Python<'_>, e: EventColumns) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("ts", e.ts.into_pyarray(py))?;
+    d.set_item("event", e.event.into_pyarray(py))?;
+    d.set_item("cpu", e.cpu.into_pyarray(py))?;
+    d.set_item("pid", e.pid.into_pyarray(py))?;
+    d.set_item("other_pid", e.other_pid.into_pyarray(py))?;
+    d.set_item("prev_state", e.prev_state.into_pyarray(py))?;
+    d.set_item("target_cpu", e.target_cpu.into_pyarray(py))?;
+    d.set_item("value", e.value.into_pyarray(py))?;
+    d.set_item("markers", e.markers)?;
+    d.set_item("names", EVENT_NAMES.to_vec())?;
+    Ok(d)
+}
+
+/// The signals columns as numpy arrays, plus the code names.
+fn signals_dict(py: Python<'_>, s: SignalColumns) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("ts", s.ts.into_pyarray(py))?;
+    d.set_item("signal", s.signal.into_pyarray(py))?;
+    d.set_item("cpu", s.cpu.into_pyarray(py))?;
+    d.set_item("pid", s.pid.into_pyarray(py))?;
+    d.set_item("load", s.load.into_pyarray(py))?;
+    d.set_item("runnable", s.runnable.into_pyarray(py))?;
+    d.set_item("util", s.util.into_pyarray(py))?;
+    d.set_item("enqueued", s.enqueued.into_pyarray(py))?;
+    d.set_item("ewma", s.ewma.into_pyarray(py))?;
+    d.set_item("update_time", s.update_time.into_pyarray(py))?;
+    d.set_item("names", SIGNAL_NAMES.to_vec())?;
     Ok(d)
 }
 

@@ -9,7 +9,7 @@ use crate::platform::{self, Platform};
 use crate::sched::features::Features;
 use crate::sim::{RunOptions, Sim};
 use crate::time::Ns;
-use crate::trace::{FtraceWriter, RtappLogs};
+use crate::trace::{Frames, FtraceWriter, RtappLogs};
 use crate::workload::{self, Dialect, Workload};
 
 /// Everything a run needs.
@@ -24,6 +24,8 @@ pub struct RunSpec {
     pub duration: Option<Ns>,
     pub trace: Option<PathBuf>,
     pub log_dir: Option<PathBuf>,
+    /// Keep events and signals as columns (`RunResult::frames`).
+    pub frames: bool,
     pub dialect: Dialect,
 }
 
@@ -76,6 +78,7 @@ pub struct RunResult {
     pub warnings: Vec<String>,
     pub deadlock: Option<String>,
     pub switches: Vec<(String, String)>,
+    pub frames: Option<Frames>,
 }
 
 /// A platform by name, `smp:N`, or TOML file.
@@ -138,6 +141,10 @@ pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunRe
             wl.global.log_basename.clone(),
         )));
     }
+    let frames = spec.frames.then(Frames::shared);
+    if let Some(f) = &frames {
+        sim.observe(Box::new(f.clone()));
+    }
     sim.run(progress)
         .map_err(|e| RunError::Io(format!("writing outputs: {e}")))?;
     let elapsed = sim.elapsed();
@@ -190,6 +197,7 @@ pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunRe
         warnings: wl.warnings,
         deadlock: sim.totals.deadlock.clone(),
         switches,
+        frames: frames.map(|f| f.take()),
     })
 }
 

@@ -1,3 +1,3 @@
 """One module per reproduced figure; importing this package registers them all."""
 
-from schedlab.experiments import pelt_invariance  # noqa: F401
+from schedlab.experiments import idle_prev_cpu, pelt_invariance, pelt_response  # noqa: F401

@@ -1,9 +1,11 @@
 //! Observers: what the engine reports, and the writers that turn it into files (ftrace text,
 //! rt-app logs). The engine builds trace records only when an observer is attached.
 
+mod frames;
 mod ftrace;
 mod rtapp_log;
 
+pub use frames::{EventColumns, Frames, SignalColumns, EVENT_NAMES, NONE, SIGNAL_NAMES};
 pub use ftrace::FtraceWriter;
 pub use rtapp_log::{LogRow, RtappLogs, LOG_HEADER};
 

@@ -1,0 +1,284 @@
+//! Column arrays for `schedlab.run`'s events and signals DataFrames: the same records the
+//! text trace prints, kept as numbers so that Python builds frames without parsing text.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use super::{Observer, PrevState, Record};
+use crate::sched::fair::Note;
+use crate::sim::task::Task;
+use crate::time::Ns;
+
+/// The `event` codes of the events columns, as the trace names them.
+pub const EVENT_NAMES: [&str; 12] = [
+    "sched_switch",
+    "sched_waking",
+    "sched_wakeup",
+    "sched_wakeup_new",
+    "sched_migrate_task",
+    "sched_process_fork",
+    "sched_process_exit",
+    "task_rename",
+    "cpu_idle",
+    "cpu_frequency",
+    "sched_cpu_capacity",
+    "print",
+];
+
+/// The `signal` codes of the signals columns: the LISA module's tracepoints.
+pub const SIGNAL_NAMES: [&str; 4] = [
+    "sched_pelt_se",
+    "sched_pelt_cfs",
+    "sched_util_est_se",
+    "sched_util_est_cfs",
+];
+
+/// Marks a value the event or signal does not carry (NA in the DataFrame).
+pub const NONE: i64 = i64::MIN;
+
+/// One row per scheduler event. `pid` is the subject (switch: prev, fork: parent, 0 for the
+/// idle task); `other_pid` is the switch's next or the fork's child; `target_cpu` the
+/// wakeup's target or the migration's destination; `value` the idle state (-1 on exit, as
+/// LISA reads it), the frequency in kHz or the capacity.
+#[derive(Debug, Clone, Default)]
+pub struct EventColumns {
+    pub ts: Vec<u64>,
+    pub event: Vec<u8>,
+    pub cpu: Vec<u32>,
+    pub pid: Vec<i64>,
+    pub other_pid: Vec<i64>,
+    /// `prev_state` letter of a switch (b'R', b'S', b'X'), 0 otherwise.
+    pub prev_state: Vec<u8>,
+    pub target_cpu: Vec<i64>,
+    pub value: Vec<i64>,
+    /// The text of `print` rows: (row, text).
+    pub markers: Vec<(usize, String)>,
+}
+
+/// One row per PELT or util_est tracepoint; `pid` is NONE for a cfs_rq.
+#[derive(Debug, Clone, Default)]
+pub struct SignalColumns {
+    pub ts: Vec<u64>,
+    pub signal: Vec<u8>,
+    pub cpu: Vec<u32>,
+    pub pid: Vec<i64>,
+    pub load: Vec<i64>,
+    pub runnable: Vec<i64>,
+    pub util: Vec<i64>,
+    pub enqueued: Vec<i64>,
+    pub ewma: Vec<i64>,
+    pub update_time: Vec<i64>,
+}
+
+/// Events and signals of a run. Shared (`Rc`) so that the caller reads it back once the
+/// engine that owns the observer is done.
+#[derive(Debug, Clone, Default)]
+pub struct Frames {
+    pub events: EventColumns,
+    pub signals: SignalColumns,
+}
+
+impl Frames {
+    pub fn shared() -> Rc<RefCell<Frames>> {
+        Rc::new(RefCell::new(Frames::default()))
+    }
+}
+
+/// A row of the events columns, before it is pushed.
+struct EventRow {
+    event: u8,
+    cpu: usize,
+    pid: i64,
+    other_pid: i64,
+    prev_state: u8,
+    target_cpu: i64,
+    value: i64,
+}
+
+impl EventRow {
+    fn of(event: u8, cpu: usize, pid: i64) -> EventRow {
+        EventRow {
+            event,
+            cpu,
+            pid,
+            other_pid: NONE,
+            prev_state: 0,
+            target_cpu: NONE,
+            value: NONE,
+        }
+    }
+}
+
+impl EventColumns {
+    fn push(&mut self, now: Ns, r: EventRow) {
+        self.ts.push(now);
+        self.event.push(r.event);
+        self.cpu.push(r.cpu as u32);
+        self.pid.push(r.pid);
+        self.other_pid.push(r.other_pid);
+        self.prev_state.push(r.prev_state);
+        self.target_cpu.push(r.target_cpu);
+        self.value.push(r.value);
+    }
+}
+
+/// A row of the signals columns: (load, runnable, util, enqueued, ewma, update_time).
+type SignalValues = [i64; 6];
+
+impl SignalColumns {
+    fn push(&mut self, now: Ns, signal: u8, cpu: usize, pid: i64, v: SignalValues) {
+        self.ts.push(now);
+        self.signal.push(signal);
+        self.cpu.push(cpu as u32);
+        self.pid.push(pid);
+        self.load.push(v[0]);
+        self.runnable.push(v[1]);
+        self.util.push(v[2]);
+        self.enqueued.push(v[3]);
+        self.ewma.push(v[4]);
+        self.update_time.push(v[5]);
+    }
+}
+
+fn pid_of(tasks: &[Task], task: Option<u32>) -> i64 {
+    task.map_or(0, |t| tasks[t as usize].pid as i64)
+}
+
+/// The signal code, entity pid and values of a fair-class note.
+fn signal_of(note: &Note, tasks: &[Task]) -> (u8, i64, SignalValues) {
+    let pid = |se: u32| tasks[se as usize].pid as i64;
+    match *note {
+        Note::PeltSe {
+            se,
+            load,
+            runnable,
+            util,
+            update_time,
+        } => (
+            0,
+            pid(se),
+            [
+                load as i64,
+                runnable as i64,
+                util as i64,
+                NONE,
+                NONE,
+                update_time as i64,
+            ],
+        ),
+        Note::PeltCfs {
+            load,
+            runnable,
+            util,
+            update_time,
+        } => (
+            1,
+            NONE,
+            [
+                load as i64,
+                runnable as i64,
+                util as i64,
+                NONE,
+                NONE,
+                update_time as i64,
+            ],
+        ),
+        Note::UtilEstSe {
+            se,
+            enqueued,
+            ewma,
+            util,
+        } => (
+            2,
+            pid(se),
+            [NONE, NONE, util as i64, enqueued as i64, ewma as i64, NONE],
+        ),
+        Note::UtilEstCfs { enqueued, util } => (
+            3,
+            NONE,
+            [NONE, NONE, util as i64, enqueued as i64, NONE, NONE],
+        ),
+    }
+}
+
+impl Frames {
+    fn add(&mut self, now: Ns, rec: &Record, tasks: &[Task]) {
+        let pid = |t: u32| tasks[t as usize].pid as i64;
+        let row = match rec {
+            Record::Switch {
+                cpu,
+                prev,
+                prev_state,
+                next,
+            } => EventRow {
+                other_pid: pid_of(tasks, *next),
+                prev_state: match (prev, prev_state) {
+                    (None, _) | (_, PrevState::Runnable) => b'R',
+                    (_, PrevState::Sleeping) => b'S',
+                    (_, PrevState::Dead) => b'X',
+                },
+                ..EventRow::of(0, *cpu, pid_of(tasks, *prev))
+            },
+            Record::Waking { task, cpu, target } => EventRow {
+                target_cpu: *target as i64,
+                ..EventRow::of(1, *cpu, pid(*task))
+            },
+            Record::Wakeup { task, target } | Record::WakeupNew { task, target } => {
+                let code = if matches!(rec, Record::Wakeup { .. }) {
+                    2
+                } else {
+                    3
+                };
+                EventRow {
+                    target_cpu: *target as i64,
+                    ..EventRow::of(code, *target, pid(*task))
+                }
+            }
+            Record::Migrate { task, from, to } => EventRow {
+                target_cpu: *to as i64,
+                ..EventRow::of(4, *from, pid(*task))
+            },
+            Record::Fork { parent, child, cpu } => EventRow {
+                other_pid: pid(*child),
+                ..EventRow::of(5, *cpu, parent.map_or(1, pid))
+            },
+            Record::Exit { task, cpu } => EventRow::of(6, *cpu, pid(*task)),
+            Record::Rename { task, cpu } => EventRow::of(7, *cpu, pid(*task)),
+            Record::CpuIdle { cpu, state } => EventRow {
+                value: *state as i32 as i64,
+                ..EventRow::of(8, *cpu, 0)
+            },
+            Record::CpuFrequency { cpu, khz } => EventRow {
+                value: *khz as i64,
+                ..EventRow::of(9, *cpu, 0)
+            },
+            Record::CpuCapacity { cpu, capacity, .. } => EventRow {
+                value: *capacity as i64,
+                ..EventRow::of(10, *cpu, 0)
+            },
+            Record::Marker { task, cpu, text } => {
+                let row = self.events.ts.len();
+                self.events.markers.push((row, text.clone()));
+                EventRow::of(11, *cpu, pid(*task))
+            }
+            Record::Fair { cpu, note, .. } => {
+                let (signal, pid, values) = signal_of(note, tasks);
+                self.signals.push(now, signal, *cpu, pid, values);
+                return;
+            }
+            Record::Log { .. } => return,
+        };
+        self.events.push(now, row);
+    }
+}
+
+impl Observer for Rc<RefCell<Frames>> {
+    fn record(&mut self, now: Ns, rec: &Record, tasks: &[Task]) -> std::io::Result<()> {
+        self.borrow_mut().add(now, rec, tasks);
+        Ok(())
+    }
+
+    fn finish(&mut self, _tasks: &[Task]) -> std::io::Result<()> {
+        Ok(())
+    }
+}
