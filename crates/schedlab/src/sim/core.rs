@@ -362,10 +362,10 @@ impl Sim {
     }
 
     /// `sched_tick` → `task_tick_fair` → `entity_tick`.
-    pub(super) fn tick(&mut self, cpu: usize) {
+    pub(super) fn tick(&mut self, cpu: usize) -> bool {
         let Some(curr) = self.rqs[cpu].curr else {
             self.rqs[cpu].tick_armed = false;
-            return;
+            return false;
         };
         self.update_rq_clock(cpu);
         let resched = fair!(self, cpu).entity_tick(curr);
@@ -379,20 +379,24 @@ impl Sim {
         } else {
             self.rqs[cpu].tick_armed = false;
         }
+        true
     }
 
     /// The running thread finished its piece of work: its program goes on.
-    pub(super) fn work_done(&mut self, cpu: usize, gen: u32) {
+    pub(super) fn work_done(&mut self, cpu: usize, gen: u32) -> bool {
         if self.rqs[cpu].done_gen != gen {
-            return;
+            return false;
         }
-        let Some(id) = self.rqs[cpu].curr else { return };
+        let Some(id) = self.rqs[cpu].curr else {
+            return false;
+        };
         self.progress(id, cpu);
         self.tasks[id as usize].action = Action::Continue;
         self.thread_runs(id);
         if self.tasks[id as usize].state == State::Running {
             self.arm_done(cpu);
         }
+        true
     }
 
     /// The running thread stops: sleep, block or exit (`deactivate_task` + `__schedule`).
@@ -432,13 +436,14 @@ impl Sim {
     }
 
     /// A sleep or timer of `id` ends.
-    pub(super) fn timer_fired(&mut self, id: u32, gen: u32) {
+    pub(super) fn timer_fired(&mut self, id: u32, gen: u32) -> bool {
         let t = &self.tasks[id as usize];
         if t.wake_gen != gen || t.state != State::Sleeping {
-            return;
+            return false;
         }
         let cpu = t.cpu;
         self.wake_up(id, cpu);
+        true
     }
 
     /// Sleep the running thread `id` until `at`.

@@ -52,7 +52,10 @@ pub struct RunOptions {
 /// Per-run totals.
 #[derive(Debug, Clone, Default)]
 pub struct Totals {
+    /// Events that did something: wakeups, ends of work, ticks of busy CPUs.
     pub events: u64,
+    /// Events found stale when they came due (a preempted piece of work, a cancelled timer).
+    pub stale: u64,
     pub end: Ns,
     /// Set when the run stopped because no thread could ever proceed.
     pub deadlock: Option<String>,
@@ -165,13 +168,14 @@ impl Sim {
         let mut next_report = self.now;
         while let Some((at, ev)) = self.queue.pop() {
             self.now = at;
-            self.totals.events += 1;
-            match ev {
+            let live = match ev {
                 Ev::Stop => break,
                 Ev::Wake { task, gen } => self.timer_fired(task, gen),
                 Ev::Done { cpu, gen } => self.work_done(cpu as usize, gen),
                 Ev::Tick { cpu } => self.tick(cpu as usize),
-            }
+            };
+            self.totals.events += live as u64;
+            self.totals.stale += !live as u64;
             if let Some(e) = self.io_error.take() {
                 return Err(e);
             }

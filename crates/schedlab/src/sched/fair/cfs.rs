@@ -18,27 +18,15 @@ fn entity_before(a: &SchedEntity, b: &SchedEntity) -> bool {
     vdiff(a.vruntime, b.vruntime) < 0
 }
 
-/// `__pick_first_entity`: the leftmost (smallest vruntime, earliest queued among equals).
+/// `__pick_first_entity`: the leftmost (the queue is in vruntime order).
 fn first(f: &Fair) -> Option<SeId> {
-    f.cfs
-        .queue
-        .iter()
-        .copied()
-        .min_by(|&a, &b| vdiff(f.ses[a as usize].vruntime, f.ses[b as usize].vruntime).cmp(&0))
+    f.cfs.queue.first().copied()
 }
 
-/// `__pick_next_entity`: the entity after `id` in tree order (vruntime, then queueing).
+/// `__pick_next_entity`: the entity after `id` in tree order.
 fn after(f: &Fair, id: SeId) -> Option<SeId> {
-    let v = f.ses[id as usize].vruntime;
-    let key = |(pos, q): (usize, &SeId)| (vdiff(f.ses[*q as usize].vruntime, v), pos);
     let me = f.cfs.queue.iter().position(|&q| q == id)?;
-    f.cfs
-        .queue
-        .iter()
-        .enumerate()
-        .filter(|&e| key(e) > (0, me))
-        .min_by_key(|&e| key(e))
-        .map(|(_, q)| *q)
+    f.cfs.queue.get(me + 1).copied()
 }
 
 /// `update_min_vruntime`: monotonic, following min(curr, leftmost).

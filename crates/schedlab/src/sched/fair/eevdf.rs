@@ -63,22 +63,40 @@ pub(super) fn avg_vruntime(f: &mut Fair) -> u64 {
     f.cfs.zero_vruntime
 }
 
-/// `vruntime_eligible`: v ≤ V, compared exactly without dividing.
-fn vruntime_eligible(f: &Fair, vruntime: u64) -> bool {
-    let mut avg = f.cfs.avg_vruntime as i128;
-    let mut load = f.cfs.avg_load as i128;
-    if let Some(c) = curr_on_rq(f) {
-        let se = &f.ses[c as usize];
-        let w = se.weight() as i128;
-        avg += entity_key(f, se) as i128 * w;
-        load += w;
+/// `vruntime_eligible`: v ≤ V, compared without dividing, in s64 as the kernel does. The weighted
+/// sums are gathered once, so a pick tests every entity against the same V.
+struct Eligibility {
+    avg: i64,
+    load: i64,
+    zero: u64,
+}
+
+impl Eligibility {
+    fn of(f: &Fair) -> Eligibility {
+        let mut avg = f.cfs.avg_vruntime;
+        let mut load = f.cfs.avg_load as i64;
+        if let Some(c) = curr_on_rq(f) {
+            let se = &f.ses[c as usize];
+            let w = se.weight() as i64;
+            avg = avg.wrapping_add(entity_key(f, se).wrapping_mul(w));
+            load += w;
+        }
+        Eligibility {
+            avg,
+            load,
+            zero: f.cfs.zero_vruntime,
+        }
     }
-    avg >= vruntime.wrapping_sub(f.cfs.zero_vruntime) as i64 as i128 * load
+
+    #[inline(always)]
+    fn holds(&self, vruntime: u64) -> bool {
+        self.avg >= (vruntime.wrapping_sub(self.zero) as i64).wrapping_mul(self.load)
+    }
 }
 
 /// `entity_eligible`.
 pub(super) fn entity_eligible(f: &Fair, id: SeId) -> bool {
-    vruntime_eligible(f, f.ses[id as usize].vruntime)
+    Eligibility::of(f).holds(f.ses[id as usize].vruntime)
 }
 
 /// `entity_before`: earlier virtual deadline.
@@ -167,15 +185,9 @@ fn do_preempt_short(f: &Fair, pse: SeId, se: SeId) -> bool {
 /// `pick_eevdf`: the eligible entity with the earliest virtual deadline, curr protected by
 /// RUN_TO_PARITY while its slice lasts.
 fn pick_eevdf(f: &Fair) -> Option<SeId> {
-    let first = f
-        .cfs
-        .queue
-        .iter()
-        .copied()
-        .min_by(|&a, &b| deadline_order(f, a, b));
     let mut curr = f.cfs.curr;
     if f.cfs.nr_running == 1 {
-        return curr_on_rq(f).or(first);
+        return curr_on_rq(f).or_else(|| f.cfs.queue.first().copied());
     }
     if let Some(c) = curr {
         if !f.ses[c as usize].on_rq || !entity_eligible(f, c) {
@@ -187,26 +199,20 @@ fn pick_eevdf(f: &Fair) -> Option<SeId> {
             return Some(c);
         }
     }
+    // The queue is in deadline order: the first eligible entity is the earliest eligible
+    // deadline, which the kernel finds by the min_vruntime heap search.
+    let eligible = Eligibility::of(f);
     let best = f
         .cfs
         .queue
         .iter()
         .copied()
-        .filter(|&id| entity_eligible(f, id))
-        .min_by(|&a, &b| deadline_order(f, a, b));
+        .find(|&id| eligible.holds(f.ses[id as usize].vruntime));
     match (best, curr) {
         (None, c) => c,
         (Some(b), Some(c)) if entity_before(&f.ses[c as usize], &f.ses[b as usize]) => Some(c),
         (b, _) => b,
     }
-}
-
-/// Tree order: deadline, then queueing order (min_by keeps the first of equals).
-fn deadline_order(f: &Fair, a: SeId, b: SeId) -> std::cmp::Ordering {
-    let d = f.ses[a as usize]
-        .deadline
-        .wrapping_sub(f.ses[b as usize].deadline) as i64;
-    d.cmp(&0)
 }
 
 /// `pick_next_entity` (PICK_BUDDY), finishing a delayed dequeue when it picks one.

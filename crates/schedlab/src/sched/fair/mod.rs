@@ -241,12 +241,26 @@ impl Fair<'_, '_> {
         self.cfs.nr_running -= 1;
     }
 
-    /// `__enqueue_entity`: into the tree.
+    /// `__enqueue_entity`: into the tree, after the entities with the same key (EEVDF: the
+    /// virtual deadline, CFS: vruntime), so the queue reads in the rbtree's order.
     fn enqueue_tree(&mut self, id: SeId) {
+        let key = |se: &SchedEntity| {
+            if self.is_eevdf() {
+                se.deadline
+            } else {
+                se.vruntime
+            }
+        };
+        let mine = key(&self.ses[id as usize]);
+        let ses = &*self.ses;
+        let at = self
+            .cfs
+            .queue
+            .partition_point(|&q| (mine.wrapping_sub(key(&ses[q as usize])) as i64) >= 0);
         if self.is_eevdf() {
             eevdf::avg_vruntime_add(self, id);
         }
-        self.cfs.queue.push(id);
+        self.cfs.queue.insert(at, id);
     }
 
     /// `__dequeue_entity`: out of the tree.
