@@ -12,8 +12,8 @@ pub mod task;
 use crate::error::InputError;
 use crate::platform::Platform;
 use crate::sched::clock_pelt::{CpuScale, RqClock};
-use crate::sched::fair::{CfsRq, Note, SchedEntity, Tunables};
-use crate::sched::features::Features;
+use crate::sched::fair::{cpu_util, CfsRq, Note, SchedEntity, Tunables};
+use crate::sched::features::{Feat, Features};
 use crate::time::Ns;
 use crate::trace::{Observer, Record};
 use crate::workload::Workload;
@@ -233,6 +233,36 @@ impl Sim {
         }
         self.tasks = tasks;
         result
+    }
+
+    /// `cpu_util_cfs(cpu)`: the CPU's utilization as schedutil and placement read it.
+    pub fn cpu_util(&self, cpu: usize) -> u64 {
+        let rq = &self.rqs[cpu];
+        cpu_util::cpu_util(
+            cpu,
+            &rq.cfs,
+            rq.capacity,
+            None,
+            None,
+            false,
+            self.util_est_on(),
+        )
+    }
+
+    /// `cpu_util_without(cpu, p)`: the CPU's utilization without task `task`'s share.
+    pub fn cpu_util_without(&self, cpu: usize, task: u32) -> u64 {
+        let rq = &self.rqs[cpu];
+        let t = &self.tasks[task as usize];
+        let p = cpu_util::TaskView {
+            se: &self.ses[task as usize],
+            cpu: t.cpu,
+            queued: self.ses[task as usize].on_rq,
+        };
+        cpu_util::cpu_util_without(cpu, &rq.cfs, rq.capacity, p, self.util_est_on())
+    }
+
+    fn util_est_on(&self) -> bool {
+        self.feat.has(Feat::UtilEst)
     }
 
     /// Simulated time elapsed.

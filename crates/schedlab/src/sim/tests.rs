@@ -133,6 +133,36 @@ fn eevdf_weighted_lags_sum_to_zero() {
     }
 }
 
+#[test]
+fn cpu_util_reads_the_cfs_rq_and_cpu_util_without_removes_the_task() {
+    // One task, 3 ms every 10 ms on CPU 0; the run stops while it sleeps (at 1.005 s it has
+    // run 3 ms and sleeps until 1.010 s) and while it runs (at 1.0115 s).
+    let json = r#"{"global": {"duration": 1}, "tasks": {"t": {"cpus": [0], "loop": -1,
+        "run": 3000, "timer": {"ref": "t", "period": 10000}}}}"#;
+    for (ms, running) in [(1005.0, false), (1011.5, true)] {
+        let mut s = build(json, "smp:2", Kernel::V6_1);
+        s.stop_at = Some(SIM_START + (ms * 1e6) as u64);
+        s.run(|_, _| {}).unwrap();
+        let (cfs, se) = (&s.rqs[0].cfs, &s.ses[0]);
+        assert_eq!(s.tasks[0].state == State::Running, running);
+        // cpu_util_cfs: max(util_avg, util_est), capped by capacity.
+        assert_eq!(
+            s.cpu_util(0),
+            cfs.avg.util_avg.max(cfs.util_est as u64).min(1024)
+        );
+        // Without the task: its util_avg leaves, and its estimate too while it is queued.
+        let est = if running {
+            (cfs.util_est - se.util_est.task_util_est()) as u64
+        } else {
+            cfs.util_est as u64
+        };
+        let expected = cfs.avg.util_avg.saturating_sub(se.avg.util_avg).max(est);
+        assert_eq!(s.cpu_util_without(0, 0), expected);
+        // CPU 1 never ran it: nothing to remove there.
+        assert_eq!(s.cpu_util_without(1, 0), s.cpu_util(1));
+    }
+}
+
 #[derive(Clone, Default)]
 struct Shared(Rc<RefCell<Vec<u8>>>);
 

@@ -7,6 +7,7 @@
 //! with a later issue: every entity here is a task on its CPU's root cfs_rq.
 
 mod cfs;
+pub mod cpu_util;
 mod eevdf;
 pub mod load_avg;
 
@@ -99,7 +100,8 @@ pub struct CfsRq {
     /// CFS's monotonic min_vruntime.
     pub min_vruntime: u64,
     pub curr: Option<SeId>,
-    /// The "tree": queued entities other than curr, in queueing order.
+    /// The "tree": queued entities other than curr, in the rbtree's order (EEVDF: virtual
+    /// deadline, CFS: vruntime; equal keys in queueing order).
     pub queue: Vec<SeId>,
     pub next: Option<SeId>,
     pub last: Option<SeId>,
