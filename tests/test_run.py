@@ -117,3 +117,12 @@ def test_events_and_signals_frames_match_the_text_trace(tmp_path):
 def test_frames_can_be_left_out(tmp_path):
     r = schedlab.run(write(tmp_path, HOGS), "smp:1", frames=False)
     assert r.events is None and r.signals is None
+
+
+def test_unsimulated_settings_are_warned_about(tmp_path):
+    wl = ('{"global": {"duration": 1}, "tasks": {"rt": {"policy": "SCHED_FIFO", "priority": 10, "loop": 1, '
+          '"run": 1000}, "capped": {"util_max": 512, "taskgroup": "/bg", "loop": 1, "run": 1000}}}')
+    r = schedlab.run(write(tmp_path, wl), "smp:2")
+    assert any(w.startswith("tasks.rt: SCHED_FIFO runs as SCHED_OTHER") for w in r.warnings), r.warnings
+    assert any(w.startswith("tasks.capped: util_min/util_max ignored") for w in r.warnings), r.warnings
+    assert any('taskgroup "/bg" ignored' in w for w in r.warnings), r.warnings

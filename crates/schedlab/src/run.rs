@@ -194,7 +194,11 @@ pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunRe
         events: sim.totals.events,
         tasks,
         cpus,
-        warnings: wl.warnings,
+        warnings: wl
+            .warnings
+            .into_iter()
+            .chain(sim.warnings().iter().cloned())
+            .collect(),
         deadlock: sim.totals.deadlock.clone(),
         switches,
         frames: frames.map(|f| f.take()),

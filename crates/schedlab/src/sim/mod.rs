@@ -235,6 +235,11 @@ impl Sim {
         result
     }
 
+    /// What the workload asks for that the engine does not simulate yet.
+    pub fn warnings(&self) -> &[String] {
+        &self.prog.warnings
+    }
+
     /// `cpu_util_cfs(cpu)`: the CPU's utilization as schedutil and placement read it.
     pub fn cpu_util(&self, cpu: usize) -> u64 {
         let rq = &self.rqs[cpu];

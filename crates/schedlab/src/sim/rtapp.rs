@@ -16,7 +16,7 @@ use crate::sched::fair::SchedEntity;
 use crate::sched::features::Features;
 use crate::sched::weight::LoadWeight;
 use crate::trace::{LogRow, Record};
-use crate::workload::{Calibration, Event, Ftrace, LogSize, Policy, Work, Workload};
+use crate::workload::{Calibration, Event, Ftrace, LogSize, Policy, SchedParams, Work, Workload};
 
 /// rt-app's pLoad when `calibration` names a CPU: a nominal value (no busy loop to measure).
 pub const NOMINAL_PLOAD_NS: u64 = 100;
@@ -86,6 +86,43 @@ pub(super) struct Program {
     pub(super) ftrace: Ftrace,
     pub(super) logs: bool,
     cumulative_slack: bool,
+    /// Settings the engine does not simulate yet, one message each.
+    pub(super) warnings: Vec<String>,
+}
+
+/// What the workload asks for that the engine does not simulate yet: RT and deadline
+/// policies (run as SCHED_OTHER), uclamp, task groups.
+fn unsimulated(wl: &Workload) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut check = |path: String, p: &SchedParams, group: &Option<String>| {
+        if let Some(policy) = p.policy.filter(|x| !x.is_fair()) {
+            out.push(format!(
+                "{path}: {} runs as SCHED_OTHER at nice 0: the RT and deadline classes are not simulated yet",
+                policy.name()
+            ));
+        }
+        if p.util_min.is_some() || p.util_max.is_some() {
+            out.push(format!(
+                "{path}: util_min/util_max ignored: uclamp is not simulated yet"
+            ));
+        }
+        if let Some(g) = group {
+            out.push(format!(
+                "{path}: taskgroup {g:?} ignored: the task runs in the root group (task groups are not simulated yet)"
+            ));
+        }
+    };
+    for t in &wl.tasks {
+        check(format!("tasks.{}", t.name), &t.params, &t.taskgroup);
+        for p in &t.phases {
+            check(
+                format!("tasks.{}.phases.{}", t.name, p.name),
+                &p.params,
+                &p.taskgroup,
+            );
+        }
+    }
+    out
 }
 
 /// Resource names, by kind, in order of first use.
@@ -269,6 +306,7 @@ impl Program {
             ftrace: wl.global.ftrace,
             logs: wl.global.log_size != LogSize::Disable,
             cumulative_slack: wl.global.cumulative_slack,
+            warnings: unsimulated(wl),
         })
     }
 
