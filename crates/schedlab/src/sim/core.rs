@@ -7,7 +7,9 @@ use super::{Sim, SIM_START};
 use crate::sched::fair::flags::*;
 use crate::sched::fair::load_avg;
 use crate::sched::fair::Fair;
+use crate::sched::weight::LoadWeight;
 use crate::trace::{PrevState, Record};
+use crate::workload::Policy;
 
 /// The fair class of one CPU, borrowing the engine's fields disjointly.
 macro_rules! fair {
@@ -139,6 +141,18 @@ impl Sim {
             return prev;
         }
         self.select_idlest(id)
+    }
+
+    /// `set_user_nice` for the running thread `id`: the new weight through
+    /// `reweight_task_fair`. Simplified: the kernel's sched_setattr also dequeues and
+    /// re-enqueues the task around it (DEQUEUE_SAVE / ENQUEUE_RESTORE).
+    pub(super) fn set_nice(&mut self, id: u32, nice: i32) {
+        let t = &mut self.tasks[id as usize];
+        t.nice = nice;
+        let (cpu, lw) = (t.cpu, LoadWeight::of_nice(nice, t.policy == Policy::Idle));
+        self.update_rq_clock(cpu);
+        fair!(self, cpu).reweight_task(id, lw);
+        self.drain_notes(cpu);
     }
 
     /// `idle_cpu`: nothing running and nothing queued.

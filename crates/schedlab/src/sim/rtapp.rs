@@ -701,12 +701,11 @@ impl Sim {
             .clone()
             .or_else(|| ct.cpus.clone())
             .unwrap_or_else(|| vec![true; n]);
-        let t = &mut self.tasks[id as usize];
-        if let Some(nice) = ct.phases[phase].nice {
-            t.nice = nice; // weight follows at the next enqueue (simplified reweight)
-            self.ses[id as usize].load = LoadWeight::of_nice(nice, t.policy == Policy::Idle);
+        let nice = ct.phases[phase].nice;
+        self.tasks[id as usize].allowed = allowed;
+        if let Some(nice) = nice.filter(|&n| n != self.tasks[id as usize].nice) {
+            self.set_nice(id, nice);
         }
-        t.allowed = allowed;
         if self.tracing && self.prog.ftrace.loop_ {
             self.marker(id, format!("rtapp_loop: event=start thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));
         }

@@ -133,6 +133,44 @@ fn eevdf_weighted_lags_sum_to_zero() {
     }
 }
 
+/// Phases that change nice while others run: the cfs_rq's sums follow the new weights.
+#[test]
+fn a_phase_nice_change_reweights_the_queued_entity() {
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "a": {"instance": 2, "loop": -1, "run": 30000},
+        "b": {"loop": -1, "phases": {"p0": {"priority": 5, "run": 7000}, "p1": {"priority": -3, "run": 11000}}}}}"#;
+    for (kernel, ms) in [
+        (Kernel::V6_12, 1000),
+        (Kernel::V6_12, 1333),
+        (Kernel::V6_1, 1000),
+    ] {
+        let mut s = build(json, "smp:1", kernel);
+        s.stop_at = Some(SIM_START + ms * 1_000_000);
+        s.run(|_, _| {}).unwrap();
+        let on_rq: Vec<usize> = (0..s.ses.len()).filter(|&i| s.ses[i].on_rq).collect();
+        let cfs = &s.rqs[0].cfs;
+        let sum: u64 = on_rq.iter().map(|&i| s.ses[i].load.weight).sum();
+        assert_eq!(cfs.load.weight, sum, "{kernel:?} at {ms} ms");
+        let queued: u64 = cfs.queue.iter().map(|&i| s.ses[i as usize].weight()).sum();
+        if kernel == Kernel::V6_12 {
+            assert_eq!(cfs.avg_load, queued);
+        }
+        // b's weight is its current phase's nice.
+        let b = &s.tasks[2];
+        assert_eq!(
+            s.ses[2].load,
+            crate::sched::weight::LoadWeight::of_nice(b.nice, false)
+        );
+        // The cfs_rq's load_avg holds the entities' load_avg (nothing lost on reweight).
+        let se_load: u64 = on_rq.iter().map(|&i| s.ses[i].avg.load_avg).sum();
+        assert!(
+            cfs.avg.load_avg.abs_diff(se_load) <= on_rq.len() as u64 + 1,
+            "{} vs {se_load}",
+            cfs.avg.load_avg
+        );
+    }
+}
+
 #[test]
 fn cpu_util_reads_the_cfs_rq_and_cpu_util_without_removes_the_task() {
     // One task, 3 ms every 10 ms on CPU 0; the run stops while it sleeps (at 1.005 s it has

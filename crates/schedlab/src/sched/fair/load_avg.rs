@@ -111,9 +111,9 @@ fn attach_entity_load_avg(f: &mut Fair, id: SeId) {
     sa.runnable_sum = sa.runnable_avg * divider;
     sa.load_sum = sa.load_avg * divider;
     sa.load_sum = if w < sa.load_sum { sa.load_sum / w } else { 1 };
+    let sa = *sa;
+    enqueue_load_avg(f, id);
     let c = &mut f.cfs.avg;
-    c.load_avg += sa.load_avg;
-    c.load_sum += w * sa.load_sum;
     c.util_avg += sa.util_avg;
     c.util_sum += sa.util_sum;
     c.runnable_avg += sa.runnable_avg;
@@ -122,12 +122,9 @@ fn attach_entity_load_avg(f: &mut Fair, id: SeId) {
 
 /// `detach_entity_load_avg`, with the PELT_MIN_DIVIDER floors.
 fn detach_entity_load_avg(f: &mut Fair, id: SeId) {
-    let se = &f.ses[id as usize];
-    let (w, sa) = (se.weight(), se.avg);
+    dequeue_load_avg(f, id);
+    let sa = f.ses[id as usize].avg;
     let c = &mut f.cfs.avg;
-    sub_positive(&mut c.load_avg, sa.load_avg);
-    sub_positive(&mut c.load_sum, w * sa.load_sum);
-    c.load_sum = c.load_sum.max(c.load_avg * PELT_MIN_DIVIDER as u64);
     sub_positive(&mut c.util_avg, sa.util_avg);
     let mut util_sum = c.util_sum as u64;
     sub_positive(&mut util_sum, sa.util_sum as u64);
@@ -168,4 +165,22 @@ pub fn init_new_task(f: &mut Fair, id: SeId) {
         };
     }
     se.avg.runnable_avg = se.avg.util_avg;
+}
+
+/// `enqueue_load_avg`: add the entity's load to the cfs_rq's (its util stays attached).
+pub fn enqueue_load_avg(f: &mut Fair, id: SeId) {
+    let se = &f.ses[id as usize];
+    let (w, sa) = (se.weight(), se.avg);
+    f.cfs.avg.load_avg += sa.load_avg;
+    f.cfs.avg.load_sum += w * sa.load_sum;
+}
+
+/// `dequeue_load_avg`, with the PELT_MIN_DIVIDER floor.
+pub fn dequeue_load_avg(f: &mut Fair, id: SeId) {
+    let se = &f.ses[id as usize];
+    let (w, sa) = (se.weight(), se.avg);
+    let c = &mut f.cfs.avg;
+    sub_positive(&mut c.load_avg, sa.load_avg);
+    sub_positive(&mut c.load_sum, w * sa.load_sum);
+    c.load_sum = c.load_sum.max(c.load_avg * PELT_MIN_DIVIDER as u64);
 }

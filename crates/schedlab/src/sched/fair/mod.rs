@@ -10,6 +10,7 @@ mod cfs;
 pub mod cpu_util;
 mod eevdf;
 pub mod load_avg;
+mod reweight;
 
 use crate::sched::clock_pelt::RqClock;
 use crate::sched::features::{FairPolicy, Feat, Features};

@@ -1,0 +1,44 @@
+//! `reweight_entity`: an entity takes a new load weight (a nice change), keeping its
+//! place: under EEVDF its lag and remaining virtual slice are rescaled (`reweight_eevdf`,
+//! 6.12); under CFS (6.1) vruntime is left as it is.
+
+use super::load_avg::{dequeue_load_avg, enqueue_load_avg};
+use super::{eevdf, Fair, SeId};
+use crate::sched::pelt::get_pelt_divider;
+use crate::sched::weight::LoadWeight;
+
+impl Fair<'_, '_> {
+    /// `reweight_task_fair` → `reweight_entity`.
+    pub fn reweight_task(&mut self, id: SeId, lw: LoadWeight) {
+        let curr = self.cfs.curr == Some(id);
+        let on_rq = self.ses[id as usize].on_rq;
+        let eevdf = self.is_eevdf();
+        let mut avruntime = 0;
+        if on_rq {
+            if eevdf || curr {
+                self.update_curr();
+            }
+            if eevdf {
+                avruntime = eevdf::avg_vruntime(self);
+            }
+            if !curr {
+                self.dequeue_tree(id);
+            }
+            self.cfs.load.sub(self.ses[id as usize].load.weight);
+        }
+        dequeue_load_avg(self, id);
+        if eevdf {
+            eevdf::reweight_eevdf(self, id, on_rq, avruntime, lw.weight);
+        }
+        let se = &mut self.ses[id as usize];
+        se.load = lw;
+        se.avg.load_avg = se.weight() * se.avg.load_sum / get_pelt_divider(&se.avg) as u64;
+        enqueue_load_avg(self, id);
+        if on_rq {
+            self.cfs.load.add(lw.weight);
+            if !curr {
+                self.enqueue_tree(id);
+            }
+        }
+    }
+}
