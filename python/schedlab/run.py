@@ -87,8 +87,11 @@ def _frame(cols: dict, code: str, comms: dict, nullable: tuple[str, ...]) -> pd.
 
 def _events(cols: dict, comms: dict) -> pd.DataFrame:
     df = _frame(cols, "event", comms, ("pid", "other_pid", "target_cpu", "value"))
-    states = cols["prev_state"]
-    df["prev_state"] = pd.array([chr(c) if c else None for c in states], dtype="string")
+    # prev_state letters as a categorical: code −1 (NA) where the byte is 0.
+    letters = ["R", "S", "X"]
+    lut = np.full(256, -1, dtype=np.int8)
+    lut[[ord(c) for c in letters]] = range(len(letters))
+    df["prev_state"] = pd.Categorical.from_codes(lut[cols["prev_state"]], categories=letters)
     text = np.full(len(df), None, dtype=object)
     for row, marker in cols["markers"]:
         text[row] = marker

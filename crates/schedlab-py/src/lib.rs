@@ -283,17 +283,18 @@ fn run<'py>(
     Ok(d)
 }
 
+/// Columns moved into numpy arrays of a new dict, one key per field name.
+macro_rules! arrays {
+    ($py:expr, $cols:expr, $($field:ident),*) => {{
+        let d = PyDict::new($py);
+        $(d.set_item(stringify!($field), $cols.$field.into_pyarray($py))?;)*
+        d
+    }};
+}
+
 /// The events columns as numpy arrays, plus the code names and the marker texts.
 fn events_dict(py: Python<'_>, e: EventColumns) -> PyResult<Bound<'_, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("ts", e.ts.into_pyarray(py))?;
-    d.set_item("event", e.event.into_pyarray(py))?;
-    d.set_item("cpu", e.cpu.into_pyarray(py))?;
-    d.set_item("pid", e.pid.into_pyarray(py))?;
-    d.set_item("other_pid", e.other_pid.into_pyarray(py))?;
-    d.set_item("prev_state", e.prev_state.into_pyarray(py))?;
-    d.set_item("target_cpu", e.target_cpu.into_pyarray(py))?;
-    d.set_item("value", e.value.into_pyarray(py))?;
+    let d = arrays!(py, e, ts, event, cpu, pid, other_pid, prev_state, target_cpu, value);
     d.set_item("markers", e.markers)?;
     d.set_item("names", EVENT_NAMES.to_vec())?;
     Ok(d)
@@ -301,17 +302,20 @@ fn events_dict(py: Python<'_>, e: EventColumns) -> PyResult<Bound<'_, PyDict>> {
 
 /// The signals columns as numpy arrays, plus the code names.
 fn signals_dict(py: Python<'_>, s: SignalColumns) -> PyResult<Bound<'_, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("ts", s.ts.into_pyarray(py))?;
-    d.set_item("signal", s.signal.into_pyarray(py))?;
-    d.set_item("cpu", s.cpu.into_pyarray(py))?;
-    d.set_item("pid", s.pid.into_pyarray(py))?;
-    d.set_item("load", s.load.into_pyarray(py))?;
-    d.set_item("runnable", s.runnable.into_pyarray(py))?;
-    d.set_item("util", s.util.into_pyarray(py))?;
-    d.set_item("enqueued", s.enqueued.into_pyarray(py))?;
-    d.set_item("ewma", s.ewma.into_pyarray(py))?;
-    d.set_item("update_time", s.update_time.into_pyarray(py))?;
+    let d = arrays!(
+        py,
+        s,
+        ts,
+        signal,
+        cpu,
+        pid,
+        load,
+        runnable,
+        util,
+        enqueued,
+        ewma,
+        update_time
+    );
     d.set_item("names", SIGNAL_NAMES.to_vec())?;
     Ok(d)
 }

@@ -33,7 +33,7 @@ register(Experiment(
     footnotes=(
         "Read in PELT periods, as the thread's ms are: the continuous series reaches 0.8 after "
         "32·log2(5) = 74.3 periods; the kernel's integer series (each finished period enters the "
-        "sum decayed once, as 1002 of its 1024 units; averages recomputed at period boundaries) gets there at the 75th boundary, "
-        "78.6 ms of wall-clock time.",
+        "sum decayed once, as 1002 of its 1024 units; averages recomputed at period boundaries) "
+        "gets there at the 75th boundary, 78.6 ms of wall-clock time.",
     ),
 ))

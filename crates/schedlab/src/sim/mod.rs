@@ -52,10 +52,9 @@ pub struct RunOptions {
 /// Per-run totals.
 #[derive(Debug, Clone, Default)]
 pub struct Totals {
-    /// Events that did something: wakeups, ends of work, ticks of busy CPUs.
+    /// Events that did something: wakeups, ends of work, ticks of busy CPUs (not the stale
+    /// entries of a preempted piece of work or a cancelled timer).
     pub events: u64,
-    /// Events found stale when they came due (a preempted piece of work, a cancelled timer).
-    pub stale: u64,
     pub end: Ns,
     /// Set when the run stopped because no thread could ever proceed.
     pub deadlock: Option<String>,
@@ -175,7 +174,6 @@ impl Sim {
                 Ev::Tick { cpu } => self.tick(cpu as usize),
             };
             self.totals.events += live as u64;
-            self.totals.stale += !live as u64;
             if let Some(e) = self.io_error.take() {
                 return Err(e);
             }

@@ -4,12 +4,13 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::{Observer, PrevState, Record};
+use super::{switch_state, Observer, Record};
 use crate::sched::fair::Note;
 use crate::sim::task::Task;
 use crate::time::Ns;
 
-/// The `event` codes of the events columns, as the trace names them.
+/// The `event` codes of the events columns, as the trace names them: `EventCode as usize`
+/// indexes this.
 pub const EVENT_NAMES: [&str; 12] = [
     "sched_switch",
     "sched_waking",
@@ -25,13 +26,38 @@ pub const EVENT_NAMES: [&str; 12] = [
     "print",
 ];
 
-/// The `signal` codes of the signals columns: the LISA module's tracepoints.
+/// The `signal` codes of the signals columns, the LISA module's tracepoints: `SignalCode as
+/// usize` indexes this.
 pub const SIGNAL_NAMES: [&str; 4] = [
     "sched_pelt_se",
     "sched_pelt_cfs",
     "sched_util_est_se",
     "sched_util_est_cfs",
 ];
+
+#[derive(Clone, Copy)]
+enum EventCode {
+    Switch,
+    Waking,
+    Wakeup,
+    WakeupNew,
+    Migrate,
+    Fork,
+    Exit,
+    Rename,
+    CpuIdle,
+    CpuFrequency,
+    CpuCapacity,
+    Print,
+}
+
+#[derive(Clone, Copy)]
+enum SignalCode {
+    PeltSe,
+    PeltCfs,
+    UtilEstSe,
+    UtilEstCfs,
+}
 
 /// Marks a value the event or signal does not carry (NA in the DataFrame).
 pub const NONE: i64 = i64::MIN;
@@ -96,9 +122,9 @@ struct EventRow {
 }
 
 impl EventRow {
-    fn of(event: u8, cpu: usize, pid: i64) -> EventRow {
+    fn of(event: EventCode, cpu: usize, pid: i64) -> EventRow {
         EventRow {
-            event,
+            event: event as u8,
             cpu,
             pid,
             other_pid: NONE,
@@ -126,9 +152,9 @@ impl EventColumns {
 type SignalValues = [i64; 6];
 
 impl SignalColumns {
-    fn push(&mut self, now: Ns, signal: u8, cpu: usize, pid: i64, v: SignalValues) {
+    fn push(&mut self, now: Ns, signal: SignalCode, cpu: usize, pid: i64, v: SignalValues) {
         self.ts.push(now);
-        self.signal.push(signal);
+        self.signal.push(signal as u8);
         self.cpu.push(cpu as u32);
         self.pid.push(pid);
         self.load.push(v[0]);
@@ -145,7 +171,7 @@ fn pid_of(tasks: &[Task], task: Option<u32>) -> i64 {
 }
 
 /// The signal code, entity pid and values of a fair-class note.
-fn signal_of(note: &Note, tasks: &[Task]) -> (u8, i64, SignalValues) {
+fn signal_of(note: &Note, tasks: &[Task]) -> (SignalCode, i64, SignalValues) {
     let pid = |se: u32| tasks[se as usize].pid as i64;
     match *note {
         Note::PeltSe {
@@ -155,7 +181,7 @@ fn signal_of(note: &Note, tasks: &[Task]) -> (u8, i64, SignalValues) {
             util,
             update_time,
         } => (
-            0,
+            SignalCode::PeltSe,
             pid(se),
             [
                 load as i64,
@@ -172,7 +198,7 @@ fn signal_of(note: &Note, tasks: &[Task]) -> (u8, i64, SignalValues) {
             util,
             update_time,
         } => (
-            1,
+            SignalCode::PeltCfs,
             NONE,
             [
                 load as i64,
@@ -189,12 +215,12 @@ fn signal_of(note: &Note, tasks: &[Task]) -> (u8, i64, SignalValues) {
             ewma,
             util,
         } => (
-            2,
+            SignalCode::UtilEstSe,
             pid(se),
             [NONE, NONE, util as i64, enqueued as i64, ewma as i64, NONE],
         ),
         Note::UtilEstCfs { enqueued, util } => (
-            3,
+            SignalCode::UtilEstCfs,
             NONE,
             [NONE, NONE, util as i64, enqueued as i64, NONE, NONE],
         ),
@@ -212,22 +238,18 @@ impl Frames {
                 next,
             } => EventRow {
                 other_pid: pid_of(tasks, *next),
-                prev_state: match (prev, prev_state) {
-                    (None, _) | (_, PrevState::Runnable) => b'R',
-                    (_, PrevState::Sleeping) => b'S',
-                    (_, PrevState::Dead) => b'X',
-                },
-                ..EventRow::of(0, *cpu, pid_of(tasks, *prev))
+                prev_state: switch_state(*prev, *prev_state).as_bytes()[0],
+                ..EventRow::of(EventCode::Switch, *cpu, pid_of(tasks, *prev))
             },
             Record::Waking { task, cpu, target } => EventRow {
                 target_cpu: *target as i64,
-                ..EventRow::of(1, *cpu, pid(*task))
+                ..EventRow::of(EventCode::Waking, *cpu, pid(*task))
             },
             Record::Wakeup { task, target } | Record::WakeupNew { task, target } => {
                 let code = if matches!(rec, Record::Wakeup { .. }) {
-                    2
+                    EventCode::Wakeup
                 } else {
-                    3
+                    EventCode::WakeupNew
                 };
                 EventRow {
                     target_cpu: *target as i64,
@@ -236,30 +258,30 @@ impl Frames {
             }
             Record::Migrate { task, from, to } => EventRow {
                 target_cpu: *to as i64,
-                ..EventRow::of(4, *from, pid(*task))
+                ..EventRow::of(EventCode::Migrate, *from, pid(*task))
             },
             Record::Fork { parent, child, cpu } => EventRow {
                 other_pid: pid(*child),
-                ..EventRow::of(5, *cpu, parent.map_or(1, pid))
+                ..EventRow::of(EventCode::Fork, *cpu, parent.map_or(1, pid))
             },
-            Record::Exit { task, cpu } => EventRow::of(6, *cpu, pid(*task)),
-            Record::Rename { task, cpu } => EventRow::of(7, *cpu, pid(*task)),
+            Record::Exit { task, cpu } => EventRow::of(EventCode::Exit, *cpu, pid(*task)),
+            Record::Rename { task, cpu } => EventRow::of(EventCode::Rename, *cpu, pid(*task)),
             Record::CpuIdle { cpu, state } => EventRow {
                 value: *state as i32 as i64,
-                ..EventRow::of(8, *cpu, 0)
+                ..EventRow::of(EventCode::CpuIdle, *cpu, 0)
             },
             Record::CpuFrequency { cpu, khz } => EventRow {
                 value: *khz as i64,
-                ..EventRow::of(9, *cpu, 0)
+                ..EventRow::of(EventCode::CpuFrequency, *cpu, 0)
             },
             Record::CpuCapacity { cpu, capacity, .. } => EventRow {
                 value: *capacity as i64,
-                ..EventRow::of(10, *cpu, 0)
+                ..EventRow::of(EventCode::CpuCapacity, *cpu, 0)
             },
             Record::Marker { task, cpu, text } => {
                 let row = self.events.ts.len();
                 self.events.markers.push((row, text.clone()));
-                EventRow::of(11, *cpu, pid(*task))
+                EventRow::of(EventCode::Print, *cpu, pid(*task))
             }
             Record::Fair { cpu, note, .. } => {
                 let (signal, pid, values) = signal_of(note, tasks);

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use super::{Observer, PrevState, Record};
+use super::{switch_state, Observer, Record};
 use crate::sched::fair::Note;
 use crate::sim::task::Task;
 use crate::time::Ns;
@@ -13,15 +13,6 @@ use crate::time::Ns;
 pub struct FtraceWriter<W: Write> {
     out: W,
     line: String,
-}
-
-/// `prev_state` letters (`__trace_sched_switch_state`).
-fn state_letter(s: PrevState) -> &'static str {
-    match s {
-        PrevState::Runnable => "R",
-        PrevState::Sleeping => "S",
-        PrevState::Dead => "X",
-    }
 }
 
 impl<W: Write> FtraceWriter<W> {
@@ -71,7 +62,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     self.line,
                     "prev_comm={pc} prev_pid={pp} prev_prio={} prev_state={} ==> next_comm={nc} next_pid={np} next_prio={}",
                     prio(*prev),
-                    if prev.is_some() { state_letter(*prev_state) } else { "R" },
+                    switch_state(*prev, *prev_state),
                     prio(*next)
                 );
             }

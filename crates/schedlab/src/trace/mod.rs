@@ -22,6 +22,15 @@ pub enum PrevState {
     Dead,
 }
 
+/// A switch's `prev_state` letter (`__trace_sched_switch_state`); the idle task is "R".
+pub fn switch_state(prev: Option<u32>, s: PrevState) -> &'static str {
+    match (prev, s) {
+        (None, _) | (_, PrevState::Runnable) => "R",
+        (_, PrevState::Sleeping) => "S",
+        (_, PrevState::Dead) => "X",
+    }
+}
+
 /// One engine event, as the kernel's tracepoints and rt-app's markers would report it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Record {

@@ -130,17 +130,10 @@ fn entity_lag(f: &Fair, avruntime: u64, id: SeId) -> i64 {
     vlag.clamp(-limit, limit)
 }
 
-/// `reweight_eevdf` for a queued entity: V − v and the virtual slice left scale by
-/// old/new weight, so the entity keeps its lag and its deadline in real time. A sleeping
-/// entity's stored vlag scales the same way (`reweight_entity`).
-pub(super) fn reweight_eevdf(f: &mut Fair, id: SeId, on_rq: bool, avruntime: u64, weight: u64) {
-    let old = f.ses[id as usize].load.weight as i64;
-    let new = weight as i64;
-    if !on_rq {
-        let se = &mut f.ses[id as usize];
-        se.vlag = se.vlag.wrapping_mul(old) / new;
-        return;
-    }
+/// `reweight_eevdf`: a queued entity's V − v and remaining virtual slice scale by old/new
+/// weight, so it keeps its lag and its deadline in real time.
+pub(super) fn reweight_eevdf(f: &mut Fair, id: SeId, avruntime: u64, weight: u64) {
+    let (old, new) = (f.ses[id as usize].load.weight as i64, weight as i64);
     if avruntime != f.ses[id as usize].vruntime {
         let vlag = entity_lag(f, avruntime, id).wrapping_mul(old) / new;
         f.ses[id as usize].vruntime = avruntime.wrapping_sub(vlag as u64);

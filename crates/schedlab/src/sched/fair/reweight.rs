@@ -27,10 +27,14 @@ impl Fair<'_, '_> {
             self.cfs.load.sub(self.ses[id as usize].load.weight);
         }
         dequeue_load_avg(self, id);
-        if eevdf {
-            eevdf::reweight_eevdf(self, id, on_rq, avruntime, lw.weight);
+        if eevdf && on_rq {
+            eevdf::reweight_eevdf(self, id, avruntime, lw.weight);
         }
         let se = &mut self.ses[id as usize];
+        if eevdf && !on_rq {
+            // vlag is V − v while the lag is w·(V − v): keep the lag.
+            se.vlag = se.vlag.wrapping_mul(se.load.weight as i64) / lw.weight as i64;
+        }
         se.load = lw;
         se.avg.load_avg = se.weight() * se.avg.load_sum / get_pelt_divider(&se.avg) as u64;
         enqueue_load_avg(self, id);
