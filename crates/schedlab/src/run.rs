@@ -179,12 +179,13 @@ pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunRe
     let cpus = sim
         .rqs
         .iter()
+        .zip(&sim.cpus)
         .enumerate()
-        .map(|(cpu, rq)| CpuSummary {
+        .map(|(cpu, (rq, c))| CpuSummary {
             cpu,
             capacity: rq.capacity,
-            busy_ns: rq.busy_ns,
-            freq_residency: vec![(rq.max_khz, elapsed)],
+            busy_ns: c.busy_ns,
+            freq_residency: vec![(c.max_khz, elapsed)],
         })
         .collect();
     Ok(RunResult {

@@ -1,8 +1,13 @@
-//! Mirrors kernel/sched: PELT and its clock, util_est, weights, features, the fair class.
+//! Mirrors kernel/sched: the class interface and the runqueue, PELT and its clock, util_est,
+//! weights, features, the fair and idle classes.
 
+pub mod class;
 pub mod clock_pelt;
 pub mod fair;
 pub mod features;
+pub mod flags;
+pub mod idle;
 pub mod pelt;
+pub mod rq;
 pub mod util_est;
 pub mod weight;

@@ -4,32 +4,13 @@
 use super::event::Ev;
 use super::task::{Action, State};
 use super::{Sim, SIM_START};
-use crate::sched::fair::flags::*;
-use crate::sched::fair::load_avg;
-use crate::sched::fair::Fair;
+use crate::sched::class::{self, Env, SchedClass};
+use crate::sched::flags::*;
+use crate::sched::idle;
+use crate::sched::rq::Rq;
 use crate::sched::weight::LoadWeight;
 use crate::trace::{PrevState, Record};
 use crate::workload::Policy;
-
-/// The fair class of one CPU, borrowing the engine's fields disjointly.
-macro_rules! fair {
-    ($sim:expr, $cpu:expr) => {{
-        let rq = &mut $sim.rqs[$cpu];
-        Fair {
-            cfs: &mut rq.cfs,
-            ses: &mut $sim.ses,
-            clock: &rq.clock,
-            feat: &$sim.feat,
-            tun: &$sim.tun,
-            capacity: rq.capacity,
-            notes: if $sim.tracing {
-                Some(&mut rq.notes)
-            } else {
-                None
-            },
-        }
-    }};
-}
 
 /// `cpu_idle` state printed when a CPU leaves idle.
 const PWR_EVENT_EXIT: u32 = u32::MAX;
@@ -42,7 +23,27 @@ impl Sim {
         rq.clock.update(self.now, rq.curr.is_none());
     }
 
-    /// Hand the fair class's tracepoint records to the observers.
+    /// Run a class operation on `cpu`'s runqueue, then pass on the tracepoints it recorded.
+    #[inline]
+    fn on_rq<R>(&mut self, cpu: usize, op: impl FnOnce(&mut Rq, &mut Env) -> R) -> R {
+        let mut env = Env {
+            ses: &mut self.ses,
+            feat: &self.feat,
+            tun: &self.tun,
+            tracing: self.tracing,
+        };
+        let r = op(&mut self.rqs[cpu], &mut env);
+        self.drain_notes(cpu);
+        r
+    }
+
+    /// `p->sched_class`.
+    #[inline]
+    fn class(&self, p: u32) -> &'static dyn SchedClass {
+        self.tasks[p as usize].class.ops()
+    }
+
+    /// Hand the classes' tracepoint records to the observers.
     fn drain_notes(&mut self, cpu: usize) {
         if !self.tracing || self.rqs[cpu].notes.is_empty() {
             return;
@@ -61,7 +62,7 @@ impl Sim {
     pub(super) fn start(&mut self) {
         if self.tracing {
             for cpu in 0..self.rqs.len() {
-                let (khz, cap) = (self.rqs[cpu].max_khz, self.rqs[cpu].capacity);
+                let (khz, cap) = (self.cpus[cpu].max_khz, self.rqs[cpu].capacity);
                 self.emit(Record::CpuFrequency { cpu, khz });
                 self.emit(Record::CpuCapacity {
                     cpu,
@@ -92,7 +93,8 @@ impl Sim {
         self.tasks.push(task);
         self.ses.push(se);
         self.threads.push(thread);
-        let cpu = self.select_idlest(id);
+        let parent_cpu = parent.map_or(0, |p| self.tasks[p as usize].cpu);
+        let cpu = self.select_task_rq(id, parent_cpu, WF_FORK);
         self.tasks[id as usize].cpu = cpu;
         if self.tracing {
             self.emit(Record::Fork {
@@ -103,11 +105,8 @@ impl Sim {
             self.emit(Record::Rename { task: id, cpu });
         }
         self.update_rq_clock(cpu);
-        {
-            let mut f = fair!(self, cpu);
-            load_avg::init_new_task(&mut f, id);
-            f.task_fork(id);
-        }
+        let class = self.class(id);
+        self.on_rq(cpu, |rq, env| class.task_fork(rq, env, id));
         self.activate(id, cpu, ENQUEUE_INITIAL);
         if self.tracing {
             self.emit(Record::WakeupNew {
@@ -115,32 +114,14 @@ impl Sim {
                 target: cpu,
             });
         }
-        self.check_preempt(cpu, id, true);
+        self.wakeup_preempt(cpu, id, WF_FORK);
     }
 
-    /// Fork and first placement: the idlest allowed CPU.
-    fn select_idlest(&self, id: u32) -> usize {
+    /// `select_task_rq`: the task's class chooses among its allowed CPUs.
+    fn select_task_rq(&self, id: u32, prev: usize, wake_flags: u32) -> usize {
         let allowed = &self.tasks[id as usize].allowed;
-        (0..self.rqs.len())
-            .filter(|&c| allowed[c])
-            .min_by_key(|&c| {
-                (
-                    self.rqs[c].curr.is_some() as u32 + self.rqs[c].cfs.h_nr_queued,
-                    c,
-                )
-            })
-            .expect("an allowed CPU exists")
-    }
-
-    /// Placement for now (`select_task_rq`): the previous CPU if it is allowed and idle, else
-    /// the idlest allowed CPU. The kernel's wake_affine/select_idle_sibling come later.
-    fn select_task_rq(&self, id: u32) -> usize {
-        let t = &self.tasks[id as usize];
-        let prev = t.cpu;
-        if t.allowed[prev] && self.idle_cpu(prev) {
-            return prev;
-        }
-        self.select_idlest(id)
+        self.class(id)
+            .select_task_rq(&self.rqs, allowed, prev, wake_flags)
     }
 
     /// `set_user_nice` for the running thread `id`: the new weight through
@@ -151,19 +132,14 @@ impl Sim {
         t.nice = nice;
         let (cpu, lw) = (t.cpu, LoadWeight::of_nice(nice, t.policy == Policy::Idle));
         self.update_rq_clock(cpu);
-        fair!(self, cpu).reweight_task(id, lw);
-        self.drain_notes(cpu);
-    }
-
-    /// `idle_cpu`: nothing running and nothing queued.
-    fn idle_cpu(&self, cpu: usize) -> bool {
-        self.rqs[cpu].curr.is_none() && self.rqs[cpu].cfs.h_nr_queued == 0
+        let class = self.class(id);
+        self.on_rq(cpu, |rq, env| class.reweight_task(rq, env, id, lw));
     }
 
     /// `activate_task`: enqueue, and mark runnable.
     fn activate(&mut self, id: u32, cpu: usize, flags: u32) {
-        fair!(self, cpu).enqueue_task(id, flags);
-        self.drain_notes(cpu);
+        let class = self.class(id);
+        self.on_rq(cpu, |rq, env| class.enqueue_task(rq, env, id, flags));
         self.tasks[id as usize].set_state(State::Runnable, self.now);
     }
 
@@ -192,10 +168,10 @@ impl Sim {
                     target: prev,
                 });
             }
-            self.check_preempt(prev, id, false);
+            self.wakeup_preempt(prev, id, WF_TTWU);
             return;
         }
-        let cpu = self.select_task_rq(id);
+        let cpu = self.select_task_rq(id, prev, WF_TTWU);
         if self.tracing {
             self.emit(Record::Waking {
                 task: id,
@@ -206,8 +182,8 @@ impl Sim {
         let mut flags = ENQUEUE_WAKEUP;
         if cpu != prev {
             self.update_rq_clock(prev);
-            fair!(self, prev).migrate_task_rq(id);
-            self.drain_notes(prev);
+            let class = self.class(id);
+            self.on_rq(prev, |rq, env| class.migrate_task_rq(rq, env, id));
             let t = &mut self.tasks[id as usize];
             t.cpu = cpu;
             t.stats.migrations += 1;
@@ -228,18 +204,19 @@ impl Sim {
                 target: cpu,
             });
         }
-        self.check_preempt(cpu, id, false);
+        self.wakeup_preempt(cpu, id, WF_TTWU);
     }
 
-    /// `wakeup_preempt`: an idle CPU always reschedules; a busy one asks the class.
-    fn check_preempt(&mut self, cpu: usize, id: u32, fork: bool) {
+    /// `wakeup_preempt`: the idle task always yields; a task of the same class asks the
+    /// class; a task of a higher class is preempted by any of a lower one's.
+    fn wakeup_preempt(&mut self, cpu: usize, id: u32, wake_flags: u32) {
+        let p = self.tasks[id as usize].class;
         let resched = match self.rqs[cpu].curr {
             None => true,
-            Some(curr) => {
-                let r = fair!(self, cpu).check_preempt_wakeup(curr, id, fork);
-                self.drain_notes(cpu);
-                r
-            }
+            Some(curr) if self.tasks[curr as usize].class == p => self.on_rq(cpu, |rq, env| {
+                p.ops().wakeup_preempt(rq, env, id, wake_flags)
+            }),
+            Some(curr) => p.above(self.tasks[curr as usize].class),
         };
         if resched {
             self.schedule(cpu);
@@ -249,7 +226,7 @@ impl Sim {
     /// Charge the running thread for the work done since it last started.
     fn progress(&mut self, id: u32, cpu: usize) {
         let now = self.now;
-        let rate = self.rqs[cpu].rate;
+        let rate = self.cpus[cpu].rate;
         let t = &mut self.tasks[id as usize];
         if let Action::Work { left } = &mut t.action {
             *left = left.saturating_sub((now - t.run_start) as u128 * rate);
@@ -259,15 +236,15 @@ impl Sim {
 
     /// (Re)arm the event that ends the running thread's current work.
     fn arm_done(&mut self, cpu: usize) {
-        let rq = &mut self.rqs[cpu];
-        rq.done_gen = rq.done_gen.wrapping_add(1);
-        let Some(id) = rq.curr else { return };
+        let c = &mut self.cpus[cpu];
+        c.done_gen = c.done_gen.wrapping_add(1);
+        let Some(id) = self.rqs[cpu].curr else { return };
         let now = self.now;
         let at = match self.tasks[id as usize].action {
             Action::Continue => Some(now),
             Action::Until(t) => Some(t.max(now)),
             Action::Work { left } => {
-                let ns = left.div_ceil(rq.rate);
+                let ns = left.div_ceil(c.rate);
                 (ns < (u64::MAX / 4) as u128).then(|| now + ns as u64)
             }
         };
@@ -277,26 +254,34 @@ impl Sim {
                 now,
                 Ev::Done {
                     cpu: cpu as u32,
-                    gen: rq.done_gen,
+                    gen: c.done_gen,
                 },
             );
         }
     }
 
     /// `__schedule`: put the running thread back (if still queued), pick the next one.
+    /// As 6.1's generic path: put_prev_task first, so the pick sees prev in its class's queue;
+    /// then set_next_task on the one picked (prev again included).
     pub(super) fn schedule(&mut self, cpu: usize) {
         self.update_rq_clock(cpu);
         let prev = self.rqs[cpu].curr;
-        if let Some(p) = prev {
+        let prev_class = prev.map(|p| {
             self.progress(p, cpu);
-            fair!(self, cpu).put_prev_entity(p);
-        }
-        // A delayed sleeper picked here finishes its dequeue inside pick_next_entity.
-        let (next, _) = fair!(self, cpu).pick_next_entity();
-        if let Some(n) = next {
-            fair!(self, cpu).set_next_entity(n);
-        }
-        self.drain_notes(cpu);
+            self.class(p)
+        });
+        let next = self.on_rq(cpu, |rq, env| {
+            if let (Some(p), Some(c)) = (prev, prev_class) {
+                c.put_prev_task(rq, env, p);
+            }
+            let next = class::pick_next_task(rq, env);
+            match next {
+                Some((c, n)) => c.ops().set_next_task(rq, env, n),
+                None if prev.is_some() => idle::set_next_task_idle(rq),
+                None => {}
+            }
+            next.map(|(_, n)| n)
+        });
         self.rqs[cpu].curr = next;
         if next != prev {
             self.switch(cpu, prev, next);
@@ -305,7 +290,7 @@ impl Sim {
             self.arm_done(cpu);
             self.arm_tick(cpu);
         } else {
-            self.rqs[cpu].done_gen = self.rqs[cpu].done_gen.wrapping_add(1);
+            self.cpus[cpu].done_gen = self.cpus[cpu].done_gen.wrapping_add(1);
         }
     }
 
@@ -333,16 +318,13 @@ impl Sim {
             }
             self.thread_runs(n);
         }
-        let rq = &mut self.rqs[cpu];
+        let c = &mut self.cpus[cpu];
         match (prev.is_some(), next.is_some()) {
-            (false, true) => rq.busy_since = Some(now),
+            (false, true) => c.busy_since = Some(now),
             (true, false) => {
-                if let Some(s) = rq.busy_since.take() {
-                    rq.busy_ns += now - s;
+                if let Some(s) = c.busy_since.take() {
+                    c.busy_ns += now - s;
                 }
-                // pick_next_task_idle → update_idle_rq_clock_pelt
-                let util_sum = rq.cfs.avg.util_sum;
-                rq.clock.update_idle(util_sum);
             }
             _ => {}
         }
@@ -367,23 +349,23 @@ impl Sim {
 
     /// NO_HZ idle: a busy CPU ticks at the jiffy boundaries; an idle one does not.
     fn arm_tick(&mut self, cpu: usize) {
-        if !self.rqs[cpu].tick_armed {
-            self.rqs[cpu].tick_armed = true;
+        if !self.cpus[cpu].tick_armed {
+            self.cpus[cpu].tick_armed = true;
             let tick = self.tun.tick_ns;
             let at = (self.now / tick + 1) * tick;
             self.queue.push(at, self.now, Ev::Tick { cpu: cpu as u32 });
         }
     }
 
-    /// `sched_tick` → `task_tick_fair` → `entity_tick`.
+    /// `sched_tick` → the running task's `task_tick`.
     pub(super) fn tick(&mut self, cpu: usize) -> bool {
         let Some(curr) = self.rqs[cpu].curr else {
-            self.rqs[cpu].tick_armed = false;
+            self.cpus[cpu].tick_armed = false;
             return false;
         };
         self.update_rq_clock(cpu);
-        let resched = fair!(self, cpu).entity_tick(curr);
-        self.drain_notes(cpu);
+        let class = self.class(curr);
+        let resched = self.on_rq(cpu, |rq, env| class.task_tick(rq, env, curr));
         if resched {
             self.schedule(cpu);
         }
@@ -391,14 +373,14 @@ impl Sim {
             let at = self.now + self.tun.tick_ns;
             self.queue.push(at, self.now, Ev::Tick { cpu: cpu as u32 });
         } else {
-            self.rqs[cpu].tick_armed = false;
+            self.cpus[cpu].tick_armed = false;
         }
         true
     }
 
     /// The running thread finished its piece of work: its program goes on.
     pub(super) fn work_done(&mut self, cpu: usize, gen: u32) -> bool {
-        if self.rqs[cpu].done_gen != gen {
+        if self.cpus[cpu].done_gen != gen {
             return false;
         }
         let Some(id) = self.rqs[cpu].curr else {
@@ -424,11 +406,13 @@ impl Sim {
         } else {
             DEQUEUE_SLEEP
         };
-        fair!(self, cpu).dequeue_task(id, flags);
-        if state == State::Dead {
-            load_avg::remove_entity_load_avg(&mut fair!(self, cpu), id);
-        }
-        self.drain_notes(cpu);
+        let class = self.class(id);
+        self.on_rq(cpu, |rq, env| {
+            class.dequeue_task(rq, env, id, flags);
+            if state == State::Dead {
+                class.task_dead(rq, env, id);
+            }
+        });
         let now = self.now;
         let t = &mut self.tasks[id as usize];
         t.set_state(state, now);
@@ -445,7 +429,8 @@ impl Sim {
     pub(super) fn yield_current(&mut self, id: u32) {
         let cpu = self.tasks[id as usize].cpu;
         self.update_rq_clock(cpu);
-        fair!(self, cpu).yield_task(id);
+        let class = self.class(id);
+        self.on_rq(cpu, |rq, env| class.yield_task(rq, env, id));
         self.schedule(cpu);
     }
 

@@ -1,8 +1,8 @@
 //! The discrete-event engine: per-CPU runqueues, schedule(), try_to_wake_up, the tick, work
 //! accounting, and the rt-app programs the threads run.
 //!
-//! The engine knows no policy: it asks the fair class (`sched::fair`) who runs and observers
-//! (`trace`) are told what happened.
+//! The engine knows no policy: it asks the scheduling classes (`sched::class`) who runs and
+//! where, and observers (`trace`) are told what happened.
 
 mod core;
 pub mod event;
@@ -12,8 +12,9 @@ pub mod task;
 use crate::error::InputError;
 use crate::platform::Platform;
 use crate::sched::clock_pelt::{CpuScale, RqClock};
-use crate::sched::fair::{cpu_util, CfsRq, Note, SchedEntity, Tunables};
+use crate::sched::fair::{cpu_util, SchedEntity, Tunables};
 use crate::sched::features::{Feat, Features};
+use crate::sched::rq::Rq;
 use crate::time::Ns;
 use crate::trace::{Observer, Record};
 use crate::workload::Workload;
@@ -25,12 +26,8 @@ use task::{State, Task};
 /// (the kernel's "not attached" mark).
 pub const SIM_START: Ns = 1_000_000_000;
 
-/// A CPU's runqueue (`struct rq`).
-pub struct Rq {
-    pub clock: RqClock,
-    pub cfs: CfsRq,
-    pub curr: Option<u32>,
-    pub capacity: u64,
+/// What the engine keeps per CPU beside the scheduler's `Rq`.
+pub struct Cpu {
     pub max_khz: u32,
     /// Work units per ns: capacity·freq_scale (both /1024).
     pub rate: u128,
@@ -39,7 +36,6 @@ pub struct Rq {
     pub tick_armed: bool,
     pub busy_ns: Ns,
     pub busy_since: Option<Ns>,
-    pub notes: Vec<Note>,
 }
 
 /// Options of a run beyond workload, platform and switches.
@@ -66,6 +62,7 @@ pub struct Sim {
     pub feat: Features,
     pub tun: Tunables,
     pub rqs: Vec<Rq>,
+    pub cpus: Vec<Cpu>,
     pub tasks: Vec<Task>,
     pub ses: Vec<SchedEntity>,
     queue: EventQueue,
@@ -102,23 +99,24 @@ impl Sim {
             .cpus
             .iter()
             .map(|c| {
+                let cap = c.capacity_orig as u64;
                 let scale = CpuScale {
-                    cpu: c.capacity_orig as u64,
+                    cpu: cap,
                     freq: 1024,
                 };
-                Rq {
-                    clock: RqClock::new(feat.invariance, scale, SIM_START),
-                    cfs: CfsRq::default(),
-                    curr: None,
-                    capacity: c.capacity_orig as u64,
-                    max_khz: plat.freq_domains[c.freq_domain].max_khz(),
-                    rate: c.capacity_orig as u128 * 1024,
-                    done_gen: 0,
-                    tick_armed: false,
-                    busy_ns: 0,
-                    busy_since: None,
-                    notes: Vec::new(),
-                }
+                Rq::new(RqClock::new(feat.invariance, scale, SIM_START), cap)
+            })
+            .collect();
+        let cpus = plat
+            .cpus
+            .iter()
+            .map(|c| Cpu {
+                max_khz: plat.freq_domains[c.freq_domain].max_khz(),
+                rate: c.capacity_orig as u128 * 1024,
+                done_gen: 0,
+                tick_armed: false,
+                busy_ns: 0,
+                busy_since: None,
             })
             .collect();
         let res = prog.resources();
@@ -128,6 +126,7 @@ impl Sim {
             feat,
             tun,
             rqs,
+            cpus,
             tasks: Vec::new(),
             ses: Vec::new(),
             queue: EventQueue::default(),
@@ -217,9 +216,9 @@ impl Sim {
                 t.set_state(s, end);
             }
         }
-        for rq in &mut self.rqs {
-            if let Some(since) = rq.busy_since.take() {
-                rq.busy_ns += end - since;
+        for c in &mut self.cpus {
+            if let Some(since) = c.busy_since.take() {
+                c.busy_ns += end - since;
             }
         }
         let tasks = std::mem::take(&mut self.tasks);

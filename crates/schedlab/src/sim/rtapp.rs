@@ -12,6 +12,7 @@ use super::task::{Action, State, Task, TaskStats, WORK_UNITS_PER_NS};
 use super::{Sim, SIM_START};
 use crate::error::InputError;
 use crate::platform::Platform;
+use crate::sched::class::Class;
 use crate::sched::fair::SchedEntity;
 use crate::sched::features::Features;
 use crate::sched::weight::LoadWeight;
@@ -384,6 +385,7 @@ impl Program {
             state_since: now,
             cpu: 0,
             policy: t.policy,
+            class: Class::of(t.policy),
             nice: t.nice,
             allowed: t.cpus.clone().unwrap_or_else(|| vec![true; nr_cpus]),
             action: Action::Continue,

@@ -1,5 +1,6 @@
 //! Simulated threads: scheduling state, work in progress and accounting.
 
+use crate::sched::class::Class;
 use crate::time::Ns;
 use crate::workload::Policy;
 
@@ -58,6 +59,7 @@ pub struct Task {
     pub state_since: Ns,
     pub cpu: usize,
     pub policy: Policy,
+    pub class: Class,
     pub nice: i32,
     /// Allowed CPUs.
     pub allowed: Vec<bool>,

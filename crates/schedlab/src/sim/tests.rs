@@ -86,7 +86,7 @@ fn time_is_conserved_for_every_task() {
                 t.comm
             );
         }
-        let busy: u64 = s.rqs.iter().map(|r| r.busy_ns).sum();
+        let busy: u64 = s.cpus.iter().map(|c| c.busy_ns).sum();
         let run: u64 = s.tasks.iter().map(|t| t.stats.run_ns).sum();
         assert_eq!(busy, run, "{k:?}: CPU busy time is the tasks' run time");
     }

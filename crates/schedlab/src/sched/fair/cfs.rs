@@ -1,10 +1,10 @@
 //! CFS (Linux ≤ 6.5, 6.1 reference): the leftmost vruntime runs, with next/last/skip buddies;
 //! slices from sched_latency; sleeper credit at wakeup; wakeup_granularity for preemption.
 
-use super::flags::*;
 use super::load_avg::{self, DO_ATTACH, DO_DETACH, UPDATE_TG};
 use super::{Fair, SchedEntity, SeId};
 use crate::sched::features::Feat;
+use crate::sched::flags::*;
 use crate::sched::weight::{calc_delta, calc_delta_fair, scale_load_down, LoadWeight, NICE_0_LOAD};
 
 #[inline(always)]

@@ -1,10 +1,10 @@
 //! EEVDF (Linux 6.6+, 6.12.y reference): virtual time, eligibility, virtual deadlines, lag
 //! kept across sleep, slice protection (RUN_TO_PARITY), PREEMPT_SHORT and delayed dequeue.
 
-use super::flags::*;
 use super::load_avg::{self, DO_ATTACH, DO_DETACH, UPDATE_TG};
 use super::{Fair, SchedEntity, SeId};
 use crate::sched::features::Feat;
+use crate::sched::flags::*;
 use crate::sched::weight::{calc_delta_fair, scale_load_down};
 
 /// `entity_key`: v_i − v0 as a signed value.

@@ -11,9 +11,11 @@ pub mod cpu_util;
 mod eevdf;
 pub mod load_avg;
 mod reweight;
+pub mod sched_class;
 
 use crate::sched::clock_pelt::RqClock;
 use crate::sched::features::{FairPolicy, Feat, Features};
+use crate::sched::flags::*;
 use crate::sched::pelt::SchedAvg;
 use crate::sched::util_est::UtilEst;
 use crate::sched::weight::{calc_delta_fair, scale_load_down, LoadWeight};
@@ -140,20 +142,6 @@ impl Tunables {
         }
     }
 }
-
-/// Enqueue/dequeue flags (sched.h).
-pub mod flags {
-    pub const ENQUEUE_WAKEUP: u32 = 0x01;
-    pub const ENQUEUE_MIGRATED: u32 = 0x40;
-    pub const ENQUEUE_INITIAL: u32 = 0x80;
-    pub const DEQUEUE_SLEEP: u32 = 0x01;
-    /// Never delayed (a dying task).
-    pub const DEQUEUE_SPECIAL: u32 = 0x10;
-    /// The task is moving to another CPU (`task_on_rq_migrating`).
-    pub const DEQUEUE_MIGRATING: u32 = 0x100;
-    pub const DEQUEUE_DELAYED: u32 = 0x200;
-}
-use flags::*;
 
 /// One CPU's fair class at work: its cfs_rq, the entities, the clock and the switches.
 pub struct Fair<'a, 'n> {

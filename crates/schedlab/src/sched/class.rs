@@ -1,0 +1,166 @@
+//! `struct sched_class`: what the core asks of a scheduling class, and the classes in the
+//! kernel's order (deadline > rt > fair > idle). Only fair tasks exist so far; the idle class
+//! has no queue (`sched::idle`). A new class implements `SchedClass` and takes its place in
+//! `Class`, above the ones it preempts.
+
+use super::fair::{SchedEntity, Tunables};
+use super::features::Features;
+use super::rq::Rq;
+use super::weight::LoadWeight;
+use crate::workload::Policy;
+
+/// What every CPU's classes share: the entities, the switches, the tunables.
+pub struct Env<'a> {
+    pub ses: &'a mut [SchedEntity],
+    pub feat: &'a Features,
+    pub tun: &'a Tunables,
+    /// Record tracepoints into `Rq::notes`.
+    pub tracing: bool,
+}
+
+/// The operations of `struct sched_class` that schedlab's core calls (`p` is a task id;
+/// `rq` is the CPU the task is on, or leaves).
+pub trait SchedClass: Sync {
+    fn enqueue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32);
+    /// False when the task stays queued (fair's delayed dequeue).
+    fn dequeue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) -> bool;
+    fn yield_task(&self, rq: &mut Rq, env: &mut Env, p: u32);
+    /// Should the woken `p` preempt `rq.curr`, which is of this class?
+    fn wakeup_preempt(&self, rq: &mut Rq, env: &mut Env, p: u32, wake_flags: u32) -> bool;
+    /// The task this class would run next, if it has one.
+    fn pick_task(&self, rq: &mut Rq, env: &mut Env) -> Option<u32>;
+    fn put_prev_task(&self, rq: &mut Rq, env: &mut Env, p: u32);
+    fn set_next_task(&self, rq: &mut Rq, env: &mut Env, p: u32);
+    /// The tick hit `p`, the running task; true asks for a resched.
+    fn task_tick(&self, rq: &mut Rq, env: &mut Env, p: u32) -> bool;
+    /// A new task `p` placed on `rq`, before its first enqueue.
+    fn task_fork(&self, rq: &mut Rq, env: &mut Env, p: u32);
+    /// `p` leaves `rq` for another CPU while it sleeps.
+    fn migrate_task_rq(&self, rq: &mut Rq, env: &mut Env, p: u32);
+    /// `p` has exited and been dequeued.
+    fn task_dead(&self, rq: &mut Rq, env: &mut Env, p: u32);
+    /// `p` takes a new weight (a nice change).
+    fn reweight_task(&self, rq: &mut Rq, env: &mut Env, p: u32, lw: LoadWeight);
+    /// The CPU `p` should run on (`wake_flags`: WF_FORK or WF_TTWU).
+    fn select_task_rq(&self, rqs: &[Rq], allowed: &[bool], prev: usize, wake_flags: u32) -> usize;
+}
+
+/// A task's class (`p->sched_class`), highest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Class {
+    Fair,
+}
+
+impl Class {
+    /// Every class with a queue, highest first (`for_each_class`).
+    pub const ORDER: [Class; 1] = [Class::Fair];
+
+    /// `__setscheduler_class`. Until the rt and deadline classes come, every policy is fair
+    /// (the workload loader warns about RT and DEADLINE threads).
+    pub fn of(_policy: Policy) -> Class {
+        Class::Fair
+    }
+
+    pub fn ops(self) -> &'static dyn SchedClass {
+        match self {
+            Class::Fair => &super::fair::sched_class::FAIR,
+        }
+    }
+
+    /// `sched_class_above`.
+    pub fn above(self, other: Class) -> bool {
+        self < other
+    }
+}
+
+/// `__pick_next_task`: the first class, highest first, with a task to run; `None` runs the
+/// idle task.
+pub fn pick_next_task(rq: &mut Rq, env: &mut Env) -> Option<(Class, u32)> {
+    Class::ORDER
+        .iter()
+        .find_map(|&c| c.ops().pick_task(rq, env).map(|p| (c, p)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::Kernel;
+    use crate::sched::clock_pelt::{CpuScale, RqClock};
+    use crate::sched::flags::*;
+
+    const T0: u64 = 1_000_000_000;
+
+    fn machine(n: usize, kernel: Kernel) -> (Vec<Rq>, Vec<SchedEntity>, Features, Tunables) {
+        let feat = Features::preset(kernel);
+        let tun = Tunables::new(&feat, n);
+        let scale = CpuScale {
+            cpu: 1024,
+            freq: 1024,
+        };
+        let rqs = (0..n)
+            .map(|_| Rq::new(RqClock::new(feat.invariance, scale, T0), 1024))
+            .collect();
+        let ses = (0..4)
+            .map(|_| SchedEntity::new(LoadWeight::of_nice(0, false), feat.util_est.initial()))
+            .collect();
+        (rqs, ses, feat, tun)
+    }
+
+    /// Fork `p` onto `rq` and enqueue it, through the class interface.
+    fn fork(rq: &mut Rq, env: &mut Env, p: u32) {
+        let fair = Class::of(Policy::Other).ops();
+        fair.task_fork(rq, env, p);
+        fair.enqueue_task(rq, env, p, ENQUEUE_INITIAL);
+    }
+
+    #[test]
+    fn pick_next_task_runs_the_fair_task_or_the_idle_task() {
+        for kernel in [Kernel::V6_12, Kernel::V6_1] {
+            let (mut rqs, mut ses, feat, tun) = machine(1, kernel);
+            let mut env = Env {
+                ses: &mut ses,
+                feat: &feat,
+                tun: &tun,
+                tracing: false,
+            };
+            let rq = &mut rqs[0];
+            assert_eq!(pick_next_task(rq, &mut env), None);
+            fork(rq, &mut env, 2);
+            assert_eq!(rq.nr_running(), 1);
+            assert_eq!(pick_next_task(rq, &mut env), Some((Class::Fair, 2)));
+            Class::Fair.ops().set_next_task(rq, &mut env, 2);
+            rq.curr = Some(2);
+            assert!(!rq.idle());
+            assert!(Class::Fair
+                .ops()
+                .dequeue_task(rq, &mut env, 2, DEQUEUE_SPECIAL));
+            rq.curr = None;
+            assert!(rq.idle());
+        }
+    }
+
+    #[test]
+    fn placement_wakes_on_an_idle_prev_else_the_least_loaded_allowed_cpu() {
+        let (mut rqs, mut ses, feat, tun) = machine(4, Kernel::V6_12);
+        let mut env = Env {
+            ses: &mut ses,
+            feat: &feat,
+            tun: &tun,
+            tracing: false,
+        };
+        // CPU 1 runs one task, CPU 2 has two queued: 0 and 3 are idle.
+        fork(&mut rqs[1], &mut env, 0);
+        rqs[1].curr = Some(0);
+        fork(&mut rqs[2], &mut env, 1);
+        fork(&mut rqs[2], &mut env, 2);
+        let fair = Class::Fair.ops();
+        let all = [true; 4];
+        assert_eq!(fair.select_task_rq(&rqs, &all, 3, WF_TTWU), 3);
+        assert_eq!(fair.select_task_rq(&rqs, &all, 1, WF_TTWU), 0);
+        assert_eq!(fair.select_task_rq(&rqs, &all, 3, WF_FORK), 0);
+        let busy_only = [false, true, true, false];
+        assert_eq!(fair.select_task_rq(&rqs, &busy_only, 2, WF_TTWU), 1);
+        let one = [false, false, true, false];
+        assert_eq!(fair.select_task_rq(&rqs, &one, 0, WF_TTWU), 2);
+    }
+}

@@ -1,0 +1,18 @@
+//! Flags the core passes to the classes (kernel/sched/sched.h).
+
+/// `enqueue_task` flags.
+pub const ENQUEUE_WAKEUP: u32 = 0x01;
+pub const ENQUEUE_MIGRATED: u32 = 0x40;
+pub const ENQUEUE_INITIAL: u32 = 0x80;
+
+/// `dequeue_task` flags.
+pub const DEQUEUE_SLEEP: u32 = 0x01;
+/// Never delayed (a dying task).
+pub const DEQUEUE_SPECIAL: u32 = 0x10;
+/// The task is moving to another CPU (`task_on_rq_migrating`).
+pub const DEQUEUE_MIGRATING: u32 = 0x100;
+pub const DEQUEUE_DELAYED: u32 = 0x200;
+
+/// Wake flags (`select_task_rq`, `wakeup_preempt`).
+pub const WF_FORK: u32 = 0x04;
+pub const WF_TTWU: u32 = 0x08;
