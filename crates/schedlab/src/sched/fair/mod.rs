@@ -235,13 +235,8 @@ impl Fair<'_, '_> {
     /// `__enqueue_entity`: into the tree, after the entities with the same key (EEVDF: the
     /// virtual deadline, CFS: vruntime), so the queue reads in the rbtree's order.
     fn enqueue_tree(&mut self, id: SeId) {
-        let key = |se: &SchedEntity| {
-            if self.is_eevdf() {
-                se.deadline
-            } else {
-                se.vruntime
-            }
-        };
+        let eevdf = self.is_eevdf();
+        let key = |se: &SchedEntity| if eevdf { se.deadline } else { se.vruntime };
         let mine = key(&self.ses[id as usize]);
         let ses = &*self.ses;
         let at = self
