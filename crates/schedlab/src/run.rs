@@ -63,8 +63,20 @@ pub struct CpuSummary {
     pub cpu: usize,
     pub capacity: u64,
     pub busy_ns: Ns,
-    /// (kHz, ns) spent at each frequency.
+    /// (kHz, ns) spent at each frequency of its policy.
     pub freq_residency: Vec<(u32, Ns)>,
+    pub energy_mj: f64,
+}
+
+/// One cpufreq policy's figures.
+#[derive(Debug, Clone)]
+pub struct PolicySummary {
+    pub name: String,
+    pub cpus: Vec<usize>,
+    pub governor: String,
+    /// (kHz, ns) spent at each OPP.
+    pub residency: Vec<(u32, Ns)>,
+    pub transitions: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -75,6 +87,10 @@ pub struct RunResult {
     pub events: u64,
     pub tasks: Vec<TaskSummary>,
     pub cpus: Vec<CpuSummary>,
+    pub policies: Vec<PolicySummary>,
+    /// Energy of each cluster's shared logic, and of everything (mJ).
+    pub cluster_energy_mj: Vec<f64>,
+    pub energy_mj: f64,
     pub warnings: Vec<String>,
     pub deadlock: Option<String>,
     pub switches: Vec<(String, String)>,
@@ -176,6 +192,21 @@ pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunRe
             }
         })
         .collect();
+    let cf = &sim.cpufreq;
+    let policies: Vec<PolicySummary> = (0..cf.policies.len())
+        .map(|d| PolicySummary {
+            name: cf.names[d].clone(),
+            cpus: cf.policies[d].cpus.clone(),
+            governor: cf.governor_names[d].to_string(),
+            residency: cf.policies[d]
+                .freqs
+                .iter()
+                .copied()
+                .zip(cf.stats[d].residency.iter().copied())
+                .collect(),
+            transitions: cf.stats[d].transitions,
+        })
+        .collect();
     let cpus = sim
         .rqs
         .iter()
@@ -185,7 +216,8 @@ pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunRe
             cpu,
             capacity: rq.capacity,
             busy_ns: c.busy_ns,
-            freq_residency: vec![(c.max_khz, elapsed)],
+            freq_residency: policies[sim.plat.cpus[cpu].freq_domain].residency.clone(),
+            energy_mj: sim.energy.cpu_mj[cpu],
         })
         .collect();
     Ok(RunResult {
@@ -195,6 +227,9 @@ pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunRe
         events: sim.totals.events,
         tasks,
         cpus,
+        policies,
+        cluster_energy_mj: sim.energy.cluster_mj.clone(),
+        energy_mj: sim.energy.total_mj(),
         warnings: wl
             .warnings
             .into_iter()

@@ -56,6 +56,9 @@ struct DomainFile {
     opps: Vec<OppFile>,
     #[serde(default)]
     idle: Vec<IdleFile>,
+    /// `cpuinfo.transition_latency` (DT `clock-latency-ns`); 0 when unknown.
+    #[serde(default)]
+    transition_latency_ns: u64,
 }
 
 #[derive(Deserialize, Default, Clone, Copy, PartialEq)]
@@ -237,18 +240,20 @@ fn check_domain(dom: &DomainFile) -> Result<(), String> {
     if dom.opps.windows(2).any(|w| w[0].khz >= w[1].khz) || dom.opps[0].khz == 0 {
         return Err("opps: frequencies must be positive and strictly increasing".into());
     }
-    let powers = dom
+    if dom.opps.iter().any(|o| o.power.is_some_and(|p| !(p.is_finite() && p > 0.0))) {
+        return Err("opps: an OPP's power must be a finite number > 0 (mW)".into());
+    }
+    if dom.opps.iter().any(|o| o.power.is_some() != dom.opps[0].power.is_some()) {
+        return Err("opps: give power for every OPP or for none".into());
+    }
+    let rest = dom
         .opps
         .iter()
-        .flat_map(|o| [o.power, o.cluster_power])
+        .map(|o| o.cluster_power)
+        .chain(dom.idle.iter().flat_map(|s| [s.power, s.cluster_power]))
         .flatten();
-    let idle = dom
-        .idle
-        .iter()
-        .flat_map(|s| [s.power, s.cluster_power])
-        .flatten();
-    if powers.chain(idle).any(|p| !(p.is_finite() && p >= 0.0)) {
-        return Err("power must be a finite number ≥ 0 (mW)".into());
+    if rest.into_iter().any(|p| !(p.is_finite() && p >= 0.0)) {
+        return Err("cluster and idle power must be finite numbers ≥ 0 (mW)".into());
     }
     Ok(())
 }
@@ -277,5 +282,6 @@ fn domain(dom: &DomainFile, cpus: &[usize], name: String) -> FreqDomain {
                 cluster_power_mw: s.cluster_power,
             })
             .collect(),
+        transition_latency: dom.transition_latency_ns,
     }
 }

@@ -37,11 +37,17 @@ pub struct FreqDomain {
     /// Ascending frequency.
     pub opps: Vec<Opp>,
     pub idle_states: Vec<IdleState>,
+    /// `cpuinfo.transition_latency` in ns; 0 when unknown.
+    pub transition_latency: Ns,
 }
 
 impl FreqDomain {
     pub fn max_khz(&self) -> u32 {
         self.opps.last().map_or(0, |o| o.khz)
+    }
+
+    pub fn min_khz(&self) -> u32 {
+        self.opps.first().map_or(0, |o| o.khz)
     }
 }
 
@@ -102,6 +108,7 @@ impl Platform {
                     cluster_power_mw: None,
                 }],
                 idle_states: vec![],
+                transition_latency: 0,
             }],
         }
     }

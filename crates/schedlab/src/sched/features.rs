@@ -1,6 +1,7 @@
 //! Kernel behaviour as data: a preset per kernel version, overridden by `--set KEY=VALUE`
 //! and `--feature NAME|NO_NAME` (kernel/sched/features.h and the sysctls).
 
+use crate::cpufreq;
 use crate::error::InputError;
 use crate::kernel::Kernel;
 use crate::sched::clock_pelt::Invariance;
@@ -79,6 +80,8 @@ pub struct Features {
     pub latency_ns: u64,
     pub min_granularity_ns: u64,
     pub wakeup_granularity_ns: u64,
+    /// Governors and their tunables.
+    pub cpufreq: cpufreq::Tunables,
     bits: u32,
 }
 
@@ -145,6 +148,7 @@ impl Features {
             latency_ns: 6_000_000,
             min_granularity_ns: 750_000,
             wakeup_granularity_ns: 1_000_000,
+            cpufreq: cpufreq::Tunables::default(),
             bits: on.iter().fold(0, |b, f| b | 1 << *f as u32),
         }
     }
@@ -193,6 +197,9 @@ impl Features {
             ))
         };
         let ns = || value.parse::<u64>().ok().filter(|v| *v > 0).ok_or_else(bad);
+        if let Some(r) = self.cpufreq.set(key, value) {
+            return r.map_err(err);
+        }
         match key {
             "fair.policy" => {
                 self.fair = match value {
@@ -232,6 +239,7 @@ impl Features {
                     "unknown key {key:?}; known: {}",
                     SET_KEYS
                         .iter()
+                        .chain(&cpufreq::TUNABLE_KEYS)
                         .map(|(k, _)| *k)
                         .collect::<Vec<_>>()
                         .join(", ")
@@ -292,6 +300,7 @@ impl Features {
                 self.wakeup_granularity_ns.to_string(),
             ),
         ];
+        out.extend(self.cpufreq.listing());
         for (i, name) in FEATURE_NAMES.iter().enumerate() {
             out.push((
                 name.to_string(),

@@ -4,6 +4,7 @@
 use super::event::Ev;
 use super::task::{Action, State};
 use super::{Sim, SIM_START};
+use crate::cpufreq::Hook;
 use crate::sched::class::{self, Env, SchedClass};
 use crate::sched::flags::*;
 use crate::sched::idle;
@@ -18,7 +19,7 @@ const PWR_EVENT_EXIT: u32 = u32::MAX;
 impl Sim {
     /// `update_rq_clock`.
     #[inline]
-    fn update_rq_clock(&mut self, cpu: usize) {
+    pub(super) fn update_rq_clock(&mut self, cpu: usize) {
         let rq = &mut self.rqs[cpu];
         rq.clock.update(self.now, rq.curr.is_none());
     }
@@ -34,6 +35,7 @@ impl Sim {
         };
         let r = op(&mut self.rqs[cpu], &mut env);
         self.drain_notes(cpu);
+        self.util_change(cpu);
         r
     }
 
@@ -60,10 +62,10 @@ impl Sim {
 
     /// Boot: announce the CPUs, then fork every thread.
     pub(super) fn start(&mut self) {
+        self.start_governors();
         if self.tracing {
             for cpu in 0..self.rqs.len() {
-                let (khz, cap) = (self.cpus[cpu].max_khz, self.rqs[cpu].capacity);
-                self.emit(Record::CpuFrequency { cpu, khz });
+                let cap = self.rqs[cpu].capacity;
                 self.emit(Record::CpuCapacity {
                     cpu,
                     capacity: cap,
@@ -141,6 +143,9 @@ impl Sim {
         let class = self.class(id);
         self.on_rq(cpu, |rq, env| class.enqueue_task(rq, env, id, flags));
         self.tasks[id as usize].set_state(State::Runnable, self.now);
+        if flags & ENQUEUE_WAKEUP != 0 {
+            self.cpufreq_hook(cpu, Hook::Wakeup);
+        }
     }
 
     /// `try_to_wake_up`.
@@ -224,7 +229,7 @@ impl Sim {
     }
 
     /// Charge the running thread for the work done since it last started.
-    fn progress(&mut self, id: u32, cpu: usize) {
+    pub(super) fn progress(&mut self, id: u32, cpu: usize) {
         let now = self.now;
         let rate = self.cpus[cpu].rate;
         let t = &mut self.tasks[id as usize];
@@ -235,7 +240,7 @@ impl Sim {
     }
 
     /// (Re)arm the event that ends the running thread's current work.
-    fn arm_done(&mut self, cpu: usize) {
+    pub(super) fn arm_done(&mut self, cpu: usize) {
         let c = &mut self.cpus[cpu];
         c.done_gen = c.done_gen.wrapping_add(1);
         let Some(id) = self.rqs[cpu].curr else { return };
@@ -320,11 +325,16 @@ impl Sim {
         }
         let c = &mut self.cpus[cpu];
         match (prev.is_some(), next.is_some()) {
-            (false, true) => c.busy_since = Some(now),
+            (false, true) => {
+                c.busy_since = Some(now);
+                self.energy.set_busy(cpu, true, now);
+            }
             (true, false) => {
                 if let Some(s) = c.busy_since.take() {
                     c.busy_ns += now - s;
                 }
+                c.idle_calls += 1;
+                self.energy.set_busy(cpu, false, now);
             }
             _ => {}
         }
@@ -366,6 +376,7 @@ impl Sim {
         self.update_rq_clock(cpu);
         let class = self.class(curr);
         let resched = self.on_rq(cpu, |rq, env| class.task_tick(rq, env, curr));
+        self.cpufreq_hook(cpu, Hook::Tick);
         if resched {
             self.schedule(cpu);
         }
@@ -413,6 +424,7 @@ impl Sim {
                 class.task_dead(rq, env, id);
             }
         });
+        self.cpufreq_hook(cpu, Hook::Sleep);
         let now = self.now;
         let t = &mut self.tasks[id as usize];
         t.set_state(state, now);

@@ -5,10 +5,12 @@
 //! where, and observers (`trace`) are told what happened.
 
 mod core;
+pub mod cpufreq;
 pub mod event;
 mod rtapp;
 pub mod task;
 
+use crate::energy::Meter;
 use crate::error::InputError;
 use crate::platform::Platform;
 use crate::sched::clock_pelt::{CpuScale, RqClock};
@@ -18,6 +20,7 @@ use crate::sched::rq::Rq;
 use crate::time::Ns;
 use crate::trace::{Observer, Record};
 use crate::workload::Workload;
+use cpufreq::Cpufreq;
 use event::{Ev, EventQueue};
 use rtapp::{Program, Resources, ThreadProg};
 use task::{State, Task};
@@ -28,7 +31,6 @@ pub const SIM_START: Ns = 1_000_000_000;
 
 /// What the engine keeps per CPU beside the scheduler's `Rq`.
 pub struct Cpu {
-    pub max_khz: u32,
     /// Work units per ns: capacity·freq_scale (both /1024).
     pub rate: u128,
     /// Generation of the pending `Done` event.
@@ -36,6 +38,8 @@ pub struct Cpu {
     pub tick_armed: bool,
     pub busy_ns: Ns,
     pub busy_since: Option<Ns>,
+    /// Times the CPU went idle (`tick_nohz_get_idle_calls_cpu`).
+    pub idle_calls: u64,
 }
 
 /// Options of a run beyond workload, platform and switches.
@@ -63,6 +67,8 @@ pub struct Sim {
     pub tun: Tunables,
     pub rqs: Vec<Rq>,
     pub cpus: Vec<Cpu>,
+    pub cpufreq: Cpufreq,
+    pub energy: Meter,
     pub tasks: Vec<Task>,
     pub ses: Vec<SchedEntity>,
     queue: EventQueue,
@@ -111,14 +117,17 @@ impl Sim {
             .cpus
             .iter()
             .map(|c| Cpu {
-                max_khz: plat.freq_domains[c.freq_domain].max_khz(),
                 rate: c.capacity_orig as u128 * 1024,
                 done_gen: 0,
                 tick_armed: false,
                 busy_ns: 0,
                 busy_since: None,
+                idle_calls: 0,
             })
             .collect();
+        let cpufreq = Cpufreq::new(&plat, &feat, SIM_START)?;
+        let top = plat.freq_domains.iter().map(|d| d.opps.len() - 1).collect();
+        let energy = Meter::new(&plat, top, SIM_START);
         let res = prog.resources();
         Ok(Sim {
             now: SIM_START,
@@ -127,6 +136,8 @@ impl Sim {
             tun,
             rqs,
             cpus,
+            cpufreq,
+            energy,
             tasks: Vec::new(),
             ses: Vec::new(),
             queue: EventQueue::default(),
@@ -221,6 +232,8 @@ impl Sim {
                 c.busy_ns += end - since;
             }
         }
+        self.cpufreq.finish(end);
+        self.energy.finish(end);
         let tasks = std::mem::take(&mut self.tasks);
         let mut result = Ok(());
         for o in &mut self.observers {

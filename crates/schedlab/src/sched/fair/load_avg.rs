@@ -50,6 +50,7 @@ pub fn update_load_avg(f: &mut Fair, id: SeId, flags: u32) {
         decayed = true;
     }
     if decayed {
+        f.cfs.util_changed = true; // cfs_rq_util_change
         let a = f.cfs.avg;
         f.note(Note::PeltCfs {
             load: a.load_avg,

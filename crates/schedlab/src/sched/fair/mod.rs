@@ -113,6 +113,8 @@ pub struct CfsRq {
     /// The root cfs_rq's util_est: Σ of the enqueued tasks' estimates.
     pub util_est: u32,
     pub removed: Removed,
+    /// Set by `cfs_rq_util_change`; the core passes it on to cpufreq.
+    pub util_changed: bool,
 }
 
 /// Fair tunables scaled for the machine at boot (`update_sysctl`).

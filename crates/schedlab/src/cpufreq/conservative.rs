@@ -1,0 +1,127 @@
+//! `conservative` (cpufreq_conservative.c, 6.12): one `freq_step` up when the load is
+//! above `up_threshold`, one down when it is below `down_threshold` (every
+//! `sampling_down_factor`-th sample), and the steps slept through taken down at once.
+
+use super::dbs::Dbs;
+use super::tunables::sampling_rate_us;
+use super::{CpuSample, Governor, Hook, Policy, Relation, Tunables};
+use crate::time::Ns;
+
+pub struct Conservative {
+    dbs: Dbs,
+    up_threshold: u32,
+    down_threshold: u32,
+    freq_step: u32,
+    sampling_down_factor: u32,
+    requested_freq: u32,
+    down_skip: u32,
+}
+
+impl Conservative {
+    pub fn new(tun: &Tunables, pol: &Policy) -> Result<Conservative, String> {
+        Ok(Conservative {
+            dbs: Dbs::new(sampling_rate_us(tun.cs_sampling_rate_us, pol, "conservative")?, pol),
+            up_threshold: tun.cs_up_threshold,
+            down_threshold: tun.cs_down_threshold,
+            freq_step: tun.cs_freq_step,
+            sampling_down_factor: tun.cs_sampling_down_factor,
+            requested_freq: pol.cur,
+            down_skip: 0,
+        })
+    }
+
+    /// `get_freq_step`: `freq_step` % of the policy's max, 5 kHz if that rounds to 0.
+    fn step(&self, pol: &Policy) -> u32 {
+        match (self.freq_step as u64 * pol.max as u64 / 100) as u32 {
+            0 => 5,
+            s => s,
+        }
+    }
+
+    /// `cs_dbs_update` after `dbs_update` measured `load`.
+    fn cs_update(&mut self, pol: &Policy, load: u32) -> Option<u32> {
+        if self.freq_step == 0 {
+            return None;
+        }
+        let mut req = self.requested_freq;
+        if req > pol.max || req < pol.min {
+            req = pol.cur;
+            self.requested_freq = req;
+        }
+        let step = self.step(pol);
+        if self.dbs.max_sample_load < self.down_threshold {
+            if let Some(periods) = self.dbs.idle_periods.take() {
+                let steps = (periods * step as u64).min(u32::MAX as u64) as u32;
+                req = if req > pol.min.saturating_add(steps) { req - steps } else { pol.min };
+            }
+        }
+        if load > self.up_threshold {
+            self.down_skip = 0;
+            req = (req + step).min(pol.max);
+            self.requested_freq = req;
+            return pol.target(req, Relation::H);
+        }
+        self.down_skip += 1;
+        if self.down_skip < self.sampling_down_factor {
+            return None; // the idle-period steps are dropped too, as in the kernel
+        }
+        self.down_skip = 0;
+        if load < self.down_threshold {
+            req = if req > pol.min + step { req - step } else { pol.min };
+            self.requested_freq = req;
+            return pol.target(req, Relation::L);
+        }
+        None
+    }
+}
+
+impl Governor for Conservative {
+    fn start(&mut self, pol: &Policy, now: Ns, sample: &dyn Fn(usize) -> CpuSample) -> u32 {
+        self.dbs.start(pol, now, sample);
+        self.requested_freq = pol.cur;
+        pol.cur
+    }
+
+    fn update(
+        &mut self,
+        pol: &Policy,
+        _cpu: usize,
+        hook: Hook,
+        now: Ns,
+        sample: &dyn Fn(usize) -> CpuSample,
+    ) -> Option<u32> {
+        if hook != Hook::UtilChange || !self.dbs.due(now) {
+            return None;
+        }
+        let load = self.dbs.update(pol, now, sample);
+        let f = self.cs_update(pol, load);
+        self.dbs.set_delay_us(self.dbs.sampling_rate_us * self.dbs.rate_mult);
+        f
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::hikey;
+    use super::*;
+
+    #[test]
+    fn steps_of_five_percent_of_max_resolved_to_the_table() {
+        let mut pol = hikey(1);
+        pol.cur = 208_000;
+        let mut g = Conservative::new(&Tunables::default(), &pol).unwrap();
+        // Step = 5 % of 1.2 GHz = 60 MHz. 268 MHz resolves (highest at or below) to 208.
+        assert_eq!(g.cs_update(&pol, 90), None);
+        assert_eq!(g.requested_freq, 268_000);
+        g.cs_update(&pol, 90);
+        g.cs_update(&pol, 90);
+        // 448 MHz: 432 MHz.
+        assert_eq!(g.cs_update(&pol, 90), Some(432_000));
+        pol.cur = 432_000;
+        // 50 % load: between the thresholds, nothing.
+        assert_eq!(g.cs_update(&pol, 50), None);
+        // 10 %: 388 MHz, lowest at or above → 432 (unchanged).
+        assert_eq!(g.cs_update(&pol, 10), None);
+        assert_eq!(g.requested_freq, 388_000);
+    }
+}

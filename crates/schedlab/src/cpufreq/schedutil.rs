@@ -1,0 +1,155 @@
+//! `schedutil` (kernel/sched/cpufreq_schedutil.c, 6.12): frequency from the CPU's
+//! utilization with a 1.25 headroom, at most once per rate limit.
+//!
+//! Simplified: no RT, DL, IRQ or uclamp contributions yet (those classes come later), no
+//! iowait boost (no simulated task sleeps in iowait), and the change is applied at once
+//! (fast switch) instead of through the sugov kthread.
+
+use super::{CpuSample, Governor, Hook, Policy, Relation, Tunables};
+use crate::time::Ns;
+
+pub struct Schedutil {
+    rate_limit_ns: Ns,
+    last_freq_update_time: Ns,
+    next_freq: u32,
+    cached_raw_freq: u32,
+    need_freq_update: bool,
+    /// Per CPU of the policy (by position): `saved_idle_calls`.
+    saved_idle_calls: Vec<u64>,
+}
+
+/// `map_util_perf`: util + util/4.
+fn map_util_perf(util: u64) -> u64 {
+    util + (util >> 2)
+}
+
+/// `sugov_get_util` → `effective_cpu_util` (cfs only: min 0, max the capacity) →
+/// `sugov_effective_cpu_perf`.
+pub fn cpu_perf(s: &CpuSample) -> u64 {
+    let util = s.util_boost.min(s.capacity);
+    map_util_perf(util).min(s.capacity)
+}
+
+impl Schedutil {
+    pub fn new(tun: &Tunables, pol: &Policy) -> Schedutil {
+        Schedutil {
+            rate_limit_ns: tun.rate_limit_us.unwrap_or(pol.transition_delay_us()) * 1000,
+            last_freq_update_time: 0,
+            next_freq: 0,
+            cached_raw_freq: 0,
+            need_freq_update: false,
+            saved_idle_calls: vec![0; pol.cpus.len()],
+        }
+    }
+
+    /// `sugov_should_update_freq`.
+    fn should_update_freq(&self, now: Ns) -> bool {
+        now - self.last_freq_update_time >= self.rate_limit_ns
+    }
+
+    /// `get_next_freq`: `max_freq · util / max_cap`, the lowest OPP at or above it.
+    fn get_next_freq(&mut self, pol: &Policy, util: u64, max_cap: u64) -> u32 {
+        let freq = (pol.freqs[pol.freqs.len() - 1] as u64 * util / max_cap) as u32;
+        if freq == self.cached_raw_freq && !self.need_freq_update {
+            return self.next_freq;
+        }
+        self.cached_raw_freq = freq;
+        pol.resolve(freq, Relation::L)
+    }
+
+    /// `sugov_hold_freq`: the CPU has not been idle since the last update.
+    fn hold_freq(&mut self, pos: usize, s: &CpuSample) -> bool {
+        let held = s.idle_calls == self.saved_idle_calls[pos];
+        self.saved_idle_calls[pos] = s.idle_calls;
+        held
+    }
+
+    /// `sugov_update_next_freq`.
+    fn update_next_freq(&mut self, now: Ns, next: u32) -> bool {
+        if self.need_freq_update {
+            self.need_freq_update = false;
+        } else if self.next_freq == next {
+            return false;
+        }
+        self.next_freq = next;
+        self.last_freq_update_time = now;
+        true
+    }
+}
+
+impl Governor for Schedutil {
+    fn start(&mut self, pol: &Policy, _now: Ns, _: &dyn Fn(usize) -> CpuSample) -> u32 {
+        pol.cur
+    }
+
+    /// `sugov_update_single_freq` or `sugov_update_shared`.
+    fn update(
+        &mut self,
+        pol: &Policy,
+        cpu: usize,
+        hook: Hook,
+        now: Ns,
+        sample: &dyn Fn(usize) -> CpuSample,
+    ) -> Option<u32> {
+        if hook != Hook::UtilChange || !self.should_update_freq(now) {
+            return None;
+        }
+        let s = sample(cpu);
+        let next = if pol.cpus.len() == 1 {
+            let cached = self.cached_raw_freq;
+            let mut next = self.get_next_freq(pol, cpu_perf(&s), s.capacity);
+            if self.hold_freq(0, &s) && next < self.next_freq && !self.need_freq_update {
+                next = self.next_freq;
+                self.cached_raw_freq = cached;
+            }
+            next
+        } else {
+            let util = pol.cpus.iter().map(|&j| cpu_perf(&sample(j))).max().unwrap_or(0);
+            self.get_next_freq(pol, util, s.capacity)
+        };
+        self.update_next_freq(now, next).then_some(next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::hikey;
+    use super::*;
+
+    fn sample(util: u64, idle_calls: u64) -> CpuSample {
+        CpuSample {
+            util_boost: util,
+            capacity: 1024,
+            idle_calls,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn frequency_is_the_lowest_opp_above_one_and_a_quarter_util() {
+        let pol = hikey(1);
+        let mut g = Schedutil::new(&Tunables::default(), &pol);
+        // util 300: 1.25 × 300 = 375; 1200000 × 375 / 1024 = 439453 → 729 MHz.
+        assert_eq!(g.update(&pol, 0, Hook::UtilChange, 1_000_000, &|_| sample(300, 1)), Some(729_000));
+        // Within the 750 µs rate limit nothing changes.
+        assert_eq!(g.update(&pol, 0, Hook::UtilChange, 1_500_000, &|_| sample(900, 2)), None);
+        // util 819 → 1023 → 1198828 kHz → 1.2 GHz; util 820 → 1025 capped at 1024 → 1.2 GHz.
+        assert_eq!(g.update(&pol, 0, Hook::UtilChange, 2_000_000, &|_| sample(819, 3)), Some(1_200_000));
+        // Lower util while the CPU never went idle: hold the frequency.
+        assert_eq!(g.update(&pol, 0, Hook::UtilChange, 3_000_000, &|_| sample(100, 3)), None);
+        // After an idle period it may drop: 125 → 146484 kHz → 208 MHz.
+        assert_eq!(g.update(&pol, 0, Hook::UtilChange, 4_000_000, &|_| sample(100, 4)), Some(208_000));
+        // Other hooks are not schedutil's.
+        assert_eq!(g.update(&pol, 0, Hook::Tick, 9_000_000, &|_| sample(1000, 9)), None);
+    }
+
+    #[test]
+    fn a_shared_policy_follows_its_busiest_cpu() {
+        let pol = hikey(4);
+        let mut g = Schedutil::new(&Tunables::default(), &pol);
+        let utils = [10, 500, 40, 0];
+        // 1.25 × 500 = 625 → 732421 kHz → 960 MHz, whichever CPU asks.
+        let f = g.update(&pol, 3, Hook::UtilChange, 1_000_000, &|j| sample(utils[j], 0));
+        assert_eq!(f, Some(960_000));
+    }
+}

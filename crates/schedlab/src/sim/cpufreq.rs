@@ -1,0 +1,167 @@
+//! The engine's side of cpufreq: governors started at boot, the scheduler's hooks, and a
+//! frequency change applied to everything it drives (work progress, PELT's frequency
+//! scale, energy, the trace).
+
+use super::task::State;
+use super::{Cpu, Sim};
+use crate::cpufreq::{governor, CpuSample, Governor, Hook, Policy};
+use crate::error::InputError;
+use crate::sched::fair::cpu_util::cpu_util;
+use crate::sched::rq::Rq;
+use crate::time::Ns;
+use crate::trace::Record;
+
+/// Time spent at each OPP of a policy, and the number of changes.
+#[derive(Debug, Clone)]
+pub struct FreqStats {
+    pub residency: Vec<Ns>,
+    pub transitions: u64,
+    since: Ns,
+}
+
+/// The policies of a platform, their governors and statistics.
+pub struct Cpufreq {
+    pub policies: Vec<Policy>,
+    pub names: Vec<String>,
+    pub governor_names: Vec<&'static str>,
+    governors: Vec<Box<dyn Governor>>,
+    pub stats: Vec<FreqStats>,
+}
+
+impl Cpufreq {
+    pub fn new(sim_plat: &crate::platform::Platform, feat: &crate::sched::features::Features, now: Ns) -> Result<Cpufreq, InputError> {
+        let tun = &feat.cpufreq;
+        let err = |m: String| InputError::new("--set", m);
+        for (p, _) in &tun.per_policy {
+            if !sim_plat.freq_domains.iter().any(|d| &d.name == p) {
+                let names: Vec<&str> = sim_plat.freq_domains.iter().map(|d| d.name.as_str()).collect();
+                return Err(err(format!(
+                    "cpufreq.governor.{p}: {} has no policy {p:?}; its policies: {}",
+                    sim_plat.name,
+                    names.join(", ")
+                )));
+            }
+        }
+        let mut cf = Cpufreq {
+            policies: Vec::new(),
+            names: Vec::new(),
+            governor_names: Vec::new(),
+            governors: Vec::new(),
+            stats: Vec::new(),
+        };
+        for d in &sim_plat.freq_domains {
+            let pol = Policy::new(d, feat.tick_ns());
+            let g = tun.governor_of(&d.name);
+            cf.governors.push(governor(g, tun, &pol).map_err(|m| err(format!("policy {}: {m}", d.name)))?);
+            cf.stats.push(FreqStats {
+                residency: vec![0; pol.freqs.len()],
+                transitions: 0,
+                since: now,
+            });
+            cf.governor_names.push(g.name());
+            cf.names.push(d.name.clone());
+            cf.policies.push(pol);
+        }
+        Ok(cf)
+    }
+
+    /// Charge the time at the current OPP up to `now`.
+    fn settle(&mut self, d: usize, now: Ns) {
+        let p = &self.policies[d];
+        let i = p.freqs.iter().position(|&f| f == p.cur).expect("cur is an OPP");
+        let s = &mut self.stats[d];
+        s.residency[i] += now - s.since;
+        s.since = now;
+    }
+
+    pub fn finish(&mut self, now: Ns) {
+        for d in 0..self.policies.len() {
+            self.settle(d, now);
+        }
+    }
+}
+
+/// What a governor reads of CPU `cpu` at `now`.
+fn cpu_sample(rqs: &[Rq], cpus: &[Cpu], now: Ns, util_est: bool, cpu: usize) -> CpuSample {
+    let (rq, c) = (&rqs[cpu], &cpus[cpu]);
+    let busy = c.busy_ns + c.busy_since.map_or(0, |s| now - s);
+    CpuSample {
+        util_boost: cpu_util(cpu, &rq.cfs, rq.capacity, None, None, true, util_est),
+        util_avg: rq.cfs.avg.util_avg,
+        capacity: rq.capacity,
+        idle_ns: (now - super::SIM_START) - busy,
+        idle_calls: c.idle_calls,
+        nr_running: rq.cfs.nr_running,
+    }
+}
+
+impl Sim {
+    /// Boot: each governor takes its policy over; the frequency it picks is the first.
+    pub(super) fn start_governors(&mut self) {
+        let (now, ue) = (self.now, self.util_est_on());
+        for d in 0..self.cpufreq.policies.len() {
+            let (rqs, cpus) = (&self.rqs, &self.cpus);
+            let sample = |j: usize| cpu_sample(rqs, cpus, now, ue, j);
+            let cf = &mut self.cpufreq;
+            let khz = cf.governors[d].start(&cf.policies[d], now, &sample);
+            self.apply_freq(d, khz);
+        }
+    }
+
+    /// The scheduler calls into cpufreq on `cpu`.
+    pub(super) fn cpufreq_hook(&mut self, cpu: usize, hook: Hook) {
+        let (now, ue) = (self.now, self.util_est_on());
+        let d = self.plat.cpus[cpu].freq_domain;
+        let (rqs, cpus) = (&self.rqs, &self.cpus);
+        let sample = |j: usize| cpu_sample(rqs, cpus, now, ue, j);
+        let cf = &mut self.cpufreq;
+        if let Some(khz) = cf.governors[d].update(&cf.policies[d], cpu, hook, now, &sample) {
+            self.set_freq(d, khz);
+        }
+    }
+
+    /// `cpufreq_update_util` after a class operation that changed the root cfs_rq's PELT
+    /// signals (`cfs_rq_util_change`).
+    pub(super) fn util_change(&mut self, cpu: usize) {
+        if std::mem::take(&mut self.rqs[cpu].cfs.util_changed) {
+            self.cpufreq_hook(cpu, Hook::UtilChange);
+        }
+    }
+
+    /// A frequency transition of policy `d`.
+    fn set_freq(&mut self, d: usize, khz: u32) {
+        if khz == self.cpufreq.policies[d].cur {
+            return;
+        }
+        self.cpufreq.settle(d, self.now);
+        self.cpufreq.stats[d].transitions += 1;
+        self.apply_freq(d, khz);
+    }
+
+    /// Policy `d` runs at `khz` from now: running work is charged at the old speed first.
+    fn apply_freq(&mut self, d: usize, khz: u32) {
+        let pol = &mut self.cpufreq.policies[d];
+        pol.cur = khz;
+        let (max, opp) = (pol.max, pol.freqs.iter().position(|&f| f == khz).expect("an OPP"));
+        self.energy.set_opp(d, opp, self.now);
+        for i in 0..self.cpufreq.policies[d].cpus.len() {
+            let cpu = self.cpufreq.policies[d].cpus[i];
+            self.update_rq_clock(cpu);
+            let running = self.rqs[cpu]
+                .curr
+                .filter(|&t| self.tasks[t as usize].state == State::Running);
+            if let Some(t) = running {
+                self.progress(t, cpu);
+            }
+            let rq = &mut self.rqs[cpu];
+            rq.clock.scale.freq = ((khz as u64) << 10) / max as u64; // arch_freq_scale
+            self.cpus[cpu].rate = rq.capacity as u128 * 1024 * khz as u128 / max as u128;
+            if running.is_some() {
+                self.arm_done(cpu);
+            }
+            if self.tracing {
+                self.emit(Record::CpuFrequency { cpu, khz });
+            }
+        }
+    }
+}
