@@ -42,6 +42,15 @@ def _switch_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fair", choices=["eevdf", "cfs"], help="fair pick policy (default: the kernel's)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a tunable")
     p.add_argument("--feature", action="append", default=[], metavar="NAME|NO_NAME", help="turn a SCHED_FEAT on/off")
+    p.add_argument("--governor", action="append", default=[], metavar="[POLICY=]NAME",
+                   help="cpufreq governor of every policy or of one (default performance)")
+
+
+def _sets(args) -> list[str]:
+    """--set values, with --fair and --governor folded in."""
+    govs = [f"cpufreq.governor.{g}" if "=" in g else f"cpufreq.governor={g}"
+            for g in args.governor]
+    return args.set + ([f"fair.policy={args.fair}"] if args.fair else []) + govs
 
 
 def parser() -> argparse.ArgumentParser:
@@ -170,7 +179,7 @@ def _run(args) -> int:
 
     from schedlab.run import run
 
-    sets = args.set + ([f"fair.policy={args.fair}"] if args.fair else [])
+    sets = _sets(args)
     _core.check_switches(args.kernel, sets, args.feature)
     console = Console(stderr=True, soft_wrap=True)
     with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
@@ -200,12 +209,20 @@ def _run(args) -> int:
                       str(t.preemptions), str(t.overruns), f"{t.mean_slack_us:.0f}")
     out.print(table, highlight=False)
     cpus = Table(title="CPUs", title_justify="left")
-    for c in ("cpu", "capacity", "busy %", "frequency residency"):
+    for c in ("cpu", "capacity", "busy %", "energy mJ"):
         cpus.add_column(c, justify="right")
     for c in r.cpus.itertuples():
-        res = ", ".join(f"{int(k) // 1000} MHz {ns / max(r.simulated_ns, 1):.0%}" for k, ns in c.freq_residency.items())
-        cpus.add_row(str(c.cpu), str(c.capacity), f"{c.busy_pct:.1f}", res)
+        cpus.add_row(str(c.cpu), str(c.capacity), f"{c.busy_pct:.1f}", f"{c.energy_mj:.1f}")
     out.print(cpus, highlight=False)
+    pols = Table(title=f"cpufreq policies (total energy {r.energy_mj:.1f} mJ, clusters "
+                       f"{', '.join(f'{e:.1f}' for e in r.cluster_energy_mj)} mJ)", title_justify="left")
+    for c in ("policy", "governor", "transitions", "frequency residency"):
+        pols.add_column(c, justify="left" if c != "transitions" else "right")
+    for p in r.policies.itertuples():
+        res = ", ".join(f"{int(k) // 1000} MHz {ns / max(r.simulated_ns, 1):.0%}"
+                        for k, ns in p.residency.items() if ns)
+        pols.add_row(p.policy, p.governor, str(p.transitions), res)
+    out.print(pols, highlight=False)
     if args.summary:
         import json
         with open(args.summary, "w") as f:

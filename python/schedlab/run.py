@@ -22,6 +22,9 @@ class RunResult:
     nr_events: int
     tasks: pd.DataFrame
     cpus: pd.DataFrame
+    policies: pd.DataFrame
+    energy_mj: float
+    cluster_energy_mj: list[float]
     events: pd.DataFrame | None = None
     signals: pd.DataFrame | None = None
     warnings: list[str] = field(default_factory=list)
@@ -39,6 +42,8 @@ class RunResult:
             "switches": self.switches,
             "tasks": self.tasks.to_dict(orient="records"),
             "cpus": self.cpus.to_dict(orient="records"),
+            "policies": self.policies.to_dict(orient="records"),
+            "energy_mj": {"total": self.energy_mj, "clusters": self.cluster_energy_mj},
             "warnings": self.warnings,
         }
 
@@ -59,11 +64,17 @@ def run(workload, platform: str = "smp:4", *, kernel: str = "6.12", fair: str | 
     cpus = pd.DataFrame({k: v for k, v in r["cpus"].items() if k != "freq_residency"})
     cpus["busy_pct"] = 100.0 * cpus["busy_ns"] / max(r["simulated_ns"], 1)
     cpus["freq_residency"] = [{str(khz): ns for khz, ns in fr} for fr in r["cpus"]["freq_residency"]]
+    pol = r["policies"]
+    policies = pd.DataFrame({
+        "policy": pol["policy"], "governor": pol["governor"], "cpus": pol["cpus"],
+        "transitions": pol["transitions"],
+        "residency": [{str(khz): ns for khz, ns in res} for res in pol["residency"]],
+    })
     comms = {0: "<idle>", 1: "rt-app", **dict(zip(tasks["pid"], tasks["comm"]))}
     events = _events(r["events"], comms) if frames else None
     signals = _signals(r["signals"], comms) if frames else None
     return RunResult(r["platform"], r["kernel"], r["simulated_ns"], r["nr_events"], tasks, cpus,
-                     events, signals, r["warnings"], r["deadlock"], dict(r["switches"]))
+                     policies, r["energy_mj"], list(r["cluster_energy_mj"]), events, signals, r["warnings"], r["deadlock"], dict(r["switches"]))
 
 
 def _nullable(values: np.ndarray) -> pd.arrays.IntegerArray:

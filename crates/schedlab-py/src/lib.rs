@@ -267,7 +267,7 @@ fn run<'py>(
     );
     d.set_item("tasks", tasks)?;
     let cpus = PyDict::new(py);
-    column!(cpus, r.cpus, cpu, capacity, busy_ns);
+    column!(cpus, r.cpus, cpu, capacity, busy_ns, energy_mj);
     cpus.set_item(
         "freq_residency",
         r.cpus
@@ -276,6 +276,39 @@ fn run<'py>(
             .collect::<Vec<_>>(),
     )?;
     d.set_item("cpus", cpus)?;
+    let policies = PyDict::new(py);
+    policies.set_item(
+        "policy",
+        r.policies
+            .iter()
+            .map(|p| p.name.clone())
+            .collect::<Vec<_>>(),
+    )?;
+    policies.set_item(
+        "governor",
+        r.policies
+            .iter()
+            .map(|p| p.governor.clone())
+            .collect::<Vec<_>>(),
+    )?;
+    policies.set_item(
+        "cpus",
+        r.policies
+            .iter()
+            .map(|p| p.cpus.clone())
+            .collect::<Vec<_>>(),
+    )?;
+    policies.set_item(
+        "residency",
+        r.policies
+            .iter()
+            .map(|p| p.residency.clone())
+            .collect::<Vec<_>>(),
+    )?;
+    column!(policies, r.policies, transitions);
+    d.set_item("policies", policies)?;
+    d.set_item("cluster_energy_mj", r.cluster_energy_mj)?;
+    d.set_item("energy_mj", r.energy_mj)?;
     if let Some(f) = r.frames {
         d.set_item("events", events_dict(py, f.events)?)?;
         d.set_item("signals", signals_dict(py, f.signals)?)?;

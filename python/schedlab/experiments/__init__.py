@@ -1,3 +1,8 @@
 """One module per reproduced figure; importing this package registers them all."""
 
-from schedlab.experiments import idle_prev_cpu, pelt_invariance, pelt_response  # noqa: F401
+from schedlab.experiments import (  # noqa: F401
+    idle_prev_cpu,
+    pelt_invariance,
+    pelt_response,
+    schedutil_ramp,
+)

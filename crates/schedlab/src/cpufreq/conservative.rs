@@ -20,7 +20,10 @@ pub struct Conservative {
 impl Conservative {
     pub fn new(tun: &Tunables, pol: &Policy) -> Result<Conservative, String> {
         Ok(Conservative {
-            dbs: Dbs::new(sampling_rate_us(tun.cs_sampling_rate_us, pol, "conservative")?, pol),
+            dbs: Dbs::new(
+                sampling_rate_us(tun.cs_sampling_rate_us, pol, "conservative")?,
+                pol,
+            ),
             up_threshold: tun.cs_up_threshold,
             down_threshold: tun.cs_down_threshold,
             freq_step: tun.cs_freq_step,
@@ -52,7 +55,11 @@ impl Conservative {
         if self.dbs.max_sample_load < self.down_threshold {
             if let Some(periods) = self.dbs.idle_periods.take() {
                 let steps = (periods * step as u64).min(u32::MAX as u64) as u32;
-                req = if req > pol.min.saturating_add(steps) { req - steps } else { pol.min };
+                req = if req > pol.min.saturating_add(steps) {
+                    req - steps
+                } else {
+                    pol.min
+                };
             }
         }
         if load > self.up_threshold {
@@ -67,7 +74,11 @@ impl Conservative {
         }
         self.down_skip = 0;
         if load < self.down_threshold {
-            req = if req > pol.min + step { req - step } else { pol.min };
+            req = if req > pol.min + step {
+                req - step
+            } else {
+                pol.min
+            };
             self.requested_freq = req;
             return pol.target(req, Relation::L);
         }
@@ -95,7 +106,8 @@ impl Governor for Conservative {
         }
         let load = self.dbs.update(pol, now, sample);
         let f = self.cs_update(pol, load);
-        self.dbs.set_delay_us(self.dbs.sampling_rate_us * self.dbs.rate_mult);
+        self.dbs
+            .set_delay_us(self.dbs.sampling_rate_us * self.dbs.rate_mult);
         f
     }
 }

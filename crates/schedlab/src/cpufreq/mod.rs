@@ -63,7 +63,11 @@ impl Policy {
     /// (`cpufreq_frequency_table_target` after `clamp_val`).
     pub fn resolve(&self, target: u32, rel: Relation) -> u32 {
         let t = target.clamp(self.min, self.max);
-        let ok = self.freqs.iter().copied().filter(|f| (self.min..=self.max).contains(f));
+        let ok = self
+            .freqs
+            .iter()
+            .copied()
+            .filter(|f| (self.min..=self.max).contains(f));
         match rel {
             Relation::L => ok.into_iter().find(|&f| f >= t).unwrap_or(self.max),
             Relation::H => ok.into_iter().rev().find(|&f| f <= t).unwrap_or(self.min),
@@ -129,22 +133,21 @@ pub struct CpuSample {
 /// scheduler's hooks on one of the policy's CPUs.
 pub trait Governor {
     fn start(&mut self, pol: &Policy, now: Ns, sample: &dyn Fn(usize) -> CpuSample) -> u32;
+    /// A fixed-frequency governor never answers.
     fn update(
         &mut self,
-        pol: &Policy,
-        cpu: usize,
-        hook: Hook,
-        now: Ns,
-        sample: &dyn Fn(usize) -> CpuSample,
-    ) -> Option<u32>;
+        _pol: &Policy,
+        _cpu: usize,
+        _hook: Hook,
+        _now: Ns,
+        _sample: &dyn Fn(usize) -> CpuSample,
+    ) -> Option<u32> {
+        None
+    }
 }
 
 /// The governor `name` for policy `pol`, with the run's tunables.
-pub fn governor(
-    name: GovName,
-    tun: &Tunables,
-    pol: &Policy,
-) -> Result<Box<dyn Governor>, String> {
+pub fn governor(name: GovName, tun: &Tunables, pol: &Policy) -> Result<Box<dyn Governor>, String> {
     Ok(match name {
         GovName::Performance => Box::new(performance::Performance),
         GovName::Powersave => Box::new(powersave::Powersave),

@@ -17,7 +17,10 @@ pub struct Ondemand {
 impl Ondemand {
     pub fn new(tun: &Tunables, pol: &Policy) -> Result<Ondemand, String> {
         Ok(Ondemand {
-            dbs: Dbs::new(sampling_rate_us(tun.od_sampling_rate_us, pol, "ondemand")?, pol),
+            dbs: Dbs::new(
+                sampling_rate_us(tun.od_sampling_rate_us, pol, "ondemand")?,
+                pol,
+            ),
             up_threshold: tun.od_up_threshold,
             sampling_down_factor: tun.od_sampling_down_factor as u64,
         })
@@ -57,7 +60,8 @@ impl Governor for Ondemand {
         }
         let load = self.dbs.update(pol, now, sample);
         let f = self.od_update(pol, load);
-        self.dbs.set_delay_us(self.dbs.sampling_rate_us * self.dbs.rate_mult);
+        self.dbs
+            .set_delay_us(self.dbs.sampling_rate_us * self.dbs.rate_mult);
         f
     }
 }
@@ -72,7 +76,7 @@ mod tests {
         let mut pol = hikey(1);
         let mut g = Ondemand::new(&Tunables::default(), &pol).unwrap();
         assert_eq!(g.dbs.sampling_rate_us, 8000); // max(2 ticks, 750 µs)
-        // 50 %: 208000 + 50 × 992000 / 100 = 704000 → closest OPP 729 MHz.
+                                                  // 50 %: 208000 + 50 × 992000 / 100 = 704000 → closest OPP 729 MHz.
         assert_eq!(g.od_update(&pol, 50), Some(729_000));
         pol.cur = 729_000;
         // 96 % > 95: straight to the max.
@@ -88,10 +92,16 @@ mod tests {
         let pol = hikey(1);
         let mut g = Ondemand::new(&Tunables::default(), &pol).unwrap();
         let idle = std::cell::Cell::new(0u64);
-        let s = |_| CpuSample { idle_ns: idle.get(), ..Default::default() };
+        let s = |_| CpuSample {
+            idle_ns: idle.get(),
+            ..Default::default()
+        };
         g.start(&pol, 10_000_000, &s);
         idle.set(6_000_000); // 10 ms later, 6 ms of it idle: 40 % → 604800 → 729 MHz
-        assert_eq!(g.update(&pol, 0, Hook::UtilChange, 20_000_000, &s), Some(729_000));
+        assert_eq!(
+            g.update(&pol, 0, Hook::UtilChange, 20_000_000, &s),
+            Some(729_000)
+        );
         // Not due before another 8 ms.
         assert_eq!(g.update(&pol, 0, Hook::UtilChange, 27_000_000, &s), None);
     }

@@ -42,7 +42,14 @@ impl SchedDvfs {
     }
 
     /// `cpufreq_sched_set_cap`.
-    fn set_cap(&mut self, pol: &Policy, pos: usize, capacity_orig: u64, cap: u64, now: Ns) -> Option<u32> {
+    fn set_cap(
+        &mut self,
+        pol: &Policy,
+        pos: usize,
+        capacity_orig: u64,
+        cap: u64,
+        now: Ns,
+    ) -> Option<u32> {
         self.requests[pos] = cap;
         if now < self.throttle {
             return None;
@@ -80,7 +87,7 @@ impl Governor for SchedDvfs {
     ) -> Option<u32> {
         let pos = pol.cpus.iter().position(|&c| c == cpu)?;
         let s = sample(cpu);
-        let req = usage(&s) * CAPACITY_MARGIN >> 10;
+        let req = (usage(&s) * CAPACITY_MARGIN) >> 10;
         match hook {
             Hook::Wakeup => self.set_cap(pol, pos, s.capacity, req, now),
             Hook::Sleep if s.nr_running > 0 => self.set_cap(pol, pos, s.capacity, req, now),
@@ -119,17 +126,32 @@ mod tests {
         let mut g = SchedDvfs::new(&pol, None);
         assert_eq!(g.throttle_nsec, 500_000);
         // Wakeup with usage 100: request 125 → 125 × 1200000 / 1024 = 146484 → 208 MHz.
-        assert_eq!(g.update(&pol, 0, Hook::Wakeup, 0, &|_| sample(100, 1)), Some(208_000));
+        assert_eq!(
+            g.update(&pol, 0, Hook::Wakeup, 0, &|_| sample(100, 1)),
+            Some(208_000)
+        );
         pol.cur = 208_000;
         // capacity_curr = 1024 × 208 / 1200 = 177; usage 141: 141 × 1280 = 180480 <
         // 177 × 1024 = 181248, no jump; usage 142: 181760 > 181248, jump to the max.
-        assert_eq!(g.update(&pol, 0, Hook::Tick, 1_000_000, &|_| sample(141, 1)), None);
-        assert_eq!(g.update(&pol, 0, Hook::Tick, 2_000_000, &|_| sample(142, 1)), Some(1_200_000));
+        assert_eq!(
+            g.update(&pol, 0, Hook::Tick, 1_000_000, &|_| sample(141, 1)),
+            None
+        );
+        assert_eq!(
+            g.update(&pol, 0, Hook::Tick, 2_000_000, &|_| sample(142, 1)),
+            Some(1_200_000)
+        );
         pol.cur = 1_200_000;
         // Throttled for 500 µs after the change.
-        assert_eq!(g.update(&pol, 0, Hook::Wakeup, 2_400_000, &|_| sample(10, 1)), None);
+        assert_eq!(
+            g.update(&pol, 0, Hook::Wakeup, 2_400_000, &|_| sample(10, 1)),
+            None
+        );
         // The last task sleeping resets the request without a change.
-        assert_eq!(g.update(&pol, 0, Hook::Sleep, 3_000_000, &|_| sample(10, 0)), None);
+        assert_eq!(
+            g.update(&pol, 0, Hook::Sleep, 3_000_000, &|_| sample(10, 0)),
+            None
+        );
         assert_eq!(g.requests[0], 0);
     }
 
@@ -137,7 +159,13 @@ mod tests {
     fn only_the_largest_request_of_the_policy_moves_it() {
         let pol = hikey(2);
         let mut g = SchedDvfs::new(&pol, Some(0));
-        assert_eq!(g.update(&pol, 0, Hook::Wakeup, 0, &|_| sample(800, 1)), None); // 1000 → 1171875 → 1.2 GHz = cur
-        assert_eq!(g.update(&pol, 1, Hook::Wakeup, 1, &|_| sample(100, 1)), None); // 125 < 1000
+        assert_eq!(
+            g.update(&pol, 0, Hook::Wakeup, 0, &|_| sample(800, 1)),
+            None
+        ); // 1000 → 1171875 → 1.2 GHz = cur
+        assert_eq!(
+            g.update(&pol, 1, Hook::Wakeup, 1, &|_| sample(100, 1)),
+            None
+        ); // 125 < 1000
     }
 }

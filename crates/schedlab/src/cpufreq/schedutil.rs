@@ -104,7 +104,12 @@ impl Governor for Schedutil {
             }
             next
         } else {
-            let util = pol.cpus.iter().map(|&j| cpu_perf(&sample(j))).max().unwrap_or(0);
+            let util = pol
+                .cpus
+                .iter()
+                .map(|&j| cpu_perf(&sample(j)))
+                .max()
+                .unwrap_or(0);
             self.get_next_freq(pol, util, s.capacity)
         };
         self.update_next_freq(now, next).then_some(next)
@@ -130,17 +135,35 @@ mod tests {
         let pol = hikey(1);
         let mut g = Schedutil::new(&Tunables::default(), &pol);
         // util 300: 1.25 × 300 = 375; 1200000 × 375 / 1024 = 439453 → 729 MHz.
-        assert_eq!(g.update(&pol, 0, Hook::UtilChange, 1_000_000, &|_| sample(300, 1)), Some(729_000));
+        assert_eq!(
+            g.update(&pol, 0, Hook::UtilChange, 1_000_000, &|_| sample(300, 1)),
+            Some(729_000)
+        );
         // Within the 750 µs rate limit nothing changes.
-        assert_eq!(g.update(&pol, 0, Hook::UtilChange, 1_500_000, &|_| sample(900, 2)), None);
+        assert_eq!(
+            g.update(&pol, 0, Hook::UtilChange, 1_500_000, &|_| sample(900, 2)),
+            None
+        );
         // util 819 → 1023 → 1198828 kHz → 1.2 GHz; util 820 → 1025 capped at 1024 → 1.2 GHz.
-        assert_eq!(g.update(&pol, 0, Hook::UtilChange, 2_000_000, &|_| sample(819, 3)), Some(1_200_000));
+        assert_eq!(
+            g.update(&pol, 0, Hook::UtilChange, 2_000_000, &|_| sample(819, 3)),
+            Some(1_200_000)
+        );
         // Lower util while the CPU never went idle: hold the frequency.
-        assert_eq!(g.update(&pol, 0, Hook::UtilChange, 3_000_000, &|_| sample(100, 3)), None);
+        assert_eq!(
+            g.update(&pol, 0, Hook::UtilChange, 3_000_000, &|_| sample(100, 3)),
+            None
+        );
         // After an idle period it may drop: 125 → 146484 kHz → 208 MHz.
-        assert_eq!(g.update(&pol, 0, Hook::UtilChange, 4_000_000, &|_| sample(100, 4)), Some(208_000));
+        assert_eq!(
+            g.update(&pol, 0, Hook::UtilChange, 4_000_000, &|_| sample(100, 4)),
+            Some(208_000)
+        );
         // Other hooks are not schedutil's.
-        assert_eq!(g.update(&pol, 0, Hook::Tick, 9_000_000, &|_| sample(1000, 9)), None);
+        assert_eq!(
+            g.update(&pol, 0, Hook::Tick, 9_000_000, &|_| sample(1000, 9)),
+            None
+        );
     }
 
     #[test]
@@ -149,7 +172,9 @@ mod tests {
         let mut g = Schedutil::new(&Tunables::default(), &pol);
         let utils = [10, 500, 40, 0];
         // 1.25 × 500 = 625 → 732421 kHz → 960 MHz, whichever CPU asks.
-        let f = g.update(&pol, 3, Hook::UtilChange, 1_000_000, &|j| sample(utils[j], 0));
+        let f = g.update(&pol, 3, Hook::UtilChange, 1_000_000, &|j| {
+            sample(utils[j], 0)
+        });
         assert_eq!(f, Some(960_000));
     }
 }

@@ -30,7 +30,10 @@ impl GovName {
     }
 
     pub fn name(self) -> &'static str {
-        GOVERNORS.iter().find(|(_, g)| *g == self).map_or("", |(n, _)| n)
+        GOVERNORS
+            .iter()
+            .find(|(_, g)| *g == self)
+            .map_or("", |(n, _)| n)
     }
 }
 
@@ -132,23 +135,31 @@ impl Tunables {
         };
         let within = |lo: u64, hi: u64| (lo..=hi).contains(&v).then_some(v as u32);
         let ok = match key {
-            "schedutil.rate_limit_us" => within(0, u32::MAX as u64).map(|_| self.rate_limit_us = Some(v)),
+            "schedutil.rate_limit_us" => {
+                within(0, u32::MAX as u64).map(|_| self.rate_limit_us = Some(v))
+            }
             "ondemand.up_threshold" => within(1, 100).map(|t| self.od_up_threshold = t),
-            "ondemand.sampling_rate_us" => Some(self.od_sampling_rate_us = Some(v)),
+            "ondemand.sampling_rate_us" => {
+                within(0, u64::MAX).map(|_| self.od_sampling_rate_us = Some(v))
+            }
             "ondemand.sampling_down_factor" => {
                 within(1, 100_000).map(|f| self.od_sampling_down_factor = f)
             }
-            "conservative.up_threshold" => within(self.cs_down_threshold as u64 + 1, 100)
-                .map(|t| self.cs_up_threshold = t),
-            "conservative.down_threshold" => within(1, self.cs_up_threshold as u64 - 1)
-                .map(|t| self.cs_down_threshold = t),
+            "conservative.up_threshold" => {
+                within(self.cs_down_threshold as u64 + 1, 100).map(|t| self.cs_up_threshold = t)
+            }
+            "conservative.down_threshold" => {
+                within(1, self.cs_up_threshold as u64 - 1).map(|t| self.cs_down_threshold = t)
+            }
             "conservative.freq_step" => within(0, 100).map(|s| self.cs_freq_step = s),
-            "conservative.sampling_rate_us" => Some(self.cs_sampling_rate_us = Some(v)),
+            "conservative.sampling_rate_us" => {
+                within(0, u64::MAX).map(|_| self.cs_sampling_rate_us = Some(v))
+            }
             "conservative.sampling_down_factor" => {
                 within(1, 10).map(|f| self.cs_sampling_down_factor = f)
             }
             "userspace.khz" => within(1, u32::MAX as u64).map(|k| self.userspace_khz = Some(k)),
-            _ => Some(self.throttle_us = Some(v)),
+            _ => within(0, u64::MAX).map(|_| self.throttle_us = Some(v)),
         };
         Some(ok.map_or_else(bad, Ok))
     }
@@ -156,7 +167,10 @@ impl Tunables {
     /// Every governor switch and its value, for `schedlab features`.
     pub fn listing(&self) -> Vec<(String, String)> {
         let opt = |v: Option<u64>| v.map_or("default".to_string(), |v| v.to_string());
-        let mut out = vec![("cpufreq.governor".to_string(), self.governor.name().to_string())];
+        let mut out = vec![(
+            "cpufreq.governor".to_string(),
+            self.governor.name().to_string(),
+        )];
         for (p, g) in &self.per_policy {
             out.push((format!("cpufreq.governor.{p}"), g.name().to_string()));
         }
@@ -173,7 +187,12 @@ impl Tunables {
             opt(self.userspace_khz.map(u64::from)),
             opt(self.throttle_us),
         ];
-        out.extend(TUNABLE_KEYS.iter().zip(values).map(|((k, _), v)| (k.to_string(), v)));
+        out.extend(
+            TUNABLE_KEYS
+                .iter()
+                .zip(values)
+                .map(|((k, _), v)| (k.to_string(), v)),
+        );
         out
     }
 }
@@ -204,7 +223,10 @@ mod tests {
         assert!(t.set("ondemand.up_threshold", "101").unwrap().is_err());
         assert!(t.set("ondemand.up_threshold", "0").unwrap().is_err());
         assert!(t.set("conservative.down_threshold", "80").unwrap().is_err());
-        assert!(t.set("conservative.sampling_down_factor", "11").unwrap().is_err());
+        assert!(t
+            .set("conservative.sampling_down_factor", "11")
+            .unwrap()
+            .is_err());
         assert!(t.set("conservative.freq_step", "x").unwrap().is_err());
         assert!(t.set("nope.key", "1").is_none());
         assert!(t.set("conservative.up_threshold", "30").unwrap().is_ok());

@@ -1,7 +1,7 @@
 //! `userspace` (cpufreq_userspace.c): the frequency written to `scaling_setspeed`
 //! (`--set userspace.khz=F`, which must be one of the policy's OPPs).
 
-use super::{CpuSample, Governor, Hook, Policy, Relation};
+use super::{CpuSample, Governor, Policy, Relation};
 use crate::time::Ns;
 
 pub struct Userspace {
@@ -13,7 +13,11 @@ impl Userspace {
         match khz {
             Some(k) if !pol.freqs.contains(&k) => Err(format!(
                 "userspace.khz={k} is not an OPP of this policy ({})",
-                pol.freqs.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+                pol.freqs
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )),
             _ => Ok(Userspace { khz }),
         }
@@ -23,9 +27,5 @@ impl Userspace {
 impl Governor for Userspace {
     fn start(&mut self, pol: &Policy, _now: Ns, _: &dyn Fn(usize) -> CpuSample) -> u32 {
         pol.resolve(self.khz.unwrap_or(pol.cur), Relation::L)
-    }
-
-    fn update(&mut self, _: &Policy, _: usize, _: Hook, _: Ns, _: &dyn Fn(usize) -> CpuSample) -> Option<u32> {
-        None
     }
 }

@@ -191,8 +191,17 @@ mod tests {
         m.finish(21 * MS);
         let cpu0 = 124.0 * 10.0 + 670.0 * 4.0 + 0.0 * 2.0 + 0.0 * 5.0; // mW·ms = µJ
         let cluster0 = 29.0 * 10.0 + 112.0 * 4.0 + 47.0 * 2.0 + 0.0 * 5.0;
-        assert!((m.cpu_mj[0] * 1000.0 - cpu0).abs() < 1e-6, "{}", m.cpu_mj[0]);
-        assert!((m.cluster_mj[0] * 1000.0 - cluster0).abs() < 1e-6, "{} {}", m.cluster_mj[0], cluster0);
+        assert!(
+            (m.cpu_mj[0] * 1000.0 - cpu0).abs() < 1e-6,
+            "{}",
+            m.cpu_mj[0]
+        );
+        assert!(
+            (m.cluster_mj[0] * 1000.0 - cluster0).abs() < 1e-6,
+            "{} {}",
+            m.cluster_mj[0],
+            cluster0
+        );
         // CPU 1 slept 21 ms in cluster-sleep (0 mW); cluster 1 (CPUs 4-7) likewise.
         assert_eq!(m.cpu_mj[1], 0.0);
         assert_eq!(m.cluster_mj[1], 0.0);

@@ -240,10 +240,18 @@ fn check_domain(dom: &DomainFile) -> Result<(), String> {
     if dom.opps.windows(2).any(|w| w[0].khz >= w[1].khz) || dom.opps[0].khz == 0 {
         return Err("opps: frequencies must be positive and strictly increasing".into());
     }
-    if dom.opps.iter().any(|o| o.power.is_some_and(|p| !(p.is_finite() && p > 0.0))) {
+    if dom
+        .opps
+        .iter()
+        .any(|o| o.power.is_some_and(|p| !(p.is_finite() && p > 0.0)))
+    {
         return Err("opps: an OPP's power must be a finite number > 0 (mW)".into());
     }
-    if dom.opps.iter().any(|o| o.power.is_some() != dom.opps[0].power.is_some()) {
+    if dom
+        .opps
+        .iter()
+        .any(|o| o.power.is_some() != dom.opps[0].power.is_some())
+    {
         return Err("opps: give power for every OPP or for none".into());
     }
     let rest = dom

@@ -321,7 +321,6 @@ impl Sim {
             if let Some(w) = t.woken_at.take() {
                 t.stats.wakeup_latencies.push(now - w);
             }
-            self.thread_runs(n);
         }
         let c = &mut self.cpus[cpu];
         match (prev.is_some(), next.is_some()) {
@@ -354,6 +353,10 @@ impl Sim {
             if next.is_none() {
                 self.emit(Record::CpuIdle { cpu, state: 0 });
             }
+        }
+        // Last: the thread may sleep at once, which switches again.
+        if let Some(n) = next {
+            self.thread_runs(n);
         }
     }
 

@@ -29,12 +29,20 @@ pub struct Cpufreq {
 }
 
 impl Cpufreq {
-    pub fn new(sim_plat: &crate::platform::Platform, feat: &crate::sched::features::Features, now: Ns) -> Result<Cpufreq, InputError> {
+    pub fn new(
+        sim_plat: &crate::platform::Platform,
+        feat: &crate::sched::features::Features,
+        now: Ns,
+    ) -> Result<Cpufreq, InputError> {
         let tun = &feat.cpufreq;
         let err = |m: String| InputError::new("--set", m);
         for (p, _) in &tun.per_policy {
             if !sim_plat.freq_domains.iter().any(|d| &d.name == p) {
-                let names: Vec<&str> = sim_plat.freq_domains.iter().map(|d| d.name.as_str()).collect();
+                let names: Vec<&str> = sim_plat
+                    .freq_domains
+                    .iter()
+                    .map(|d| d.name.as_str())
+                    .collect();
                 return Err(err(format!(
                     "cpufreq.governor.{p}: {} has no policy {p:?}; its policies: {}",
                     sim_plat.name,
@@ -52,7 +60,8 @@ impl Cpufreq {
         for d in &sim_plat.freq_domains {
             let pol = Policy::new(d, feat.tick_ns());
             let g = tun.governor_of(&d.name);
-            cf.governors.push(governor(g, tun, &pol).map_err(|m| err(format!("policy {}: {m}", d.name)))?);
+            cf.governors
+                .push(governor(g, tun, &pol).map_err(|m| err(format!("policy {}: {m}", d.name)))?);
             cf.stats.push(FreqStats {
                 residency: vec![0; pol.freqs.len()],
                 transitions: 0,
@@ -68,7 +77,11 @@ impl Cpufreq {
     /// Charge the time at the current OPP up to `now`.
     fn settle(&mut self, d: usize, now: Ns) {
         let p = &self.policies[d];
-        let i = p.freqs.iter().position(|&f| f == p.cur).expect("cur is an OPP");
+        let i = p
+            .freqs
+            .iter()
+            .position(|&f| f == p.cur)
+            .expect("cur is an OPP");
         let s = &mut self.stats[d];
         s.residency[i] += now - s.since;
         s.since = now;
@@ -142,7 +155,10 @@ impl Sim {
     fn apply_freq(&mut self, d: usize, khz: u32) {
         let pol = &mut self.cpufreq.policies[d];
         pol.cur = khz;
-        let (max, opp) = (pol.max, pol.freqs.iter().position(|&f| f == khz).expect("an OPP"));
+        let (max, opp) = (
+            pol.max,
+            pol.freqs.iter().position(|&f| f == khz).expect("an OPP"),
+        );
         self.energy.set_opp(d, opp, self.now);
         for i in 0..self.cpufreq.policies[d].cpus.len() {
             let cpu = self.cpufreq.policies[d].cpus[i];

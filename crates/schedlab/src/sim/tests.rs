@@ -280,3 +280,59 @@ fn a_barrier_cycle_is_reported_as_a_deadlock() {
     let d = s.totals.deadlock.expect("deadlock");
     assert!(d.contains("t-0 (barrier b)"), "{d}");
 }
+
+/// Work calibrated at the highest OPP progresses at cur/max: 50 ms of work at 208 of
+/// 1200 MHz takes 50 × 1200 / 208 = 288.46 ms; and the energy of that stretch is the OPP's
+/// power times it (69 mW per CPU, 16 mW for its cluster, LISA's hikey620).
+#[test]
+fn work_runs_at_the_frequency_the_governor_sets() {
+    let wl = parse(
+        r#"{"tasks": {"t": {"cpus": [0], "loop": 1, "run": 50000}}}"#,
+        "test.json",
+        Dialect::Workgen,
+    )
+    .unwrap();
+    let mut feat = Features::preset(Kernel::V6_12);
+    feat.set("cpufreq.governor=powersave").unwrap();
+    let mut s = Sim::new(
+        &wl,
+        load_builtin("hikey").unwrap(),
+        feat,
+        &RunOptions::default(),
+    )
+    .unwrap();
+    s.run(|_, _| {}).unwrap();
+    let expect = 50e6 * 1200.0 / 208.0;
+    let run = s.tasks[0].stats.run_ns as f64;
+    assert!((run - expect).abs() < 1000.0, "{run} against {expect}");
+    let mj = (69.0 + 16.0) * expect * 1e-9;
+    assert!(
+        (s.energy.total_mj() - mj).abs() < 1e-3 * mj,
+        "{} against {mj}",
+        s.energy.total_mj()
+    );
+}
+
+#[test]
+fn a_userspace_frequency_must_be_an_opp_and_a_policy_must_exist() {
+    let wl = parse(
+        r#"{"tasks": {"t": {"loop": 1, "run": 10}}}"#,
+        "t.json",
+        Dialect::Workgen,
+    )
+    .unwrap();
+    let plat = load_builtin("hikey").unwrap();
+    let mut feat = Features::preset(Kernel::V6_12);
+    feat.set("cpufreq.governor=userspace").unwrap();
+    feat.set("userspace.khz=500000").unwrap();
+    let e = Sim::new(&wl, plat.clone(), feat, &RunOptions::default())
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("not an OPP"), "{e}");
+    let mut feat = Features::preset(Kernel::V6_12);
+    feat.set("cpufreq.governor.big=schedutil").unwrap();
+    let e = Sim::new(&wl, plat, feat, &RunOptions::default())
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("no policy"), "{e}");
+}
