@@ -2,10 +2,9 @@
 //! above `up_threshold`, one down when it is below `down_threshold` (every
 //! `sampling_down_factor`-th sample), and the steps slept through taken down at once.
 
-use super::dbs::Dbs;
+use super::dbs::{Dbs, DbsGovernor};
 use super::tunables::sampling_rate_us;
-use super::{CpuSample, Governor, Hook, Policy, Relation, Tunables};
-use crate::time::Ns;
+use super::{Policy, Relation, Tunables};
 
 pub struct Conservative {
     dbs: Dbs,
@@ -86,29 +85,17 @@ impl Conservative {
     }
 }
 
-impl Governor for Conservative {
-    fn start(&mut self, pol: &Policy, now: Ns, sample: &dyn Fn(usize) -> CpuSample) -> u32 {
-        self.dbs.start(pol, now, sample);
-        self.requested_freq = pol.cur;
-        pol.cur
+impl DbsGovernor for Conservative {
+    fn dbs(&mut self) -> &mut Dbs {
+        &mut self.dbs
     }
 
-    fn update(
-        &mut self,
-        pol: &Policy,
-        _cpu: usize,
-        hook: Hook,
-        now: Ns,
-        sample: &dyn Fn(usize) -> CpuSample,
-    ) -> Option<u32> {
-        if hook != Hook::UtilChange || !self.dbs.due(now) {
-            return None;
-        }
-        let load = self.dbs.update(pol, now, sample);
-        let f = self.cs_update(pol, load);
-        self.dbs
-            .set_delay_us(self.dbs.sampling_rate_us * self.dbs.rate_mult);
-        f
+    fn gov_dbs_update(&mut self, pol: &Policy, load: u32) -> Option<u32> {
+        self.cs_update(pol, load)
+    }
+
+    fn gov_start(&mut self, pol: &Policy) {
+        self.requested_freq = pol.cur;
     }
 }
 

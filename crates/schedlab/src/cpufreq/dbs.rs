@@ -3,8 +3,46 @@
 //! (`dbs_update_util_handler`); it measures each CPU's load since its previous sample
 //! (`dbs_update`). Times are in µs, as `get_cpu_idle_time` gives them.
 
-use super::{CpuSample, Policy};
+use super::{CpuSample, Governor, Hook, Policy};
 use crate::time::Ns;
+
+/// `struct dbs_governor`: what ondemand and conservative add to the shared sampling.
+pub trait DbsGovernor {
+    fn dbs(&mut self) -> &mut Dbs;
+    /// `gov_dbs_update` for the policy's measured `load` (%): a frequency to set, if any.
+    fn gov_dbs_update(&mut self, pol: &Policy, load: u32) -> Option<u32>;
+    /// The governor's own `start` (`cs_start`); nothing by default.
+    fn gov_start(&mut self, _pol: &Policy) {}
+}
+
+impl<G: DbsGovernor> Governor for G {
+    /// `cpufreq_dbs_governor_start`.
+    fn start(&mut self, pol: &Policy, now: Ns, sample: &dyn Fn(usize) -> CpuSample) -> u32 {
+        self.dbs().start(pol, now, sample);
+        self.gov_start(pol);
+        pol.cur
+    }
+
+    /// `dbs_update_util_handler` → `dbs_work_handler` → `gov_update_sample_delay`, run at
+    /// once instead of from a workqueue.
+    fn update(
+        &mut self,
+        pol: &Policy,
+        _cpu: usize,
+        hook: Hook,
+        now: Ns,
+        sample: &dyn Fn(usize) -> CpuSample,
+    ) -> Option<u32> {
+        if hook != Hook::UtilChange || !self.dbs().due(now) {
+            return None;
+        }
+        let load = self.dbs().update(pol, now, sample);
+        let f = self.gov_dbs_update(pol, load);
+        let dbs = self.dbs();
+        dbs.set_delay_us(dbs.sampling_rate_us * dbs.rate_mult);
+        f
+    }
+}
 
 pub struct Dbs {
     pub sampling_rate_us: u64,

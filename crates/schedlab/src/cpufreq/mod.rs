@@ -73,7 +73,6 @@ impl Policy {
             Relation::H => ok.into_iter().rev().find(|&f| f <= t).unwrap_or(self.min),
             // cpufreq_table_find_index_ac: the higher one only if strictly closer.
             Relation::C => ok
-                .into_iter()
                 .min_by_key(|&f| (f.abs_diff(t), f > t))
                 .unwrap_or(self.max),
         }

@@ -3,10 +3,9 @@
 //!
 //! Simplified: `powersave_bias` stays 0 (no sub-sampling between two OPPs).
 
-use super::dbs::Dbs;
+use super::dbs::{Dbs, DbsGovernor};
 use super::tunables::sampling_rate_us;
-use super::{CpuSample, Governor, Hook, Policy, Relation, Tunables};
-use crate::time::Ns;
+use super::{Policy, Relation, Tunables};
 
 pub struct Ondemand {
     dbs: Dbs,
@@ -41,42 +40,29 @@ impl Ondemand {
     }
 }
 
-impl Governor for Ondemand {
-    fn start(&mut self, pol: &Policy, now: Ns, sample: &dyn Fn(usize) -> CpuSample) -> u32 {
-        self.dbs.start(pol, now, sample);
-        pol.cur
+impl DbsGovernor for Ondemand {
+    fn dbs(&mut self) -> &mut Dbs {
+        &mut self.dbs
     }
 
-    fn update(
-        &mut self,
-        pol: &Policy,
-        _cpu: usize,
-        hook: Hook,
-        now: Ns,
-        sample: &dyn Fn(usize) -> CpuSample,
-    ) -> Option<u32> {
-        if hook != Hook::UtilChange || !self.dbs.due(now) {
-            return None;
-        }
-        let load = self.dbs.update(pol, now, sample);
-        let f = self.od_update(pol, load);
-        self.dbs
-            .set_delay_us(self.dbs.sampling_rate_us * self.dbs.rate_mult);
-        f
+    fn gov_dbs_update(&mut self, pol: &Policy, load: u32) -> Option<u32> {
+        self.od_update(pol, load)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::test_util::hikey;
+    use super::super::{CpuSample, Governor, Hook};
     use super::*;
 
     #[test]
     fn load_maps_linearly_below_the_threshold_and_to_max_above() {
         let mut pol = hikey(1);
         let mut g = Ondemand::new(&Tunables::default(), &pol).unwrap();
-        assert_eq!(g.dbs.sampling_rate_us, 8000); // max(2 ticks, 750 µs)
-                                                  // 50 %: 208000 + 50 × 992000 / 100 = 704000 → closest OPP 729 MHz.
+        // max(2 ticks, 750 µs)
+        assert_eq!(g.dbs.sampling_rate_us, 8000);
+        // 50 %: 208000 + 50 × 992000 / 100 = 704000 → closest OPP 729 MHz.
         assert_eq!(g.od_update(&pol, 50), Some(729_000));
         pol.cur = 729_000;
         // 96 % > 95: straight to the max.

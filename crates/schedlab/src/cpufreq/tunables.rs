@@ -140,7 +140,8 @@ impl Tunables {
             }
             "ondemand.up_threshold" => within(1, 100).map(|t| self.od_up_threshold = t),
             "ondemand.sampling_rate_us" => {
-                within(0, u64::MAX).map(|_| self.od_sampling_rate_us = Some(v))
+                self.od_sampling_rate_us = Some(v);
+                Some(())
             }
             "ondemand.sampling_down_factor" => {
                 within(1, 100_000).map(|f| self.od_sampling_down_factor = f)
@@ -153,13 +154,18 @@ impl Tunables {
             }
             "conservative.freq_step" => within(0, 100).map(|s| self.cs_freq_step = s),
             "conservative.sampling_rate_us" => {
-                within(0, u64::MAX).map(|_| self.cs_sampling_rate_us = Some(v))
+                self.cs_sampling_rate_us = Some(v);
+                Some(())
             }
             "conservative.sampling_down_factor" => {
                 within(1, 10).map(|f| self.cs_sampling_down_factor = f)
             }
             "userspace.khz" => within(1, u32::MAX as u64).map(|k| self.userspace_khz = Some(k)),
-            _ => within(0, u64::MAX).map(|_| self.throttle_us = Some(v)),
+            "sched_dvfs.throttle_us" => {
+                self.throttle_us = Some(v);
+                Some(())
+            }
+            _ => None,
         };
         Some(ok.map_or_else(bad, Ok))
     }

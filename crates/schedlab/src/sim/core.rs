@@ -24,7 +24,8 @@ impl Sim {
         rq.clock.update(self.now, rq.curr.is_none());
     }
 
-    /// Run a class operation on `cpu`'s runqueue, then pass on the tracepoints it recorded.
+    /// Run a class operation on `cpu`'s runqueue, then pass on the tracepoints it recorded
+    /// and, if it changed the root cfs_rq's signals, tell cpufreq.
     #[inline]
     fn on_rq<R>(&mut self, cpu: usize, op: impl FnOnce(&mut Rq, &mut Env) -> R) -> R {
         let mut env = Env {

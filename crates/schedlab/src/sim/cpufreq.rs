@@ -30,22 +30,18 @@ pub struct Cpufreq {
 
 impl Cpufreq {
     pub fn new(
-        sim_plat: &crate::platform::Platform,
+        plat: &crate::platform::Platform,
         feat: &crate::sched::features::Features,
         now: Ns,
     ) -> Result<Cpufreq, InputError> {
         let tun = &feat.cpufreq;
         let err = |m: String| InputError::new("--set", m);
         for (p, _) in &tun.per_policy {
-            if !sim_plat.freq_domains.iter().any(|d| &d.name == p) {
-                let names: Vec<&str> = sim_plat
-                    .freq_domains
-                    .iter()
-                    .map(|d| d.name.as_str())
-                    .collect();
+            if !plat.freq_domains.iter().any(|d| &d.name == p) {
+                let names: Vec<&str> = plat.freq_domains.iter().map(|d| d.name.as_str()).collect();
                 return Err(err(format!(
                     "cpufreq.governor.{p}: {} has no policy {p:?}; its policies: {}",
-                    sim_plat.name,
+                    plat.name,
                     names.join(", ")
                 )));
             }
@@ -57,7 +53,7 @@ impl Cpufreq {
             governors: Vec::new(),
             stats: Vec::new(),
         };
-        for d in &sim_plat.freq_domains {
+        for d in &plat.freq_domains {
             let pol = Policy::new(d, feat.tick_ns());
             let g = tun.governor_of(&d.name);
             cf.governors
