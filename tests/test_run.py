@@ -126,3 +126,13 @@ def test_unsimulated_settings_are_warned_about(tmp_path):
     assert any(w.startswith("tasks.rt: SCHED_FIFO runs as SCHED_OTHER") for w in r.warnings), r.warnings
     assert any(w.startswith("tasks.capped: util_min/util_max ignored") for w in r.warnings), r.warnings
     assert any('taskgroup "/bg" ignored' in w for w in r.warnings), r.warnings
+
+
+def test_energy_model_costs_as_em_compute_costs():
+    em = schedlab.energy_model("hikey").set_index("khz")
+    # performance = 1024 · 432/1200 = 368 (floored); cost = 10 · 124000 µW / 368 = 3369.
+    assert (em.loc[432000, "performance"], em.loc[432000, "cost"]) == (368, 3369)
+    # 208 MHz: 10 · 69000 / 177 = 3898, not below 432 MHz's 3369: inefficient.
+    assert em.loc[208000, "cost"] == 3898 and em.loc[208000, "inefficient"]
+    assert not em.loc[432000, "inefficient"] and em.loc[1200000, "cluster_power_mw"] == 112
+    assert schedlab.energy_model("smp:2").empty  # no power figures, no table

@@ -4,7 +4,8 @@ from importlib.metadata import version
 
 from schedlab._core import InputError
 from schedlab import pelt
+from schedlab.energy import energy_model
 from schedlab.run import RunResult, run
 
 __version__ = version("schedlab")
-__all__ = ["InputError", "RunResult", "pelt", "run", "__version__"]
+__all__ = ["InputError", "RunResult", "energy_model", "pelt", "run", "__version__"]

@@ -10,6 +10,7 @@ from schedlab import _core
 from schedlab.units import as_ns
 
 PELT_PERIOD_NS = 1024 * 1024
+LOAD_AVG_PERIOD = 32  # periods in which a contribution halves (y^32 = 1/2)
 INPUT_COLUMNS = ["now_ns", "load", "runnable", "running"]
 
 

@@ -13,7 +13,9 @@ from typing import Callable
 class Figure:
     """One published number against schedlab's. `expected`, when given, is what the kernel's
     arithmetic (closed form) gives where the source is only an estimate; the verdict is then
-    schedlab against `expected` and the experiment's footnotes say why the source differs."""
+    schedlab against `expected` and the experiment's footnotes say why the source differs.
+    `explained`, when given for a figure outside tolerance, is the cause the experiment
+    checked in its own results (not a verdict of its own): it is reported, not failed."""
 
     label: str
     source: str
@@ -22,6 +24,7 @@ class Figure:
     tolerance: str
     ok: bool
     expected: str = ""
+    explained: str = ""
 
 
 @dataclass(frozen=True)

@@ -377,6 +377,43 @@ fn platforms() -> PyResult<Vec<(String, String, usize, String)>> {
     Ok(out)
 }
 
+/// The Energy Model of each frequency domain of `platform` (`em_perf_state`, with the
+/// cluster's share): (domain, cpus, khz, performance, power_uw, cost, inefficient,
+/// cluster_power_mw) per OPP; domains without power are left out.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn energy_model(
+    platform: &str,
+) -> PyResult<Vec<(String, String, u32, u64, u64, u64, bool, Option<f64>)>> {
+    let p = schedlab::run::load_platform(platform).map_err(input_error)?;
+    let mut out = Vec::new();
+    for d in &p.freq_domains {
+        let cap = d
+            .cpus
+            .iter()
+            .map(|&c| p.cpus[c].capacity_orig)
+            .max()
+            .unwrap_or(0);
+        let Some(table) = schedlab::energy::em::perf_table(d, cap as u64) else {
+            continue;
+        };
+        let cpus = schedlab::platform::format_cpulist(&d.cpus);
+        for (ps, opp) in table.iter().zip(&d.opps) {
+            out.push((
+                d.name.clone(),
+                cpus.clone(),
+                ps.khz,
+                ps.performance,
+                ps.power_uw,
+                ps.cost,
+                ps.inefficient,
+                opp.cluster_power_mw,
+            ));
+        }
+    }
+    Ok(out)
+}
+
 /// Every switch with its value under each kernel preset: (key, [values per preset]).
 #[pyfunction]
 fn features() -> Vec<(String, Vec<String>)> {
@@ -410,6 +447,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(platforms, m)?)?;
     m.add_function(wrap_pyfunction!(features, m)?)?;
+    m.add_function(wrap_pyfunction!(energy_model, m)?)?;
     m.add_function(wrap_pyfunction!(check_switches, m)?)?;
     Ok(())
 }

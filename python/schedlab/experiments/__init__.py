@@ -1,6 +1,7 @@
 """One module per reproduced figure; importing this package registers them all."""
 
 from schedlab.experiments import (  # noqa: F401
+    governor_efficiency,
     idle_prev_cpu,
     pelt_invariance,
     pelt_response,

@@ -12,6 +12,9 @@ pub struct Conservative {
     down_threshold: u32,
     freq_step: u32,
     sampling_down_factor: u32,
+    /// The steps slept through taken down at once (Chen Yu's "Decrease frequency faster
+    /// for deferred updates", 2018); seed 003's 2015 kernel took one step per sample.
+    idle_fast_down: bool,
     requested_freq: u32,
     down_skip: u32,
 }
@@ -27,6 +30,7 @@ impl Conservative {
             down_threshold: tun.cs_down_threshold,
             freq_step: tun.cs_freq_step,
             sampling_down_factor: tun.cs_sampling_down_factor,
+            idle_fast_down: tun.cs_idle_fast_down,
             requested_freq: pol.cur,
             down_skip: 0,
         })
@@ -51,7 +55,7 @@ impl Conservative {
             self.requested_freq = req;
         }
         let step = self.step(pol);
-        if self.dbs.max_sample_load < self.down_threshold {
+        if self.idle_fast_down && self.dbs.max_sample_load < self.down_threshold {
             if let Some(periods) = self.dbs.idle_periods.take() {
                 let steps = (periods * step as u64).min(u32::MAX as u64) as u32;
                 req = if req > pol.min.saturating_add(steps) {
@@ -122,5 +126,23 @@ mod tests {
         // 10 %: 388 MHz, lowest at or above → 432 (unchanged).
         assert_eq!(g.cs_update(&pol, 10), None);
         assert_eq!(g.requested_freq, 388_000);
+    }
+
+    #[test]
+    fn slept_through_periods_step_down_at_once_unless_2015_rule() {
+        let pol = hikey(1); // at 1.2 GHz
+                            // Five sampling periods slept through, then a 0 % sample. 6.12: five 60 MHz steps for
+                            // the sleep and one for the sample, 1200 − 6·60 = 840 MHz; 2015: the one, 1140 MHz.
+        for (fast, req) in [(true, 840_000), (false, 1_140_000)] {
+            let tun = Tunables {
+                cs_idle_fast_down: fast,
+                ..Tunables::default()
+            };
+            let mut g = Conservative::new(&tun, &pol).unwrap();
+            g.dbs.idle_periods = Some(5);
+            g.dbs.max_sample_load = 0;
+            g.cs_update(&pol, 0);
+            assert_eq!(g.requested_freq, req, "fast down {fast}");
+        }
     }
 }

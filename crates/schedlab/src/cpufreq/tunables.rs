@@ -38,7 +38,7 @@ impl GovName {
 }
 
 /// `--set` keys of the governors and what they accept.
-pub const TUNABLE_KEYS: [(&str, &str); 11] = [
+pub const TUNABLE_KEYS: [(&str, &str); 12] = [
     ("schedutil.rate_limit_us", "µs between frequency updates (default: 1.5 × transition latency, else 1000)"),
     ("ondemand.up_threshold", "1..100 (default 95)"),
     ("ondemand.sampling_rate_us", "≥ 2 ticks in µs (default: max(2 ticks, transition delay))"),
@@ -48,6 +48,7 @@ pub const TUNABLE_KEYS: [(&str, &str); 11] = [
     ("conservative.freq_step", "0..100, % of the policy's max (default 5)"),
     ("conservative.sampling_rate_us", "≥ 2 ticks in µs (default: max(2 ticks, transition delay))"),
     ("conservative.sampling_down_factor", "1..10 (default 1)"),
+    ("conservative.idle_fast_down", "1, or 0 for kernels before the deferred-update fast down (2018), as seed 003's (default 1)"),
     ("userspace.khz", "an OPP of the policy (default: the frequency it finds)"),
     ("sched_dvfs.throttle_us", "µs after a change during which requests are dropped (default: the transition latency, else 50000)"),
 ];
@@ -67,6 +68,7 @@ pub struct Tunables {
     pub cs_freq_step: u32,
     pub cs_sampling_rate_us: Option<u64>,
     pub cs_sampling_down_factor: u32,
+    pub cs_idle_fast_down: bool,
     pub userspace_khz: Option<u32>,
     pub throttle_us: Option<u64>,
 }
@@ -86,6 +88,7 @@ impl Default for Tunables {
             cs_freq_step: 5,
             cs_sampling_rate_us: None,
             cs_sampling_down_factor: 1,
+            cs_idle_fast_down: true,
             userspace_khz: None,
             throttle_us: None,
         }
@@ -160,6 +163,7 @@ impl Tunables {
             "conservative.sampling_down_factor" => {
                 within(1, 10).map(|f| self.cs_sampling_down_factor = f)
             }
+            "conservative.idle_fast_down" => within(0, 1).map(|b| self.cs_idle_fast_down = b == 1),
             "userspace.khz" => within(1, u32::MAX as u64).map(|k| self.userspace_khz = Some(k)),
             "sched_dvfs.throttle_us" => {
                 self.throttle_us = Some(v);
@@ -190,6 +194,7 @@ impl Tunables {
             self.cs_freq_step.to_string(),
             opt(self.cs_sampling_rate_us),
             self.cs_sampling_down_factor.to_string(),
+            u32::from(self.cs_idle_fast_down).to_string(),
             opt(self.userspace_khz.map(u64::from)),
             opt(self.throttle_us),
         ];
