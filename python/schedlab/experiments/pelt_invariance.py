@@ -1,12 +1,18 @@
 """Seed 000: time for an always-running task to reach a util_avg value, at max and at half
 capacity, with the pre-5.1 scale invariance (legacy, "mainline" in the thread) and with
-clock_pelt (the patch).
+clock_pelt (the patch): once from the PELT arithmetic alone, once in the engine with the CPU
+held at half its maximum frequency by the userspace governor.
 """
+
+import json
+import tempfile
+from pathlib import Path
 
 import pandas as pd
 
 from schedlab import pelt
 from schedlab.reproduce import Experiment, Figure, register
+from schedlab.run import run as simulate
 
 TARGETS = (972, 486, 256)
 NOT_REACHABLE = None
@@ -18,6 +24,21 @@ SEED_TABLE = (
     ("half capacity (mainline)", 512, "legacy", (NOT_REACHABLE, 138, 32), 1),
     ("half capacity (w/ patch)", 512, "clock_pelt", (276, 60, 26), 2),
 )
+
+
+# One CPU whose lowest OPP is exactly half its highest.
+HALF_PLATFORM = """name = "half-opp"
+description = "one CPU of capacity 1024 with OPPs at 500 MHz and 1 GHz"
+[[freq_domain]]
+name = "cpu0"
+cpus = "0"
+capacity = 1024
+opps = [{ khz = 500000 }, { khz = 1000000 }]
+"""
+# As schedutil-ramp: 30 wakeups for 10 µs every 50 ms bring util_avg near zero, then the task
+# runs for good; HZ=1000 so that util_avg is read every millisecond.
+WARMUP = {"loop": 30, "run": 10, "sleep": 50_000}
+ENGINE_TOLERANCE = 2
 
 
 def _verdict(expected, periods, tolerance) -> bool:
@@ -43,11 +64,47 @@ def run() -> list[Figure]:
     return figures
 
 
+def engine_periods(invariance: str) -> list[float | None]:
+    """Wall-clock periods from the wakeup that starts the always-running phase to the first
+    sched_pelt_se update at which the task's util_avg reaches each target."""
+    wl = {"global": {"duration": 2, "default_policy": "SCHED_OTHER"},
+          "tasks": {"task": {"cpus": [0], "loop": 1, "phases": {"quiet": WARMUP, "busy": {"run": 3_000_000}}}}}
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "half.toml").write_text(HALF_PLATFORM)
+        (Path(d) / "w.json").write_text(json.dumps(wl))
+        r = simulate(Path(d) / "w.json", str(Path(d) / "half.toml"), sets=[
+            "cpufreq.governor=userspace", "userspace.khz=500000", f"pelt.invariance={invariance}", "hz=1000"])
+    woke = r.events[r.events.event == "sched_wakeup"].index[WARMUP["loop"] - 1]
+    se = r.signals[(r.signals.signal == "sched_pelt_se") & r.signals.pid.notna() & (r.signals.index >= woke)]
+    out = []
+    for target in TARGETS:
+        hit = se[se.util >= target]
+        out.append(None if hit.empty else float((hit.index.min() - woke) * 1e9 / pelt.PELT_PERIOD_NS))
+    return out
+
+
+def engine_figures() -> list[Figure]:
+    figures = []
+    for column, capacity, invariance, expected, _ in SEED_TABLE:
+        if capacity == 1024:
+            continue
+        for target, seed, periods in zip(TARGETS, expected, engine_periods(invariance)):
+            figures.append(Figure(
+                label=f"{target} · half frequency in the engine · {invariance}",
+                source="not reachable" if seed is NOT_REACHABLE else f"{seed}",
+                measured="not reachable" if periods is None else f"{periods:.1f} periods",
+                detail="" if periods is None else f"{periods * pelt.PELT_PERIOD_NS / 1e6:.1f} ms",
+                tolerance="exact" if seed is NOT_REACHABLE else f"±{ENGINE_TOLERANCE} periods",
+                ok=_verdict(seed, periods, ENGINE_TOLERANCE),
+            ))
+    return figures
+
+
 register(Experiment(
     name="pelt-invariance",
     title="Time to reach a util_avg value from zero (always-running task)",
     source="seeds/000_6f41fe18b85b8edc.txt, table 'Util (%) max capacity half capacity'",
-    run=run,
+    run=lambda: run() + engine_figures(),
     footnotes=(
         "The thread counts one PELT period (1024 × 1024 ns = 1.048576 ms) as 1 ms and reads "
         "times off the continuous series 1024·(1 − y^n). schedlab updates the entity at every "
@@ -56,5 +113,8 @@ register(Experiment(
         "seed) and in ms (periods × 1.048576).",
         "With clock_pelt at half capacity one period of the PELT clock lasts two wall periods, "
         "so the tolerance there is ±2 wall periods.",
+        "The engine rows run a task on one CPU held at 500 MHz of 1 GHz by the userspace governor, "
+        "HZ=1000, after 30 short wakeups that leave util_avg near zero; util_avg is read at each "
+        "update (every tick), hence ±2 periods.",
     ),
 ))
