@@ -124,7 +124,7 @@ def test_unsimulated_settings_are_warned_about(tmp_path):
           '"run": 1000}, "capped": {"util_max": 512, "taskgroup": "/bg", "loop": 1, "run": 1000}}}')
     r = schedlab.run(write(tmp_path, wl), "smp:2")
     assert any(w.startswith("tasks.rt: SCHED_FIFO runs as SCHED_OTHER") for w in r.warnings), r.warnings
-    assert any(w.startswith("tasks.capped: util_min/util_max ignored") for w in r.warnings), r.warnings
+    assert not any("util_max" in w for w in r.warnings), r.warnings  # uclamp is simulated
     assert any('taskgroup "/bg" ignored' in w for w in r.warnings), r.warnings
 
 
@@ -136,3 +136,33 @@ def test_energy_model_costs_as_em_compute_costs():
     assert em.loc[208000, "cost"] == 3898 and em.loc[208000, "inefficient"]
     assert not em.loc[432000, "inefficient"] and em.loc[1200000, "cluster_power_mw"] == 112
     assert schedlab.energy_model("smp:2").empty  # no power figures, no table
+
+
+def _cpu0_freqs(tmp_path, task, after_s):
+    """The frequencies schedutil sets on hikey's CPU 0 after `after_s` seconds."""
+    wl = write(tmp_path, json.dumps({"global": {"duration": 2}, "tasks": {"t": {"cpus": [0], "loop": -1, **task}}}))
+    r = schedlab.run(wl, "hikey", sets=["cpufreq.governor=schedutil"])
+    f = r.events[(r.events.event == "cpu_frequency") & (r.events.cpu == 0)]
+    return set(f[f.index > r.events.index.min() + after_s].value), r
+
+
+def test_uclamp_min_raises_and_uclamp_max_caps_schedutil(tmp_path):
+    # 5 ms of work every 100 ms: a small util whose 1.25 margin stays under 1.2 GHz; with
+    # util_min 1024 the running CPU's request is max(1.25·util, 1024) = 1024 → 1.2 GHz.
+    small = {"run": 5000, "sleep": 95000}
+    assert max(_cpu0_freqs(tmp_path, small, 0.01)[0]) < 1_200_000
+    assert 1_200_000 in _cpu0_freqs(tmp_path, {**small, "util_min": 1024}, 0.01)[0]
+    # Always running with util_max 300: boot at 1.2 GHz; the enqueue's update comes before
+    # uclamp_rq_inc, so the new task's util 512 asks 640 → 750 MHz → 960 MHz; from the first
+    # tick min(1.25·util, 300) = 300 → 1.2 GHz·300/1024 = 351.6 MHz → 432 MHz, never held
+    # higher (uclamp_rq_is_capped).
+    _, r = _cpu0_freqs(tmp_path, {"run": 100000, "sleep": 0, "util_max": 300}, 0)
+    f = r.events[(r.events.event == "cpu_frequency") & (r.events.cpu == 0)]
+    assert f.value.tolist() == [1_200_000, 960_000, 432_000] and r.policies.residency[0]["432000"] > 1.99e9
+    assert not r.warnings
+
+
+def test_util_min_above_util_max_is_refused(cli, tmp_path):
+    wl = write(tmp_path, '{"tasks": {"t": {"run": 10, "util_min": 600, "util_max": 300}}}')
+    r = cli("run", str(wl))
+    assert r.returncode == 2 and b"tasks.t.util_min: util_min 600 is above util_max 300" in r.stderr

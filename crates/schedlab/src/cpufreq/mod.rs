@@ -112,7 +112,7 @@ pub enum Hook {
 }
 
 /// What a governor reads of one CPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CpuSample {
     /// `cpu_util_cfs_boost`.
     pub util_boost: u64,
@@ -126,6 +126,28 @@ pub struct CpuSample {
     pub idle_calls: u64,
     /// Fair tasks queued, the running one included.
     pub nr_running: u32,
+    /// `uclamp_rq_get(rq, UCLAMP_MIN / UCLAMP_MAX)`.
+    pub uclamp_min: u64,
+    pub uclamp_max: u64,
+    /// `uclamp_rq_is_capped`: the CPU's utilization reaches its max clamp.
+    pub uclamp_capped: bool,
+}
+
+impl Default for CpuSample {
+    /// An idle CPU of capacity 1024, unclamped.
+    fn default() -> CpuSample {
+        CpuSample {
+            util_boost: 0,
+            util_avg: 0,
+            capacity: 1024,
+            idle_ns: 0,
+            idle_calls: 0,
+            nr_running: 0,
+            uclamp_min: 0,
+            uclamp_max: 1024,
+            uclamp_capped: false,
+        }
+    }
 }
 
 /// A governor: the frequency it sets when it takes a policy over, and its answer to the

@@ -1,9 +1,9 @@
 //! `schedutil` (kernel/sched/cpufreq_schedutil.c, 6.12): frequency from the CPU's
 //! utilization with a 1.25 headroom, at most once per rate limit.
 //!
-//! Simplified: no RT, DL, IRQ or uclamp contributions yet (those classes come later), no
-//! iowait boost (no simulated task sleeps in iowait), and the change is applied at once
-//! (fast switch) instead of through the sugov kthread.
+//! Simplified: no RT, DL or IRQ contributions yet (those classes come later), no iowait
+//! boost (no rt-app event sleeps in iowait: `iorun` writes to /dev/null and returns), and
+//! the change is applied at once (fast switch) instead of through the sugov kthread.
 
 use super::{CpuSample, Governor, Hook, Policy, Relation, Tunables};
 use crate::time::Ns;
@@ -23,11 +23,12 @@ fn map_util_perf(util: u64) -> u64 {
     util + (util >> 2)
 }
 
-/// `sugov_get_util` → `effective_cpu_util` (cfs only: min 0, max the capacity) →
-/// `sugov_effective_cpu_perf`.
+/// `sugov_get_util`: `effective_cpu_util` (cfs only; min and max from uclamp) →
+/// `sugov_effective_cpu_perf`: the headroom, capped by max unless min asks for more.
 pub fn cpu_perf(s: &CpuSample) -> u64 {
     let util = s.util_boost.min(s.capacity);
-    map_util_perf(util).min(s.capacity)
+    let (min, max) = (s.uclamp_min, s.capacity.min(s.uclamp_max));
+    map_util_perf(util).min(max).max(min)
 }
 
 impl Schedutil {
@@ -57,8 +58,12 @@ impl Schedutil {
         pol.resolve(freq, Relation::L)
     }
 
-    /// `sugov_hold_freq`: the CPU has not been idle since the last update.
+    /// `sugov_hold_freq`: the CPU has not been idle since the last update (and it is not
+    /// capped by uclamp_max, which must be complied with at once).
     fn hold_freq(&mut self, pos: usize, s: &CpuSample) -> bool {
+        if s.uclamp_capped {
+            return false;
+        }
         let held = s.idle_calls == self.saved_idle_calls[pos];
         self.saved_idle_calls[pos] = s.idle_calls;
         held
@@ -176,5 +181,24 @@ mod tests {
             sample(utils[j], 0)
         });
         assert_eq!(f, Some(960_000));
+    }
+
+    #[test]
+    fn uclamp_bounds_the_performance_request() {
+        let clamped = |util, min, max| {
+            cpu_perf(&CpuSample {
+                util_boost: util,
+                uclamp_min: min,
+                uclamp_max: max,
+                ..Default::default()
+            })
+        };
+        // util 100 → 125, raised to util_min 600.
+        assert_eq!(clamped(100, 600, 1024), 600);
+        // util 800 → 1000, capped at util_max 512; util_min wins over util_max.
+        assert_eq!(clamped(800, 0, 512), 512);
+        assert_eq!(clamped(800, 700, 512), 700);
+        // Unclamped: 1.25 × util, at most the capacity.
+        assert_eq!((clamped(400, 0, 1024), clamped(900, 0, 1024)), (500, 1024));
     }
 }

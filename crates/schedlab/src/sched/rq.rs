@@ -2,6 +2,7 @@
 
 use super::clock_pelt::RqClock;
 use super::fair::{CfsRq, Note};
+use super::uclamp::UclampRq;
 
 pub struct Rq {
     pub clock: RqClock,
@@ -10,6 +11,8 @@ pub struct Rq {
     pub curr: Option<u32>,
     /// `arch_scale_cpu_capacity`.
     pub capacity: u64,
+    /// `rq->uclamp`: the clamps of the RUNNABLE tasks, max-aggregated.
+    pub uclamp: UclampRq,
     /// The fair class's tracepoint records, when tracing.
     pub notes: Vec<Note>,
 }
@@ -21,6 +24,7 @@ impl Rq {
             cfs: CfsRq::default(),
             curr: None,
             capacity,
+            uclamp: UclampRq::default(),
             notes: Vec::new(),
         }
     }

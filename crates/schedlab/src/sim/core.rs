@@ -9,6 +9,7 @@ use crate::sched::class::{self, Env, SchedClass};
 use crate::sched::flags::*;
 use crate::sched::idle;
 use crate::sched::rq::Rq;
+use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
 use crate::sched::weight::LoadWeight;
 use crate::trace::{PrevState, Record};
 use crate::workload::Policy;
@@ -139,10 +140,35 @@ impl Sim {
         self.on_rq(cpu, |rq, env| class.reweight_task(rq, env, id, lw));
     }
 
+    /// `sched_setattr` with SCHED_FLAG_UTIL_CLAMP for thread `id` (None: unchanged), then
+    /// `uclamp_update_active`: a RUNNABLE task's clamps move to their new buckets at once.
+    pub(super) fn set_uclamp(&mut self, id: u32, min: Option<u32>, max: Option<u32>) {
+        let t = &mut self.tasks[id as usize];
+        let rq = &mut self.rqs[t.cpu].uclamp;
+        let active = t.uclamp[UCLAMP_MIN].is_active();
+        if active {
+            rq.dec(&mut t.uclamp);
+        }
+        for (clamp_id, v) in [(UCLAMP_MIN, min), (UCLAMP_MAX, max)] {
+            if let Some(v) = v {
+                t.uclamp[clamp_id].value = v;
+            }
+        }
+        if active {
+            rq.inc(&mut t.uclamp);
+        }
+    }
+
     /// `activate_task`: enqueue, and mark runnable.
     fn activate(&mut self, id: u32, cpu: usize, flags: u32) {
         let class = self.class(id);
         self.on_rq(cpu, |rq, env| class.enqueue_task(rq, env, id, flags));
+        // enqueue_task: uclamp_rq_inc after the class (a delayed task is not RUNNABLE).
+        if self.uclamp_used && !self.ses[id as usize].sched_delayed {
+            self.rqs[cpu]
+                .uclamp
+                .inc(&mut self.tasks[id as usize].uclamp);
+        }
         self.tasks[id as usize].set_state(State::Runnable, self.now);
         if flags & ENQUEUE_WAKEUP != 0 {
             self.cpufreq_hook(cpu, Hook::Wakeup);
@@ -422,6 +448,11 @@ impl Sim {
             DEQUEUE_SLEEP
         };
         let class = self.class(id);
+        if self.uclamp_used {
+            self.rqs[cpu]
+                .uclamp
+                .dec(&mut self.tasks[id as usize].uclamp); // before the class
+        }
         self.on_rq(cpu, |rq, env| {
             class.dequeue_task(rq, env, id, flags);
             if state == State::Dead {

@@ -7,7 +7,9 @@ use super::{Cpu, Sim};
 use crate::cpufreq::{governor, CpuSample, Governor, Hook, Policy};
 use crate::error::InputError;
 use crate::sched::fair::cpu_util::cpu_util;
+use crate::sched::pelt::SCHED_CAPACITY_SCALE;
 use crate::sched::rq::Rq;
+use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
 use crate::time::Ns;
 use crate::trace::Record;
 
@@ -94,6 +96,7 @@ impl Cpufreq {
 fn cpu_sample(rqs: &[Rq], cpus: &[Cpu], now: Ns, util_est: bool, cpu: usize) -> CpuSample {
     let (rq, c) = (&rqs[cpu], &cpus[cpu]);
     let busy = c.busy_ns + c.busy_since.map_or(0, |s| now - s);
+    let uclamp_max = rq.uclamp.get(UCLAMP_MAX) as u64;
     CpuSample {
         util_boost: cpu_util(cpu, &rq.cfs, rq.capacity, None, None, true, util_est),
         util_avg: rq.cfs.avg.util_avg,
@@ -101,6 +104,11 @@ fn cpu_sample(rqs: &[Rq], cpus: &[Cpu], now: Ns, util_est: bool, cpu: usize) -> 
         idle_ns: (now - super::SIM_START) - busy,
         idle_calls: c.idle_calls,
         nr_running: rq.cfs.nr_running,
+        uclamp_min: rq.uclamp.get(UCLAMP_MIN) as u64,
+        uclamp_max,
+        // uclamp_rq_is_capped (cpu_util_cfs; no RT yet). Unused uclamp leaves max at 1024.
+        uclamp_capped: uclamp_max != SCHED_CAPACITY_SCALE
+            && cpu_util(cpu, &rq.cfs, rq.capacity, None, None, false, util_est) >= uclamp_max,
     }
 }
 

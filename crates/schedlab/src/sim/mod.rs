@@ -77,6 +77,8 @@ pub struct Sim {
     res: Resources,
     observers: Vec<Box<dyn Observer>>,
     tracing: bool,
+    /// `sched_uclamp_used`.
+    uclamp_used: bool,
     stop_at: Option<Ns>,
     pub totals: Totals,
     io_error: Option<std::io::Error>,
@@ -129,6 +131,7 @@ impl Sim {
         let top = plat.freq_domains.iter().map(|d| d.opps.len() - 1).collect();
         let energy = Meter::new(&plat, top, SIM_START);
         let res = prog.resources();
+        let uclamp_used = prog.uses_uclamp();
         Ok(Sim {
             now: SIM_START,
             plat,
@@ -146,6 +149,7 @@ impl Sim {
             res,
             observers: Vec::new(),
             tracing: false,
+            uclamp_used,
             stop_at: duration.map(|d| SIM_START + d),
             totals: Totals::default(),
             io_error: None,

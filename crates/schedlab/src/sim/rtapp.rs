@@ -15,6 +15,7 @@ use crate::platform::Platform;
 use crate::sched::class::Class;
 use crate::sched::fair::SchedEntity;
 use crate::sched::features::Features;
+use crate::sched::uclamp::task_uclamp;
 use crate::sched::weight::LoadWeight;
 use crate::trace::{LogRow, Record};
 use crate::workload::{Calibration, Event, Ftrace, LogSize, Policy, SchedParams, Work, Workload};
@@ -60,8 +61,13 @@ struct CPhase {
     /// rt-app `rtapp_event` type and desc of each op.
     markers: Vec<(u32, String)>,
     nice: Option<i32>,
+    /// util_min/util_max to set at the phase's start (None: unchanged).
+    uclamp: Clamps,
     cpus: Option<Vec<bool>>,
 }
+
+/// Requested util_min and util_max; None leaves a clamp as it is.
+type Clamps = (Option<u32>, Option<u32>);
 
 pub(super) struct CTask {
     name: String,
@@ -70,6 +76,7 @@ pub(super) struct CTask {
     loops: i64,
     policy: Policy,
     nice: i32,
+    uclamp: Clamps,
     slice: Option<u64>,
     cpus: Option<Vec<bool>>,
     phases: Vec<CPhase>,
@@ -92,7 +99,7 @@ pub(super) struct Program {
 }
 
 /// What the workload asks for that the engine does not simulate yet: RT and deadline
-/// policies (run as SCHED_OTHER), uclamp, task groups.
+/// policies (run as SCHED_OTHER), task groups.
 fn unsimulated(wl: &Workload) -> Vec<String> {
     let mut out = Vec::new();
     let mut check = |path: String, p: &SchedParams, group: &Option<String>| {
@@ -100,11 +107,6 @@ fn unsimulated(wl: &Workload) -> Vec<String> {
             out.push(format!(
                 "{path}: {} runs as SCHED_OTHER at nice 0: the RT and deadline classes are not simulated yet",
                 policy.name()
-            ));
-        }
-        if p.util_min.is_some() || p.util_max.is_some() {
-            out.push(format!(
-                "{path}: util_min/util_max ignored: uclamp is not simulated yet"
             ));
         }
         if let Some(g) = group {
@@ -182,6 +184,16 @@ impl Program {
                         None => Ok(None),
                     }
                 };
+            // uclamp_validate: sched_setattr refuses util_min above util_max.
+            let check_uclamp = |p: &SchedParams, at: &str| -> Result<Clamps, InputError> {
+                match (p.util_min, p.util_max) {
+                    (Some(lo), Some(hi)) if lo > hi => Err(InputError::new(
+                        format!("tasks.{}{at}.util_min", t.name),
+                        format!("util_min {lo} is above util_max {hi}"),
+                    )),
+                    clamps => Ok(clamps),
+                }
+            };
             let mut uniq: HashMap<String, u32> = HashMap::new();
             let mut uabs = Vec::new();
             let mut phases = Vec::new();
@@ -271,6 +283,7 @@ impl Program {
                         .params
                         .priority
                         .filter(|_| p.params.policy.is_none_or(|x| x.is_fair())),
+                    uclamp: check_uclamp(&p.params, &format!(".phases.{}", p.name))?,
                     cpus: check_cpus(&p.cpus, &format!(".phases.{}", p.name))?,
                 });
             }
@@ -286,6 +299,7 @@ impl Program {
                 } else {
                     0
                 },
+                uclamp: check_uclamp(&t.params, "")?,
                 slice: t
                     .params
                     .dl_runtime_us
@@ -309,6 +323,15 @@ impl Program {
             cumulative_slack: wl.global.cumulative_slack,
             warnings: unsimulated(wl),
         })
+    }
+
+    /// `sched_uclamp_used`: some task sets a clamp (until then the kernel skips the
+    /// runqueues' clamp accounting).
+    pub(super) fn uses_uclamp(&self) -> bool {
+        let set = |c: &Clamps| *c != (None, None);
+        self.tasks
+            .iter()
+            .any(|t| set(&t.uclamp) || t.phases.iter().any(|p| set(&p.uclamp)))
     }
 
     /// A task whose loops never end, if any.
@@ -387,6 +410,7 @@ impl Program {
             policy: t.policy,
             class: Class::of(t.policy),
             nice: t.nice,
+            uclamp: task_uclamp(t.uclamp.0, t.uclamp.1),
             allowed: t.cpus.clone().unwrap_or_else(|| vec![true; nr_cpus]),
             action: Action::Continue,
             run_start: now,
@@ -703,10 +727,13 @@ impl Sim {
             .clone()
             .or_else(|| ct.cpus.clone())
             .unwrap_or_else(|| vec![true; n]);
-        let nice = ct.phases[phase].nice;
+        let (nice, uclamp) = (ct.phases[phase].nice, ct.phases[phase].uclamp);
         self.tasks[id as usize].allowed = allowed;
         if let Some(nice) = nice.filter(|&n| n != self.tasks[id as usize].nice) {
             self.set_nice(id, nice);
+        }
+        if uclamp != (None, None) {
+            self.set_uclamp(id, uclamp.0, uclamp.1);
         }
         if self.tracing && self.prog.ftrace.loop_ {
             self.marker(id, format!("rtapp_loop: event=start thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));

@@ -1,6 +1,7 @@
 //! Simulated threads: scheduling state, work in progress and accounting.
 
 use crate::sched::class::Class;
+use crate::sched::uclamp::TaskUclamp;
 use crate::time::Ns;
 use crate::workload::Policy;
 
@@ -61,6 +62,8 @@ pub struct Task {
     pub policy: Policy,
     pub class: Class,
     pub nice: i32,
+    /// `p->uclamp`: util_min and util_max.
+    pub uclamp: TaskUclamp,
     /// Allowed CPUs.
     pub allowed: Vec<bool>,
     pub action: Action,
