@@ -1,7 +1,8 @@
 //! The engine's scenario benchmark (`make bench`): 200 periodic rt-app tasks (periods 4–100 ms,
 //! duty 1–30 %, seeded) on hikey960 for 60 simulated seconds, with tracing off and then with
-//! the text trace written to a file. Prints events per wall second, the real-time factor and
-//! trace lines per second, and writes them to target/scenario.json. `events` are the event
+//! the text trace written to a file, then untraced with schedutil on every policy instead of
+//! the fixed maximum frequency. Prints events per wall second, the real-time factor, trace
+//! lines per second and schedutil's slowdown, and writes them to target/scenario.json. `events` are the event
 //! queue's live events (wakeups, ends of work, busy ticks); `records` the scheduler events
 //! they produce (switches, wakeups, PELT and util_est updates...), one per trace line.
 
@@ -47,15 +48,18 @@ fn workload_json() -> String {
     format!(r#"{{"global": {{"duration": {SIMULATED_S}}}, "tasks": {{{tasks}}}}}"#)
 }
 
-fn sim(wl: &Workload) -> Sim {
+/// The scenario under `governor` on every policy.
+fn sim_with(wl: &Workload, governor: &str) -> Sim {
     let plat = platform::load_builtin("hikey960").expect("built-in platform");
-    Sim::new(
-        wl,
-        plat,
-        Features::preset(Kernel::V6_12),
-        &RunOptions::default(),
-    )
-    .expect("the scenario is valid")
+    let mut feat = Features::preset(Kernel::V6_12);
+    feat.cpufreq
+        .set_governor(governor)
+        .expect("a known governor");
+    Sim::new(wl, plat, feat, &RunOptions::default()).expect("the scenario is valid")
+}
+
+fn sim(wl: &Workload) -> Sim {
+    sim_with(wl, "performance")
 }
 
 /// Run once; returns (wall seconds, events that did something; stale ones are not counted).
@@ -87,6 +91,7 @@ fn main() {
         traced.observe(Box::new(w));
         traced
     });
+    let (wall_su, events_su) = median(|| sim_with(&wl, "schedutil"));
     let text = std::fs::read(&path).expect("trace written");
     let lines = text.iter().filter(|&&b| b == b'\n').count();
     // The scheduler events the run produced (tracepoints), the same with tracing off.
@@ -97,7 +102,8 @@ fn main() {
             "{{\"tasks\": {}, \"platform\": \"hikey960\", \"simulated_s\": {}, \"events\": {}, \"records\": {},\n",
             " \"untraced\": {{\"wall_s\": {:.3}, \"events_per_s\": {:.0}, \"records_per_s\": {:.0}, \"realtime_factor\": {:.0}}},\n",
             " \"traced\": {{\"wall_s\": {:.3}, \"events_per_s\": {:.0}, \"realtime_factor\": {:.0}, ",
-            "\"trace_lines\": {}, \"trace_mb\": {:.1}, \"lines_per_s\": {:.0}}}}}\n"
+            "\"trace_lines\": {}, \"trace_mb\": {:.1}, \"lines_per_s\": {:.0}}},\n",
+            " \"schedutil\": {{\"wall_s\": {:.3}, \"events\": {}, \"slowdown\": {:.2}}}}}\n"
         ),
         TASKS,
         SIMULATED_S,
@@ -113,6 +119,9 @@ fn main() {
         lines,
         text.len() as f64 / 1e6,
         lines as f64 / wall_t,
+        wall_su,
+        events_su,
+        wall_su / wall,
     );
     print!("scenario: {report}");
     let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/scenario.json");
