@@ -153,7 +153,10 @@ impl Default for CpuSample {
 /// A governor: the frequency it sets when it takes a policy over, and its answer to the
 /// scheduler's hooks on one of the policy's CPUs.
 pub trait Governor {
-    fn start(&mut self, pol: &Policy, now: Ns, sample: &dyn Fn(usize) -> CpuSample) -> u32;
+    /// The frequency at takeover: by default the policy's current one.
+    fn start(&mut self, pol: &Policy, _now: Ns, _sample: &dyn Fn(usize) -> CpuSample) -> u32 {
+        pol.cur
+    }
     /// A fixed-frequency governor never answers.
     fn update(
         &mut self,

@@ -73,10 +73,6 @@ fn usage(s: &CpuSample) -> u64 {
 }
 
 impl Governor for SchedDvfs {
-    fn start(&mut self, pol: &Policy, _now: Ns, _: &dyn Fn(usize) -> CpuSample) -> u32 {
-        pol.cur
-    }
-
     fn update(
         &mut self,
         pol: &Policy,

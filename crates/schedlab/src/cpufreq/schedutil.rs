@@ -83,10 +83,6 @@ impl Schedutil {
 }
 
 impl Governor for Schedutil {
-    fn start(&mut self, pol: &Policy, _now: Ns, _: &dyn Fn(usize) -> CpuSample) -> u32 {
-        pol.cur
-    }
-
     /// `sugov_update_single_freq` or `sugov_update_shared`.
     fn update(
         &mut self,
