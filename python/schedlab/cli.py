@@ -203,6 +203,8 @@ def _run(args) -> int:
             return _fail(str(e))
     for w in r.warnings:
         console.print(f"warning: {w}", highlight=False, markup=False)
+    for w in r.refusals:
+        console.print(f"refused: {w}", highlight=False, markup=False)
     out = Console(soft_wrap=False, width=max(Console().width, 120))
     table = Table(title=f"{args.workload} on {r.platform}, kernel {r.kernel}: {r.simulated_ns / 1e9:g} s, "
                         f"{r.nr_events} events", title_justify="left")
@@ -215,6 +217,15 @@ def _run(args) -> int:
                       f"{t.latency_p99_ns / 1e3:.1f}", f"{t.latency_max_ns / 1e3:.1f}", str(t.migrations),
                       str(t.preemptions), str(t.overruns), f"{t.mean_slack_us:.0f}")
     out.print(table, highlight=False)
+    dl = r.tasks[r.tasks["policy"] == "SCHED_DEADLINE"]
+    if len(dl):
+        dlt = Table(title="SCHED_DEADLINE", title_justify="left")
+        for c in ("task", "util %", "exhaustions", "throttled ms", "deadline misses", "reclaimed ms"):
+            dlt.add_column(c, justify="left" if c == "task" else "right")
+        for t in dl.itertuples():
+            dlt.add_row(t.comm, "refused" if t.refused else f"{100 * t.utilization:.2f}", str(t.dl_exhaustions),
+                        f"{t.dl_throttled_ns / 1e6:.1f}", str(t.dl_misses), f"{t.dl_reclaimed_ns / 1e6:.1f}")
+        out.print(dlt, highlight=False)
     cpus = Table(title="CPUs", title_justify="left")
     for c in ("cpu", "capacity", "busy %", "energy mJ"):
         cpus.add_column(c, justify="right")

@@ -28,6 +28,7 @@ class RunResult:
     events: pd.DataFrame | None = None
     signals: pd.DataFrame | None = None
     warnings: list[str] = field(default_factory=list)
+    refusals: list[str] = field(default_factory=list)
     deadlock: str | None = None
     switches: dict[str, str] = field(default_factory=dict)
 
@@ -45,6 +46,7 @@ class RunResult:
             "policies": self.policies.to_dict(orient="records"),
             "energy_mj": {"total": self.energy_mj, "clusters": self.cluster_energy_mj},
             "warnings": self.warnings,
+            "refusals": self.refusals,
         }
 
 
@@ -74,7 +76,8 @@ def run(workload, platform: str = "smp:4", *, kernel: str = "6.12", fair: str | 
     events = _events(r["events"], comms) if frames else None
     signals = _signals(r["signals"], comms) if frames else None
     return RunResult(r["platform"], r["kernel"], r["simulated_ns"], r["nr_events"], tasks, cpus,
-                     policies, r["energy_mj"], list(r["cluster_energy_mj"]), events, signals, r["warnings"], r["deadlock"], dict(r["switches"]))
+                     policies, r["energy_mj"], list(r["cluster_energy_mj"]), events, signals, r["warnings"], r["refusals"], r["deadlock"],
+                     dict(r["switches"]))
 
 
 def _nullable(values: np.ndarray) -> pd.arrays.IntegerArray:

@@ -236,6 +236,7 @@ fn run<'py>(
     d.set_item("simulated_ns", r.simulated_ns)?;
     d.set_item("nr_events", r.events)?;
     d.set_item("warnings", r.warnings)?;
+    d.set_item("refusals", r.refusals)?;
     d.set_item("deadlock", r.deadlock)?;
     d.set_item("switches", r.switches)?;
     let tasks = PyDict::new(py);
@@ -247,6 +248,10 @@ fn run<'py>(
     tasks.set_item(
         "comm",
         r.tasks.iter().map(|t| t.comm.clone()).collect::<Vec<_>>(),
+    )?;
+    tasks.set_item(
+        "policy",
+        r.tasks.iter().map(|t| t.policy.clone()).collect::<Vec<_>>(),
     )?;
     column!(
         tasks,
@@ -263,7 +268,12 @@ fn run<'py>(
         preemptions,
         timer_events,
         overruns,
-        mean_slack_us
+        mean_slack_us,
+        dl_exhaustions,
+        dl_throttled_ns,
+        dl_misses,
+        dl_reclaimed_ns,
+        refused
     );
     d.set_item("tasks", tasks)?;
     let cpus = PyDict::new(py);

@@ -43,6 +43,7 @@ pub enum RunError {
 pub struct TaskSummary {
     pub comm: String,
     pub pid: u32,
+    pub policy: String,
     pub run_ns: Ns,
     pub wait_ns: Ns,
     pub sleep_ns: Ns,
@@ -55,6 +56,13 @@ pub struct TaskSummary {
     pub timer_events: u64,
     pub overruns: u64,
     pub mean_slack_us: f64,
+    /// SCHED_DEADLINE: budget exhaustions, time throttled, missed scheduling deadlines,
+    /// time GRUB let it run beyond its budget; refused by admission control.
+    pub dl_exhaustions: u64,
+    pub dl_throttled_ns: Ns,
+    pub dl_misses: u64,
+    pub dl_reclaimed_ns: Ns,
+    pub refused: bool,
 }
 
 /// One CPU's figures.
@@ -92,6 +100,8 @@ pub struct RunResult {
     pub cluster_energy_mj: Vec<f64>,
     pub energy_mj: f64,
     pub warnings: Vec<String>,
+    /// Threads refused by SCHED_DEADLINE admission control.
+    pub refusals: Vec<String>,
     pub deadlock: Option<String>,
     pub switches: Vec<(String, String)>,
     pub frames: Option<Frames>,
@@ -167,12 +177,15 @@ pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunRe
     let tasks = sim
         .tasks
         .iter()
-        .map(|t| {
+        .zip(&sim.dls)
+        .map(|(t, dl)| {
             let mut lat = t.stats.wakeup_latencies.clone();
             lat.sort_unstable();
+            let throttled_now = dl.stats.throttled_since.map_or(0, |s| sim.totals.end - s);
             TaskSummary {
                 comm: t.comm.clone(),
                 pid: t.pid,
+                policy: t.policy.name().to_string(),
                 run_ns: t.stats.run_ns,
                 wait_ns: t.stats.wait_ns,
                 sleep_ns: t.stats.sleep_ns,
@@ -189,6 +202,11 @@ pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunRe
                 } else {
                     0.0
                 },
+                dl_exhaustions: dl.stats.exhaustions,
+                dl_throttled_ns: dl.stats.throttled_ns + throttled_now,
+                dl_misses: dl.stats.misses,
+                dl_reclaimed_ns: dl.stats.reclaimed_ns,
+                refused: t.stats.refused,
             }
         })
         .collect();
@@ -235,6 +253,7 @@ pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunRe
             .into_iter()
             .chain(sim.warnings().iter().cloned())
             .collect(),
+        refusals: sim.refusals.clone(),
         deadlock: sim.totals.deadlock.clone(),
         switches,
         frames: frames.map(|f| f.take()),

@@ -1,8 +1,9 @@
 //! `struct sched_class`: what the core asks of a scheduling class, and the classes in the
-//! kernel's order (deadline > rt > fair > idle). Only fair tasks exist so far; the idle class
-//! has no queue (`sched::idle`). A new class implements `SchedClass` and takes its place in
-//! `Class`, above the ones it preempts.
+//! kernel's order (deadline > rt > fair > idle). The idle class has no queue
+//! (`sched::idle`). A new class implements `SchedClass` and takes its place in `Class`,
+//! above the ones it preempts.
 
+use super::deadline::SchedDlEntity;
 use super::fair::{SchedEntity, Tunables};
 use super::features::Features;
 use super::rq::Rq;
@@ -12,10 +13,13 @@ use crate::workload::Policy;
 /// What every CPU's classes share: the entities, the switches, the tunables.
 pub struct Env<'a> {
     pub ses: &'a mut [SchedEntity],
+    pub dl: &'a mut [SchedDlEntity],
     pub feat: &'a Features,
     pub tun: &'a Tunables,
     /// Record tracepoints into `Rq::notes`.
     pub tracing: bool,
+    /// `sched_asym_cpucap_active`: CPUs of different capacities.
+    pub asym: bool,
 }
 
 /// The operations of `struct sched_class` that schedlab's core calls (`p` is a task id;
@@ -42,27 +46,40 @@ pub trait SchedClass: Sync {
     /// `p` takes a new weight (a nice change).
     fn reweight_task(&self, rq: &mut Rq, env: &mut Env, p: u32, lw: LoadWeight);
     /// The CPU `p` should run on (`wake_flags`: WF_FORK or WF_TTWU).
-    fn select_task_rq(&self, rqs: &[Rq], allowed: &[bool], prev: usize, wake_flags: u32) -> usize;
+    fn select_task_rq(
+        &self,
+        rqs: &[Rq],
+        env: &Env,
+        p: u32,
+        allowed: &[bool],
+        prev: usize,
+        wake_flags: u32,
+    ) -> usize;
 }
 
 /// A task's class (`p->sched_class`), highest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Class {
+    Deadline,
     Fair,
 }
 
 impl Class {
     /// Every class with a queue, highest first (`for_each_class`).
-    pub const ORDER: [Class; 1] = [Class::Fair];
+    pub const ORDER: [Class; 2] = [Class::Deadline, Class::Fair];
 
-    /// `__setscheduler_class`. Until the rt and deadline classes come, every policy is fair
-    /// (the workload loader warns about RT and DEADLINE threads).
-    pub fn of(_policy: Policy) -> Class {
-        Class::Fair
+    /// `__setscheduler_class`. Until the rt class comes, FIFO and RR are fair (the
+    /// workload loader warns about them).
+    pub fn of(policy: Policy) -> Class {
+        match policy {
+            Policy::Deadline => Class::Deadline,
+            _ => Class::Fair,
+        }
     }
 
     pub fn ops(self) -> &'static dyn SchedClass {
         match self {
+            Class::Deadline => &super::deadline::sched_class::DEADLINE,
             Class::Fair => &super::fair::sched_class::FAIR,
         }
     }
@@ -98,7 +115,13 @@ mod tests {
             freq: 1024,
         };
         let rqs = (0..n)
-            .map(|_| Rq::new(RqClock::new(feat.invariance, scale, T0), 1024))
+            .map(|_| {
+                Rq::new(
+                    RqClock::new(feat.invariance, scale, T0),
+                    1024,
+                    crate::sched::deadline::DlRq::new(None),
+                )
+            })
             .collect();
         let ses = (0..4)
             .map(|_| SchedEntity::new(LoadWeight::of_nice(0, false), feat.util_est.initial()))
@@ -117,11 +140,14 @@ mod tests {
     fn pick_next_task_runs_the_fair_task_or_the_idle_task() {
         for kernel in [Kernel::V6_12, Kernel::V6_1] {
             let (mut rqs, mut ses, feat, tun) = machine(1, kernel);
+            let mut dl = vec![SchedDlEntity::default(); 4];
             let mut env = Env {
                 ses: &mut ses,
+                dl: &mut dl,
                 feat: &feat,
                 tun: &tun,
                 tracing: false,
+                asym: false,
             };
             let rq = &mut rqs[0];
             assert_eq!(pick_next_task(rq, &mut env), None);
@@ -142,11 +168,14 @@ mod tests {
     #[test]
     fn placement_wakes_on_an_idle_prev_else_the_least_loaded_allowed_cpu() {
         let (mut rqs, mut ses, feat, tun) = machine(4, Kernel::V6_12);
+        let mut dl = vec![SchedDlEntity::default(); 4];
         let mut env = Env {
             ses: &mut ses,
+            dl: &mut dl,
             feat: &feat,
             tun: &tun,
             tracing: false,
+            asym: false,
         };
         // CPU 1 runs one task, CPU 2 has two queued: 0 and 3 are idle.
         fork(&mut rqs[1], &mut env, 0);
@@ -155,12 +184,15 @@ mod tests {
         fork(&mut rqs[2], &mut env, 2);
         let fair = Class::Fair.ops();
         let all = [true; 4];
-        assert_eq!(fair.select_task_rq(&rqs, &all, 3, WF_TTWU), 3);
-        assert_eq!(fair.select_task_rq(&rqs, &all, 1, WF_TTWU), 0);
-        assert_eq!(fair.select_task_rq(&rqs, &all, 3, WF_FORK), 0);
+        assert_eq!(fair.select_task_rq(&rqs, &env, 0, &all, 3, WF_TTWU), 3);
+        assert_eq!(fair.select_task_rq(&rqs, &env, 0, &all, 1, WF_TTWU), 0);
+        assert_eq!(fair.select_task_rq(&rqs, &env, 0, &all, 3, WF_FORK), 0);
         let busy_only = [false, true, true, false];
-        assert_eq!(fair.select_task_rq(&rqs, &busy_only, 2, WF_TTWU), 1);
+        assert_eq!(
+            fair.select_task_rq(&rqs, &env, 0, &busy_only, 2, WF_TTWU),
+            1
+        );
         let one = [false, false, true, false];
-        assert_eq!(fair.select_task_rq(&rqs, &one, 0, WF_TTWU), 2);
+        assert_eq!(fair.select_task_rq(&rqs, &env, 0, &one, 0, WF_TTWU), 2);
     }
 }

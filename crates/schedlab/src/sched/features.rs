@@ -5,6 +5,7 @@ use crate::cpufreq;
 use crate::error::InputError;
 use crate::kernel::Kernel;
 use crate::sched::clock_pelt::Invariance;
+use crate::sched::deadline::grub::Grub;
 use crate::sched::util_est::UtilEstForm;
 
 /// The fair class's pick policy.
@@ -82,11 +83,26 @@ pub struct Features {
     pub wakeup_granularity_ns: u64,
     /// Governors and their tunables.
     pub cpufreq: cpufreq::Tunables,
+    /// SCHED_DEADLINE's reclaiming equation.
+    pub grub: Grub,
+    /// `sched_rt_period_us` and `sched_rt_runtime_us` (None: −1, unlimited): RT throttling
+    /// (6.1) and the deadline class's Umax and admission limit.
+    pub rt_period_us: u64,
+    pub rt_runtime_us: Option<u64>,
     bits: u32,
 }
 
 /// `--set` keys, their meaning, and how each preset sets them.
-pub const SET_KEYS: [(&str, &str); 9] = [
+pub const SET_KEYS: [(&str, &str); 12] = [
+    (
+        "dl.grub",
+        "classic (<6.5) | pillai-2023 (seed 004) | mainline (6.5+)",
+    ),
+    ("sched.rt_period_us", "sched_rt_period_us: 1 .. 2^31-1"),
+    (
+        "sched.rt_runtime_us",
+        "sched_rt_runtime_us: -1 (unlimited) | 0 .. sched_rt_period_us",
+    ),
     ("fair.policy", "eevdf | cfs"),
     ("pelt.invariance", "clock_pelt | legacy"),
     ("util_est.form", "ewma (6.8+) | enqueued_ewma (≤6.7)"),
@@ -149,6 +165,12 @@ impl Features {
             min_granularity_ns: 750_000,
             wakeup_granularity_ns: 1_000_000,
             cpufreq: cpufreq::Tunables::default(),
+            grub: match kernel {
+                Kernel::V6_12 => Grub::Mainline,
+                Kernel::V6_1 => Grub::Classic,
+            },
+            rt_period_us: 1_000_000,
+            rt_runtime_us: Some(950_000),
             bits: on.iter().fold(0, |b, f| b | 1 << *f as u32),
         }
     }
@@ -230,6 +252,20 @@ impl Features {
                     _ => return Err(bad()),
                 }
             }
+            "dl.grub" => self.grub = Grub::from_name(value).ok_or_else(bad)?,
+            "sched.rt_period_us" => {
+                self.rt_period_us = match value.parse::<u64>() {
+                    Ok(v @ 1..=0x7fff_ffff) if self.rt_runtime_us.is_none_or(|r| r <= v) => v,
+                    _ => return Err(bad()),
+                }
+            }
+            "sched.rt_runtime_us" => {
+                self.rt_runtime_us = match value.parse::<i64>() {
+                    Ok(-1) => None,
+                    Ok(v) if (0..=self.rt_period_us as i64).contains(&v) => Some(v as u64),
+                    _ => return Err(bad()),
+                }
+            }
             "fair.base_slice_ns" => self.base_slice_ns = ns()?,
             "fair.latency_ns" => self.latency_ns = ns()?,
             "fair.min_granularity_ns" => self.min_granularity_ns = ns()?,
@@ -257,6 +293,11 @@ impl Features {
             TunableScaling::Linear => cpus,
             TunableScaling::Log => 1 + cpus.ilog2() as u64,
         }
+    }
+
+    /// (rt_period, rt_runtime) µs, None when unlimited: what the deadline class reads.
+    pub fn rt_bandwidth(&self) -> Option<(u64, u64)> {
+        self.rt_runtime_us.map(|r| (self.rt_period_us, r))
     }
 
     /// `TICK_NSEC`.
@@ -300,6 +341,12 @@ impl Features {
                 self.wakeup_granularity_ns.to_string(),
             ),
         ];
+        out.push(("dl.grub".into(), self.grub.name().into()));
+        out.push(("sched.rt_period_us".into(), self.rt_period_us.to_string()));
+        out.push((
+            "sched.rt_runtime_us".into(),
+            self.rt_runtime_us.map_or("-1".into(), |r| r.to_string()),
+        ));
         out.extend(self.cpufreq.listing());
         for (i, name) in FEATURE_NAMES.iter().enumerate() {
             out.push((

@@ -2,8 +2,14 @@
 
 /// `enqueue_task` flags.
 pub const ENQUEUE_WAKEUP: u32 = 0x01;
+/// Queue at the head of its list (an RT task put back after a push failed; unused by fair).
+pub const ENQUEUE_HEAD: u32 = 0x10;
+/// A throttled deadline entity's new period (`dl_task_timer`).
+pub const ENQUEUE_REPLENISH: u32 = 0x20;
 pub const ENQUEUE_MIGRATED: u32 = 0x40;
 pub const ENQUEUE_INITIAL: u32 = 0x80;
+/// The task arrives from another CPU by push or pull (`task_on_rq_migrating`).
+pub const ENQUEUE_MIGRATING: u32 = 0x100;
 
 /// `dequeue_task` flags.
 pub const DEQUEUE_SLEEP: u32 = 0x01;

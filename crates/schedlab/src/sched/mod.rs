@@ -1,8 +1,9 @@
 //! Mirrors kernel/sched: the class interface and the runqueue, PELT and its clock, util_est,
-//! weights, uclamp, features, the fair and idle classes.
+//! weights, uclamp, features, the deadline, fair and idle classes.
 
 pub mod class;
 pub mod clock_pelt;
+pub mod deadline;
 pub mod fair;
 pub mod features;
 pub mod flags;

@@ -1,12 +1,14 @@
 //! `struct rq`: one CPU's scheduler state, with a runqueue per class.
 
 use super::clock_pelt::RqClock;
+use super::deadline::DlRq;
 use super::fair::{CfsRq, Note};
 use super::uclamp::UclampRq;
 
 pub struct Rq {
     pub clock: RqClock,
     pub cfs: CfsRq,
+    pub dl: DlRq,
     /// The running task; `None` is the CPU's idle task.
     pub curr: Option<u32>,
     /// `arch_scale_cpu_capacity`.
@@ -18,10 +20,11 @@ pub struct Rq {
 }
 
 impl Rq {
-    pub fn new(clock: RqClock, capacity: u64) -> Rq {
+    pub fn new(clock: RqClock, capacity: u64, dl: DlRq) -> Rq {
         Rq {
             clock,
             cfs: CfsRq::default(),
+            dl,
             curr: None,
             capacity,
             uclamp: UclampRq::default(),
@@ -31,9 +34,8 @@ impl Rq {
 
     /// `rq->nr_running`: tasks queued in every class, curr and delayed ones included (the
     /// fair class's share is its h_nr_queued, not its root cfs_rq's nr_running).
-    #[allow(clippy::misnamed_getters)]
     pub fn nr_running(&self) -> u32 {
-        self.cfs.h_nr_queued
+        self.cfs.h_nr_queued + self.dl.nr_running()
     }
 
     /// `idle_cpu`: the idle task runs and nothing is queued.

@@ -5,7 +5,7 @@ use super::event::Ev;
 use super::task::{Action, State};
 use super::{Sim, SIM_START};
 use crate::cpufreq::Hook;
-use crate::sched::class::{self, Env, SchedClass};
+use crate::sched::class::{self, Class, Env, SchedClass};
 use crate::sched::flags::*;
 use crate::sched::idle;
 use crate::sched::rq::Rq;
@@ -28,22 +28,25 @@ impl Sim {
     /// Run a class operation on `cpu`'s runqueue, then pass on the tracepoints it recorded
     /// and, if it changed the root cfs_rq's signals, tell cpufreq.
     #[inline]
-    fn on_rq<R>(&mut self, cpu: usize, op: impl FnOnce(&mut Rq, &mut Env) -> R) -> R {
+    pub(super) fn on_rq<R>(&mut self, cpu: usize, op: impl FnOnce(&mut Rq, &mut Env) -> R) -> R {
         let mut env = Env {
             ses: &mut self.ses,
+            dl: &mut self.dls,
             feat: &self.feat,
             tun: &self.tun,
             tracing: self.tracing,
+            asym: self.asym,
         };
         let r = op(&mut self.rqs[cpu], &mut env);
         self.drain_notes(cpu);
+        self.drain_dl(cpu);
         self.util_change(cpu);
         r
     }
 
     /// `p->sched_class`.
     #[inline]
-    fn class(&self, p: u32) -> &'static dyn SchedClass {
+    pub(super) fn class(&self, p: u32) -> &'static dyn SchedClass {
         self.tasks[p as usize].class.ops()
     }
 
@@ -86,7 +89,7 @@ impl Sim {
     /// Create a thread from rt-app task `def` and `wake_up_new_task` it.
     pub(super) fn fork_thread(&mut self, def: usize, parent: Option<u32>) {
         let id = self.tasks.len() as u32;
-        let (task, se, thread) = self.prog.new_thread(
+        let (task, se, dl, thread) = self.prog.new_thread(
             def,
             id,
             parent.map(|p| &self.tasks[p as usize]),
@@ -96,7 +99,12 @@ impl Sim {
         );
         self.tasks.push(task);
         self.ses.push(se);
+        self.dls.push(dl);
         self.threads.push(thread);
+        if self.tasks[id as usize].class == Class::Deadline && !self.dl_admit(id) {
+            self.refuse(id);
+            return;
+        }
         let parent_cpu = parent.map_or(0, |p| self.tasks[p as usize].cpu);
         let cpu = self.select_task_rq(id, parent_cpu, WF_FORK);
         self.tasks[id as usize].cpu = cpu;
@@ -119,13 +127,67 @@ impl Sim {
             });
         }
         self.wakeup_preempt(cpu, id, WF_FORK);
+        self.task_woken(cpu, id);
+    }
+
+    /// `task_woken` (and `switched_to_dl` for a new thread): a deadline task that will not
+    /// run here may be pushed to another CPU.
+    fn task_woken(&mut self, cpu: usize, id: u32) {
+        if self.tasks[id as usize].class == Class::Deadline {
+            self.task_woken_dl(cpu, id);
+        }
     }
 
     /// `select_task_rq`: the task's class chooses among its allowed CPUs.
-    fn select_task_rq(&self, id: u32, prev: usize, wake_flags: u32) -> usize {
+    fn select_task_rq(&mut self, id: u32, prev: usize, wake_flags: u32) -> usize {
+        let class = self.class(id);
+        let env = Env {
+            ses: &mut self.ses,
+            dl: &mut self.dls,
+            feat: &self.feat,
+            tun: &self.tun,
+            tracing: self.tracing,
+            asym: self.asym,
+        };
         let allowed = &self.tasks[id as usize].allowed;
-        self.class(id)
-            .select_task_rq(&self.rqs, allowed, prev, wake_flags)
+        class.select_task_rq(&self.rqs, &env, id, allowed, prev, wake_flags)
+    }
+
+    /// sched_setattr refused the thread (admission control): rt-app reports it, the thread
+    /// never runs, the others go on.
+    fn refuse(&mut self, id: u32) {
+        let now = self.now;
+        let t = &mut self.tasks[id as usize];
+        t.stats.refused = true;
+        t.stats.ended_at = Some(now);
+        t.set_state(State::Dead, now);
+        let se = &self.dls[id as usize];
+        self.refusals.push(format!(
+            "{}: sched_setattr(SCHED_DEADLINE, runtime {} µs, period {} µs) refused by admission control (EBUSY): {:.3} of {:.3} CPUs already reserved; the thread does not run",
+            t.comm,
+            se.dl_runtime / 1000,
+            se.dl_period / 1000,
+            self.dl_bw.total_bw as f64 / (1 << 20) as f64,
+            self.dl_bw.bw.map_or(f64::INFINITY, |bw| ((bw * self.dl_bw.cap) >> 10) as f64 / (1 << 20) as f64),
+        ));
+    }
+
+    /// `uclamp_rq_inc` for `id` entering `cpu`'s runqueue.
+    pub(super) fn uclamp_inc(&mut self, id: u32, cpu: usize) {
+        if self.uclamp_used && !self.ses[id as usize].sched_delayed {
+            self.rqs[cpu]
+                .uclamp
+                .inc(&mut self.tasks[id as usize].uclamp);
+        }
+    }
+
+    /// `uclamp_rq_dec`, before the class dequeue.
+    pub(super) fn uclamp_dec(&mut self, id: u32, cpu: usize) {
+        if self.uclamp_used {
+            self.rqs[cpu]
+                .uclamp
+                .dec(&mut self.tasks[id as usize].uclamp);
+        }
     }
 
     /// `set_user_nice` for the running thread `id`: the new weight through
@@ -164,11 +226,7 @@ impl Sim {
         let class = self.class(id);
         self.on_rq(cpu, |rq, env| class.enqueue_task(rq, env, id, flags));
         // enqueue_task: uclamp_rq_inc after the class (a delayed task is not RUNNABLE).
-        if self.uclamp_used && !self.ses[id as usize].sched_delayed {
-            self.rqs[cpu]
-                .uclamp
-                .inc(&mut self.tasks[id as usize].uclamp);
-        }
+        self.uclamp_inc(id, cpu);
         self.tasks[id as usize].set_state(State::Runnable, self.now);
         if flags & ENQUEUE_WAKEUP != 0 {
             self.cpufreq_hook(cpu, Hook::Wakeup);
@@ -201,6 +259,7 @@ impl Sim {
                 });
             }
             self.wakeup_preempt(prev, id, WF_TTWU);
+            self.task_woken(prev, id);
             return;
         }
         let cpu = self.select_task_rq(id, prev, WF_TTWU);
@@ -237,6 +296,7 @@ impl Sim {
             });
         }
         self.wakeup_preempt(cpu, id, WF_TTWU);
+        self.task_woken(cpu, id);
     }
 
     /// `wakeup_preempt`: the idle task always yields; a task of the same class asks the
@@ -298,6 +358,13 @@ impl Sim {
     pub(super) fn schedule(&mut self, cpu: usize) {
         self.update_rq_clock(cpu);
         let prev = self.rqs[cpu].curr;
+        // balance_dl: a deadline task that left the queue (blocked, throttled) may let this
+        // CPU pull an earlier one from an overloaded CPU.
+        if let Some(p) = prev {
+            if self.tasks[p as usize].class == Class::Deadline && !self.dls[p as usize].on_rq {
+                self.pull_dl_task(cpu);
+            }
+        }
         let prev_class = prev.map(|p| {
             self.progress(p, cpu);
             self.class(p)
@@ -323,6 +390,10 @@ impl Sim {
             self.arm_tick(cpu);
         } else {
             self.cpus[cpu].done_gen = self.cpus[cpu].done_gen.wrapping_add(1);
+        }
+        // set_next_task_dl → deadline_queue_push_tasks.
+        if next != prev && next.is_some_and(|n| self.tasks[n as usize].class == Class::Deadline) {
+            self.push_dl_tasks(cpu);
         }
     }
 
@@ -448,11 +519,7 @@ impl Sim {
             DEQUEUE_SLEEP
         };
         let class = self.class(id);
-        if self.uclamp_used {
-            self.rqs[cpu]
-                .uclamp
-                .dec(&mut self.tasks[id as usize].uclamp); // before the class
-        }
+        self.uclamp_dec(id, cpu);
         self.on_rq(cpu, |rq, env| {
             class.dequeue_task(rq, env, id, flags);
             if state == State::Dead {

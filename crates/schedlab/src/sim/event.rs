@@ -3,6 +3,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use crate::sched::deadline::DlTimer;
 use crate::time::Ns;
 
 /// What happens at an instant.
@@ -14,6 +15,8 @@ pub enum Ev {
     Done { cpu: u32, gen: u32 },
     /// The scheduler tick of a busy CPU.
     Tick { cpu: u32 },
+    /// A deadline reservation's hrtimer (stale unless `gen` matches).
+    Dl { task: u32, kind: DlTimer, gen: u32 },
     /// The workload's `duration` is over.
     Stop,
 }

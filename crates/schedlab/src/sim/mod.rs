@@ -6,6 +6,7 @@
 
 mod core;
 pub mod cpufreq;
+mod deadline;
 pub mod event;
 mod rtapp;
 pub mod task;
@@ -14,6 +15,8 @@ use crate::energy::Meter;
 use crate::error::InputError;
 use crate::platform::Platform;
 use crate::sched::clock_pelt::{CpuScale, RqClock};
+use crate::sched::deadline::admission::DlBw;
+use crate::sched::deadline::{DlRq, SchedDlEntity};
 use crate::sched::fair::{cpu_util, SchedEntity, Tunables};
 use crate::sched::features::{Feat, Features};
 use crate::sched::rq::Rq;
@@ -71,6 +74,14 @@ pub struct Sim {
     pub energy: Meter,
     pub tasks: Vec<Task>,
     pub ses: Vec<SchedEntity>,
+    /// Every thread's `sched_dl_entity` (all zero but for SCHED_DEADLINE threads).
+    pub dls: Vec<SchedDlEntity>,
+    /// The root domain's admitted bandwidth.
+    pub dl_bw: DlBw,
+    /// CPUs of different capacities (`sched_asym_cpucap_active`).
+    asym: bool,
+    /// Threads that admission control refused, one message each.
+    pub refusals: Vec<String>,
     queue: EventQueue,
     prog: Program,
     threads: Vec<ThreadProg>,
@@ -112,9 +123,14 @@ impl Sim {
                     cpu: cap,
                     freq: 1024,
                 };
-                Rq::new(RqClock::new(feat.invariance, scale, SIM_START), cap)
+                let mut dl = DlRq::new(feat.rt_bandwidth());
+                dl.grub = feat.grub;
+                Rq::new(RqClock::new(feat.invariance, scale, SIM_START), cap, dl)
             })
             .collect();
+        let caps = plat.cpus.iter().map(|c| c.capacity_orig as u64);
+        let dl_bw = DlBw::new(feat.rt_bandwidth(), caps.clone());
+        let asym = caps.clone().any(|c| c != plat.cpus[0].capacity_orig as u64);
         let cpus = plat
             .cpus
             .iter()
@@ -143,6 +159,10 @@ impl Sim {
             energy,
             tasks: Vec::new(),
             ses: Vec::new(),
+            dls: Vec::new(),
+            dl_bw,
+            asym,
+            refusals: Vec::new(),
             queue: EventQueue::default(),
             prog,
             threads: Vec::new(),
@@ -186,6 +206,7 @@ impl Sim {
                 Ev::Wake { task, gen } => self.timer_fired(task, gen),
                 Ev::Done { cpu, gen } => self.work_done(cpu as usize, gen),
                 Ev::Tick { cpu } => self.tick(cpu as usize),
+                Ev::Dl { task, kind, gen } => self.dl_timer_fired(task, kind, gen),
             };
             self.totals.events += live as u64;
             if let Some(e) = self.io_error.take() {

@@ -13,6 +13,7 @@ use super::{Sim, SIM_START};
 use crate::error::InputError;
 use crate::platform::Platform;
 use crate::sched::class::Class;
+use crate::sched::deadline::SchedDlEntity;
 use crate::sched::fair::SchedEntity;
 use crate::sched::features::Features;
 use crate::sched::uclamp::task_uclamp;
@@ -76,6 +77,8 @@ pub(super) struct CTask {
     loops: i64,
     policy: Policy,
     nice: i32,
+    /// The reservation of a SCHED_DEADLINE task, as `__setparam_dl` leaves it.
+    dl: Option<SchedDlEntity>,
     uclamp: Clamps,
     slice: Option<u64>,
     cpus: Option<Vec<bool>>,
@@ -98,15 +101,19 @@ pub(super) struct Program {
     pub(super) warnings: Vec<String>,
 }
 
-/// What the workload asks for that the engine does not simulate yet: RT and deadline
-/// policies (run as SCHED_OTHER), task groups.
+/// What the workload asks for that the engine does not simulate yet: RT policies (run as
+/// SCHED_OTHER), policy changes between phases, task groups.
 fn unsimulated(wl: &Workload) -> Vec<String> {
     let mut out = Vec::new();
-    let mut check = |path: String, p: &SchedParams, group: &Option<String>| {
-        if let Some(policy) = p.policy.filter(|x| !x.is_fair()) {
+    let mut check = |path: String, p: &SchedParams, group: &Option<String>, phase: bool| {
+        if let Some(policy) = p.policy.filter(|x| matches!(x, Policy::Fifo | Policy::Rr)) {
             out.push(format!(
-                "{path}: {} runs as SCHED_OTHER at nice 0: the RT and deadline classes are not simulated yet",
+                "{path}: {} runs as SCHED_OTHER at nice 0: the RT class is not simulated yet",
                 policy.name()
+            ));
+        } else if phase && (p.policy.is_some() || p.dl_runtime_us.is_some()) {
+            out.push(format!(
+                "{path}: a phase's policy or deadline parameters are ignored: the thread keeps the task's (changes between phases are not simulated yet)"
             ));
         }
         if let Some(g) = group {
@@ -116,12 +123,13 @@ fn unsimulated(wl: &Workload) -> Vec<String> {
         }
     };
     for t in &wl.tasks {
-        check(format!("tasks.{}", t.name), &t.params, &t.taskgroup);
+        check(format!("tasks.{}", t.name), &t.params, &t.taskgroup, false);
         for p in &t.phases {
             check(
                 format!("tasks.{}.phases.{}", t.name, p.name),
                 &p.params,
                 &p.taskgroup,
+                true,
             );
         }
     }
@@ -152,6 +160,104 @@ fn mask(cpus: &[usize], n: usize) -> Vec<bool> {
         m[c] = true;
     }
     m
+}
+
+/// `sched_setattr`'s checks of a task's policy and parameters (`__checkparam_dl`,
+/// `valid_policy`/priority range, the root-domain span of a deadline task) and the
+/// reservation it asks for.
+fn dl_attr(
+    t: &crate::workload::Task,
+    policy: Policy,
+    n: usize,
+) -> Result<Option<SchedDlEntity>, InputError> {
+    let at = |key: &str| format!("tasks.{}.{key}", t.name);
+    let p = &t.params;
+    if matches!(policy, Policy::Fifo | Policy::Rr) {
+        let prio = p.priority.unwrap_or(10);
+        if !(1..=99).contains(&prio) {
+            return Err(InputError::new(
+                at("priority"),
+                format!("{} priority {prio} is outside 1..99", policy.name()),
+            ));
+        }
+    }
+    if policy != Policy::Deadline {
+        if p.dl_reclaim == Some(true) {
+            return Err(InputError::new(
+                at("dl-reclaim"),
+                format!(
+                    "reclaiming (SCHED_FLAG_RECLAIM) needs SCHED_DEADLINE, the task is {}",
+                    policy.name()
+                ),
+            ));
+        }
+        return Ok(None);
+    }
+    // rt-app's defaults: period = runtime, deadline = period.
+    let runtime = p.dl_runtime_us.unwrap_or(0) * 1000;
+    let period = p
+        .dl_period_us
+        .filter(|&v| v > 0)
+        .map_or(runtime, |v| v * 1000);
+    let deadline = p
+        .dl_deadline_us
+        .filter(|&v| v > 0)
+        .map_or(period, |v| v * 1000);
+    let us = |ns: u64| ns / 1000;
+    let bad = |key: &str, msg: String| Err(InputError::new(at(key), msg));
+    if period == 0 {
+        return bad(
+            "dl-period",
+            "SCHED_DEADLINE needs a non-zero period (or dl-runtime)".into(),
+        );
+    }
+    if runtime < 1024 {
+        return bad(
+            "dl-runtime",
+            format!("runtime {} ns is below 1024 ns (__checkparam_dl)", runtime),
+        );
+    }
+    if runtime > deadline {
+        return bad(
+            "dl-runtime",
+            format!(
+                "runtime {} µs exceeds the deadline {} µs",
+                us(runtime),
+                us(deadline)
+            ),
+        );
+    }
+    if deadline > period {
+        return bad(
+            "dl-deadline",
+            format!(
+                "deadline {} µs exceeds the period {} µs",
+                us(deadline),
+                us(period)
+            ),
+        );
+    }
+    if !(100_000..=(1 << 22) * 1000).contains(&period) {
+        return bad(
+            "dl-period",
+            format!(
+                "period {} µs is outside 100 µs .. 4194304 µs (sched_dl_period_min/max)",
+                us(period)
+            ),
+        );
+    }
+    if t.cpus
+        .as_ref()
+        .is_some_and(|c| (0..n).any(|cpu| !c.contains(&cpu)))
+    {
+        return bad(
+            "cpus",
+            format!("a SCHED_DEADLINE task's affinity must span its root domain (CPUs 0-{}): the kernel refuses it (EPERM)", n - 1),
+        );
+    }
+    let mut se = SchedDlEntity::new(runtime, deadline, period, p.dl_reclaim == Some(true));
+    se.migratable = n > 1;
+    Ok(Some(se))
 }
 
 impl Program {
@@ -299,6 +405,7 @@ impl Program {
                 } else {
                     0
                 },
+                dl: dl_attr(t, policy, n)?,
                 uclamp: check_uclamp(&t.params, "")?,
                 slice: t
                     .params
@@ -381,7 +488,7 @@ impl Program {
         now: u64,
         nr_cpus: usize,
         feat: &Features,
-    ) -> (Task, SchedEntity, ThreadProg) {
+    ) -> (Task, SchedEntity, SchedDlEntity, ThreadProg) {
         let t = &mut self.tasks[def];
         let comm = match parent {
             None => format!("{}-{id}", t.name),
@@ -438,7 +545,8 @@ impl Program {
             run_from: None,
             wait_mutex: None,
         };
-        (task, se, thread)
+        let dl = t.dl.clone().unwrap_or_default();
+        (task, se, dl, thread)
     }
 }
 

@@ -47,6 +47,8 @@ pub struct TaskStats {
     pub slack_sum_us: i64,
     pub timer_events: u64,
     pub created_at: Ns,
+    /// SCHED_DEADLINE admission control refused the thread: it never ran.
+    pub refused: bool,
     pub ended_at: Option<Ns>,
 }
 
@@ -78,9 +80,12 @@ pub struct Task {
 }
 
 impl Task {
-    /// `p->prio` as traces print it: 120 + nice for fair tasks.
+    /// `p->prio` as traces print it: −1 for deadline tasks, 120 + nice for fair ones.
     pub fn prio(&self) -> i32 {
-        120 + self.nice
+        match self.class {
+            Class::Deadline => -1,
+            Class::Fair => 120 + self.nice,
+        }
     }
 
     /// Move to `state` at `now`, charging the time spent in the old one.

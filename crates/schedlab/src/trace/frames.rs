@@ -5,13 +5,14 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::{switch_state, Observer, Record};
+use crate::sched::deadline::DlNote;
 use crate::sched::fair::Note;
 use crate::sim::task::Task;
 use crate::time::Ns;
 
 /// The `event` codes of the events columns, as the trace names them: `EventCode as usize`
 /// indexes this.
-pub const EVENT_NAMES: [&str; 12] = [
+pub const EVENT_NAMES: [&str; 15] = [
     "sched_switch",
     "sched_waking",
     "sched_wakeup",
@@ -24,6 +25,9 @@ pub const EVENT_NAMES: [&str; 12] = [
     "cpu_frequency",
     "sched_cpu_capacity",
     "print",
+    "sched_dl_throttle",
+    "sched_dl_replenish",
+    "sched_dl_miss",
 ];
 
 /// The `signal` codes of the signals columns, the LISA module's tracepoints: `SignalCode as
@@ -49,6 +53,9 @@ enum EventCode {
     CpuFrequency,
     CpuCapacity,
     Print,
+    DlThrottle,
+    DlReplenish,
+    DlMiss,
 }
 
 #[derive(Clone, Copy)]
@@ -65,7 +72,8 @@ pub const NONE: i64 = i64::MIN;
 /// One row per scheduler event. `pid` is the subject (switch: prev, fork: parent, 0 for the
 /// idle task); `other_pid` is the switch's next or the fork's child; `target_cpu` the
 /// wakeup's target or the migration's destination; `value` the idle state (-1 on exit, as
-/// LISA reads it), the frequency in kHz or the capacity.
+/// LISA reads it), the frequency in kHz, the capacity, a deadline task's runtime left
+/// (throttle, replenish) or its missed absolute deadline.
 #[derive(Debug, Clone, Default)]
 pub struct EventColumns {
     pub ts: Vec<u64>,
@@ -282,6 +290,17 @@ impl Frames {
                 let row = self.events.ts.len();
                 self.events.markers.push((row, text.clone()));
                 EventRow::of(EventCode::Print, *cpu, pid(*task))
+            }
+            Record::Dl { cpu, note } => {
+                let (code, value) = match *note {
+                    DlNote::Throttle { runtime, .. } => (EventCode::DlThrottle, runtime),
+                    DlNote::Replenish { runtime, .. } => (EventCode::DlReplenish, runtime),
+                    DlNote::Miss { deadline, .. } => (EventCode::DlMiss, deadline as i64),
+                };
+                EventRow {
+                    value,
+                    ..EventRow::of(code, *cpu, pid(note.task()))
+                }
             }
             Record::Fair { cpu, note, .. } => {
                 let (signal, pid, values) = signal_of(note, tasks);

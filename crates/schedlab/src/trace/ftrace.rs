@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use super::{switch_state, Observer, Record};
+use crate::sched::deadline::DlNote;
 use crate::sched::fair::Note;
 use crate::sim::task::Task;
 use crate::time::Ns;
@@ -182,6 +183,35 @@ impl<W: Write> Observer for FtraceWriter<W> {
                         let _ = write!(
                             self.line,
                             "cpu={cpu} path=/ enqueued={enqueued} ewma=0 util={util}"
+                        );
+                    }
+                }
+            }
+            Record::Dl { cpu, note } => {
+                let p = t(note.task());
+                let (comm, pid) = (&p.comm, p.pid);
+                match *note {
+                    DlNote::Throttle { runtime, .. } => {
+                        self.head(now, comm, pid, *cpu, "sched_dl_throttle:");
+                        let _ = write!(
+                            self.line,
+                            "comm={comm} pid={pid} cpu={cpu} runtime={runtime}"
+                        );
+                    }
+                    DlNote::Replenish {
+                        runtime, deadline, ..
+                    } => {
+                        self.head(now, comm, pid, *cpu, "sched_dl_replenish:");
+                        let _ = write!(
+                            self.line,
+                            "comm={comm} pid={pid} cpu={cpu} runtime={runtime} deadline={deadline}"
+                        );
+                    }
+                    DlNote::Miss { deadline, .. } => {
+                        self.head(now, comm, pid, *cpu, "sched_dl_miss:");
+                        let _ = write!(
+                            self.line,
+                            "comm={comm} pid={pid} cpu={cpu} deadline={deadline}"
                         );
                     }
                 }

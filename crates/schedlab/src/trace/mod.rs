@@ -32,7 +32,7 @@ pub fn switch_state(prev: Option<u32>, s: PrevState) -> &'static str {
 }
 
 /// One engine event, as the kernel's tracepoints and rt-app's markers would report it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Record {
     Switch {
         cpu: usize,
@@ -90,6 +90,11 @@ pub enum Record {
         cpu: usize,
         task: Option<u32>,
         note: Note,
+    },
+    /// A deadline reservation's throttle, replenishment or missed deadline on `cpu`.
+    Dl {
+        cpu: usize,
+        note: crate::sched::deadline::DlNote,
     },
     /// rt-app trace_marker text, written by `task`.
     Marker {

@@ -123,6 +123,8 @@ pub struct SchedParams {
     pub dl_runtime_us: Option<u64>,
     pub dl_period_us: Option<u64>,
     pub dl_deadline_us: Option<u64>,
+    /// SCHED_FLAG_RECLAIM (GRUB), the rt-app GRUB branch's `"dl-reclaim"`.
+    pub dl_reclaim: Option<bool>,
     pub util_min: Option<u32>,
     pub util_max: Option<u32>,
 }
@@ -299,12 +301,13 @@ fn event_kind(key: &str) -> Option<&'static str> {
 /// Task keys of the pre-2014 grammar (doc/examples/merge, WA taskset.json).
 const OLD_GRAMMAR_KEYS: [&str; 3] = ["exec", "lock_order", "resources"];
 
-const SCHED_KEYS: [&str; 10] = [
+const SCHED_KEYS: [&str; 11] = [
     "policy",
     "priority",
     "dl-runtime",
     "dl-period",
     "dl-deadline",
+    "dl-reclaim",
     "util_min",
     "util_max",
     "cpus",
@@ -735,6 +738,7 @@ impl<'a> Reader<'a> {
                 "dl-runtime" => p.dl_runtime_us = Some(self.non_negative(&at, v)?),
                 "dl-period" => p.dl_period_us = Some(self.non_negative(&at, v)?),
                 "dl-deadline" => p.dl_deadline_us = Some(self.non_negative(&at, v)?),
+                "dl-reclaim" => p.dl_reclaim = Some(self.boolean(&at, v)?),
                 "util_min" => p.util_min = self.uclamp(&at, v)?,
                 "util_max" => p.util_max = self.uclamp(&at, v)?,
                 "cpus" => cpus = Some(self.cpus(&at, v)?),

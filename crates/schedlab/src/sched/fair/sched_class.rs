@@ -88,7 +88,15 @@ impl SchedClass for FairClass {
     /// Placement for now, not `select_task_rq_fair` (its wake_affine and
     /// select_idle_sibling come with a later issue): a wakeup stays on an idle previous CPU,
     /// otherwise (and at fork) the allowed CPU with the fewest tasks, lowest number first.
-    fn select_task_rq(&self, rqs: &[Rq], allowed: &[bool], prev: usize, wake_flags: u32) -> usize {
+    fn select_task_rq(
+        &self,
+        rqs: &[Rq],
+        _env: &Env,
+        _p: u32,
+        allowed: &[bool],
+        prev: usize,
+        wake_flags: u32,
+    ) -> usize {
         if wake_flags & WF_TTWU != 0 && allowed[prev] && rqs[prev].idle() {
             return prev;
         }

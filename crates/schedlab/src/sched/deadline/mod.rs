@@ -1,0 +1,622 @@
+//! SCHED_DEADLINE (kernel/sched/deadline.c): the constant bandwidth server per task (budget,
+//! throttling, replenishment, the wakeup rules), the active/inactive states that GRUB
+//! reclaims from, and the per-rq bandwidth sums, in the kernel's fixed point.
+
+pub mod admission;
+pub mod cpudl;
+pub mod grub;
+pub mod sched_class;
+
+use crate::sched::clock_pelt::CpuScale;
+use crate::sched::flags::*;
+use crate::sched::pelt::cap_scale;
+use crate::time::Ns;
+use grub::Grub;
+
+/// `BW_SHIFT`: bandwidths are fractions of 2^20.
+pub const BW_SHIFT: u32 = 20;
+pub const BW_UNIT: u64 = 1 << BW_SHIFT;
+/// `RATIO_SHIFT`: `bw_ratio` is 1/Umax in 2^8 fixed point.
+pub const RATIO_SHIFT: u32 = 8;
+/// `DL_SCALE`: the overflow check works in µs (2^10 ns).
+const DL_SCALE: u32 = 10;
+
+/// `to_ratio(period, runtime)` (core.c).
+pub fn to_ratio(period: u64, runtime: u64) -> u64 {
+    if period == 0 {
+        return 0;
+    }
+    (runtime << BW_SHIFT) / period
+}
+
+/// `dl_time_before(a, b)`: wrap-safe a < b.
+#[inline]
+fn before(a: u64, b: u64) -> bool {
+    (a.wrapping_sub(b) as i64) < 0
+}
+
+/// A timer of an entity; a new generation makes an armed event stale (`hrtimer_cancel`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timer {
+    pub armed: bool,
+    pub gen: u32,
+}
+
+impl Timer {
+    fn cancel(&mut self) {
+        self.armed = false;
+        self.gen = self.gen.wrapping_add(1);
+    }
+}
+
+/// The two hrtimers of a `sched_dl_entity`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DlTimer {
+    /// `dl_timer`: replenishment at the next period.
+    Replenish,
+    /// `inactive_timer`: the 0-lag time of a blocked task.
+    Inactive,
+}
+
+/// A timer the engine has to queue.
+#[derive(Debug, Clone, Copy)]
+pub struct TimerReq {
+    pub task: u32,
+    pub kind: DlTimer,
+    pub at: Ns,
+    pub gen: u32,
+}
+
+/// Per-task outcome of the reservation, for the run summary.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DlStats {
+    /// Throttles at budget exhaustion (`dl_runtime_exceeded`), yields excluded.
+    pub exhaustions: u64,
+    /// Time spent throttled while runnable.
+    pub throttled_ns: Ns,
+    pub throttled_since: Option<Ns>,
+    /// Scheduling deadlines passed with budget left and work pending.
+    pub misses: u64,
+    last_miss: u64,
+    /// GRUB: time run beyond the budget consumed.
+    pub reclaimed_ns: Ns,
+}
+
+/// What the trace shows of a reservation (custom events, see docs/deadline.md).
+#[derive(Debug, Clone, Copy)]
+pub enum DlNote {
+    Throttle {
+        task: u32,
+        runtime: i64,
+    },
+    Replenish {
+        task: u32,
+        runtime: i64,
+        deadline: u64,
+    },
+    Miss {
+        task: u32,
+        deadline: u64,
+    },
+}
+
+impl DlNote {
+    /// The task a record is about.
+    pub fn task(&self) -> u32 {
+        match *self {
+            DlNote::Throttle { task, .. }
+            | DlNote::Replenish { task, .. }
+            | DlNote::Miss { task, .. } => task,
+        }
+    }
+}
+
+/// `struct sched_dl_entity`.
+#[derive(Debug, Clone, Default)]
+pub struct SchedDlEntity {
+    pub dl_runtime: u64,
+    pub dl_deadline: u64,
+    pub dl_period: u64,
+    pub dl_bw: u64,
+    pub dl_density: u64,
+    /// SCHED_FLAG_RECLAIM.
+    pub reclaim: bool,
+    /// Remaining budget q (ns, may go negative by an overrun).
+    pub runtime: i64,
+    /// Absolute scheduling deadline d.
+    pub deadline: u64,
+    pub throttled: bool,
+    pub yielded: bool,
+    pub non_contending: bool,
+    /// `on_dl_rq`: in the rb-tree (the running task stays in it).
+    pub on_rq: bool,
+    pub exec_start: Ns,
+    /// `nr_cpus_allowed > 1`.
+    pub migratable: bool,
+    pub dl_timer: Timer,
+    pub inactive_timer: Timer,
+    pub stats: DlStats,
+}
+
+impl SchedDlEntity {
+    /// `__setparam_dl` (ns).
+    pub fn new(runtime: u64, deadline: u64, period: u64, reclaim: bool) -> SchedDlEntity {
+        SchedDlEntity {
+            dl_runtime: runtime,
+            dl_deadline: deadline,
+            dl_period: period,
+            dl_bw: to_ratio(period, runtime),
+            dl_density: to_ratio(deadline, runtime),
+            reclaim,
+            ..Default::default()
+        }
+    }
+
+    /// `dl_is_implicit`.
+    fn implicit(&self) -> bool {
+        self.dl_deadline == self.dl_period
+    }
+
+    /// `dl_next_period`.
+    pub fn next_period(&self) -> u64 {
+        self.deadline
+            .wrapping_sub(self.dl_deadline)
+            .wrapping_add(self.dl_period)
+    }
+
+    /// `dl_entity_overflow(dl_se, t)`: q/(d − t) > Q/D, compared in µs products.
+    fn overflow(&self, t: u64) -> bool {
+        let left = (self.dl_deadline >> DL_SCALE).wrapping_mul((self.runtime >> DL_SCALE) as u64);
+        let right =
+            (self.deadline.wrapping_sub(t) >> DL_SCALE).wrapping_mul(self.dl_runtime >> DL_SCALE);
+        before(right, left)
+    }
+
+    /// `replenish_dl_new_period`.
+    fn new_period(&mut self, now: Ns) {
+        self.deadline = now + self.dl_deadline;
+        self.runtime = self.dl_runtime as i64;
+    }
+
+    /// A deadline passed with budget left: count it once.
+    fn check_miss(&mut self, now: Ns) -> bool {
+        let missed = self.runtime > 0 && before(self.deadline, now);
+        if missed && self.stats.last_miss != self.deadline {
+            self.stats.last_miss = self.deadline;
+            self.stats.misses += 1;
+            return true;
+        }
+        false
+    }
+
+    fn set_throttled(&mut self, on: bool, now: Ns) {
+        self.throttled = on;
+        if on {
+            self.stats.throttled_since.get_or_insert(now);
+        } else if let Some(s) = self.stats.throttled_since.take() {
+            self.stats.throttled_ns += now - s;
+        }
+    }
+}
+
+/// `struct dl_rq`: the EDF queue and the bandwidth sums GRUB reads (all ×2^20).
+#[derive(Debug, Clone)]
+pub struct DlRq {
+    /// (deadline, arrival, task), earliest first: the rb-tree, equal deadlines in FIFO order.
+    queue: Vec<(u64, u64, u32)>,
+    seq: u64,
+    /// Σ u of the active (contending and non-contending) tasks.
+    pub running_bw: u64,
+    /// Σ u of every task of this rq, inactive ones included.
+    pub this_bw: u64,
+    /// Umax − Σ_rd u / #cpus.
+    pub extra_bw: u64,
+    /// Umax.
+    pub max_bw: u64,
+    /// 1/Umax, 2^8 fixed point.
+    pub bw_ratio: u64,
+    /// Σ u of the active reclaiming tasks (pillai-2023 only).
+    pub reclaim_bw: u64,
+    pub grub: Grub,
+    /// Timers armed by the last operations, for the engine to queue.
+    pub timers: Vec<TimerReq>,
+    /// Trace records of the last operations, when tracing.
+    pub notes: Vec<DlNote>,
+    /// Dead tasks whose bandwidth leaves the root domain now.
+    pub released: Vec<u32>,
+}
+
+impl DlRq {
+    /// `init_dl_rq` + `init_dl_rq_bw_ratio`; `rt` is (rt_period, rt_runtime) in µs, None for
+    /// RUNTIME_INF.
+    pub fn new(rt: Option<(u64, u64)>) -> DlRq {
+        let (max_bw, bw_ratio) = match rt {
+            None => (BW_UNIT, 1 << RATIO_SHIFT),
+            Some((period, runtime)) => (
+                to_ratio(period, runtime),
+                to_ratio(runtime, period) >> (BW_SHIFT - RATIO_SHIFT),
+            ),
+        };
+        DlRq {
+            queue: Vec::new(),
+            seq: 0,
+            running_bw: 0,
+            this_bw: 0,
+            extra_bw: max_bw,
+            max_bw,
+            bw_ratio,
+            reclaim_bw: 0,
+            grub: Grub::Mainline,
+            timers: Vec::new(),
+            notes: Vec::new(),
+            released: Vec::new(),
+        }
+    }
+
+    /// `dl_nr_running`.
+    pub fn nr_running(&self) -> u32 {
+        self.queue.len() as u32
+    }
+
+    /// The leftmost entity.
+    pub fn first(&self) -> Option<u32> {
+        self.queue.first().map(|e| e.2)
+    }
+
+    /// `earliest_dl.curr`: the earliest deadline queued.
+    pub fn earliest(&self) -> Option<u64> {
+        self.queue.first().map(|e| e.0)
+    }
+
+    /// Queued tasks, earliest deadline first.
+    pub fn queued(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.queue.iter().map(|e| (e.0, e.2))
+    }
+
+    /// `__enqueue_dl_entity`.
+    fn insert(&mut self, deadline: u64, p: u32) {
+        let at = self.queue.partition_point(|e| !before(deadline, e.0));
+        self.queue.insert(at, (deadline, self.seq, p));
+        self.seq += 1;
+    }
+
+    /// `__dequeue_dl_entity`.
+    fn remove(&mut self, p: u32) {
+        if let Some(i) = self.queue.iter().position(|e| e.2 == p) {
+            self.queue.remove(i);
+        }
+    }
+
+    /// `add_running_bw` / `sub_running_bw` (the reclaiming share too, for pillai-2023).
+    fn add_running(&mut self, se: &SchedDlEntity) {
+        self.running_bw += se.dl_bw;
+        if se.reclaim {
+            self.reclaim_bw += se.dl_bw;
+        }
+    }
+
+    fn sub_running(&mut self, se: &SchedDlEntity) {
+        self.running_bw = self.running_bw.saturating_sub(se.dl_bw);
+        if se.reclaim {
+            self.reclaim_bw = self.reclaim_bw.saturating_sub(se.dl_bw);
+        }
+    }
+
+    /// `__dl_update`: this CPU's share of an admission change.
+    pub fn update_extra(&mut self, delta: i64) {
+        self.extra_bw = self.extra_bw.wrapping_add(delta as u64);
+    }
+
+    /// `cpu_bw_dl`: running_bw in capacity units.
+    pub fn cpu_bw(&self) -> u64 {
+        (self.running_bw << 10) >> BW_SHIFT
+    }
+}
+
+/// One CPU's deadline class at work.
+pub struct Dl<'a> {
+    pub dl: &'a mut DlRq,
+    pub ses: &'a mut [SchedDlEntity],
+    /// `rq_clock`: deadlines run on wall time.
+    pub now: Ns,
+    /// `rq_clock_task`: budgets are charged on task time (equal in schedlab: no IRQ time).
+    pub clock_task: Ns,
+    pub scale: CpuScale,
+    pub curr: Option<u32>,
+    pub tracing: bool,
+}
+
+impl Dl<'_> {
+    fn note(&mut self, n: DlNote) {
+        if self.tracing {
+            self.dl.notes.push(n);
+        }
+    }
+
+    /// `start_dl_timer`: arm the replenishment at the next period; false when that instant
+    /// is already a µs or more in the past.
+    fn start_dl_timer(&mut self, p: u32) -> bool {
+        let se = &mut self.ses[p as usize];
+        let act = se.next_period();
+        if (act as i64 - self.now as i64) / 1000 < 0 {
+            return false;
+        }
+        if !se.dl_timer.armed {
+            se.dl_timer.armed = true;
+            se.dl_timer.gen = se.dl_timer.gen.wrapping_add(1);
+            self.dl.timers.push(TimerReq {
+                task: p,
+                kind: DlTimer::Replenish,
+                at: act.max(self.now),
+                gen: se.dl_timer.gen,
+            });
+        }
+        true
+    }
+
+    /// `replenish_dl_entity`.
+    fn replenish(&mut self, p: u32) {
+        let now = self.now;
+        let se = &mut self.ses[p as usize];
+        if se.yielded && se.runtime > 0 {
+            se.runtime = 0;
+        }
+        while se.runtime <= 0 {
+            se.deadline += se.dl_period;
+            se.runtime += se.dl_runtime as i64;
+        }
+        if before(se.deadline, now) {
+            se.new_period(now); // "DL replenish lagged too much"
+        }
+        se.yielded = false;
+        se.set_throttled(false, now);
+        let (runtime, deadline) = (se.runtime, se.deadline);
+        self.note(DlNote::Replenish {
+            task: p,
+            runtime,
+            deadline,
+        });
+    }
+
+    /// `update_dl_entity`: the CBS wakeup rule, revised for constrained deadlines.
+    fn update_dl_entity(&mut self, p: u32) {
+        let now = self.now;
+        let se = &mut self.ses[p as usize];
+        if before(se.deadline, now) || se.overflow(now) {
+            if !se.implicit() && !before(se.deadline, now) {
+                // update_dl_revised_wakeup: keep d, cut q to the density.
+                se.runtime = ((se.dl_density * (se.deadline - now)) >> BW_SHIFT) as i64;
+                return;
+            }
+            se.new_period(now);
+        }
+    }
+
+    /// `dl_check_constrained_dl`: woken after its deadline but before its next period, a
+    /// constrained task waits for that period.
+    fn check_constrained(&mut self, p: u32) {
+        let now = self.now;
+        let se = &self.ses[p as usize];
+        if before(se.deadline, now) && before(now, se.next_period()) {
+            if !self.start_dl_timer(p) {
+                return;
+            }
+            let se = &mut self.ses[p as usize];
+            se.set_throttled(true, now);
+            se.runtime = se.runtime.min(0);
+        }
+    }
+
+    /// `task_contending`.
+    fn task_contending(&mut self, p: u32, flags: u32) {
+        let se = &mut self.ses[p as usize];
+        if flags & ENQUEUE_MIGRATED != 0 {
+            self.dl.this_bw += se.dl_bw;
+        }
+        if se.non_contending {
+            se.non_contending = false;
+            se.inactive_timer.cancel();
+        } else {
+            self.dl.add_running(se);
+        }
+    }
+
+    /// `task_non_contending`: at its 0-lag time t0 = d − q·P/Q a blocked task stops
+    /// counting in running_bw; before it, it is active non-contending. `dead`: the task
+    /// exits and its bandwidth leaves this rq (and, by the caller, the root domain).
+    fn task_non_contending(&mut self, p: u32, dead: bool) -> bool {
+        let now = self.now;
+        let se = &mut self.ses[p as usize];
+        let zerolag = se.deadline as i64
+            - ((se.runtime as i128 * se.dl_period as i128) / se.dl_runtime as i128) as i64
+            - now as i64;
+        if zerolag < 0 || se.inactive_timer.armed {
+            self.dl.sub_running(se);
+            if dead {
+                self.dl.this_bw -= se.dl_bw;
+                return true;
+            }
+            return false;
+        }
+        se.non_contending = true;
+        se.inactive_timer.armed = true;
+        se.inactive_timer.gen = se.inactive_timer.gen.wrapping_add(1);
+        self.dl.timers.push(TimerReq {
+            task: p,
+            kind: DlTimer::Inactive,
+            at: now + zerolag as u64,
+            gen: se.inactive_timer.gen,
+        });
+        false
+    }
+
+    /// `inactive_task_timer`: true when a dead task's bandwidth leaves the root domain.
+    pub fn inactive_timer(&mut self, p: u32, dead: bool) -> bool {
+        let se = &mut self.ses[p as usize];
+        se.inactive_timer.armed = false;
+        if dead {
+            if se.non_contending {
+                self.dl.sub_running(se);
+                self.dl.this_bw -= se.dl_bw;
+                se.non_contending = false;
+            }
+            return true;
+        }
+        if se.non_contending {
+            self.dl.sub_running(se);
+            se.non_contending = false;
+        }
+        false
+    }
+
+    /// `enqueue_dl_entity`. ENQUEUE_INITIAL is a task that has just become SCHED_DEADLINE
+    /// while queued (`switched_to_dl` after ENQUEUE_RESTORE): its bandwidth joins the rq.
+    pub fn enqueue(&mut self, p: u32, flags: u32) {
+        let now = self.now;
+        {
+            let se = &self.ses[p as usize];
+            if !se.throttled && !se.implicit() {
+                self.check_constrained(p);
+            }
+        }
+        if flags & (ENQUEUE_INITIAL | ENQUEUE_MIGRATING) != 0 {
+            let se = &self.ses[p as usize];
+            self.dl.this_bw += se.dl_bw;
+            self.dl.add_running(se);
+        }
+        if self.ses[p as usize].throttled && flags & ENQUEUE_REPLENISH == 0 {
+            if flags & ENQUEUE_WAKEUP != 0 {
+                self.task_contending(p, flags);
+            }
+            return;
+        }
+        if flags & ENQUEUE_WAKEUP != 0 {
+            self.task_contending(p, flags);
+            self.update_dl_entity(p);
+        } else if flags & ENQUEUE_REPLENISH != 0 {
+            self.replenish(p);
+        } else if flags & ENQUEUE_INITIAL != 0 && before(self.ses[p as usize].deadline, now) {
+            self.ses[p as usize].new_period(now); // setup_new_dl_entity
+        }
+        let se = &mut self.ses[p as usize];
+        if se.throttled {
+            se.dl_timer.cancel();
+            se.set_throttled(false, now);
+        }
+        se.on_rq = true;
+        let d = se.deadline;
+        self.dl.insert(d, p);
+    }
+
+    /// `__dequeue_dl_entity`.
+    fn unqueue(&mut self, p: u32) {
+        let se = &mut self.ses[p as usize];
+        if se.on_rq {
+            se.on_rq = false;
+            self.dl.remove(p);
+        }
+    }
+
+    /// `dequeue_dl_entity`; true when a dead task's bandwidth leaves the root domain now.
+    pub fn dequeue(&mut self, p: u32, flags: u32) -> bool {
+        self.unqueue(p);
+        if flags & DEQUEUE_MIGRATING != 0 {
+            let se = &self.ses[p as usize];
+            self.dl.sub_running(se);
+            self.dl.this_bw -= se.dl_bw;
+        }
+        if flags & DEQUEUE_SLEEP != 0 {
+            let now = self.now;
+            let se = &mut self.ses[p as usize];
+            if se.check_miss(now) {
+                let deadline = se.deadline;
+                self.note(DlNote::Miss { task: p, deadline });
+            }
+            return self.task_non_contending(p, flags & DEQUEUE_SPECIAL != 0);
+        }
+        false
+    }
+
+    /// `update_curr_dl`: charge the running task's budget (GRUB or scaled to max capacity
+    /// and frequency), throttle it at exhaustion. True asks for a resched.
+    pub fn update_curr(&mut self) -> bool {
+        let Some(p) = self.curr else { return false };
+        let se = &mut self.ses[p as usize];
+        if !se.on_rq {
+            return false;
+        }
+        let delta = self.clock_task as i64 - se.exec_start as i64;
+        if delta > 0 {
+            se.exec_start = self.clock_task;
+            let delta = delta as u64;
+            let scaled = if se.reclaim {
+                let s = grub::grub_reclaim(self.dl.grub, delta, self.dl, se.dl_bw);
+                se.stats.reclaimed_ns += delta.saturating_sub(s);
+                s
+            } else {
+                cap_scale(cap_scale(delta, self.scale.freq), self.scale.cpu)
+            };
+            se.runtime -= scaled as i64;
+            if se.check_miss(self.now) {
+                let deadline = se.deadline;
+                self.note(DlNote::Miss { task: p, deadline });
+            }
+        } else if !se.yielded {
+            return false;
+        }
+        let se = &mut self.ses[p as usize];
+        if se.runtime > 0 && !se.yielded {
+            return false;
+        }
+        let now = self.now;
+        if !se.yielded {
+            se.stats.exhaustions += 1;
+        }
+        se.set_throttled(true, now);
+        let runtime = se.runtime;
+        self.note(DlNote::Throttle { task: p, runtime });
+        self.unqueue(p);
+        if !self.start_dl_timer(p) {
+            self.enqueue(p, ENQUEUE_REPLENISH);
+        }
+        self.dl.first() != Some(p)
+    }
+
+    /// `dl_task_timer`: a throttled task's next period has come. A queued task is
+    /// replenished and enqueued (true: the caller checks preemption); one that blocked while
+    /// throttled is only replenished, its wakeup enqueues it.
+    pub fn dl_timer(&mut self, p: u32, queued: bool) -> bool {
+        self.ses[p as usize].dl_timer.armed = false;
+        if !self.ses[p as usize].throttled {
+            return false;
+        }
+        if !queued {
+            self.replenish(p);
+            return false;
+        }
+        self.enqueue(p, ENQUEUE_REPLENISH);
+        true
+    }
+
+    /// `yield_task_dl`: the budget is dropped until the next period.
+    pub fn yield_task(&mut self) {
+        if let Some(p) = self.curr {
+            self.ses[p as usize].yielded = true;
+        }
+        self.update_curr();
+    }
+
+    /// `migrate_task_rq_dl`: a waking task leaves this rq.
+    pub fn migrate_task_rq(&mut self, p: u32) {
+        let se = &mut self.ses[p as usize];
+        if se.non_contending {
+            self.dl.sub_running(se);
+            se.non_contending = false;
+            se.inactive_timer.cancel();
+        }
+        self.dl.this_bw -= se.dl_bw;
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,125 @@
+//! `dl_sched_class`: the deadline class behind the core's `SchedClass` interface.
+
+use super::{cpudl, Dl};
+use crate::sched::class::{Env, SchedClass};
+use crate::sched::flags::*;
+use crate::sched::rq::Rq;
+use crate::sched::weight::LoadWeight;
+
+pub struct DeadlineClass;
+
+pub static DEADLINE: DeadlineClass = DeadlineClass;
+
+impl<'a> Dl<'a> {
+    /// The deadline class of `rq`.
+    pub fn on(rq: &'a mut Rq, env: &'a mut Env) -> Dl<'a> {
+        Dl {
+            dl: &mut rq.dl,
+            ses: &mut *env.dl,
+            now: rq.clock.clock_task,
+            clock_task: rq.clock.clock_task,
+            scale: rq.clock.scale,
+            curr: rq.curr,
+            tracing: env.tracing,
+        }
+    }
+}
+
+impl SchedClass for DeadlineClass {
+    /// `enqueue_task_dl`.
+    fn enqueue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) {
+        Dl::on(rq, env).enqueue(p, flags);
+    }
+
+    /// `dequeue_task_dl`: charge the budget first. A dead task's bandwidth leaving the
+    /// root domain is the core's business (it owns the root domain).
+    fn dequeue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) -> bool {
+        let mut dl = Dl::on(rq, env);
+        if dl.curr == Some(p) {
+            dl.update_curr();
+        }
+        if dl.dequeue(p, flags) {
+            rq.dl.released.push(p);
+        }
+        true
+    }
+
+    fn yield_task(&self, rq: &mut Rq, env: &mut Env, _p: u32) {
+        Dl::on(rq, env).yield_task();
+    }
+
+    /// `wakeup_preempt_dl`: earliest deadline first.
+    fn wakeup_preempt(&self, rq: &mut Rq, env: &mut Env, p: u32, _wake_flags: u32) -> bool {
+        let curr = rq.curr.expect("a deadline task runs");
+        super::before(env.dl[p as usize].deadline, env.dl[curr as usize].deadline)
+    }
+
+    /// `pick_task_dl`: the leftmost entity.
+    fn pick_task(&self, rq: &mut Rq, _env: &mut Env) -> Option<u32> {
+        rq.dl.first()
+    }
+
+    /// `put_prev_task_dl`.
+    fn put_prev_task(&self, rq: &mut Rq, env: &mut Env, _p: u32) {
+        Dl::on(rq, env).update_curr();
+    }
+
+    /// `set_next_task_dl`.
+    fn set_next_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
+        env.dl[p as usize].exec_start = rq.clock.clock_task;
+    }
+
+    /// `task_tick_dl`: without HRTICK_DL (off by default) the budget is checked here, so a
+    /// task may overrun it by up to a tick (repaid at replenishment).
+    fn task_tick(&self, rq: &mut Rq, env: &mut Env, _p: u32) -> bool {
+        Dl::on(rq, env).update_curr()
+    }
+
+    /// `task_fork_dl`: nothing (a deadline task cannot fork).
+    fn task_fork(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
+
+    fn migrate_task_rq(&self, rq: &mut Rq, env: &mut Env, p: u32) {
+        Dl::on(rq, env).migrate_task_rq(p);
+    }
+
+    fn task_dead(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
+
+    fn reweight_task(&self, _rq: &mut Rq, _env: &mut Env, _p: u32, _lw: LoadWeight) {}
+
+    /// `select_task_rq_dl`: on a wakeup, leave a CPU whose running deadline task would not
+    /// be preempted (or cannot move), or that `p` does not fit, for `find_later_rq`. A new
+    /// thread is placed as the SCHED_OTHER thread rt-app creates before its sched_setattr.
+    fn select_task_rq(
+        &self,
+        rqs: &[Rq],
+        env: &Env,
+        p: u32,
+        allowed: &[bool],
+        prev: usize,
+        wake_flags: u32,
+    ) -> usize {
+        if wake_flags & WF_TTWU == 0 {
+            return crate::sched::fair::sched_class::FAIR
+                .select_task_rq(rqs, env, p, allowed, prev, wake_flags);
+        }
+        let se = &env.dl[p as usize];
+        let rq = &rqs[prev];
+        let mut select = se.migratable
+            && rq.curr.is_some_and(|c| {
+                env.dl[c as usize].dl_runtime != 0 // dl_task(curr)
+                    && (!env.dl[c as usize].migratable
+                        || !super::before(se.deadline, env.dl[c as usize].deadline))
+            });
+        if env.asym {
+            select |= !cpudl::fits(se, rq.capacity);
+        }
+        if select {
+            if let Some(t) = cpudl::find_later_rq(rqs, se, allowed, prev, env.asym) {
+                if cpudl::is_earliest(&rqs[t], se) {
+                    return t;
+                }
+            }
+        }
+        prev
+    }
+}

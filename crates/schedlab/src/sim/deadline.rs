@@ -1,0 +1,189 @@
+//! The engine's side of deadline.c: admission at sched_setattr, the two hrtimers of each
+//! reservation, and global EDF's push and pull of tasks between runqueues.
+
+use super::event::Ev;
+use super::task::State;
+use super::Sim;
+use crate::sched::class::Class;
+use crate::sched::deadline::{cpudl, Dl, DlTimer};
+use crate::sched::flags::*;
+use crate::trace::Record;
+
+impl Sim {
+    /// `sched_dl_overflow` at the thread's sched_setattr: admit its bandwidth to the root
+    /// domain, or refuse it (false), as the kernel's EBUSY.
+    pub(super) fn dl_admit(&mut self, id: u32) -> bool {
+        let bw = self.dls[id as usize].dl_bw;
+        if self.dl_bw.overflow(0, bw) {
+            return false;
+        }
+        let delta = self.dl_bw.add(bw);
+        self.rqs.iter_mut().for_each(|rq| rq.dl.update_extra(delta));
+        true
+    }
+
+    /// `__dl_sub`: a dead task's bandwidth leaves the root domain.
+    fn dl_release(&mut self, id: u32) {
+        let bw = self.dls[id as usize].dl_bw;
+        let delta = self.dl_bw.sub(bw);
+        self.rqs.iter_mut().for_each(|rq| rq.dl.update_extra(delta));
+    }
+
+    /// After a class operation on `cpu`: queue the timers it armed, trace its records,
+    /// release the bandwidth of the tasks it let go.
+    pub(super) fn drain_dl(&mut self, cpu: usize) {
+        let dl = &mut self.rqs[cpu].dl;
+        if dl.timers.is_empty() && dl.notes.is_empty() && dl.released.is_empty() {
+            return;
+        }
+        for i in 0..dl.timers.len() {
+            let t = self.rqs[cpu].dl.timers[i];
+            self.queue.push(
+                t.at,
+                self.now,
+                Ev::Dl {
+                    task: t.task,
+                    kind: t.kind,
+                    gen: t.gen,
+                },
+            );
+        }
+        self.rqs[cpu].dl.timers.clear();
+        while let Some(id) = self.rqs[cpu].dl.released.pop() {
+            self.dl_release(id);
+        }
+        for i in 0..self.rqs[cpu].dl.notes.len() {
+            let note = self.rqs[cpu].dl.notes[i];
+            self.emit(Record::Dl { cpu, note });
+        }
+        self.rqs[cpu].dl.notes.clear();
+    }
+
+    /// A reservation's hrtimer fires (stale unless `gen` matches).
+    pub(super) fn dl_timer_fired(&mut self, id: u32, kind: DlTimer, gen: u32) -> bool {
+        let se = &self.dls[id as usize];
+        let timer = match kind {
+            DlTimer::Replenish => se.dl_timer,
+            DlTimer::Inactive => se.inactive_timer,
+        };
+        if !timer.armed || timer.gen != gen {
+            return false;
+        }
+        let cpu = self.tasks[id as usize].cpu;
+        self.update_rq_clock(cpu);
+        let state = self.tasks[id as usize].state;
+        match kind {
+            DlTimer::Inactive => {
+                let dead = state == State::Dead;
+                if self.on_rq(cpu, |rq, env| Dl::on(rq, env).inactive_timer(id, dead)) {
+                    self.dl_release(id);
+                }
+            }
+            DlTimer::Replenish => {
+                let queued = matches!(state, State::Runnable | State::Running);
+                if self.on_rq(cpu, |rq, env| Dl::on(rq, env).dl_timer(id, queued)) {
+                    self.resched_for(cpu, id);
+                    self.push_dl_tasks(cpu);
+                }
+            }
+        }
+        true
+    }
+
+    /// `wakeup_preempt_dl` when a deadline task runs, else `resched_curr`.
+    fn resched_for(&mut self, cpu: usize, id: u32) {
+        let preempt = match self.rqs[cpu].curr {
+            Some(c) if self.tasks[c as usize].class == Class::Deadline => {
+                self.dls[id as usize].deadline < self.dls[c as usize].deadline
+            }
+            _ => true,
+        };
+        if preempt {
+            self.schedule(cpu);
+        }
+    }
+
+    /// `task_woken_dl`: a woken deadline task that will not run here is pushed away now.
+    pub(super) fn task_woken_dl(&mut self, cpu: usize, id: u32) {
+        if self.rqs[cpu].curr != Some(id) && self.dls[id as usize].migratable {
+            self.push_dl_tasks(cpu);
+        }
+    }
+
+    /// `push_dl_tasks`.
+    pub(super) fn push_dl_tasks(&mut self, cpu: usize) {
+        while self.push_dl_task(cpu) {}
+    }
+
+    /// `push_dl_task`: move the earliest pushable task of an overloaded `cpu` to a CPU
+    /// where it runs at once; true if one moved.
+    fn push_dl_task(&mut self, cpu: usize) -> bool {
+        let rq = &self.rqs[cpu];
+        if !cpudl::overloaded(rq, &self.dls) {
+            return false;
+        }
+        let Some(next) = cpudl::earliest_pushable(rq, &self.dls, |_| true) else {
+            return false;
+        };
+        let next_dl = &self.dls[next as usize];
+        if let Some(c) = rq.curr {
+            let curr = &self.dls[c as usize];
+            if curr.dl_runtime != 0 && next_dl.deadline < curr.deadline && curr.migratable {
+                self.schedule(cpu);
+                return false;
+            }
+        }
+        let allowed = &self.tasks[next as usize].allowed;
+        let Some(later) = cpudl::find_later_rq(&self.rqs, next_dl, allowed, cpu, self.asym)
+            .filter(|&l| l != cpu && cpudl::is_earliest(&self.rqs[l], next_dl))
+        else {
+            return false;
+        };
+        self.move_queued_task(next, cpu, later);
+        self.schedule(later);
+        true
+    }
+
+    /// `pull_dl_task`: `cpu` lost a deadline task; take from an overloaded CPU the earliest
+    /// pushable task that would run here at once and not have run there already.
+    pub(super) fn pull_dl_task(&mut self, this: usize) {
+        let n = self.rqs.len();
+        for src in (1..n).map(|i| (this + i) % n) {
+            if !cpudl::overloaded(&self.rqs[src], &self.dls) {
+                continue;
+            }
+            let allowed = |p: u32| self.tasks[p as usize].allowed[this];
+            let Some(p) = cpudl::earliest_pushable(&self.rqs[src], &self.dls, allowed) else {
+                continue;
+            };
+            let pd = self.dls[p as usize].deadline;
+            let src_curr = self.rqs[src]
+                .curr
+                .map_or(0, |c| self.dls[c as usize].deadline);
+            if cpudl::is_earliest(&self.rqs[this], &self.dls[p as usize]) && pd >= src_curr {
+                self.move_queued_task(p, src, this);
+            }
+        }
+    }
+
+    /// `deactivate_task` + `set_task_cpu` + `activate_task` of a queued, not running task.
+    fn move_queued_task(&mut self, id: u32, from: usize, to: usize) {
+        self.update_rq_clock(from);
+        self.update_rq_clock(to);
+        let class = self.class(id);
+        self.uclamp_dec(id, from);
+        self.on_rq(from, |rq, env| {
+            class.dequeue_task(rq, env, id, DEQUEUE_MIGRATING);
+        });
+        let t = &mut self.tasks[id as usize];
+        t.cpu = to;
+        t.stats.migrations += 1;
+        if self.tracing {
+            self.emit(Record::Migrate { task: id, from, to });
+        }
+        self.on_rq(to, |rq, env| {
+            class.enqueue_task(rq, env, id, ENQUEUE_MIGRATING)
+        });
+        self.uclamp_inc(id, to);
+    }
+}
