@@ -106,3 +106,16 @@ def test_seed003_time_to_80_percent():
     periods = int(figure.measured.split()[0])
     assert periods == first_period_reaching(820)
     assert abs(periods - 75) <= 1
+
+
+def test_grub_reproduces_seed_004():
+    figures = experiments()["grub"].run()
+    by_label = {f.label: f for f in figures}
+    # The seed's numbers are the sources of the figures they judge.
+    assert by_label["7/10, task 1, classic"].source == "93.3%"
+    assert by_label["1/100, task 1, classic"].source == "16.7%"
+    assert by_label["2 x 1/10 + 5/20, task 1, pillai-2023"].source == "35.0%"
+    assert by_label["3 CPUs, CPU1 busy, pillai-2023"].source == "95.2%"
+    # The nine GRUB examples are all run, under each equation.
+    assert sum(f.label.startswith("deadline") and f.label.endswith("classic") for f in figures) >= 9
+    assert all(f.ok for f in figures), [f for f in figures if not f.ok]

@@ -257,6 +257,7 @@ fn run<'py>(
         tasks,
         r.tasks,
         pid,
+        cpu,
         run_ns,
         wait_ns,
         sleep_ns,

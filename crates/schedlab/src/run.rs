@@ -44,6 +44,8 @@ pub struct TaskSummary {
     pub comm: String,
     pub pid: u32,
     pub policy: String,
+    /// The CPU it was on last.
+    pub cpu: usize,
     pub run_ns: Ns,
     pub wait_ns: Ns,
     pub sleep_ns: Ns,
@@ -186,6 +188,7 @@ pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunRe
                 comm: t.comm.clone(),
                 pid: t.pid,
                 policy: t.policy.name().to_string(),
+                cpu: t.cpu,
                 run_ns: t.stats.run_ns,
                 wait_ns: t.stats.wait_ns,
                 sleep_ns: t.stats.sleep_ns,

@@ -2,6 +2,7 @@
 
 from schedlab.experiments import (  # noqa: F401
     governor_efficiency,
+    grub,
     idle_prev_cpu,
     pelt_invariance,
     pelt_response,

@@ -187,3 +187,6 @@ impl Sim {
         self.uclamp_inc(id, to);
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,125 @@
+//! SCHED_DEADLINE through the engine: admission, EDF on one CPU, the guarantees.
+
+use crate::kernel::Kernel;
+use crate::platform::load_builtin;
+use crate::sched::features::Features;
+use crate::sim::{RunOptions, Sim};
+use crate::workload::{parse, Dialect};
+
+fn sim(json: &str, platform: &str) -> Result<Sim, String> {
+    let wl = parse(json, "dl.json", Dialect::Workgen).map_err(|e| e.to_string())?;
+    Sim::new(
+        &wl,
+        load_builtin(platform).unwrap(),
+        Features::preset(Kernel::V6_12),
+        &RunOptions::default(),
+    )
+    .map_err(|e| e.to_string())
+}
+
+fn run(json: &str, platform: &str) -> Sim {
+    let mut s = sim(json, platform).unwrap();
+    s.run(|_, _| {}).unwrap();
+    s
+}
+
+/// A periodic rt-app thread with a reservation (µs).
+fn periodic(name: &str, run: u64, period: u64, q: u64, p: u64) -> String {
+    format!(
+        r#""{name}": {{"policy": "SCHED_DEADLINE", "dl-runtime": {q}, "dl-period": {p},
+            "run": {run}, "timer": {{"ref": "unique", "period": {period}}}}}"#
+    )
+}
+
+#[test]
+fn an_admitted_implicit_set_on_one_cpu_misses_no_deadline() {
+    // Σ Q/P = 0.3 + 0.3 + 0.3 ≤ 0.95; each job needs less than its budget.
+    let tasks = [
+        periodic("a", 2000, 10_000, 3000, 10_000),
+        periodic("b", 5000, 20_000, 6000, 20_000),
+        periodic("c", 10_000, 50_000, 15_000, 50_000),
+    ]
+    .join(",");
+    let json =
+        format!(r#"{{"global": {{"duration": 2, "calibration": 100}}, "tasks": {{{tasks}}}}}"#);
+    let s = run(&json, "smp:1");
+    let jobs = [(2000, 10_000), (5000, 20_000), (10_000, 50_000)];
+    for ((t, dl), (run_us, period_us)) in s.tasks.iter().zip(&s.dls).zip(jobs) {
+        assert_eq!(dl.stats.misses, 0, "{}", t.comm);
+        assert_eq!(dl.stats.exhaustions, 0, "{}: never over budget", t.comm);
+        assert_eq!(
+            t.stats.overruns, 0,
+            "{}: every job ends within its period",
+            t.comm
+        );
+        let want = 2_000_000_000 / (period_us * 1000) * run_us * 1000;
+        assert!(
+            t.stats.run_ns.abs_diff(want) <= run_us * 1000,
+            "{}: {} vs {want}",
+            t.comm,
+            t.stats.run_ns
+        );
+    }
+}
+
+#[test]
+fn admission_accepts_exactly_up_to_the_limit_and_refuses_beyond_without_stopping() {
+    // to_ratio: 5/10 = 524288, 4.5/10 = 471859, sum 996147 = cap_scale(996147, 1024): in.
+    let json = format!(
+        r#"{{"global": {{"duration": 1, "calibration": 100}}, "tasks": {{{}, {}, {}}}}}"#,
+        periodic("a", 1000, 10_000, 5000, 10_000),
+        periodic("b", 1000, 10_000, 4500, 10_000),
+        periodic("c", 1000, 10_000, 100, 10_000),
+    );
+    let s = run(&json, "smp:1");
+    assert_eq!(s.dl_bw.total_bw, 996_147);
+    let refused: Vec<bool> = s.tasks.iter().map(|t| t.stats.refused).collect();
+    assert_eq!(refused, vec![false, false, true]);
+    assert_eq!(s.tasks[2].stats.run_ns, 0);
+    assert!(s.tasks[0].stats.run_ns >= 99_000_000, "the others go on");
+    assert_eq!(s.refusals.len(), 1);
+    assert!(s.refusals[0].contains("c-2") && s.refusals[0].contains("EBUSY"));
+}
+
+#[test]
+fn a_deadline_task_preempts_a_fair_hog_at_once() {
+    let json = format!(
+        r#"{{"global": {{"duration": 1, "calibration": 100}}, "tasks": {{{}, "hog": {{"run": -1}}}}}}"#,
+        periodic("dl", 2000, 10_000, 3000, 10_000),
+    );
+    let s = run(&json, "smp:1");
+    let dl = &s.tasks[0];
+    assert!(dl.stats.wakeup_latencies.iter().all(|&l| l == 0));
+    assert_eq!(dl.stats.run_ns, 100 * 2_000_000);
+    assert_eq!(s.tasks[1].stats.run_ns, 1_000_000_000 - 200_000_000);
+}
+
+#[test]
+fn bad_deadline_parameters_name_the_task() {
+    let task = |extra: &str| {
+        format!(
+            r#"{{"global": {{"duration": 1}}, "tasks": {{"t": {{"policy": "SCHED_DEADLINE", {extra} "run": 1000}}}}}}"#
+        )
+    };
+    let cases = [
+        (task(r#""dl-runtime": 5000, "dl-deadline": 4000, "dl-period": 10000,"#), "exceeds the deadline"),
+        (task(r#""dl-runtime": 5000, "dl-deadline": 20000, "dl-period": 10000,"#), "exceeds the period"),
+        (task(""), "non-zero period"),
+        (task(r#""dl-runtime": 50, "dl-period": 50,"#), "outside 100 µs"),
+        (task(r#""dl-runtime": 1000, "dl-period": 10000, "cpus": [0],"#), "span its root domain"),
+        (
+            r#"{"global": {"duration": 1}, "tasks": {"t": {"dl-reclaim": true, "run": 1000}}}"#.into(),
+            "needs SCHED_DEADLINE",
+        ),
+        (
+            r#"{"global": {"duration": 1}, "tasks": {"t": {"policy": "SCHED_FIFO", "priority": 100, "run": 1000}}}"#.into(),
+            "outside 1..99",
+        ),
+    ];
+    for (json, msg) in cases {
+        let e = sim(&json, "smp:2")
+            .err()
+            .unwrap_or_else(|| panic!("accepted: {json}"));
+        assert!(e.contains("tasks.t") && e.contains(msg), "{e}");
+    }
+}
