@@ -121,9 +121,12 @@ def test_frames_can_be_left_out(tmp_path):
 
 def test_unsimulated_settings_are_warned_about(tmp_path):
     wl = ('{"global": {"duration": 1}, "tasks": {"rt": {"policy": "SCHED_FIFO", "priority": 10, "loop": 1, '
-          '"run": 1000}, "capped": {"util_max": 512, "taskgroup": "/bg", "loop": 1, "run": 1000}}}')
+          '"phases": {"p0": {"run": 1000}, "p1": {"policy": "SCHED_OTHER", "run": 1000}}}, '
+          '"capped": {"util_max": 512, "taskgroup": "/bg", "loop": 1, "run": 1000}}}')
     r = schedlab.run(write(tmp_path, wl), "smp:2")
-    assert any(w.startswith("tasks.rt: SCHED_FIFO runs as SCHED_OTHER") for w in r.warnings), r.warnings
+    assert not any("SCHED_FIFO" in w for w in r.warnings), r.warnings  # the RT class is simulated
+    assert any(w.startswith("tasks.rt.phases.p1: a phase's policy") for w in r.warnings), r.warnings
+    assert list(r.tasks["policy"]) == ["SCHED_FIFO", "SCHED_OTHER"]
     assert not any("util_max" in w for w in r.warnings), r.warnings  # uclamp is simulated
     assert any('taskgroup "/bg" ignored' in w for w in r.warnings), r.warnings
 

@@ -131,6 +131,10 @@ pub struct CpuSample {
     pub uclamp_max: u64,
     /// `uclamp_rq_is_capped`: the CPU's utilization reaches its max clamp.
     pub uclamp_capped: bool,
+    /// `!uclamp_is_used() && rt_rq_is_runnable`: an RT task asks for the highest OPP.
+    pub rt_max: bool,
+    /// `cpu_bw_dl`: the active deadline bandwidth, in capacity units.
+    pub dl_bw: u64,
 }
 
 impl Default for CpuSample {
@@ -146,6 +150,8 @@ impl Default for CpuSample {
             uclamp_min: 0,
             uclamp_max: 1024,
             uclamp_capped: false,
+            rt_max: false,
+            dl_bw: 0,
         }
     }
 }

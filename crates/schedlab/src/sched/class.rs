@@ -7,6 +7,7 @@ use super::deadline::SchedDlEntity;
 use super::fair::{SchedEntity, Tunables};
 use super::features::Features;
 use super::rq::Rq;
+use super::rt::SchedRtEntity;
 use super::weight::LoadWeight;
 use crate::workload::Policy;
 
@@ -14,6 +15,7 @@ use crate::workload::Policy;
 pub struct Env<'a> {
     pub ses: &'a mut [SchedEntity],
     pub dl: &'a mut [SchedDlEntity],
+    pub rt: &'a mut [SchedRtEntity],
     pub feat: &'a Features,
     pub tun: &'a Tunables,
     /// Record tracepoints into `Rq::notes`.
@@ -61,18 +63,19 @@ pub trait SchedClass: Sync {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Class {
     Deadline,
+    Rt,
     Fair,
 }
 
 impl Class {
     /// Every class with a queue, highest first (`for_each_class`).
-    pub const ORDER: [Class; 2] = [Class::Deadline, Class::Fair];
+    pub const ORDER: [Class; 3] = [Class::Deadline, Class::Rt, Class::Fair];
 
-    /// `__setscheduler_class`. Until the rt class comes, FIFO and RR are fair (the
-    /// workload loader warns about them).
+    /// `__setscheduler_class`.
     pub fn of(policy: Policy) -> Class {
         match policy {
             Policy::Deadline => Class::Deadline,
+            Policy::Fifo | Policy::Rr => Class::Rt,
             _ => Class::Fair,
         }
     }
@@ -80,6 +83,7 @@ impl Class {
     pub fn ops(self) -> &'static dyn SchedClass {
         match self {
             Class::Deadline => &super::deadline::sched_class::DEADLINE,
+            Class::Rt => &super::rt::RT,
             Class::Fair => &super::fair::sched_class::FAIR,
         }
     }
@@ -120,6 +124,7 @@ mod tests {
                     RqClock::new(feat.invariance, scale, T0),
                     1024,
                     crate::sched::deadline::DlRq::new(None),
+                    crate::sched::rt::RtRq::new(None, 25),
                 )
             })
             .collect();
@@ -141,9 +146,11 @@ mod tests {
         for kernel in [Kernel::V6_12, Kernel::V6_1] {
             let (mut rqs, mut ses, feat, tun) = machine(1, kernel);
             let mut dl = vec![SchedDlEntity::default(); 4];
+            let mut rt = vec![SchedRtEntity::default(); 4];
             let mut env = Env {
                 ses: &mut ses,
                 dl: &mut dl,
+                rt: &mut rt,
                 feat: &feat,
                 tun: &tun,
                 tracing: false,
@@ -169,9 +176,11 @@ mod tests {
     fn placement_wakes_on_an_idle_prev_else_the_least_loaded_allowed_cpu() {
         let (mut rqs, mut ses, feat, tun) = machine(4, Kernel::V6_12);
         let mut dl = vec![SchedDlEntity::default(); 4];
+        let mut rt = vec![SchedRtEntity::default(); 4];
         let mut env = Env {
             ses: &mut ses,
             dl: &mut dl,
+            rt: &mut rt,
             feat: &feat,
             tun: &tun,
             tracing: false,

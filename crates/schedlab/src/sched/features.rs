@@ -89,11 +89,23 @@ pub struct Features {
     /// (6.1) and the deadline class's Umax and admission limit.
     pub rt_period_us: u64,
     pub rt_runtime_us: Option<u64>,
+    /// RT throttling of the root rt_rq (≤ 6.11; 6.12 has the fair server instead).
+    pub rt_throttling: bool,
+    /// `sched_rr_timeslice_ms`.
+    pub rr_timeslice_ms: u32,
     bits: u32,
 }
 
 /// `--set` keys, their meaning, and how each preset sets them.
-pub const SET_KEYS: [(&str, &str); 12] = [
+pub const SET_KEYS: [(&str, &str); 14] = [
+    (
+        "rt.throttling",
+        "on (6.1: the root rt_rq's bandwidth) | off (6.12)",
+    ),
+    (
+        "rt.rr_timeslice_ms",
+        "sched_rr_timeslice_ms: SCHED_RR slice, > 0",
+    ),
     (
         "dl.grub",
         "classic (<6.5) | pillai-2023 (seed 004) | mainline (6.5+)",
@@ -171,6 +183,8 @@ impl Features {
             },
             rt_period_us: 1_000_000,
             rt_runtime_us: Some(950_000),
+            rt_throttling: kernel == Kernel::V6_1,
+            rr_timeslice_ms: 100,
             bits: on.iter().fold(0, |b, f| b | 1 << *f as u32),
         }
     }
@@ -252,6 +266,16 @@ impl Features {
                     _ => return Err(bad()),
                 }
             }
+            "rt.throttling" => {
+                self.rt_throttling = match value {
+                    "on" => true,
+                    "off" => false,
+                    _ => return Err(bad()),
+                }
+            }
+            "rt.rr_timeslice_ms" => {
+                self.rr_timeslice_ms = value.parse().ok().filter(|v| *v > 0).ok_or_else(bad)?
+            }
             "dl.grub" => self.grub = Grub::from_name(value).ok_or_else(bad)?,
             "sched.rt_period_us" => {
                 self.rt_period_us = match value.parse::<u64>() {
@@ -300,6 +324,18 @@ impl Features {
         self.rt_runtime_us.map(|r| (self.rt_period_us, r))
     }
 
+    /// The root rt_rq's budget per period (ns), when RT throttling is on and limits anything.
+    pub fn rt_throttle(&self) -> Option<u64> {
+        self.rt_runtime_us
+            .filter(|&r| self.rt_throttling && r < self.rt_period_us)
+            .map(|r| r * 1000)
+    }
+
+    /// `sched_rr_timeslice` in jiffies: `msecs_to_jiffies(sysctl_sched_rr_timeslice)`.
+    pub fn rr_timeslice_ticks(&self) -> u32 {
+        (self.rr_timeslice_ms * self.hz).div_ceil(1000).max(1)
+    }
+
     /// `TICK_NSEC`.
     pub fn tick_ns(&self) -> u64 {
         1_000_000_000 / self.hz as u64
@@ -341,6 +377,14 @@ impl Features {
                 self.wakeup_granularity_ns.to_string(),
             ),
         ];
+        out.push((
+            "rt.throttling".into(),
+            if self.rt_throttling { "on" } else { "off" }.into(),
+        ));
+        out.push((
+            "rt.rr_timeslice_ms".into(),
+            self.rr_timeslice_ms.to_string(),
+        ));
         out.push(("dl.grub".into(), self.grub.name().into()));
         out.push(("sched.rt_period_us".into(), self.rt_period_us.to_string()));
         out.push((

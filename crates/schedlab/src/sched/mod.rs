@@ -1,5 +1,5 @@
 //! Mirrors kernel/sched: the class interface and the runqueue, PELT and its clock, util_est,
-//! weights, uclamp, features, the deadline, fair and idle classes.
+//! weights, uclamp, features, the deadline, rt, fair and idle classes.
 
 pub mod class;
 pub mod clock_pelt;
@@ -10,6 +10,7 @@ pub mod flags;
 pub mod idle;
 pub mod pelt;
 pub mod rq;
+pub mod rt;
 pub mod uclamp;
 pub mod util_est;
 pub mod weight;

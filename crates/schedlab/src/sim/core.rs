@@ -32,6 +32,7 @@ impl Sim {
         let mut env = Env {
             ses: &mut self.ses,
             dl: &mut self.dls,
+            rt: &mut self.rts,
             feat: &self.feat,
             tun: &self.tun,
             tracing: self.tracing,
@@ -89,7 +90,7 @@ impl Sim {
     /// Create a thread from rt-app task `def` and `wake_up_new_task` it.
     pub(super) fn fork_thread(&mut self, def: usize, parent: Option<u32>) {
         let id = self.tasks.len() as u32;
-        let (task, se, dl, thread) = self.prog.new_thread(
+        let (task, se, dl, rt, thread) = self.prog.new_thread(
             def,
             id,
             parent.map(|p| &self.tasks[p as usize]),
@@ -100,6 +101,7 @@ impl Sim {
         self.tasks.push(task);
         self.ses.push(se);
         self.dls.push(dl);
+        self.rts.push(rt);
         self.threads.push(thread);
         if self.tasks[id as usize].class == Class::Deadline && !self.dl_admit(id) {
             self.refuse(id);
@@ -144,6 +146,7 @@ impl Sim {
         let env = Env {
             ses: &mut self.ses,
             dl: &mut self.dls,
+            rt: &mut self.rts,
             feat: &self.feat,
             tun: &self.tun,
             tracing: self.tracing,

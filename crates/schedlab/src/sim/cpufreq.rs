@@ -93,7 +93,13 @@ impl Cpufreq {
 }
 
 /// What a governor reads of CPU `cpu` at `now`.
-fn cpu_sample(rqs: &[Rq], cpus: &[Cpu], now: Ns, util_est: bool, cpu: usize) -> CpuSample {
+fn cpu_sample(
+    rqs: &[Rq],
+    cpus: &[Cpu],
+    now: Ns,
+    (util_est, uclamp): (bool, bool),
+    cpu: usize,
+) -> CpuSample {
     let (rq, c) = (&rqs[cpu], &cpus[cpu]);
     let busy = c.busy_ns + c.busy_since.map_or(0, |s| now - s);
     let uclamp_max = rq.uclamp.get(UCLAMP_MAX) as u64;
@@ -109,13 +115,15 @@ fn cpu_sample(rqs: &[Rq], cpus: &[Cpu], now: Ns, util_est: bool, cpu: usize) -> 
         // uclamp_rq_is_capped (cpu_util_cfs; no RT yet). Unused uclamp leaves max at 1024.
         uclamp_capped: uclamp_max != SCHED_CAPACITY_SCALE
             && cpu_util(cpu, &rq.cfs, rq.capacity, None, None, false, util_est) >= uclamp_max,
+        rt_max: !uclamp && rq.rt.runnable(),
+        dl_bw: rq.dl.cpu_bw(),
     }
 }
 
 impl Sim {
     /// Boot: each governor takes its policy over; the frequency it picks is the first.
     pub(super) fn start_governors(&mut self) {
-        let (now, ue) = (self.now, self.util_est_on());
+        let (now, ue) = (self.now, (self.util_est_on(), self.uclamp_used));
         for d in 0..self.cpufreq.policies.len() {
             let (rqs, cpus) = (&self.rqs, &self.cpus);
             let sample = |j: usize| cpu_sample(rqs, cpus, now, ue, j);
@@ -127,7 +135,7 @@ impl Sim {
 
     /// The scheduler calls into cpufreq on `cpu`.
     pub(super) fn cpufreq_hook(&mut self, cpu: usize, hook: Hook) {
-        let (now, ue) = (self.now, self.util_est_on());
+        let (now, ue) = (self.now, (self.util_est_on(), self.uclamp_used));
         let d = self.plat.cpus[cpu].freq_domain;
         let (rqs, cpus) = (&self.rqs, &self.cpus);
         let sample = |j: usize| cpu_sample(rqs, cpus, now, ue, j);

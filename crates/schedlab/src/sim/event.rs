@@ -15,6 +15,8 @@ pub enum Ev {
     Done { cpu: u32, gen: u32 },
     /// The scheduler tick of a busy CPU.
     Tick { cpu: u32 },
+    /// `sched_rt_period_timer`: RT throttling's period ends.
+    RtPeriod,
     /// A deadline reservation's hrtimer (stale unless `gen` matches).
     Dl { task: u32, kind: DlTimer, gen: u32 },
     /// The workload's `duration` is over.

@@ -8,6 +8,7 @@ mod core;
 pub mod cpufreq;
 mod deadline;
 pub mod event;
+mod rt;
 mod rtapp;
 pub mod task;
 
@@ -20,6 +21,7 @@ use crate::sched::deadline::{DlRq, SchedDlEntity};
 use crate::sched::fair::{cpu_util, SchedEntity, Tunables};
 use crate::sched::features::{Feat, Features};
 use crate::sched::rq::Rq;
+use crate::sched::rt::{RtRq, SchedRtEntity};
 use crate::time::Ns;
 use crate::trace::{Observer, Record};
 use crate::workload::Workload;
@@ -76,6 +78,8 @@ pub struct Sim {
     pub ses: Vec<SchedEntity>,
     /// Every thread's `sched_dl_entity` (all zero but for SCHED_DEADLINE threads).
     pub dls: Vec<SchedDlEntity>,
+    /// Every thread's `sched_rt_entity`.
+    pub rts: Vec<SchedRtEntity>,
     /// The root domain's admitted bandwidth.
     pub dl_bw: DlBw,
     /// CPUs of different capacities (`sched_asym_cpucap_active`).
@@ -125,7 +129,8 @@ impl Sim {
                 };
                 let mut dl = DlRq::new(feat.rt_bandwidth());
                 dl.grub = feat.grub;
-                Rq::new(RqClock::new(feat.invariance, scale, SIM_START), cap, dl)
+                let rt = RtRq::new(feat.rt_throttle(), feat.rr_timeslice_ticks());
+                Rq::new(RqClock::new(feat.invariance, scale, SIM_START), cap, dl, rt)
             })
             .collect();
         let caps = plat.cpus.iter().map(|c| c.capacity_orig as u64);
@@ -160,6 +165,7 @@ impl Sim {
             tasks: Vec::new(),
             ses: Vec::new(),
             dls: Vec::new(),
+            rts: Vec::new(),
             dl_bw,
             asym,
             refusals: Vec::new(),
@@ -198,6 +204,7 @@ impl Sim {
         if let Some(at) = self.stop_at {
             self.queue.push(at, self.now, Ev::Stop);
         }
+        self.arm_rt_period();
         let mut next_report = self.now;
         while let Some((at, ev)) = self.queue.pop() {
             self.now = at;
@@ -207,6 +214,7 @@ impl Sim {
                 Ev::Done { cpu, gen } => self.work_done(cpu as usize, gen),
                 Ev::Tick { cpu } => self.tick(cpu as usize),
                 Ev::Dl { task, kind, gen } => self.dl_timer_fired(task, kind, gen),
+                Ev::RtPeriod => self.rt_period_timer(),
             };
             self.totals.events += live as u64;
             if let Some(e) = self.io_error.take() {

@@ -16,6 +16,7 @@ use crate::sched::class::Class;
 use crate::sched::deadline::SchedDlEntity;
 use crate::sched::fair::SchedEntity;
 use crate::sched::features::Features;
+use crate::sched::rt::SchedRtEntity;
 use crate::sched::uclamp::task_uclamp;
 use crate::sched::weight::LoadWeight;
 use crate::trace::{LogRow, Record};
@@ -77,6 +78,8 @@ pub(super) struct CTask {
     loops: i64,
     policy: Policy,
     nice: i32,
+    /// `rt_priority` of FIFO and RR tasks.
+    rt_priority: u32,
     /// The reservation of a SCHED_DEADLINE task, as `__setparam_dl` leaves it.
     dl: Option<SchedDlEntity>,
     uclamp: Clamps,
@@ -101,17 +104,12 @@ pub(super) struct Program {
     pub(super) warnings: Vec<String>,
 }
 
-/// What the workload asks for that the engine does not simulate yet: RT policies (run as
-/// SCHED_OTHER), policy changes between phases, task groups.
+/// What the workload asks for that the engine does not simulate yet: policy changes between
+/// phases, task groups.
 fn unsimulated(wl: &Workload) -> Vec<String> {
     let mut out = Vec::new();
     let mut check = |path: String, p: &SchedParams, group: &Option<String>, phase: bool| {
-        if let Some(policy) = p.policy.filter(|x| matches!(x, Policy::Fifo | Policy::Rr)) {
-            out.push(format!(
-                "{path}: {} runs as SCHED_OTHER at nice 0: the RT class is not simulated yet",
-                policy.name()
-            ));
-        } else if phase && (p.policy.is_some() || p.dl_runtime_us.is_some()) {
+        if phase && (p.policy.is_some() || p.dl_runtime_us.is_some()) {
             out.push(format!(
                 "{path}: a phase's policy or deadline parameters are ignored: the thread keeps the task's (changes between phases are not simulated yet)"
             ));
@@ -405,6 +403,10 @@ impl Program {
                 } else {
                     0
                 },
+                rt_priority: match policy {
+                    Policy::Fifo | Policy::Rr => t.params.priority.unwrap_or(10) as u32,
+                    _ => 0,
+                },
                 dl: dl_attr(t, policy, n)?,
                 uclamp: check_uclamp(&t.params, "")?,
                 slice: t
@@ -488,7 +490,7 @@ impl Program {
         now: u64,
         nr_cpus: usize,
         feat: &Features,
-    ) -> (Task, SchedEntity, SchedDlEntity, ThreadProg) {
+    ) -> (Task, SchedEntity, SchedDlEntity, SchedRtEntity, ThreadProg) {
         let t = &mut self.tasks[def];
         let comm = match parent {
             None => format!("{}-{id}", t.name),
@@ -517,6 +519,7 @@ impl Program {
             policy: t.policy,
             class: Class::of(t.policy),
             nice: t.nice,
+            rt_priority: t.rt_priority,
             uclamp: task_uclamp(t.uclamp.0, t.uclamp.1),
             allowed: t.cpus.clone().unwrap_or_else(|| vec![true; nr_cpus]),
             action: Action::Continue,
@@ -546,7 +549,8 @@ impl Program {
             wait_mutex: None,
         };
         let dl = t.dl.clone().unwrap_or_default();
-        (task, se, dl, thread)
+        let rt = SchedRtEntity::new(t.rt_priority, t.policy == Policy::Rr);
+        (task, se, dl, rt, thread)
     }
 }
 

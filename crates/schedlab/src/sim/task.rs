@@ -64,6 +64,8 @@ pub struct Task {
     pub policy: Policy,
     pub class: Class,
     pub nice: i32,
+    /// `rt_priority` of a FIFO or RR thread (1..99).
+    pub rt_priority: u32,
     /// `p->uclamp`: util_min and util_max.
     pub uclamp: TaskUclamp,
     /// Allowed CPUs.
@@ -84,6 +86,7 @@ impl Task {
     pub fn prio(&self) -> i32 {
         match self.class {
             Class::Deadline => -1,
+            Class::Rt => 99 - self.rt_priority as i32,
             Class::Fair => 120 + self.nice,
         }
     }

@@ -1,0 +1,256 @@
+//! The RT class (kernel/sched/rt.c): SCHED_FIFO and SCHED_RR, one FIFO list per priority,
+//! round-robin slices, and RT throttling (`sched_rt_runtime_us` per `sched_rt_period_us`,
+//! the root rt_rq's bandwidth of ≤ 6.11).
+
+use std::collections::VecDeque;
+
+use super::class::{Env, SchedClass};
+use super::flags::*;
+use super::rq::Rq;
+use super::weight::LoadWeight;
+use crate::time::Ns;
+
+/// `MAX_RT_PRIO`: kernel priorities 0 (highest) to 99.
+pub const MAX_RT_PRIO: usize = 100;
+
+/// `struct sched_rt_entity`.
+#[derive(Debug, Clone, Default)]
+pub struct SchedRtEntity {
+    /// `p->prio` = 99 − rt_priority.
+    pub prio: u32,
+    /// SCHED_RR (a time slice) rather than SCHED_FIFO.
+    pub rr: bool,
+    /// Ticks left of the RR slice.
+    pub time_slice: u32,
+    pub on_rq: bool,
+    pub exec_start: Ns,
+}
+
+impl SchedRtEntity {
+    pub fn new(rt_priority: u32, rr: bool) -> SchedRtEntity {
+        SchedRtEntity {
+            prio: 99 - rt_priority,
+            rr,
+            ..Default::default()
+        }
+    }
+}
+
+/// `struct rt_rq` of the root group.
+#[derive(Debug, Clone)]
+pub struct RtRq {
+    /// `rt_prio_array`: a FIFO per priority and the bitmap of the non-empty ones.
+    queue: Vec<VecDeque<u32>>,
+    bitmap: u128,
+    pub nr_running: u32,
+    /// RT running time in the current period, and the budget (None: no throttling).
+    pub rt_time: Ns,
+    pub rt_runtime: Option<Ns>,
+    pub throttled: bool,
+    /// `sched_rr_timeslice` in ticks.
+    pub rr_timeslice: u32,
+}
+
+impl RtRq {
+    pub fn new(rt_runtime: Option<Ns>, rr_timeslice: u32) -> RtRq {
+        RtRq {
+            queue: vec![VecDeque::new(); MAX_RT_PRIO],
+            bitmap: 0,
+            nr_running: 0,
+            rt_time: 0,
+            rt_runtime,
+            throttled: false,
+            rr_timeslice,
+        }
+    }
+
+    /// `sched_find_first_bit`: the highest priority queued.
+    pub fn highest_prio(&self) -> Option<u32> {
+        (self.bitmap != 0).then(|| self.bitmap.trailing_zeros())
+    }
+
+    fn push(&mut self, prio: u32, p: u32, head: bool) {
+        let q = &mut self.queue[prio as usize];
+        if head {
+            q.push_front(p);
+        } else {
+            q.push_back(p);
+        }
+        self.bitmap |= 1 << prio;
+    }
+
+    fn remove(&mut self, prio: u32, p: u32) {
+        let q = &mut self.queue[prio as usize];
+        if let Some(i) = q.iter().position(|&x| x == p) {
+            q.remove(i);
+        }
+        if q.is_empty() {
+            self.bitmap &= !(1 << prio);
+        }
+    }
+
+    /// `requeue_task_rt` to the tail of its list.
+    fn requeue(&mut self, prio: u32, p: u32) {
+        self.remove(prio, p);
+        self.push(prio, p, false);
+    }
+
+    /// `rt_rq_is_runnable`: RT tasks queued and not throttled.
+    pub fn runnable(&self) -> bool {
+        self.nr_running > 0 && !self.throttled
+    }
+
+    /// `do_sched_rt_period_timer` for this rq: pay back a period's budget, unthrottle when
+    /// under it. True when RT tasks may run again.
+    pub fn period_timer(&mut self, overrun: u64) -> bool {
+        let Some(runtime) = self.rt_runtime else {
+            return false;
+        };
+        self.rt_time -= self.rt_time.min(overrun * runtime);
+        if self.throttled && self.rt_time < runtime {
+            self.throttled = false;
+            return self.nr_running > 0;
+        }
+        false
+    }
+}
+
+pub struct RtClass;
+
+pub static RT: RtClass = RtClass;
+
+/// `update_curr_rt`: charge the running RT task to the rq's period budget; true when that
+/// throttles the rq (`sched_rt_runtime_exceeded`).
+fn update_curr(rq: &mut Rq, env: &mut Env, p: u32) -> bool {
+    let now = rq.clock.clock_task;
+    let se = &mut env.rt[p as usize];
+    let delta = now.saturating_sub(se.exec_start);
+    se.exec_start = now;
+    let rt = &mut rq.rt;
+    let Some(runtime) = rt.rt_runtime else {
+        return false;
+    };
+    rt.rt_time += delta;
+    if !rt.throttled && rt.rt_time > runtime {
+        rt.throttled = true;
+        return true;
+    }
+    false
+}
+
+impl SchedClass for RtClass {
+    /// `enqueue_task_rt`: at the tail of its priority's list (the head for ENQUEUE_HEAD).
+    fn enqueue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) {
+        let se = &mut env.rt[p as usize];
+        se.on_rq = true;
+        if se.time_slice == 0 {
+            se.time_slice = rq.rt.rr_timeslice;
+        }
+        rq.rt.push(se.prio, p, flags & ENQUEUE_HEAD != 0);
+        rq.rt.nr_running += 1;
+        rq.cfs.util_changed = true; // enqueue_top_rt_rq: cpufreq_update_util
+    }
+
+    fn dequeue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, _flags: u32) -> bool {
+        if rq.curr == Some(p) {
+            update_curr(rq, env, p);
+        }
+        let se = &mut env.rt[p as usize];
+        se.on_rq = false;
+        rq.rt.remove(se.prio, p);
+        rq.rt.nr_running -= 1;
+        rq.cfs.util_changed = true; // dequeue_top_rt_rq: cpufreq_update_util
+        true
+    }
+
+    /// `yield_task_rt`: to the tail of its list.
+    fn yield_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
+        rq.rt.requeue(env.rt[p as usize].prio, p);
+    }
+
+    /// `wakeup_preempt_rt`: a strictly higher priority preempts.
+    fn wakeup_preempt(&self, rq: &mut Rq, env: &mut Env, p: u32, _wake_flags: u32) -> bool {
+        let curr = rq.curr.expect("an RT task runs");
+        env.rt[p as usize].prio < env.rt[curr as usize].prio
+    }
+
+    /// `pick_task_rt`: the head of the highest non-empty list, unless throttled.
+    fn pick_task(&self, rq: &mut Rq, _env: &mut Env) -> Option<u32> {
+        if rq.rt.throttled {
+            return None;
+        }
+        let prio = rq.rt.highest_prio()?;
+        rq.rt.queue[prio as usize].front().copied()
+    }
+
+    fn put_prev_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
+        update_curr(rq, env, p);
+    }
+
+    fn set_next_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
+        env.rt[p as usize].exec_start = rq.clock.clock_task;
+    }
+
+    /// `task_tick_rt`: charge the budget; an RR task whose slice ran out goes to the tail of
+    /// its list if it is not alone there.
+    fn task_tick(&self, rq: &mut Rq, env: &mut Env, p: u32) -> bool {
+        if update_curr(rq, env, p) {
+            return true;
+        }
+        let se = &mut env.rt[p as usize];
+        if !se.rr {
+            return false;
+        }
+        se.time_slice -= 1;
+        if se.time_slice > 0 {
+            return false;
+        }
+        se.time_slice = rq.rt.rr_timeslice;
+        let prio = se.prio;
+        if rq.rt.queue[prio as usize].len() > 1 {
+            rq.rt.requeue(prio, p);
+            return true;
+        }
+        false
+    }
+
+    fn task_fork(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
+
+    fn migrate_task_rq(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
+
+    fn task_dead(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
+
+    fn reweight_task(&self, _rq: &mut Rq, _env: &mut Env, _p: u32, _lw: LoadWeight) {}
+
+    /// `select_task_rq_rt` with `cpupri_find` reduced to its outcome: stay unless the CPU
+    /// runs an RT task of higher or equal priority, else the allowed CPU whose highest
+    /// queued priority is the lowest (one without RT first), the task's own first on ties.
+    /// Simplified: no push/pull afterwards (the kernel's push_rt_task / pull_rt_task).
+    fn select_task_rq(
+        &self,
+        rqs: &[Rq],
+        env: &Env,
+        p: u32,
+        allowed: &[bool],
+        prev: usize,
+        _wake_flags: u32,
+    ) -> usize {
+        let prio = env.rt[p as usize].prio;
+        // cpupri: 0 for no RT task, else 100 − its highest prio (higher = more important).
+        let level = |c: usize| {
+            rqs[c]
+                .rt
+                .highest_prio()
+                .map_or(0, |h| MAX_RT_PRIO as u32 - h)
+        };
+        if allowed[prev] && rqs[prev].rt.highest_prio().is_none_or(|h| h > prio) {
+            return prev;
+        }
+        let n = rqs.len();
+        (0..n)
+            .map(|i| (prev + i) % n)
+            .filter(|&c| allowed[c])
+            .min_by_key(|&c| (level(c), !rqs[c].idle()))
+            .unwrap_or(prev)
+    }
+}
