@@ -92,3 +92,24 @@ def test_ramp_prints_periods_and_ms(cli):
     assert r.stdout.decode().splitlines() == [
         "target,periods,ms", "972,not reachable,not reachable",
         f"486,{n486},{n486 * 1.048576:.3f}", f"256,{n256},{n256 * 1.048576:.3f}"]
+
+
+def test_deadline_run_reports_refusals_and_bad_parameters(cli, tmp_path):
+    def task(name, q, p, extra=""):
+        return (f'"{name}": {{"policy": "SCHED_DEADLINE", "dl-runtime": {q}, "dl-period": {p}, {extra}'
+                f'"run": 1000, "timer": {{"ref": "unique", "period": {p}}}}}')
+    ok = tmp_path / "dl.json"
+    # 0.6 + 0.6 > 0.95 on one CPU: the second thread is refused, the run goes on.
+    ok.write_text('{"global": {"duration": 1, "calibration": 100}, "tasks": {'
+                  + task("a", 6000, 10000, '"dl-reclaim": true, ') + "," + task("b", 6000, 10000) + "}}")
+    r = cli("run", str(ok), "--platform", "smp:1", "--trace", str(tmp_path / "t.txt"))
+    assert r.returncode == 0, r.stderr
+    assert b"refused: b-1: sched_setattr(SCHED_DEADLINE" in r.stderr
+    assert b"SCHED_DEADLINE" in r.stdout and b"refused" in r.stdout
+    trace = (tmp_path / "t.txt").read_text()
+    assert "sched_dl_replenish:" in trace and "next_prio=-1" in trace
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"global": {"duration": 1}, "tasks": {' + task("c", 20000, 10000) + "}}")
+    r = cli("run", str(bad), "--platform", "smp:1")
+    assert r.returncode == 2 and r.stdout == b"" and b"Traceback" not in r.stderr
+    assert b"tasks.c.dl-runtime" in r.stderr and b"exceeds the deadline" in r.stderr

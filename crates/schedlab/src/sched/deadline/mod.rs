@@ -370,12 +370,7 @@ impl Dl<'_> {
         }
         se.yielded = false;
         se.set_throttled(false, now);
-        let (runtime, deadline) = (se.runtime, se.deadline);
-        self.note(DlNote::Replenish {
-            task: p,
-            runtime,
-            deadline,
-        });
+        self.note_budget(p);
     }
 
     /// `update_dl_entity`: the CBS wakeup rule, revised for constrained deadlines.
@@ -389,7 +384,19 @@ impl Dl<'_> {
                 return;
             }
             se.new_period(now);
+            self.note_budget(p);
         }
+    }
+
+    /// A new budget and deadline, for the trace.
+    fn note_budget(&mut self, p: u32) {
+        let se = &self.ses[p as usize];
+        let (runtime, deadline) = (se.runtime, se.deadline);
+        self.note(DlNote::Replenish {
+            task: p,
+            runtime,
+            deadline,
+        });
     }
 
     /// `dl_check_constrained_dl`: woken after its deadline but before its next period, a
@@ -497,6 +504,7 @@ impl Dl<'_> {
             self.replenish(p);
         } else if flags & ENQUEUE_INITIAL != 0 && before(self.ses[p as usize].deadline, now) {
             self.ses[p as usize].new_period(now); // setup_new_dl_entity
+            self.note_budget(p);
         }
         let se = &mut self.ses[p as usize];
         if se.throttled {
