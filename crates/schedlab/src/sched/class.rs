@@ -111,7 +111,30 @@ mod tests {
 
     const T0: u64 = 1_000_000_000;
 
-    fn machine(n: usize, kernel: Kernel) -> (Vec<Rq>, Vec<SchedEntity>, Features, Tunables) {
+    /// Every task's entities, the switches and the tunables: what an `Env` borrows.
+    struct Shared {
+        ses: Vec<SchedEntity>,
+        dl: Vec<SchedDlEntity>,
+        rt: Vec<SchedRtEntity>,
+        feat: Features,
+        tun: Tunables,
+    }
+
+    impl Shared {
+        fn env(&mut self) -> Env<'_> {
+            Env {
+                ses: &mut self.ses,
+                dl: &mut self.dl,
+                rt: &mut self.rt,
+                feat: &self.feat,
+                tun: &self.tun,
+                tracing: false,
+                asym: false,
+            }
+        }
+    }
+
+    fn machine(n: usize, kernel: Kernel) -> (Vec<Rq>, Shared) {
         let feat = Features::preset(kernel);
         let tun = Tunables::new(&feat, n);
         let scale = CpuScale {
@@ -131,7 +154,14 @@ mod tests {
         let ses = (0..4)
             .map(|_| SchedEntity::new(LoadWeight::of_nice(0, false), feat.util_est.initial()))
             .collect();
-        (rqs, ses, feat, tun)
+        let shared = Shared {
+            ses,
+            dl: vec![SchedDlEntity::default(); 4],
+            rt: vec![SchedRtEntity::default(); 4],
+            feat,
+            tun,
+        };
+        (rqs, shared)
     }
 
     /// Fork `p` onto `rq` and enqueue it, through the class interface.
@@ -144,18 +174,8 @@ mod tests {
     #[test]
     fn pick_next_task_runs_the_fair_task_or_the_idle_task() {
         for kernel in [Kernel::V6_12, Kernel::V6_1] {
-            let (mut rqs, mut ses, feat, tun) = machine(1, kernel);
-            let mut dl = vec![SchedDlEntity::default(); 4];
-            let mut rt = vec![SchedRtEntity::default(); 4];
-            let mut env = Env {
-                ses: &mut ses,
-                dl: &mut dl,
-                rt: &mut rt,
-                feat: &feat,
-                tun: &tun,
-                tracing: false,
-                asym: false,
-            };
+            let (mut rqs, mut shared) = machine(1, kernel);
+            let mut env = shared.env();
             let rq = &mut rqs[0];
             assert_eq!(pick_next_task(rq, &mut env), None);
             fork(rq, &mut env, 2);
@@ -174,18 +194,8 @@ mod tests {
 
     #[test]
     fn placement_wakes_on_an_idle_prev_else_the_least_loaded_allowed_cpu() {
-        let (mut rqs, mut ses, feat, tun) = machine(4, Kernel::V6_12);
-        let mut dl = vec![SchedDlEntity::default(); 4];
-        let mut rt = vec![SchedRtEntity::default(); 4];
-        let mut env = Env {
-            ses: &mut ses,
-            dl: &mut dl,
-            rt: &mut rt,
-            feat: &feat,
-            tun: &tun,
-            tracing: false,
-            asym: false,
-        };
+        let (mut rqs, mut shared) = machine(4, Kernel::V6_12);
+        let mut env = shared.env();
         // CPU 1 runs one task, CPU 2 has two queued: 0 and 3 are idle.
         fork(&mut rqs[1], &mut env, 0);
         rqs[1].curr = Some(0);

@@ -100,13 +100,13 @@ impl RtRq {
         self.nr_running > 0 && !self.throttled
     }
 
-    /// `do_sched_rt_period_timer` for this rq: pay back a period's budget, unthrottle when
-    /// under it. True when RT tasks may run again.
-    pub fn period_timer(&mut self, overrun: u64) -> bool {
+    /// `do_sched_rt_period_timer` for this rq (one period elapsed, no overrun): pay back a
+    /// period's budget, unthrottle when under it. True when RT tasks may run again.
+    pub fn period_timer(&mut self) -> bool {
         let Some(runtime) = self.rt_runtime else {
             return false;
         };
-        self.rt_time -= self.rt_time.min(overrun * runtime);
+        self.rt_time -= self.rt_time.min(runtime);
         if self.throttled && self.rt_time < runtime {
             self.throttled = false;
             return self.nr_running > 0;

@@ -29,7 +29,18 @@ impl Sim {
     /// and, if it changed the root cfs_rq's signals, tell cpufreq.
     #[inline]
     pub(super) fn on_rq<R>(&mut self, cpu: usize, op: impl FnOnce(&mut Rq, &mut Env) -> R) -> R {
-        let mut env = Env {
+        let (rqs, mut env, _) = self.sched_parts();
+        let r = op(&mut rqs[cpu], &mut env);
+        self.drain_notes(cpu);
+        self.drain_dl(cpu);
+        self.util_change(cpu);
+        r
+    }
+
+    /// The runqueues, what their classes share, and the threads (for their affinities).
+    #[inline]
+    fn sched_parts(&mut self) -> (&mut [Rq], Env<'_>, &[super::task::Task]) {
+        let env = Env {
             ses: &mut self.ses,
             dl: &mut self.dls,
             rt: &mut self.rts,
@@ -38,11 +49,7 @@ impl Sim {
             tracing: self.tracing,
             asym: self.asym,
         };
-        let r = op(&mut self.rqs[cpu], &mut env);
-        self.drain_notes(cpu);
-        self.drain_dl(cpu);
-        self.util_change(cpu);
-        r
+        (&mut self.rqs, env, &self.tasks)
     }
 
     /// `p->sched_class`.
@@ -143,17 +150,9 @@ impl Sim {
     /// `select_task_rq`: the task's class chooses among its allowed CPUs.
     fn select_task_rq(&mut self, id: u32, prev: usize, wake_flags: u32) -> usize {
         let class = self.class(id);
-        let env = Env {
-            ses: &mut self.ses,
-            dl: &mut self.dls,
-            rt: &mut self.rts,
-            feat: &self.feat,
-            tun: &self.tun,
-            tracing: self.tracing,
-            asym: self.asym,
-        };
-        let allowed = &self.tasks[id as usize].allowed;
-        class.select_task_rq(&self.rqs, &env, id, allowed, prev, wake_flags)
+        let (rqs, env, tasks) = self.sched_parts();
+        let allowed = &tasks[id as usize].allowed;
+        class.select_task_rq(rqs, &env, id, allowed, prev, wake_flags)
     }
 
     /// sched_setattr refused the thread (admission control): rt-app reports it, the thread
@@ -304,7 +303,7 @@ impl Sim {
 
     /// `wakeup_preempt`: the idle task always yields; a task of the same class asks the
     /// class; a task of a higher class is preempted by any of a lower one's.
-    fn wakeup_preempt(&mut self, cpu: usize, id: u32, wake_flags: u32) {
+    pub(super) fn wakeup_preempt(&mut self, cpu: usize, id: u32, wake_flags: u32) {
         let p = self.tasks[id as usize].class;
         let resched = match self.rqs[cpu].curr {
             None => true,

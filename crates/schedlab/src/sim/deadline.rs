@@ -4,7 +4,6 @@
 use super::event::Ev;
 use super::task::State;
 use super::Sim;
-use crate::sched::class::Class;
 use crate::sched::deadline::{cpudl, Dl, DlTimer};
 use crate::sched::flags::*;
 use crate::trace::Record;
@@ -82,25 +81,12 @@ impl Sim {
             DlTimer::Replenish => {
                 let queued = matches!(state, State::Runnable | State::Running);
                 if self.on_rq(cpu, |rq, env| Dl::on(rq, env).dl_timer(id, queued)) {
-                    self.resched_for(cpu, id);
+                    self.wakeup_preempt(cpu, id, 0);
                     self.push_dl_tasks(cpu);
                 }
             }
         }
         true
-    }
-
-    /// `wakeup_preempt_dl` when a deadline task runs, else `resched_curr`.
-    fn resched_for(&mut self, cpu: usize, id: u32) {
-        let preempt = match self.rqs[cpu].curr {
-            Some(c) if self.tasks[c as usize].class == Class::Deadline => {
-                self.dls[id as usize].deadline < self.dls[c as usize].deadline
-            }
-            _ => true,
-        };
-        if preempt {
-            self.schedule(cpu);
-        }
     }
 
     /// `task_woken_dl`: a woken deadline task that will not run here is pushed away now.

@@ -27,7 +27,7 @@ impl Sim {
     pub(super) fn rt_period_timer(&mut self) -> bool {
         for cpu in 0..self.rqs.len() {
             self.update_rq_clock(cpu);
-            if self.rqs[cpu].rt.period_timer(1) {
+            if self.rqs[cpu].rt.period_timer() {
                 self.schedule(cpu);
             }
         }
