@@ -94,12 +94,14 @@ impl Class {
     }
 }
 
-/// `__pick_next_task`: the first class, highest first, with a task to run; `None` runs the
-/// idle task.
+/// `__pick_next_task`: the first class, highest first, with a task to run (a fair task the
+/// fair server picked is of the fair class); `None` runs the idle task.
 pub fn pick_next_task(rq: &mut Rq, env: &mut Env) -> Option<(Class, u32)> {
-    Class::ORDER
+    rq.dl_server = false;
+    let (c, p) = Class::ORDER
         .iter()
-        .find_map(|&c| c.ops().pick_task(rq, env).map(|p| (c, p)))
+        .find_map(|&c| c.ops().pick_task(rq, env).map(|p| (c, p)))?;
+    Some((if rq.dl_server { Class::Fair } else { c }, p))
 }
 
 #[cfg(test)]

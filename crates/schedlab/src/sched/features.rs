@@ -93,11 +93,14 @@ pub struct Features {
     pub rt_throttling: bool,
     /// `sched_rr_timeslice_ms`.
     pub rr_timeslice_ms: u32,
+    /// debugfs `fair_server/cpuN/{runtime,period}` (ns; runtime 0: no fair server, as ≤ 6.11).
+    pub fair_server_runtime_ns: u64,
+    pub fair_server_period_ns: u64,
     bits: u32,
 }
 
 /// `--set` keys, their meaning, and how each preset sets them.
-pub const SET_KEYS: [(&str, &str); 14] = [
+pub const SET_KEYS: [(&str, &str); 16] = [
     (
         "rt.throttling",
         "on (6.1: the root rt_rq's bandwidth) | off (6.12)",
@@ -109,6 +112,14 @@ pub const SET_KEYS: [(&str, &str); 14] = [
     (
         "dl.grub",
         "classic (<6.5) | pillai-2023 (seed 004) | mainline (6.5+)",
+    ),
+    (
+        "dl.fair_server_runtime_ns",
+        "fair server budget per CPU: 0 (none, 6.1) .. period (6.12: 50000000)",
+    ),
+    (
+        "dl.fair_server_period_ns",
+        "fair server period: 100000 .. 4194304000 (1000000000)",
     ),
     ("sched.rt_period_us", "sched_rt_period_us: 1 .. 2^31-1"),
     (
@@ -185,6 +196,11 @@ impl Features {
             rt_runtime_us: Some(950_000),
             rt_throttling: kernel == Kernel::V6_1,
             rr_timeslice_ms: 100,
+            fair_server_runtime_ns: match kernel {
+                Kernel::V6_12 => 50_000_000,
+                Kernel::V6_1 => 0,
+            },
+            fair_server_period_ns: 1_000_000_000,
             bits: on.iter().fold(0, |b, f| b | 1 << *f as u32),
         }
     }
@@ -277,6 +293,18 @@ impl Features {
                 self.rr_timeslice_ms = value.parse().ok().filter(|v| *v > 0).ok_or_else(bad)?
             }
             "dl.grub" => self.grub = Grub::from_name(value).ok_or_else(bad)?,
+            "dl.fair_server_runtime_ns" => {
+                self.fair_server_runtime_ns = match value.parse::<u64>() {
+                    Ok(v) if v <= self.fair_server_period_ns => v,
+                    _ => return Err(bad()),
+                }
+            }
+            "dl.fair_server_period_ns" => {
+                self.fair_server_period_ns = match value.parse::<u64>() {
+                    Ok(v @ 100_000..=4_194_304_000) if self.fair_server_runtime_ns <= v => v,
+                    _ => return Err(bad()),
+                }
+            }
             "sched.rt_period_us" => {
                 self.rt_period_us = match value.parse::<u64>() {
                     Ok(v @ 1..=0x7fff_ffff) if self.rt_runtime_us.is_none_or(|r| r <= v) => v,
@@ -329,6 +357,12 @@ impl Features {
         self.rt_runtime_us
             .filter(|&r| self.rt_throttling && r < self.rt_period_us)
             .map(|r| r * 1000)
+    }
+
+    /// Each CPU's fair server (runtime, period) ns, None when there is none.
+    pub fn fair_server(&self) -> Option<(u64, u64)> {
+        (self.fair_server_runtime_ns > 0)
+            .then_some((self.fair_server_runtime_ns, self.fair_server_period_ns))
     }
 
     /// `sched_rr_timeslice` in jiffies: `msecs_to_jiffies(sysctl_sched_rr_timeslice)`.
@@ -386,6 +420,14 @@ impl Features {
             self.rr_timeslice_ms.to_string(),
         ));
         out.push(("dl.grub".into(), self.grub.name().into()));
+        out.push((
+            "dl.fair_server_runtime_ns".into(),
+            self.fair_server_runtime_ns.to_string(),
+        ));
+        out.push((
+            "dl.fair_server_period_ns".into(),
+            self.fair_server_period_ns.to_string(),
+        ));
         out.push(("sched.rt_period_us".into(), self.rt_period_us.to_string()));
         out.push((
             "sched.rt_runtime_us".into(),

@@ -1,6 +1,8 @@
 //! The idle class (kernel/sched/idle.c): no queue, just what a CPU runs when no class has a
 //! task.
 
+use super::class::Env;
+use super::deadline::Dl;
 use super::rq::Rq;
 
 /// `set_next_task_idle`: the CPU goes idle, so clock_pelt may have lost idle time
@@ -8,4 +10,11 @@ use super::rq::Rq;
 pub fn set_next_task_idle(rq: &mut Rq) {
     let util_sum = rq.cfs.avg.util_sum;
     rq.clock.update_idle(util_sum);
+    rq.idle_exec_start = rq.clock.clock_task;
+}
+
+/// `put_prev_task_idle`: the idle time counts against the fair server's budget.
+pub fn put_prev_task_idle(rq: &mut Rq, env: &mut Env) {
+    let start = rq.idle_exec_start;
+    rq.idle_exec_start = Dl::on(rq, env).server_update_idle_time(start);
 }

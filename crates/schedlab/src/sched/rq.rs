@@ -1,7 +1,7 @@
 //! `struct rq`: one CPU's scheduler state, with a runqueue per class.
 
 use super::clock_pelt::RqClock;
-use super::deadline::DlRq;
+use super::deadline::{DlRq, SchedDlEntity};
 use super::fair::{CfsRq, Note};
 use super::rt::RtRq;
 use super::uclamp::UclampRq;
@@ -11,6 +11,14 @@ pub struct Rq {
     pub cfs: CfsRq,
     pub dl: DlRq,
     pub rt: RtRq,
+    /// `rq->fair_server` (6.12; zero runtime: none).
+    pub fair_server: SchedDlEntity,
+    /// `rq->dl_server`: the fair server picked the next task.
+    pub dl_server: bool,
+    /// TIF_NEED_RESCHED: a class asked for a resched outside a return value (`resched_curr`).
+    pub need_resched: bool,
+    /// The idle task's `se.exec_start`.
+    pub idle_exec_start: u64,
     /// The running task; `None` is the CPU's idle task.
     pub curr: Option<u32>,
     /// `arch_scale_cpu_capacity`.
@@ -24,10 +32,14 @@ pub struct Rq {
 impl Rq {
     pub fn new(clock: RqClock, capacity: u64, dl: DlRq, rt: RtRq) -> Rq {
         Rq {
+            idle_exec_start: clock.clock_task,
             clock,
             cfs: CfsRq::default(),
             dl,
             rt,
+            fair_server: SchedDlEntity::default(),
+            dl_server: false,
+            need_resched: false,
             curr: None,
             capacity,
             uclamp: UclampRq::default(),
@@ -36,7 +48,8 @@ impl Rq {
     }
 
     /// `rq->nr_running`: tasks queued in every class, curr and delayed ones included (the
-    /// fair class's share is its h_nr_queued, not its root cfs_rq's nr_running).
+    /// fair class's share is its h_nr_queued, not its root cfs_rq's nr_running), and the
+    /// fair server while queued (6.12's `inc_dl_tasks` counts it).
     pub fn nr_running(&self) -> u32 {
         self.cfs.h_nr_queued + self.dl.nr_running() + self.rt.nr_running
     }

@@ -312,7 +312,7 @@ impl Sim {
             }),
             Some(curr) => p.above(self.tasks[curr as usize].class),
         };
-        if resched {
+        if resched || self.rqs[cpu].need_resched {
             self.schedule(cpu);
         }
     }
@@ -377,10 +377,16 @@ impl Sim {
             }
             let next = class::pick_next_task(rq, env);
             match next {
-                Some((c, n)) => c.ops().set_next_task(rq, env, n),
+                Some((c, n)) => {
+                    if prev.is_none() {
+                        idle::put_prev_task_idle(rq, env);
+                    }
+                    c.ops().set_next_task(rq, env, n)
+                }
                 None if prev.is_some() => idle::set_next_task_idle(rq),
                 None => {}
             }
+            rq.need_resched = false;
             next.map(|(_, n)| n)
         });
         self.rqs[cpu].curr = next;
@@ -480,7 +486,7 @@ impl Sim {
         let class = self.class(curr);
         let resched = self.on_rq(cpu, |rq, env| class.task_tick(rq, env, curr));
         self.cpufreq_hook(cpu, Hook::Tick);
-        if resched {
+        if resched || self.rqs[cpu].need_resched {
             self.schedule(cpu);
         }
         if self.rqs[cpu].curr.is_some() {

@@ -4,21 +4,42 @@
 use super::event::Ev;
 use super::task::State;
 use super::Sim;
-use crate::sched::deadline::{cpudl, Dl, DlTimer};
+use crate::sched::deadline::admission::DlBw;
+use crate::sched::deadline::{cpudl, Dl, DlTimer, SchedDlEntity, FAIR_SERVER};
 use crate::sched::flags::*;
+use crate::sched::rq::Rq;
 use crate::trace::Record;
+
+/// `__dl_overflow` then `__dl_add`: admit `bw` to the root domain (every CPU's extra_bw
+/// shrinks by its share), or refuse it (false).
+fn dl_add(rqs: &mut [Rq], dl_bw: &mut DlBw, bw: u64) -> bool {
+    if dl_bw.overflow(0, bw) {
+        return false;
+    }
+    let delta = dl_bw.add(bw);
+    rqs.iter_mut().for_each(|rq| rq.dl.update_extra(delta));
+    true
+}
+
+/// `dl_server_apply_params(init)` for every CPU: the kernel does it at the CPU's first fair
+/// enqueue, which boot's kthreads make happen everywhere before any workload starts. A
+/// server the admission test refuses stays disabled, as the kernel's.
+pub(super) fn attach_fair_servers(rqs: &mut [Rq], dl_bw: &mut DlBw, runtime: u64, period: u64) {
+    for cpu in 0..rqs.len() {
+        let server = SchedDlEntity::fair_server(runtime, period);
+        let bw = server.server_bw();
+        if dl_add(rqs, dl_bw, bw) {
+            rqs[cpu].fair_server = server;
+            rqs[cpu].dl.this_bw += bw;
+        }
+    }
+}
 
 impl Sim {
     /// `sched_dl_overflow` at the thread's sched_setattr: admit its bandwidth to the root
     /// domain, or refuse it (false), as the kernel's EBUSY.
     pub(super) fn dl_admit(&mut self, id: u32) -> bool {
-        let bw = self.dls[id as usize].dl_bw;
-        if self.dl_bw.overflow(0, bw) {
-            return false;
-        }
-        let delta = self.dl_bw.add(bw);
-        self.rqs.iter_mut().for_each(|rq| rq.dl.update_extra(delta));
-        true
+        dl_add(&mut self.rqs, &mut self.dl_bw, self.dls[id as usize].dl_bw)
     }
 
     /// `__dl_sub`: a dead task's bandwidth leaves the root domain.
@@ -37,15 +58,16 @@ impl Sim {
         }
         for i in 0..dl.timers.len() {
             let t = self.rqs[cpu].dl.timers[i];
-            self.queue.push(
-                t.at,
-                self.now,
-                Ev::Dl {
-                    task: t.task,
-                    kind: t.kind,
-                    gen: t.gen,
+            let (kind, gen) = (t.kind, t.gen);
+            let ev = match t.task {
+                FAIR_SERVER => Ev::DlServer {
+                    cpu: cpu as u32,
+                    kind,
+                    gen,
                 },
-            );
+                task => Ev::Dl { task, kind, gen },
+            };
+            self.queue.push(t.at, self.now, ev);
         }
         self.rqs[cpu].dl.timers.clear();
         while let Some(id) = self.rqs[cpu].dl.released.pop() {
@@ -60,12 +82,7 @@ impl Sim {
 
     /// A reservation's hrtimer fires (stale unless `gen` matches).
     pub(super) fn dl_timer_fired(&mut self, id: u32, kind: DlTimer, gen: u32) -> bool {
-        let se = &self.dls[id as usize];
-        let timer = match kind {
-            DlTimer::Replenish => se.dl_timer,
-            DlTimer::Inactive => se.inactive_timer,
-        };
-        if !timer.armed || timer.gen != gen {
+        if !self.dls[id as usize].timer_pending(kind, gen) {
             return false;
         }
         let cpu = self.tasks[id as usize].cpu;
@@ -84,6 +101,32 @@ impl Sim {
                     self.wakeup_preempt(cpu, id, 0);
                     self.push_dl_tasks(cpu);
                 }
+            }
+        }
+        true
+    }
+
+    /// The fair server's hrtimer on `cpu` fires (stale unless `gen` matches).
+    pub(super) fn dl_server_timer_fired(&mut self, cpu: usize, kind: DlTimer, gen: u32) -> bool {
+        if !self.rqs[cpu].fair_server.timer_pending(kind, gen) {
+            return false;
+        }
+        self.update_rq_clock(cpu);
+        match kind {
+            DlTimer::Inactive => {
+                self.on_rq(cpu, |rq, env| {
+                    Dl::on(rq, env).inactive_timer(FAIR_SERVER, false)
+                });
+            }
+            DlTimer::Replenish => {
+                let preempt = self.on_rq(cpu, |rq, env| {
+                    let mut dl = Dl::on(rq, env);
+                    dl.server_timer() && dl.server_preempts()
+                });
+                if preempt {
+                    self.schedule(cpu);
+                }
+                self.push_dl_tasks(cpu);
             }
         }
         true

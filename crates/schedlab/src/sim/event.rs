@@ -19,6 +19,8 @@ pub enum Ev {
     RtPeriod,
     /// A deadline reservation's hrtimer (stale unless `gen` matches).
     Dl { task: u32, kind: DlTimer, gen: u32 },
+    /// A CPU's fair server's hrtimer (stale unless `gen` matches).
+    DlServer { cpu: u32, kind: DlTimer, gen: u32 },
     /// The workload's `duration` is over.
     Stop,
 }

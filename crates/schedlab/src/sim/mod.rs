@@ -118,7 +118,7 @@ impl Sim {
             }
         }
         let tun = Tunables::new(&feat, plat.nr_cpus());
-        let rqs = plat
+        let mut rqs: Vec<Rq> = plat
             .cpus
             .iter()
             .map(|c| {
@@ -134,7 +134,10 @@ impl Sim {
             })
             .collect();
         let caps = plat.cpus.iter().map(|c| c.capacity_orig as u64);
-        let dl_bw = DlBw::new(feat.rt_bandwidth(), caps.clone());
+        let mut dl_bw = DlBw::new(feat.rt_bandwidth(), caps.clone());
+        if let Some((runtime, period)) = feat.fair_server() {
+            deadline::attach_fair_servers(&mut rqs, &mut dl_bw, runtime, period);
+        }
         let asym = caps.clone().any(|c| c != plat.cpus[0].capacity_orig as u64);
         let cpus = plat
             .cpus
@@ -214,6 +217,9 @@ impl Sim {
                 Ev::Done { cpu, gen } => self.work_done(cpu as usize, gen),
                 Ev::Tick { cpu } => self.tick(cpu as usize),
                 Ev::Dl { task, kind, gen } => self.dl_timer_fired(task, kind, gen),
+                Ev::DlServer { cpu, kind, gen } => {
+                    self.dl_server_timer_fired(cpu as usize, kind, gen)
+                }
                 Ev::RtPeriod => self.rt_period_timer(),
             };
             self.totals.events += live as u64;

@@ -2,7 +2,7 @@
 //! `select_task_rq_dl`, the choices of `push_dl_task` and `pull_dl_task`). The engine moves
 //! the tasks; this file decides which and where.
 
-use super::{before, SchedDlEntity, BW_SHIFT};
+use super::{before, SchedDlEntity, BW_SHIFT, FAIR_SERVER};
 use crate::sched::rq::Rq;
 
 /// `dl_task_fits_capacity`: the CPU's capacity covers the task's density.
@@ -55,16 +55,15 @@ pub fn is_earliest(rq: &Rq, se: &SchedDlEntity) -> bool {
 }
 
 /// `pick_earliest_pushable_dl_task` / `pick_next_pushable_dl_task`: the earliest queued,
-/// not running, migratable task of `rq` allowed on `cpu` (any CPU when None).
+/// not running, migratable task of `rq` that `allowed` lets go (the fair server never moves).
 pub fn earliest_pushable(
     rq: &Rq,
     ses: &[SchedDlEntity],
     allowed: impl Fn(u32) -> bool,
 ) -> Option<u32> {
-    rq.dl
-        .queued()
-        .map(|(_, p)| p)
-        .find(|&p| rq.curr != Some(p) && ses[p as usize].migratable && allowed(p))
+    rq.dl.queued().map(|(_, p)| p).find(|&p| {
+        p != FAIR_SERVER && rq.curr != Some(p) && ses[p as usize].migratable && allowed(p)
+    })
 }
 
 /// `dl_overloaded`: more than one deadline task and one of them can move.

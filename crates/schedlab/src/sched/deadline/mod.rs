@@ -6,12 +6,25 @@ pub mod admission;
 pub mod cpudl;
 pub mod grub;
 pub mod sched_class;
+pub mod server;
 
 use crate::sched::clock_pelt::CpuScale;
 use crate::sched::flags::*;
 use crate::sched::pelt::cap_scale;
 use crate::time::Ns;
 use grub::Grub;
+pub use server::FAIR_SERVER;
+
+/// The entity `p` names in a `Dl`: a task's, or this CPU's fair server.
+macro_rules! se {
+    ($dl:expr, $p:expr) => {
+        if $p == FAIR_SERVER {
+            &mut *$dl.server
+        } else {
+            &mut $dl.ses[$p as usize]
+        }
+    };
+}
 
 /// `BW_SHIFT`: bandwidths are fractions of 2^20.
 pub const BW_SHIFT: u32 = 20;
@@ -46,6 +59,13 @@ impl Timer {
     fn cancel(&mut self) {
         self.armed = false;
         self.gen = self.gen.wrapping_add(1);
+    }
+
+    /// `hrtimer_start`: a new generation, armed.
+    fn arm(&mut self) -> u32 {
+        self.cancel();
+        self.armed = true;
+        self.gen
     }
 }
 
@@ -136,6 +156,14 @@ pub struct SchedDlEntity {
     pub dl_timer: Timer,
     pub inactive_timer: Timer,
     pub stats: DlStats,
+    /// `dl_defer`: a deferred server, which runs only once its laxity is zero.
+    pub defer: bool,
+    /// `dl_defer_armed`: throttled until the zero-laxity instant d − q.
+    pub defer_armed: bool,
+    /// `dl_defer_running`: starvation started it; it throttles and replenishes as a task.
+    pub defer_running: bool,
+    /// `dl_server_active`.
+    pub server_active: bool,
 }
 
 impl SchedDlEntity {
@@ -150,6 +178,15 @@ impl SchedDlEntity {
             reclaim,
             ..Default::default()
         }
+    }
+
+    /// Is `gen` the armed generation of the entity's `kind` timer (not cancelled since)?
+    pub fn timer_pending(&self, kind: DlTimer, gen: u32) -> bool {
+        let t = match kind {
+            DlTimer::Replenish => self.dl_timer,
+            DlTimer::Inactive => self.inactive_timer,
+        };
+        t.armed && t.gen == gen
     }
 
     /// `dl_is_implicit`.
@@ -172,10 +209,19 @@ impl SchedDlEntity {
         before(right, left)
     }
 
-    /// `replenish_dl_new_period`.
+    /// `replenish_dl_new_period`: a deferred server not handling starvation waits again.
     fn new_period(&mut self, now: Ns) {
         self.deadline = now + self.dl_deadline;
         self.runtime = self.dl_runtime as i64;
+        if self.defer && !self.defer_running {
+            self.set_throttled(true, now);
+            self.defer_armed = true;
+        }
+    }
+
+    /// The zero-laxity instant d − q, when a deferred server must start to keep its budget.
+    fn zero_laxity(&self) -> u64 {
+        (self.deadline as i64 - self.runtime) as u64
     }
 
     /// A deadline passed with budget left: count it once.
@@ -317,6 +363,8 @@ impl DlRq {
 pub struct Dl<'a> {
     pub dl: &'a mut DlRq,
     pub ses: &'a mut [SchedDlEntity],
+    /// `rq->fair_server`.
+    pub server: &'a mut SchedDlEntity,
     /// `rq_clock`: deadlines run on wall time.
     pub now: Ns,
     /// `rq_clock_task`: budgets are charged on task time (equal in schedlab: no IRQ time).
@@ -328,36 +376,55 @@ pub struct Dl<'a> {
 
 impl Dl<'_> {
     fn note(&mut self, n: DlNote) {
-        if self.tracing {
+        if self.tracing && n.task() != FAIR_SERVER {
             self.dl.notes.push(n);
         }
     }
 
-    /// `start_dl_timer`: arm the replenishment at the next period; false when that instant
-    /// is already a µs or more in the past.
+    /// Queue an entity's timer at `at`.
+    fn arm(&mut self, p: u32, kind: DlTimer, at: Ns) {
+        let se = se!(self, p);
+        let timer = match kind {
+            DlTimer::Replenish => &mut se.dl_timer,
+            DlTimer::Inactive => &mut se.inactive_timer,
+        };
+        let gen = timer.arm();
+        let at = at.max(self.now);
+        self.dl.timers.push(TimerReq {
+            task: p,
+            kind,
+            at,
+            gen,
+        });
+    }
+
+    /// `start_dl_timer`: arm the replenishment at the next period (a deferred server's at
+    /// its zero-laxity instant); false when that instant is already a µs or more past.
     fn start_dl_timer(&mut self, p: u32) -> bool {
-        let se = &mut self.ses[p as usize];
-        let act = se.next_period();
+        let se = se!(self, p);
+        let act = if se.defer_armed {
+            se.zero_laxity()
+        } else {
+            se.next_period()
+        };
         if (act as i64 - self.now as i64) / 1000 < 0 {
             return false;
         }
         if !se.dl_timer.armed {
-            se.dl_timer.armed = true;
-            se.dl_timer.gen = se.dl_timer.gen.wrapping_add(1);
-            self.dl.timers.push(TimerReq {
-                task: p,
-                kind: DlTimer::Replenish,
-                at: act.max(self.now),
-                gen: se.dl_timer.gen,
-            });
+            self.arm(p, DlTimer::Replenish, act);
         }
         true
     }
 
-    /// `replenish_dl_entity`.
+    /// `replenish_dl_entity`. A deferred server that could not use its budget in the
+    /// background starts a new period; one not handling starvation is deferred again.
     fn replenish(&mut self, p: u32) {
         let now = self.now;
-        let se = &mut self.ses[p as usize];
+        let se = se!(self, p);
+        if se.defer_armed && se.overflow(now) {
+            se.deadline = now + se.dl_deadline;
+            se.runtime = se.dl_runtime as i64;
+        }
         if se.yielded && se.runtime > 0 {
             se.runtime = 0;
         }
@@ -371,26 +438,44 @@ impl Dl<'_> {
         se.yielded = false;
         se.set_throttled(false, now);
         self.note_budget(p);
+        let se = se!(self, p);
+        if se.defer_armed {
+            se.defer_armed = false;
+        } else if se.defer && !se.defer_running && before(now, se.zero_laxity()) {
+            se.defer_armed = true;
+            se.set_throttled(true, now);
+            if !self.start_dl_timer(p) {
+                let se = se!(self, p);
+                se.dl_timer.cancel();
+                se.defer_armed = false;
+                se.set_throttled(false, now);
+            }
+        }
     }
 
-    /// `update_dl_entity`: the CBS wakeup rule, revised for constrained deadlines.
+    /// `update_dl_entity`: the CBS wakeup rule, revised for constrained deadlines (and for
+    /// a server handling starvation). A deferred server keeping its deadline waits again.
     fn update_dl_entity(&mut self, p: u32) {
         let now = self.now;
-        let se = &mut self.ses[p as usize];
+        let se = se!(self, p);
         if before(se.deadline, now) || se.overflow(now) {
-            if !se.implicit() && !before(se.deadline, now) {
+            if (!se.implicit() || (se.defer && se.defer_running)) && !before(se.deadline, now) {
                 // update_dl_revised_wakeup: keep d, cut q to the density.
                 se.runtime = ((se.dl_density * (se.deadline - now)) >> BW_SHIFT) as i64;
                 return;
             }
+            se.defer_running = false;
             se.new_period(now);
             self.note_budget(p);
+        } else if se.defer && !se.defer_running {
+            se.defer_armed = true;
+            se.set_throttled(true, now);
         }
     }
 
     /// A new budget and deadline, for the trace.
     fn note_budget(&mut self, p: u32) {
-        let se = &self.ses[p as usize];
+        let se = se!(self, p);
         let (runtime, deadline) = (se.runtime, se.deadline);
         self.note(DlNote::Replenish {
             task: p,
@@ -403,12 +488,12 @@ impl Dl<'_> {
     /// constrained task waits for that period.
     fn check_constrained(&mut self, p: u32) {
         let now = self.now;
-        let se = &self.ses[p as usize];
+        let se = se!(self, p);
         if before(se.deadline, now) && before(now, se.next_period()) {
             if !self.start_dl_timer(p) {
                 return;
             }
-            let se = &mut self.ses[p as usize];
+            let se = se!(self, p);
             se.set_throttled(true, now);
             se.runtime = se.runtime.min(0);
         }
@@ -416,7 +501,7 @@ impl Dl<'_> {
 
     /// `task_contending`.
     fn task_contending(&mut self, p: u32, flags: u32) {
-        let se = &mut self.ses[p as usize];
+        let se = se!(self, p);
         if flags & ENQUEUE_MIGRATED != 0 {
             self.dl.this_bw += se.dl_bw;
         }
@@ -433,7 +518,7 @@ impl Dl<'_> {
     /// exits and its bandwidth leaves this rq (and, by the caller, the root domain).
     fn task_non_contending(&mut self, p: u32, dead: bool) -> bool {
         let now = self.now;
-        let se = &mut self.ses[p as usize];
+        let se = se!(self, p);
         let zerolag = se.deadline as i64
             - ((se.runtime as i128 * se.dl_period as i128) / se.dl_runtime as i128) as i64
             - now as i64;
@@ -446,20 +531,13 @@ impl Dl<'_> {
             return false;
         }
         se.non_contending = true;
-        se.inactive_timer.armed = true;
-        se.inactive_timer.gen = se.inactive_timer.gen.wrapping_add(1);
-        self.dl.timers.push(TimerReq {
-            task: p,
-            kind: DlTimer::Inactive,
-            at: now + zerolag as u64,
-            gen: se.inactive_timer.gen,
-        });
+        self.arm(p, DlTimer::Inactive, now + zerolag as u64);
         false
     }
 
     /// `inactive_task_timer`: true when a dead task's bandwidth leaves the root domain.
     pub fn inactive_timer(&mut self, p: u32, dead: bool) -> bool {
-        let se = &mut self.ses[p as usize];
+        let se = se!(self, p);
         se.inactive_timer.armed = false;
         if dead {
             if se.non_contending {
@@ -481,17 +559,18 @@ impl Dl<'_> {
     pub fn enqueue(&mut self, p: u32, flags: u32) {
         let now = self.now;
         {
-            let se = &self.ses[p as usize];
+            let se = se!(self, p);
             if !se.throttled && !se.implicit() {
                 self.check_constrained(p);
             }
         }
         if flags & (ENQUEUE_INITIAL | ENQUEUE_MIGRATING) != 0 {
-            let se = &self.ses[p as usize];
+            let se = se!(self, p);
             self.dl.this_bw += se.dl_bw;
             self.dl.add_running(se);
         }
-        if self.ses[p as usize].throttled && flags & ENQUEUE_REPLENISH == 0 {
+        let se = se!(self, p);
+        if !se.defer && se.throttled && flags & ENQUEUE_REPLENISH == 0 {
             if flags & ENQUEUE_WAKEUP != 0 {
                 self.task_contending(p, flags);
             }
@@ -502,13 +581,18 @@ impl Dl<'_> {
             self.update_dl_entity(p);
         } else if flags & ENQUEUE_REPLENISH != 0 {
             self.replenish(p);
-        } else if flags & ENQUEUE_INITIAL != 0 && before(self.ses[p as usize].deadline, now) {
-            self.ses[p as usize].new_period(now); // setup_new_dl_entity
+        } else if flags & ENQUEUE_INITIAL != 0 && before(se.deadline, now) {
+            se.new_period(now); // setup_new_dl_entity
             self.note_budget(p);
         }
-        let se = &mut self.ses[p as usize];
+        // A deferred server still waiting for its zero-laxity instant is not queued.
+        if se!(self, p).throttled && self.start_dl_timer(p) {
+            return;
+        }
+        let se = se!(self, p);
         if se.throttled {
             se.dl_timer.cancel();
+            se.defer_armed = false;
             se.set_throttled(false, now);
         }
         se.on_rq = true;
@@ -518,7 +602,7 @@ impl Dl<'_> {
 
     /// `__dequeue_dl_entity`.
     fn unqueue(&mut self, p: u32) {
-        let se = &mut self.ses[p as usize];
+        let se = se!(self, p);
         if se.on_rq {
             se.on_rq = false;
             self.dl.remove(p);
@@ -529,13 +613,13 @@ impl Dl<'_> {
     pub fn dequeue(&mut self, p: u32, flags: u32) -> bool {
         self.unqueue(p);
         if flags & DEQUEUE_MIGRATING != 0 {
-            let se = &self.ses[p as usize];
+            let se = se!(self, p);
             self.dl.sub_running(se);
             self.dl.this_bw -= se.dl_bw;
         }
         if flags & DEQUEUE_SLEEP != 0 {
             let now = self.now;
-            let se = &mut self.ses[p as usize];
+            let se = se!(self, p);
             if se.check_miss(now) {
                 let deadline = se.deadline;
                 self.note(DlNote::Miss { task: p, deadline });
@@ -545,8 +629,7 @@ impl Dl<'_> {
         false
     }
 
-    /// `update_curr_dl`: charge the running task's budget (GRUB or scaled to max capacity
-    /// and frequency), throttle it at exhaustion. True asks for a resched.
+    /// `update_curr_dl`: charge the running task's budget. True asks for a resched.
     pub fn update_curr(&mut self) -> bool {
         let Some(p) = self.curr else { return false };
         let se = &mut self.ses[p as usize];
@@ -556,8 +639,21 @@ impl Dl<'_> {
         let delta = self.clock_task as i64 - se.exec_start as i64;
         if delta > 0 {
             se.exec_start = self.clock_task;
+        }
+        self.update_curr_se(p, delta)
+    }
+
+    /// `update_curr_dl_se`: charge `delta` ns to entity `p` (GRUB, scaled to max capacity
+    /// and frequency, or, for the server, as is) and throttle it at exhaustion. A deferred
+    /// server exhausted in the background needs no help this period: it waits again.
+    fn update_curr_se(&mut self, p: u32, delta: i64) -> bool {
+        let now = self.now;
+        let se = se!(self, p);
+        if delta > 0 {
             let delta = delta as u64;
-            let scaled = if se.reclaim {
+            let scaled = if p == FAIR_SERVER {
+                delta
+            } else if se.reclaim {
                 let s = grub::grub_reclaim(self.dl.grub, delta, self.dl, se.dl_bw);
                 se.stats.reclaimed_ns += delta.saturating_sub(s);
                 s
@@ -565,18 +661,25 @@ impl Dl<'_> {
                 cap_scale(cap_scale(delta, self.scale.freq), self.scale.cpu)
             };
             se.runtime -= scaled as i64;
-            if se.check_miss(self.now) {
+            if se.check_miss(now) {
                 let deadline = se.deadline;
                 self.note(DlNote::Miss { task: p, deadline });
+            }
+            let se = se!(self, p);
+            if se.defer && se.throttled && se.runtime <= 0 {
+                se.defer_running = false;
+                se.dl_timer.cancel();
+                se.new_period(now);
+                self.start_dl_timer(p);
+                return false;
             }
         } else if !se.yielded {
             return false;
         }
-        let se = &mut self.ses[p as usize];
+        let se = se!(self, p);
         if se.runtime > 0 && !se.yielded {
             return false;
         }
-        let now = self.now;
         if !se.yielded {
             se.stats.exhaustions += 1;
         }

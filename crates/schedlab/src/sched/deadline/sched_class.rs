@@ -1,7 +1,8 @@
 //! `dl_sched_class`: the deadline class behind the core's `SchedClass` interface.
 
-use super::{cpudl, Dl};
+use super::{cpudl, Dl, FAIR_SERVER};
 use crate::sched::class::{Env, SchedClass};
+use crate::sched::fair::sched_class::FAIR;
 use crate::sched::flags::*;
 use crate::sched::rq::Rq;
 use crate::sched::weight::LoadWeight;
@@ -16,6 +17,7 @@ impl<'a> Dl<'a> {
         Dl {
             dl: &mut rq.dl,
             ses: &mut *env.dl,
+            server: &mut rq.fair_server,
             now: rq.clock.clock_task,
             clock_task: rq.clock.clock_task,
             scale: rq.clock.scale,
@@ -54,9 +56,20 @@ impl SchedClass for DeadlineClass {
         super::before(env.dl[p as usize].deadline, env.dl[curr as usize].deadline)
     }
 
-    /// `pick_task_dl`: the leftmost entity.
-    fn pick_task(&self, rq: &mut Rq, _env: &mut Env) -> Option<u32> {
-        rq.dl.first()
+    /// `pick_task_dl`: the leftmost entity; when that is the fair server, the fair task it
+    /// serves (`rq->dl_server` marks it), or, with none, the server stops.
+    fn pick_task(&self, rq: &mut Rq, env: &mut Env) -> Option<u32> {
+        loop {
+            let first = rq.dl.first()?;
+            if first != FAIR_SERVER {
+                return Some(first);
+            }
+            if let Some(p) = FAIR.pick_task(rq, env) {
+                rq.dl_server = true;
+                return Some(p);
+            }
+            Dl::on(rq, env).server_stop();
+        }
     }
 
     /// `put_prev_task_dl`.
@@ -99,8 +112,7 @@ impl SchedClass for DeadlineClass {
         wake_flags: u32,
     ) -> usize {
         if wake_flags & WF_TTWU == 0 {
-            return crate::sched::fair::sched_class::FAIR
-                .select_task_rq(rqs, env, p, allowed, prev, wake_flags);
+            return FAIR.select_task_rq(rqs, env, p, allowed, prev, wake_flags);
         }
         let se = &env.dl[p as usize];
         let rq = &rqs[prev];

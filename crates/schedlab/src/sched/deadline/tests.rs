@@ -10,6 +10,7 @@ const T0: u64 = 1_000 * MS;
 struct Cpu {
     dl: DlRq,
     ses: Vec<SchedDlEntity>,
+    server: SchedDlEntity,
     now: Ns,
     curr: Option<u32>,
 }
@@ -20,6 +21,7 @@ impl Cpu {
         Cpu {
             dl: DlRq::new(Some((1_000_000, 950_000))),
             ses: vec![SchedDlEntity::new(q * MS, d * MS, p * MS, reclaim)],
+            server: SchedDlEntity::default(),
             now: T0,
             curr: None,
         }
@@ -30,6 +32,7 @@ impl Cpu {
         Dl {
             dl: &mut self.dl,
             ses: &mut self.ses,
+            server: &mut self.server,
             now: self.now,
             clock_task: self.now,
             scale: CpuScale {

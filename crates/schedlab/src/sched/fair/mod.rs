@@ -115,6 +115,9 @@ pub struct CfsRq {
     pub removed: Removed,
     /// Set by `cfs_rq_util_change`; the core passes it on to cpufreq.
     pub util_changed: bool,
+    /// Running time `update_curr` charged and the fair server has not yet been told of
+    /// (`dl_server_update`, done by the class interface after each operation).
+    pub server_delta: u64,
 }
 
 /// Fair tunables scaled for the machine at boot (`update_sysctl`).
@@ -209,6 +212,7 @@ impl Fair<'_, '_> {
         }
         se.exec_start = now;
         se.sum_exec_runtime += delta as u64;
+        self.cfs.server_delta += delta as u64;
         se.vruntime = se
             .vruntime
             .wrapping_add(calc_delta_fair(delta as u64, &se.load));

@@ -2,7 +2,9 @@
 
 use super::{load_avg, Fair};
 use crate::sched::class::{Env, SchedClass};
+use crate::sched::deadline::Dl;
 use crate::sched::flags::{WF_FORK, WF_TTWU};
+use crate::sched::idle;
 use crate::sched::rq::Rq;
 use crate::sched::weight::LoadWeight;
 
@@ -25,64 +27,88 @@ impl<'a> Fair<'a, 'a> {
     }
 }
 
+/// Run a fair operation on `rq`, then charge the fair server for the running time it
+/// accounted (`update_curr_fair` → `dl_server_update`); its exhaustion asks for a resched.
+#[inline]
+fn fair<R>(rq: &mut Rq, env: &mut Env, op: impl FnOnce(&mut Fair) -> R) -> R {
+    let r = op(&mut Fair::on(rq, env));
+    let delta = std::mem::take(&mut rq.cfs.server_delta);
+    if delta != 0 && rq.fair_server.server_active {
+        rq.need_resched |= Dl::on(rq, env).server_update(delta);
+    }
+    r
+}
+
 impl SchedClass for FairClass {
+    /// `enqueue_task_fair`; the CPU's first fair task starts the fair server, charging it
+    /// first for the idle time if the CPU was idle.
     fn enqueue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) {
-        Fair::on(rq, env).enqueue_task(p, flags);
+        let first = rq.cfs.h_nr_queued == 0;
+        fair(rq, env, |f| f.enqueue_task(p, flags));
+        if first && rq.cfs.h_nr_queued > 0 && rq.fair_server.dl_runtime != 0 {
+            if rq.nr_running() == rq.cfs.h_nr_queued {
+                idle::put_prev_task_idle(rq, env);
+            }
+            rq.need_resched |= Dl::on(rq, env).server_start();
+        }
     }
 
     fn dequeue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) -> bool {
-        Fair::on(rq, env).dequeue_task(p, flags)
+        fair(rq, env, |f| f.dequeue_task(p, flags))
     }
 
     fn yield_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        Fair::on(rq, env).yield_task(p);
+        fair(rq, env, |f| f.yield_task(p));
     }
 
     /// `check_preempt_wakeup_fair`.
     fn wakeup_preempt(&self, rq: &mut Rq, env: &mut Env, p: u32, wake_flags: u32) -> bool {
         let curr = rq.curr.expect("a fair task runs");
-        Fair::on(rq, env).check_preempt_wakeup(curr, p, wake_flags & WF_FORK != 0)
+        fair(rq, env, |f| {
+            f.check_preempt_wakeup(curr, p, wake_flags & WF_FORK != 0)
+        })
     }
 
     /// `pick_task_fair`; a delayed sleeper reached first finishes its dequeue here.
     fn pick_task(&self, rq: &mut Rq, env: &mut Env) -> Option<u32> {
-        Fair::on(rq, env).pick_next_entity().0
+        fair(rq, env, |f| f.pick_next_entity().0)
     }
 
     fn put_prev_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        Fair::on(rq, env).put_prev_entity(p);
+        fair(rq, env, |f| f.put_prev_entity(p));
     }
 
     fn set_next_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        Fair::on(rq, env).set_next_entity(p);
+        fair(rq, env, |f| f.set_next_entity(p));
     }
 
     /// `task_tick_fair` → `entity_tick`.
     fn task_tick(&self, rq: &mut Rq, env: &mut Env, p: u32) -> bool {
-        Fair::on(rq, env).entity_tick(p)
+        fair(rq, env, |f| f.entity_tick(p))
     }
 
     /// `init_entity_runnable_average` (sched_fork) and `post_init_entity_util_avg`
     /// (wake_up_new_task) together, since schedlab places a new task before either; then
     /// `task_fork_fair`.
     fn task_fork(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        let mut f = Fair::on(rq, env);
-        load_avg::init_new_task(&mut f, p);
-        f.task_fork(p);
+        fair(rq, env, |f| {
+            load_avg::init_new_task(f, p);
+            f.task_fork(p);
+        });
     }
 
     fn migrate_task_rq(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        Fair::on(rq, env).migrate_task_rq(p);
+        fair(rq, env, |f| f.migrate_task_rq(p));
     }
 
     /// `task_dead_fair`.
     fn task_dead(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        load_avg::remove_entity_load_avg(&mut Fair::on(rq, env), p);
+        fair(rq, env, |f| load_avg::remove_entity_load_avg(f, p));
     }
 
     /// `reweight_task_fair`.
     fn reweight_task(&self, rq: &mut Rq, env: &mut Env, p: u32, lw: LoadWeight) {
-        Fair::on(rq, env).reweight_task(p, lw);
+        fair(rq, env, |f| f.reweight_task(p, lw));
     }
 
     /// Placement for now, not `select_task_rq_fair` (its wake_affine and

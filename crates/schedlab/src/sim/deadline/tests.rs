@@ -6,21 +6,25 @@ use crate::sched::features::Features;
 use crate::sim::{RunOptions, Sim};
 use crate::workload::{parse, Dialect};
 
-fn sim(json: &str, platform: &str) -> Result<Sim, String> {
+fn sim(json: &str, platform: &str, kernel: Kernel) -> Result<Sim, String> {
     let wl = parse(json, "dl.json", Dialect::Workgen).map_err(|e| e.to_string())?;
     Sim::new(
         &wl,
         load_builtin(platform).unwrap(),
-        Features::preset(Kernel::V6_12),
+        Features::preset(kernel),
         &RunOptions::default(),
     )
     .map_err(|e| e.to_string())
 }
 
-fn run(json: &str, platform: &str) -> Sim {
-    let mut s = sim(json, platform).unwrap();
+fn run_on(json: &str, platform: &str, kernel: Kernel) -> Sim {
+    let mut s = sim(json, platform, kernel).unwrap();
     s.run(|_, _| {}).unwrap();
     s
+}
+
+fn run(json: &str, platform: &str) -> Sim {
+    run_on(json, platform, Kernel::V6_12)
 }
 
 /// A periodic rt-app thread with a reservation (µs).
@@ -64,21 +68,38 @@ fn an_admitted_implicit_set_on_one_cpu_misses_no_deadline() {
 
 #[test]
 fn admission_accepts_exactly_up_to_the_limit_and_refuses_beyond_without_stopping() {
-    // to_ratio: 5/10 = 524288, 4.5/10 = 471859, sum 996147 = cap_scale(996147, 1024): in.
-    let json = format!(
-        r#"{{"global": {{"duration": 1, "calibration": 100}}, "tasks": {{{}, {}, {}}}}}"#,
-        periodic("a", 1000, 10_000, 5000, 10_000),
-        periodic("b", 1000, 10_000, 4500, 10_000),
-        periodic("c", 1000, 10_000, 100, 10_000),
-    );
-    let s = run(&json, "smp:1");
-    assert_eq!(s.dl_bw.total_bw, 996_147);
-    let refused: Vec<bool> = s.tasks.iter().map(|t| t.stats.refused).collect();
-    assert_eq!(refused, vec![false, false, true]);
-    assert_eq!(s.tasks[2].stats.run_ns, 0);
-    assert!(s.tasks[0].stats.run_ns >= 99_000_000, "the others go on");
-    assert_eq!(s.refusals.len(), 1);
-    assert!(s.refusals[0].contains("c-2") && s.refusals[0].contains("EBUSY"));
+    // to_ratio: 5/10 = 524288, 4.5/10 = 471859, sum 996147 = cap_scale(996147, 1024): in
+    // under 6.1. Under 6.12 the CPU's fair server holds 50/1000 = 52428 of it: 4.5/10 is
+    // refused (c, 1/100 = 10485, fits) and 4/10 (419430; 996146 in all) is admitted.
+    let set = |b_us: u64| {
+        format!(
+            r#"{{"global": {{"duration": 1, "calibration": 100}}, "tasks": {{{}, {}, {}}}}}"#,
+            periodic("a", 1000, 10_000, 5000, 10_000),
+            periodic("b", 1000, 10_000, b_us, 10_000),
+            periodic("c", 1000, 10_000, 100, 10_000),
+        )
+    };
+    let cases = [
+        (Kernel::V6_1, 4500, 996_147, [false, false, true]),
+        (
+            Kernel::V6_12,
+            4500,
+            52_428 + 524_288 + 10_485,
+            [false, true, false],
+        ),
+        (Kernel::V6_12, 4000, 996_146, [false, false, true]),
+    ];
+    for (kernel, b_us, total, want) in cases {
+        let s = run_on(&set(b_us), "smp:1", kernel);
+        assert_eq!(s.dl_bw.total_bw, total, "{kernel:?} b = {b_us} µs");
+        let refused: Vec<bool> = s.tasks.iter().map(|t| t.stats.refused).collect();
+        assert_eq!(refused, want, "{kernel:?} b = {b_us} µs");
+        let out = want.iter().position(|&r| r).unwrap();
+        assert_eq!(s.tasks[out].stats.run_ns, 0);
+        assert!(s.tasks[0].stats.run_ns >= 99_000_000, "the others go on");
+        assert_eq!(s.refusals.len(), 1);
+        assert!(s.refusals[0].contains(&s.tasks[out].comm) && s.refusals[0].contains("EBUSY"));
+    }
 }
 
 #[test]
@@ -117,7 +138,7 @@ fn bad_deadline_parameters_name_the_task() {
         ),
     ];
     for (json, msg) in cases {
-        let e = sim(&json, "smp:2")
+        let e = sim(&json, "smp:2", Kernel::V6_12)
             .err()
             .unwrap_or_else(|| panic!("accepted: {json}"));
         assert!(e.contains("tasks.t") && e.contains(msg), "{e}");

@@ -9,17 +9,17 @@ use crate::workload::{parse, Dialect};
 const MS: u64 = 1_000_000;
 
 fn run(tasks: &str, kernel: Kernel, seconds: u64) -> Sim {
-    let json = format!(
-        r#"{{"global": {{"duration": {seconds}, "calibration": 100}}, "tasks": {{{tasks}}}}}"#
-    );
+    run_with(tasks, Features::preset(kernel), seconds * 1000 * MS)
+}
+
+/// `tasks` on one CPU for `duration` ns.
+fn run_with(tasks: &str, feat: Features, duration: u64) -> Sim {
+    let json = format!(r#"{{"global": {{"calibration": 100}}, "tasks": {{{tasks}}}}}"#);
     let wl = parse(&json, "rt.json", Dialect::Workgen).unwrap();
-    let mut s = Sim::new(
-        &wl,
-        load_builtin("smp:1").unwrap(),
-        Features::preset(kernel),
-        &RunOptions::default(),
-    )
-    .unwrap();
+    let opts = RunOptions {
+        duration: Some(duration),
+    };
+    let mut s = Sim::new(&wl, load_builtin("smp:1").unwrap(), feat, &opts).unwrap();
     s.run(|_, _| {}).unwrap();
     s
 }
@@ -80,4 +80,41 @@ fn rt_throttling_leaves_five_percent_to_fair_tasks_under_6_1() {
         "fair ran {fair} ns"
     );
     assert_eq!(s.tasks[0].stats.run_ns + fair, 3000 * MS);
+}
+
+#[test]
+fn the_fair_server_gives_fair_tasks_50_ms_per_second_under_6_12() {
+    // The fair hog's first enqueue starts the deferred server at 0: d = 1000 ms, q = 50 ms,
+    // zero-laxity timer at d − q = 950 ms. Then it serves the hog 950–1000 ms (exhausted at
+    // the 4 ms tick of 1000 ms), is replenished at the next period, 1950 ms, and so on.
+    let tasks = [hog("rt", "SCHED_FIFO", 10), r#""cfs": {"run": -1}"#.into()].join(",");
+    let ran = |ms: u64| {
+        let s = run_with(&tasks, Features::preset(Kernel::V6_12), ms * MS);
+        (s.tasks[1].stats.run_ns / MS, s.tasks[0].stats.run_ns / MS)
+    };
+    assert_eq!(ran(950), (0, 950), "deferred until zero laxity");
+    assert_eq!(ran(960), (10, 950), "served from 950 ms");
+    assert_eq!(ran(3000), (150, 2850), "50 ms a second");
+}
+
+#[test]
+fn without_the_fair_server_an_rt_hog_starves_fair_tasks_under_6_12() {
+    let tasks = [hog("rt", "SCHED_FIFO", 10), r#""cfs": {"run": -1}"#.into()].join(",");
+    let mut feat = Features::preset(Kernel::V6_12);
+    feat.set("dl.fair_server_runtime_ns=0").unwrap();
+    let s = run_with(&tasks, feat, 2000 * MS);
+    assert_eq!(s.tasks[1].stats.run_ns, 0);
+}
+
+#[test]
+fn a_fair_task_that_ran_its_50_ms_in_the_background_is_not_served() {
+    // RT runs 900 ms of each second, the fair hog the other 100 ms: its running uses the
+    // deferred server's budget up before the zero-laxity instant every period, so the
+    // server never preempts the RT task and the shares stay 900/100.
+    let rt = r#""rt": {"policy": "SCHED_FIFO", "priority": 10, "run": 900000, "timer": {"ref": "unique", "period": 1000000}}"#;
+    let tasks = [rt.into(), r#""cfs": {"run": -1}"#.to_string()].join(",");
+    let s = run_with(&tasks, Features::preset(Kernel::V6_12), 3000 * MS);
+    assert_eq!(s.tasks[0].stats.run_ns, 2700 * MS);
+    assert_eq!(s.tasks[1].stats.run_ns, 300 * MS);
+    assert!(s.tasks[0].stats.wakeup_latencies.iter().all(|&l| l == 0));
 }
