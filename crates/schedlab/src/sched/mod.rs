@@ -3,6 +3,7 @@
 
 pub mod class;
 pub mod clock_pelt;
+pub mod cpupri;
 pub mod deadline;
 pub mod fair;
 pub mod features;

@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 
 use super::class::{Env, SchedClass};
+use super::cpupri;
 use super::flags::*;
 use super::rq::Rq;
 use super::weight::LoadWeight;
@@ -24,6 +25,10 @@ pub struct SchedRtEntity {
     pub time_slice: u32,
     pub on_rq: bool,
     pub exec_start: Ns,
+    /// `nr_cpus_allowed > 1`.
+    pub migratable: bool,
+    /// min(util_min, util_max): the capacity a CPU needs for the task to fit it.
+    pub uclamp_cap: u32,
 }
 
 impl SchedRtEntity {
@@ -33,6 +38,12 @@ impl SchedRtEntity {
             rr,
             ..Default::default()
         }
+    }
+
+    /// `rt_task_fits_capacity`: on asymmetric platforms, a CPU of at least the task's
+    /// clamped need (util_min defaults to 1024 for RT: the biggest CPUs).
+    pub fn fits(&self, capacity: u64, asym: bool) -> bool {
+        !asym || capacity >= self.uclamp_cap as u64
     }
 }
 
@@ -93,6 +104,34 @@ impl RtRq {
     fn requeue(&mut self, prio: u32, p: u32) {
         self.remove(prio, p);
         self.push(prio, p, false);
+    }
+
+    /// `pick_next_pushable_task` / `pick_highest_pushable_task`: the most important queued
+    /// RT task that is not `curr`, can move, and `allowed` lets go.
+    pub fn pushable(
+        &self,
+        ses: &[SchedRtEntity],
+        curr: Option<u32>,
+        allowed: impl Fn(u32) -> bool,
+    ) -> Option<u32> {
+        let mut bits = self.bitmap;
+        while bits != 0 {
+            let prio = bits.trailing_zeros();
+            bits &= bits - 1;
+            let found = self.queue[prio as usize]
+                .iter()
+                .copied()
+                .find(|&p| curr != Some(p) && ses[p as usize].migratable && allowed(p));
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
+    }
+
+    /// `rt_rq->highest_prio.curr`: MAX_RT_PRIO − 1 with no RT task.
+    pub fn highest_prio_curr(&self) -> u32 {
+        self.highest_prio().unwrap_or(MAX_RT_PRIO as u32 - 1)
     }
 
     /// `rt_rq_is_runnable`: RT tasks queued and not throttled.
@@ -222,10 +261,10 @@ impl SchedClass for RtClass {
 
     fn reweight_task(&self, _rq: &mut Rq, _env: &mut Env, _p: u32, _lw: LoadWeight) {}
 
-    /// `select_task_rq_rt` with `cpupri_find` reduced to its outcome: stay unless the CPU
-    /// runs an RT task of higher or equal priority, else the allowed CPU whose highest
-    /// queued priority is the lowest (one without RT first), the task's own first on ties.
-    /// Simplified: no push/pull afterwards (the kernel's push_rt_task / pull_rt_task).
+    /// `select_task_rq_rt`: a task waking where an RT or deadline task runs that it would
+    /// not preempt (or that cannot move) goes to the CPU of lowest priority, if that runs
+    /// less important work. Simplified: the capacity check of a task woken on a CPU it does
+    /// not fit, without that test, is not made (only `find_lowest_rq`'s fitness).
     fn select_task_rq(
         &self,
         rqs: &[Rq],
@@ -235,22 +274,18 @@ impl SchedClass for RtClass {
         prev: usize,
         _wake_flags: u32,
     ) -> usize {
-        let prio = env.rt[p as usize].prio;
-        // cpupri: 0 for no RT task, else 100 − its highest prio (higher = more important).
-        let level = |c: usize| {
-            rqs[c]
-                .rt
-                .highest_prio()
-                .map_or(0, |h| MAX_RT_PRIO as u32 - h)
-        };
-        if allowed[prev] && rqs[prev].rt.highest_prio().is_none_or(|h| h > prio) {
+        let se = &env.rt[p as usize];
+        let test = rqs[prev].curr.is_some_and(|c| {
+            let (dl, rt) = (&env.dl[c as usize], &env.rt[c as usize]);
+            dl.dl_runtime != 0 // dl_task(curr): prio −1, above any RT
+                || (rt.on_rq && (!rt.migratable || rt.prio <= se.prio))
+        });
+        if !test {
             return prev;
         }
-        let n = rqs.len();
-        (0..n)
-            .map(|i| (prev + i) % n)
-            .filter(|&c| allowed[c])
-            .min_by_key(|&c| (level(c), !rqs[c].idle()))
+        let fits = |c: usize| se.fits(rqs[c].capacity, env.asym);
+        cpupri::find_lowest_rq(rqs, se.prio, allowed, prev, prev, fits)
+            .filter(|&t| se.prio < rqs[t].rt.highest_prio_curr())
             .unwrap_or(prev)
     }
 }

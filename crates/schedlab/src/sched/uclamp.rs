@@ -45,10 +45,18 @@ impl UclampSe {
 /// A task's clamps, min and max: `p->uclamp`.
 pub type TaskUclamp = [UclampSe; 2];
 
-/// The clamps of a task that asked for `min`/`max` (None: `uclamp_none`).
-pub fn task_uclamp(min: Option<u32>, max: Option<u32>) -> TaskUclamp {
+/// `sysctl_sched_uclamp_util_min_rt_default`: an RT (or deadline) task's default util_min.
+const UCLAMP_MIN_RT_DEFAULT: u32 = SCHED_CAPACITY_SCALE as u32;
+
+/// The clamps of a task that asked for `min`/`max`; None takes the default
+/// (`__setscheduler_uclamp`: `uclamp_none`, but util_min is the RT default for `rt_task`).
+pub fn task_uclamp(min: Option<u32>, max: Option<u32>, rt_task: bool) -> TaskUclamp {
     let se = |v: Option<u32>, id| UclampSe {
-        value: v.unwrap_or(uclamp_none(id)),
+        value: v.unwrap_or(if rt_task && id == UCLAMP_MIN {
+            UCLAMP_MIN_RT_DEFAULT
+        } else {
+            uclamp_none(id)
+        }),
         active: false,
     };
     [se(min, UCLAMP_MIN), se(max, UCLAMP_MAX)]
@@ -151,8 +159,8 @@ mod tests {
         assert_eq!((uclamp_bucket_id(300), uclamp_bucket_id(1024)), (1, 4));
         let mut rq = UclampRq::default();
         let (mut a, mut b) = (
-            task_uclamp(Some(300), Some(600)),
-            task_uclamp(Some(100), None),
+            task_uclamp(Some(300), Some(600), false),
+            task_uclamp(Some(100), None, false),
         );
         rq.inc(&mut a);
         // Leaving idle resets the retained values to the first task's.
@@ -173,7 +181,10 @@ mod tests {
     fn a_bucket_keeps_its_highest_value_until_it_empties() {
         let mut rq = UclampRq::default();
         // 420 and 600 share bucket 2 (410..614).
-        let (mut a, mut b) = (task_uclamp(Some(420), None), task_uclamp(Some(600), None));
+        let (mut a, mut b) = (
+            task_uclamp(Some(420), None, false),
+            task_uclamp(Some(600), None, false),
+        );
         rq.inc(&mut a);
         rq.inc(&mut b);
         rq.dec(&mut b);

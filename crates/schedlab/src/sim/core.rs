@@ -139,20 +139,30 @@ impl Sim {
         self.task_woken(cpu, id);
     }
 
-    /// `task_woken` (and `switched_to_dl` for a new thread): a deadline task that will not
-    /// run here may be pushed to another CPU.
+    /// `task_woken` (and `switched_to_dl`/`switched_to_rt` for a new thread): a deadline
+    /// or RT task that will not run here may be pushed to another CPU.
     fn task_woken(&mut self, cpu: usize, id: u32) {
-        if self.tasks[id as usize].class == Class::Deadline {
-            self.task_woken_dl(cpu, id);
+        match self.tasks[id as usize].class {
+            Class::Deadline => self.task_woken_dl(cpu, id),
+            Class::Rt => self.task_woken_rt(cpu, id),
+            Class::Fair => {}
         }
     }
 
-    /// `select_task_rq`: the task's class chooses among its allowed CPUs.
+    /// `select_task_rq`: the task's class chooses; a CPU the task may not run on gives way to
+    /// the first one it may (`select_fallback_rq`).
     fn select_task_rq(&mut self, id: u32, prev: usize, wake_flags: u32) -> usize {
         let class = self.class(id);
         let (rqs, env, tasks) = self.sched_parts();
         let allowed = &tasks[id as usize].allowed;
-        class.select_task_rq(rqs, &env, id, allowed, prev, wake_flags)
+        let cpu = class.select_task_rq(rqs, &env, id, allowed, prev, wake_flags);
+        if allowed[cpu] {
+            return cpu;
+        }
+        allowed
+            .iter()
+            .position(|&a| a)
+            .expect("an allowed CPU exists")
     }
 
     /// sched_setattr refused the thread (admission control): rt-app reports it, the thread
@@ -221,6 +231,7 @@ impl Sim {
         if active {
             rq.inc(&mut t.uclamp);
         }
+        self.rts[id as usize].uclamp_cap = t.uclamp_cap();
     }
 
     /// `activate_task`: enqueue, and mark runnable.
@@ -301,6 +312,28 @@ impl Sim {
         self.task_woken(cpu, id);
     }
 
+    /// `move_queued_task` (push and pull): `deactivate_task` + `set_task_cpu` +
+    /// `activate_task` of a queued, not running task.
+    pub(super) fn move_queued_task(&mut self, id: u32, from: usize, to: usize) {
+        self.update_rq_clock(from);
+        self.update_rq_clock(to);
+        let class = self.class(id);
+        self.uclamp_dec(id, from);
+        self.on_rq(from, |rq, env| {
+            class.dequeue_task(rq, env, id, DEQUEUE_MIGRATING);
+        });
+        let t = &mut self.tasks[id as usize];
+        t.cpu = to;
+        t.stats.migrations += 1;
+        if self.tracing {
+            self.emit(Record::Migrate { task: id, from, to });
+        }
+        self.on_rq(to, |rq, env| {
+            class.enqueue_task(rq, env, id, ENQUEUE_MIGRATING)
+        });
+        self.uclamp_inc(id, to);
+    }
+
     /// `wakeup_preempt`: the idle task always yields; a task of the same class asks the
     /// class; a task of a higher class is preempted by any of a lower one's.
     pub(super) fn wakeup_preempt(&mut self, cpu: usize, id: u32, wake_flags: u32) {
@@ -360,12 +393,8 @@ impl Sim {
     pub(super) fn schedule(&mut self, cpu: usize) {
         self.update_rq_clock(cpu);
         let prev = self.rqs[cpu].curr;
-        // balance_dl: a deadline task that left the queue (blocked, throttled) may let this
-        // CPU pull an earlier one from an overloaded CPU.
         if let Some(p) = prev {
-            if self.tasks[p as usize].class == Class::Deadline && !self.dls[p as usize].on_rq {
-                self.pull_dl_task(cpu);
-            }
+            self.balance(cpu, p);
         }
         let prev_class = prev.map(|p| {
             self.progress(p, cpu);
@@ -399,9 +428,35 @@ impl Sim {
         } else {
             self.cpus[cpu].done_gen = self.cpus[cpu].done_gen.wrapping_add(1);
         }
-        // set_next_task_dl → deadline_queue_push_tasks.
-        if next != prev && next.is_some_and(|n| self.tasks[n as usize].class == Class::Deadline) {
-            self.push_dl_tasks(cpu);
+        // set_next_task_{dl,rt} → {deadline,rt}_queue_push_tasks.
+        if next != prev {
+            match next.map(|n| self.tasks[n as usize].class) {
+                Some(Class::Deadline) => self.push_dl_tasks(cpu),
+                Some(Class::Rt) => self.push_rt_tasks(cpu),
+                _ => {}
+            }
+        }
+    }
+
+    /// `prev_balance`, from prev's class down while none has work: a deadline task that left
+    /// the queue (blocked, throttled) may let this CPU pull an earlier one (`balance_dl`);
+    /// with no deadline work left, or after an RT task that left the queue, this CPU may pull
+    /// RT tasks more important than any it has (`balance_rt`, `need_pull_rt_task`).
+    fn balance(&mut self, cpu: usize, prev: u32) {
+        let class = self.tasks[prev as usize].class;
+        if class == Class::Deadline {
+            if !self.dls[prev as usize].on_rq {
+                self.pull_dl_task(cpu);
+            }
+            if self.rqs[cpu].dl.nr_running() > 0 {
+                return;
+            }
+        }
+        if class != Class::Fair
+            && !self.rts[prev as usize].on_rq
+            && (self.rqs[cpu].rt.highest_prio_curr() as i32) > self.tasks[prev as usize].prio()
+        {
+            self.pull_rt_task(cpu);
         }
     }
 

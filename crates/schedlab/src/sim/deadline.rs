@@ -6,7 +6,6 @@ use super::task::State;
 use super::Sim;
 use crate::sched::deadline::admission::DlBw;
 use crate::sched::deadline::{cpudl, Dl, DlTimer, SchedDlEntity, FAIR_SERVER};
-use crate::sched::flags::*;
 use crate::sched::rq::Rq;
 use crate::trace::Record;
 
@@ -193,27 +192,6 @@ impl Sim {
                 self.move_queued_task(p, src, this);
             }
         }
-    }
-
-    /// `deactivate_task` + `set_task_cpu` + `activate_task` of a queued, not running task.
-    fn move_queued_task(&mut self, id: u32, from: usize, to: usize) {
-        self.update_rq_clock(from);
-        self.update_rq_clock(to);
-        let class = self.class(id);
-        self.uclamp_dec(id, from);
-        self.on_rq(from, |rq, env| {
-            class.dequeue_task(rq, env, id, DEQUEUE_MIGRATING);
-        });
-        let t = &mut self.tasks[id as usize];
-        t.cpu = to;
-        t.stats.migrations += 1;
-        if self.tracing {
-            self.emit(Record::Migrate { task: id, from, to });
-        }
-        self.on_rq(to, |rq, env| {
-            class.enqueue_task(rq, env, id, ENQUEUE_MIGRATING)
-        });
-        self.uclamp_inc(id, to);
     }
 }
 

@@ -520,7 +520,7 @@ impl Program {
             class: Class::of(t.policy),
             nice: t.nice,
             rt_priority: t.rt_priority,
-            uclamp: task_uclamp(t.uclamp.0, t.uclamp.1),
+            uclamp: task_uclamp(t.uclamp.0, t.uclamp.1, Class::of(t.policy) != Class::Fair),
             allowed: t.cpus.clone().unwrap_or_else(|| vec![true; nr_cpus]),
             action: Action::Continue,
             run_start: now,
@@ -549,7 +549,9 @@ impl Program {
             wait_mutex: None,
         };
         let dl = t.dl.clone().unwrap_or_default();
-        let rt = SchedRtEntity::new(t.rt_priority, t.policy == Policy::Rr);
+        let mut rt = SchedRtEntity::new(t.rt_priority, t.policy == Policy::Rr);
+        rt.migratable = task.allowed.iter().filter(|&&a| a).count() > 1;
+        rt.uclamp_cap = task.uclamp_cap();
         (task, se, dl, rt, thread)
     }
 }

@@ -1,7 +1,7 @@
 //! Simulated threads: scheduling state, work in progress and accounting.
 
 use crate::sched::class::Class;
-use crate::sched::uclamp::TaskUclamp;
+use crate::sched::uclamp::{TaskUclamp, UCLAMP_MAX, UCLAMP_MIN};
 use crate::time::Ns;
 use crate::workload::Policy;
 
@@ -89,6 +89,13 @@ impl Task {
             Class::Rt => 99 - self.rt_priority as i32,
             Class::Fair => 120 + self.nice,
         }
+    }
+
+    /// min(util_min, util_max): the capacity the task needs (`rt_task_fits_capacity`).
+    pub fn uclamp_cap(&self) -> u32 {
+        self.uclamp[UCLAMP_MIN]
+            .value
+            .min(self.uclamp[UCLAMP_MAX].value)
     }
 
     /// Move to `state` at `now`, charging the time spent in the old one.

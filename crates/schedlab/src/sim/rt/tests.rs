@@ -14,12 +14,16 @@ fn run(tasks: &str, kernel: Kernel, seconds: u64) -> Sim {
 
 /// `tasks` on one CPU for `duration` ns.
 fn run_with(tasks: &str, feat: Features, duration: u64) -> Sim {
+    run_on("smp:1", tasks, feat, duration)
+}
+
+fn run_on(platform: &str, tasks: &str, feat: Features, duration: u64) -> Sim {
     let json = format!(r#"{{"global": {{"calibration": 100}}, "tasks": {{{tasks}}}}}"#);
     let wl = parse(&json, "rt.json", Dialect::Workgen).unwrap();
     let opts = RunOptions {
         duration: Some(duration),
     };
-    let mut s = Sim::new(&wl, load_builtin("smp:1").unwrap(), feat, &opts).unwrap();
+    let mut s = Sim::new(&wl, load_builtin(platform).unwrap(), feat, &opts).unwrap();
     s.run(|_, _| {}).unwrap();
     s
 }
@@ -117,4 +121,49 @@ fn a_fair_task_that_ran_its_50_ms_in_the_background_is_not_served() {
     assert_eq!(s.tasks[0].stats.run_ns, 2700 * MS);
     assert_eq!(s.tasks[1].stats.run_ns, 300 * MS);
     assert!(s.tasks[0].stats.wakeup_latencies.iter().all(|&l| l == 0));
+}
+
+/// A FIFO thread of `prio` on `cpus` running `run` µs every `period` µs (a hog if None).
+fn fifo(name: &str, prio: u32, cpus: &str, work: Option<(u64, u64)>) -> String {
+    let body = match work {
+        Some((run, period)) => {
+            format!(r#""run": {run}, "timer": {{"ref": "unique", "period": {period}}}"#)
+        }
+        None => r#""run": -1"#.into(),
+    };
+    format!(r#""{name}": {{"policy": "SCHED_FIFO", "priority": {prio}, {cpus} {body}}}"#)
+}
+
+#[test]
+fn a_preempted_rt_task_is_pushed_to_a_cpu_running_fair_work() {
+    // CPU 0 runs mid (FIFO 20) when hi (FIFO 50, pinned there) forks and preempts it: the
+    // push moves mid at once to CPU 1, where it preempts the fair hog for good.
+    let tasks = [
+        r#""cfs": {"cpus": [1], "run": -1}"#.to_string(),
+        fifo("mid", 20, "", None),
+        fifo("hi", 50, r#""cpus": [0],"#, Some((10_000, 100_000))),
+    ]
+    .join(",");
+    let s = run_on("smp:2", &tasks, Features::preset(Kernel::V6_12), 900 * MS);
+    let ran = |i: usize| s.tasks[i].stats.run_ns / MS;
+    assert_eq!((ran(0), ran(1), ran(2)), (0, 900, 90));
+    assert_eq!(s.tasks[1].stats.migrations, 1);
+    assert_eq!(s.tasks[1].cpu, 1);
+}
+
+#[test]
+fn a_cpu_whose_rt_task_sleeps_pulls_a_waiting_rt_task() {
+    // mid (FIFO 20) waits on CPU 0 behind a FIFO 50 hog pinned there. Each time busy (FIFO
+    // 60, pinned to CPU 1) sleeps, CPU 1 pulls mid; when busy wakes, mid waits there (no
+    // CPU runs less important work). mid runs 50–100, 150–200, ... ms: 500 ms in 1 s.
+    let tasks = [
+        fifo("hog", 50, r#""cpus": [0],"#, None),
+        fifo("busy", 60, r#""cpus": [1],"#, Some((50_000, 100_000))),
+        fifo("mid", 20, "", None),
+    ]
+    .join(",");
+    let s = run_on("smp:2", &tasks, Features::preset(Kernel::V6_12), 1000 * MS);
+    let ran = |i: usize| s.tasks[i].stats.run_ns / MS;
+    assert_eq!((ran(0), ran(1), ran(2)), (1000, 500, 500));
+    assert_eq!(s.tasks[2].stats.migrations, 1, "pulled once, then it stays");
 }
