@@ -135,6 +135,9 @@ pub struct CpuSample {
     pub rt_max: bool,
     /// `cpu_bw_dl`: the active deadline bandwidth, in capacity units.
     pub dl_bw: u64,
+    /// `cpu_util_rt`, `cpu_util_dl`: avg_rt and avg_dl's util_avg.
+    pub util_rt: u64,
+    pub util_dl: u64,
 }
 
 impl Default for CpuSample {
@@ -152,6 +155,8 @@ impl Default for CpuSample {
             uclamp_capped: false,
             rt_max: false,
             dl_bw: 0,
+            util_rt: 0,
+            util_dl: 0,
         }
     }
 }

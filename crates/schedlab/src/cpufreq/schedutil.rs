@@ -23,14 +23,14 @@ fn map_util_perf(util: u64) -> u64 {
     util + (util >> 2)
 }
 
-/// `sugov_get_util`: `effective_cpu_util` (cfs only; min and max from uclamp) →
-/// `sugov_effective_cpu_perf`: the headroom, capped by max unless min asks for more.
+/// `sugov_get_util`: `effective_cpu_util` (cfs + rt + dl utilization; min from the deadline
+/// bandwidth and uclamp, max from uclamp) → `sugov_effective_cpu_perf`: the headroom,
+/// capped by max unless min asks for more.
 pub fn cpu_perf(s: &CpuSample) -> u64 {
     if s.rt_max {
         return s.capacity;
     }
-    let util = s.util_boost.min(s.capacity);
-    // The floor: the reserved deadline bandwidth (avg_dl and avg_rt are not modelled).
+    let util = (s.util_boost + s.util_rt + s.util_dl).min(s.capacity);
     let (min, max) = (s.uclamp_min.max(s.dl_bw), s.capacity.min(s.uclamp_max));
     map_util_perf(util).min(max).max(min)
 }

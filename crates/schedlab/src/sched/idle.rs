@@ -8,7 +8,12 @@ use super::rq::Rq;
 /// `set_next_task_idle`: the CPU goes idle, so clock_pelt may have lost idle time
 /// (`update_idle_rq_clock_pelt`).
 pub fn set_next_task_idle(rq: &mut Rq) {
-    let util_sum = rq.cfs.avg.util_sum;
+    let util_sum = rq
+        .cfs
+        .avg
+        .util_sum
+        .wrapping_add(rq.avg_rt.util_sum)
+        .wrapping_add(rq.avg_dl.util_sum);
     rq.clock.update_idle(util_sum);
     rq.idle_exec_start = rq.clock.clock_task;
 }

@@ -218,5 +218,17 @@ pub fn update_load_avg_se(
     false
 }
 
+/// `update_rt_rq_load_avg` / `update_dl_rq_load_avg`: a class's running time on the rq,
+/// its load, runnable and util all "running" (the rq's other signals are the fair class's).
+#[inline]
+pub fn update_class_avg(now: Ns, sa: &mut SchedAvg, running: bool, scale: ContribScale) -> bool {
+    let r = running as u64;
+    if update_load_sum(now, sa, r, r, running, scale) {
+        update_load_avg(sa, 1);
+        return true;
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests;

@@ -3,6 +3,7 @@
 use super::clock_pelt::RqClock;
 use super::deadline::{DlRq, SchedDlEntity};
 use super::fair::{CfsRq, Note};
+use super::pelt::{update_class_avg, SchedAvg};
 use super::rt::RtRq;
 use super::uclamp::UclampRq;
 
@@ -19,6 +20,9 @@ pub struct Rq {
     pub need_resched: bool,
     /// The idle task's `se.exec_start`.
     pub idle_exec_start: u64,
+    /// `rq->avg_rt`, `rq->avg_dl`: the time RT and deadline tasks ran, as PELT signals.
+    pub avg_rt: SchedAvg,
+    pub avg_dl: SchedAvg,
     /// The running task; `None` is the CPU's idle task.
     pub curr: Option<u32>,
     /// `arch_scale_cpu_capacity`.
@@ -31,8 +35,14 @@ pub struct Rq {
 
 impl Rq {
     pub fn new(clock: RqClock, capacity: u64, dl: DlRq, rt: RtRq) -> Rq {
+        let avg = SchedAvg {
+            last_update_time: clock.pelt_now(),
+            ..SchedAvg::default()
+        };
         Rq {
             idle_exec_start: clock.clock_task,
+            avg_rt: avg,
+            avg_dl: avg,
             clock,
             cfs: CfsRq::default(),
             dl,
@@ -52,6 +62,25 @@ impl Rq {
     /// fair server while queued (6.12's `inc_dl_tasks` counts it).
     pub fn nr_running(&self) -> u32 {
         self.cfs.h_nr_queued + self.dl.nr_running() + self.rt.nr_running
+    }
+
+    /// `update_rt_rq_load_avg`.
+    pub fn update_rt_avg(&mut self, running: bool) {
+        let (now, scale) = (self.clock.pelt_now(), self.clock.contrib_scale());
+        update_class_avg(now, &mut self.avg_rt, running, scale);
+    }
+
+    /// `update_dl_rq_load_avg`.
+    pub fn update_dl_avg(&mut self, running: bool) {
+        let (now, scale) = (self.clock.pelt_now(), self.clock.contrib_scale());
+        update_class_avg(now, &mut self.avg_dl, running, scale);
+    }
+
+    /// `update_other_load_avgs`: the RT and deadline signals, with the running task's class
+    /// running.
+    pub fn update_other_load_avgs(&mut self, dl_running: bool, rt_running: bool) {
+        self.update_rt_avg(rt_running);
+        self.update_dl_avg(dl_running);
     }
 
     /// `idle_cpu`: the idle task runs and nothing is queued.

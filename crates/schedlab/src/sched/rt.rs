@@ -224,16 +224,22 @@ impl SchedClass for RtClass {
 
     fn put_prev_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
         update_curr(rq, env, p);
+        rq.update_rt_avg(true);
     }
 
+    /// `set_next_task_rt`: avg_rt catches up on the time no RT task ran (a no-op after an
+    /// RT prev, whose put_prev_task just updated it).
     fn set_next_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
         env.rt[p as usize].exec_start = rq.clock.clock_task;
+        rq.update_rt_avg(false);
     }
 
     /// `task_tick_rt`: charge the budget; an RR task whose slice ran out goes to the tail of
     /// its list if it is not alone there.
     fn task_tick(&self, rq: &mut Rq, env: &mut Env, p: u32) -> bool {
-        if update_curr(rq, env, p) {
+        let throttled = update_curr(rq, env, p);
+        rq.update_rt_avg(true);
+        if throttled {
             return true;
         }
         let se = &mut env.rt[p as usize];

@@ -538,7 +538,11 @@ impl Sim {
             return false;
         };
         self.update_rq_clock(cpu);
-        let class = self.class(curr);
+        let c = self.tasks[curr as usize].class;
+        // The RT and deadline signals of a CPU running other work decay here, where the
+        // kernel's periodic balancing does it (`__update_blocked_others`).
+        self.rqs[cpu].update_other_load_avgs(c == Class::Deadline, c == Class::Rt);
+        let class = c.ops();
         let resched = self.on_rq(cpu, |rq, env| class.task_tick(rq, env, curr));
         self.cpufreq_hook(cpu, Hook::Tick);
         if resched || self.rqs[cpu].need_resched {

@@ -112,11 +112,15 @@ fn cpu_sample(
         nr_running: rq.cfs.nr_running,
         uclamp_min: rq.uclamp.get(UCLAMP_MIN) as u64,
         uclamp_max,
-        // uclamp_rq_is_capped (cpu_util_cfs; no RT yet). Unused uclamp leaves max at 1024.
+        // uclamp_rq_is_capped (cfs + rt). Unused uclamp leaves max at 1024.
         uclamp_capped: uclamp_max != SCHED_CAPACITY_SCALE
-            && cpu_util(cpu, &rq.cfs, rq.capacity, None, None, false, util_est) >= uclamp_max,
+            && cpu_util(cpu, &rq.cfs, rq.capacity, None, None, false, util_est)
+                + rq.avg_rt.util_avg
+                >= uclamp_max,
         rt_max: !uclamp && rq.rt.runnable(),
         dl_bw: rq.dl.cpu_bw(),
+        util_rt: rq.avg_rt.util_avg,
+        util_dl: rq.avg_dl.util_avg,
     }
 }
 

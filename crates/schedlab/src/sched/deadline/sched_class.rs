@@ -27,6 +27,22 @@ impl<'a> Dl<'a> {
     }
 }
 
+/// `update_curr_dl`; the time run also counts against the root rt_rq's budget, which
+/// deadline tasks share with RT tasks where RT throttling is on (≤ 6.11). Simplified: the
+/// kernel stops counting it once over budget while its period timer is idle.
+fn update_curr(rq: &mut Rq, env: &mut Env) -> bool {
+    let ran = rq
+        .curr
+        .map(|c| &env.dl[c as usize])
+        .filter(|se| se.on_rq)
+        .map_or(0, |se| rq.clock.clock_task.saturating_sub(se.exec_start));
+    let resched = Dl::on(rq, env).update_curr();
+    if rq.rt.rt_runtime.is_some() {
+        rq.rt.rt_time += ran;
+    }
+    resched
+}
+
 impl SchedClass for DeadlineClass {
     /// `enqueue_task_dl`.
     fn enqueue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) {
@@ -36,17 +52,17 @@ impl SchedClass for DeadlineClass {
     /// `dequeue_task_dl`: charge the budget first. A dead task's bandwidth leaving the
     /// root domain is the core's business (it owns the root domain).
     fn dequeue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) -> bool {
-        let mut dl = Dl::on(rq, env);
-        if dl.curr == Some(p) {
-            dl.update_curr();
+        if rq.curr == Some(p) {
+            update_curr(rq, env);
         }
-        if dl.dequeue(p, flags) {
+        if Dl::on(rq, env).dequeue(p, flags) {
             rq.dl.released.push(p);
         }
         true
     }
 
     fn yield_task(&self, rq: &mut Rq, env: &mut Env, _p: u32) {
+        update_curr(rq, env);
         Dl::on(rq, env).yield_task();
     }
 
@@ -74,18 +90,22 @@ impl SchedClass for DeadlineClass {
 
     /// `put_prev_task_dl`.
     fn put_prev_task(&self, rq: &mut Rq, env: &mut Env, _p: u32) {
-        Dl::on(rq, env).update_curr();
+        update_curr(rq, env);
+        rq.update_dl_avg(true);
     }
 
-    /// `set_next_task_dl`.
+    /// `set_next_task_dl`: avg_dl catches up on the time no deadline task ran.
     fn set_next_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
         env.dl[p as usize].exec_start = rq.clock.clock_task;
+        rq.update_dl_avg(false);
     }
 
     /// `task_tick_dl`: without HRTICK_DL (off by default) the budget is checked here, so a
     /// task may overrun it by up to a tick (repaid at replenishment).
     fn task_tick(&self, rq: &mut Rq, env: &mut Env, _p: u32) -> bool {
-        Dl::on(rq, env).update_curr()
+        let resched = update_curr(rq, env);
+        rq.update_dl_avg(true);
+        resched
     }
 
     /// `task_fork_dl`: nothing (a deadline task cannot fork).

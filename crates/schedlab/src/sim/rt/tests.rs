@@ -167,3 +167,43 @@ fn a_cpu_whose_rt_task_sleeps_pulls_a_waiting_rt_task() {
     assert_eq!((ran(0), ran(1), ran(2)), (1000, 500, 500));
     assert_eq!(s.tasks[2].stats.migrations, 1, "pulled once, then it stays");
 }
+
+#[test]
+fn deadline_time_counts_against_rt_throttling_under_6_1() {
+    // A 500/1000 ms reservation busy-looping, an RT hog and a fair hog. The deadline task's
+    // 500 ms per second count in the root rt_rq's 950 ms: RT gets about 450 ms and the fair
+    // hog its 50 ms (less up to a 4 ms tick of RT overrun per period).
+    let dl = r#""dl": {"policy": "SCHED_DEADLINE", "dl-runtime": 500000, "dl-period": 1000000, "run": -1}"#;
+    let tasks = [
+        dl.into(),
+        hog("rt", "SCHED_FIFO", 10),
+        r#""cfs": {"run": -1}"#.into(),
+    ]
+    .join(",");
+    let s = run(&tasks, Kernel::V6_1, 3);
+    let ran = |i: usize| s.tasks[i].stats.run_ns / MS;
+    assert!(ran(0).abs_diff(1500) <= 4, "dl ran {} ms", ran(0));
+    assert!(
+        (3 * 46..=3 * 50).contains(&ran(2)),
+        "fair ran {} ms",
+        ran(2)
+    );
+    assert_eq!(ran(0) + ran(1) + ran(2), 3000);
+}
+
+#[test]
+fn avg_rt_follows_pelt_while_rt_runs_and_decays_at_the_tick_after() {
+    // An RT task runs 100 ms from 0, then a fair hog runs. PELT's closed form: util =
+    // 1024·(1 − 2^(−t/32 periods)), a period being 1024 µs: 100 ms → 894; then ×2^(−t/32)
+    // for 200 ms more → 13 (updated at the 4 ms ticks of the fair hog).
+    let rt = r#""rt": {"policy": "SCHED_FIFO", "priority": 10, "run": 100000, "sleep": 10000000}"#;
+    let tasks = [rt.to_string(), r#""cfs": {"run": -1}"#.into()].join(",");
+    let closed = |t_ms: f64, from: f64| from * (-t_ms * 1e3 / 1024.0 / 32.0).exp2();
+    let peak = 1024.0 - closed(100.0, 1024.0);
+    let s = run_with(&tasks, Features::preset(Kernel::V6_12), 100 * MS);
+    let at_peak = s.rqs[0].avg_rt.util_avg as f64;
+    assert!((at_peak - peak).abs() <= 8.0, "{at_peak} vs {peak:.0}");
+    let s = run_with(&tasks, Features::preset(Kernel::V6_12), 300 * MS);
+    let decayed = s.rqs[0].avg_rt.util_avg as f64;
+    assert!((decayed - closed(200.0, peak)).abs() <= 3.0, "{decayed}");
+}
