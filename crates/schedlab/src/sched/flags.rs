@@ -2,7 +2,9 @@
 
 /// `enqueue_task` flags.
 pub const ENQUEUE_WAKEUP: u32 = 0x01;
-/// Queue at the head of its list (an RT task put back after a push failed; unused by fair).
+/// Put back after a change of priority or class (`rt_mutex_setprio`).
+pub const ENQUEUE_RESTORE: u32 = 0x02;
+/// Queue at the head of its list (an RT task lowered by a PI change; unused by fair).
 pub const ENQUEUE_HEAD: u32 = 0x10;
 /// A throttled deadline entity's new period (`dl_task_timer`).
 pub const ENQUEUE_REPLENISH: u32 = 0x20;
@@ -13,6 +15,8 @@ pub const ENQUEUE_MIGRATING: u32 = 0x100;
 
 /// `dequeue_task` flags.
 pub const DEQUEUE_SLEEP: u32 = 0x01;
+/// Taken out for a change of priority or class, put back at once (`rt_mutex_setprio`).
+pub const DEQUEUE_SAVE: u32 = 0x02;
 /// Never delayed (a dying task).
 pub const DEQUEUE_SPECIAL: u32 = 0x10;
 /// The task is moving to another CPU (`task_on_rq_migrating`).

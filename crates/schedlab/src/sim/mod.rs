@@ -8,6 +8,7 @@ mod core;
 pub mod cpufreq;
 mod deadline;
 pub mod event;
+mod pi;
 mod rt;
 mod rtapp;
 pub mod task;

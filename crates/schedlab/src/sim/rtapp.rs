@@ -3,8 +3,8 @@
 //! Cost model: `run` is work at the reference speed (the biggest CPU at its highest OPP);
 //! `mem`, `iorun` and `memrun` are CPU work of one reference ns per byte touched (per
 //! access for `memrun`); `runtime` is wall-clock busy time. Zero-length events (lock, signal,
-//! ...) take no time. Mutexes hand over to waiters in FIFO order; priority inheritance only
-//! matters to the RT class, which comes later.
+//! ...) take no time. Mutexes hand over to waiters in FIFO order, or, under `pi_enabled`, by
+//! priority with inheritance (`sim/pi.rs`).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -100,6 +100,8 @@ pub(super) struct Program {
     pub(super) ftrace: Ftrace,
     pub(super) logs: bool,
     cumulative_slack: bool,
+    /// `pi_enabled`: mutexes are PTHREAD_PRIO_INHERIT, rt_mutexes in the kernel.
+    pub(super) pi: bool,
     /// Settings the engine does not simulate yet, one message each.
     pub(super) warnings: Vec<String>,
 }
@@ -430,6 +432,7 @@ impl Program {
             ftrace: wl.global.ftrace,
             logs: wl.global.log_size != LogSize::Disable,
             cumulative_slack: wl.global.cumulative_slack,
+            pi: wl.global.pi_enabled,
             warnings: unsimulated(wl),
         })
     }
@@ -518,6 +521,7 @@ impl Program {
             cpu: 0,
             policy: t.policy,
             class: Class::of(t.policy),
+            pi_prio: None,
             nice: t.nice,
             rt_priority: t.rt_priority,
             uclamp: task_uclamp(t.uclamp.0, t.uclamp.1, Class::of(t.policy) != Class::Fair),
@@ -547,6 +551,7 @@ impl Program {
             iter_start: now,
             run_from: None,
             wait_mutex: None,
+            blocked_on: None,
         };
         let dl = t.dl.clone().unwrap_or_default();
         let mut rt = SchedRtEntity::new(t.rt_priority, t.policy == Policy::Rr);
@@ -574,13 +579,14 @@ fn work(w: Work, pload: u64, scale: u128) -> Op {
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct Mutex {
-    owner: Option<u32>,
-    waiters: VecDeque<u32>,
+    pub(super) owner: Option<u32>,
+    /// In order of handover: FIFO, or by priority for PI mutexes (`rt_mutex_waiter_less`).
+    pub(super) waiters: VecDeque<u32>,
 }
 
 /// Synchronisation objects, global by (name, kind) as in rt-app.
 pub(super) struct Resources {
-    mutexes: Vec<Mutex>,
+    pub(super) mutexes: Vec<Mutex>,
     /// Waiters and the mutex each must take back.
     conds: Vec<Vec<(u32, u32)>>,
     /// Users needed, threads waiting.
@@ -617,6 +623,8 @@ pub(super) struct ThreadProg {
     iter_start: u64,
     run_from: Option<u64>,
     wait_mutex: Option<u32>,
+    /// The mutex the thread waits to lock (`p->pi_blocked_on`).
+    pub(super) blocked_on: Option<u32>,
 }
 
 /// What the program does next with the thread.
@@ -647,7 +655,9 @@ impl Sim {
             if let Step::Off = self.step(id) {
                 return;
             }
-            if self.tasks[id as usize].action != Action::Continue {
+            // Busy, or preempted by what the event woke: it goes on when it runs again.
+            let t = &self.tasks[id as usize];
+            if t.action != Action::Continue || t.state != State::Running {
                 return;
             }
         }
@@ -958,19 +968,25 @@ impl Sim {
             mx.owner = Some(id);
             return Step::Busy;
         }
-        mx.waiters.push_back(id);
+        self.add_waiter(id, m);
         let name = format!("mutex {}", self.prog.names.mutexes[m as usize]);
         self.block(id, name)
     }
 
-    /// Unlock, handing the mutex to the first waiter.
+    /// Unlock, handing the mutex to the first waiter; with PI, the old owner's boost is
+    /// recomputed and the new owner inherits from the waiters left.
     fn unlock(&mut self, id: u32, m: u32) {
         let cpu = self.tasks[id as usize].cpu;
         let mx = &mut self.res.mutexes[m as usize];
         mx.owner = mx.waiters.pop_front();
         if let Some(w) = mx.owner {
+            self.threads[w as usize].blocked_on = None;
             self.res.waiting.remove(&self.tasks[w as usize].pid);
             self.wake_up(w, cpu);
+        }
+        if self.prog.pi {
+            self.pi_adjust_prio(id);
+            self.pi_adjust_chain(m);
         }
     }
 
@@ -999,7 +1015,7 @@ impl Sim {
                 self.res.waiting.remove(&self.tasks[w as usize].pid);
                 self.wake_up(w, cpu);
             } else {
-                mx.waiters.push_back(w);
+                self.add_waiter(w, m);
                 let name = format!("mutex {}", self.prog.names.mutexes[m as usize]);
                 self.res.waiting.insert(self.tasks[w as usize].pid, name);
             }

@@ -62,7 +62,10 @@ pub struct Task {
     pub state_since: Ns,
     pub cpu: usize,
     pub policy: Policy,
+    /// `p->sched_class`: the policy's, or the one a PI boost lends.
     pub class: Class,
+    /// The priority a PI boost lends (`rt_mutex_setprio`), when above the task's own.
+    pub pi_prio: Option<i32>,
     pub nice: i32,
     /// `rt_priority` of a FIFO or RR thread (1..99).
     pub rt_priority: u32,
@@ -82,13 +85,18 @@ pub struct Task {
 }
 
 impl Task {
-    /// `p->prio` as traces print it: −1 for deadline tasks, 120 + nice for fair ones.
-    pub fn prio(&self) -> i32 {
-        match self.class {
+    /// `p->normal_prio`: −1 for deadline tasks, 99 − rt_priority for RT, 120 + nice for fair.
+    pub fn normal_prio(&self) -> i32 {
+        match Class::of(self.policy) {
             Class::Deadline => -1,
             Class::Rt => 99 - self.rt_priority as i32,
             Class::Fair => 120 + self.nice,
         }
+    }
+
+    /// `p->prio`, as traces print it: the normal one or a PI boost's.
+    pub fn prio(&self) -> i32 {
+        self.pi_prio.unwrap_or_else(|| self.normal_prio())
     }
 
     /// min(util_min, util_max): the capacity the task needs (`rt_task_fits_capacity`).
