@@ -1,8 +1,8 @@
 //! `schedutil` (kernel/sched/cpufreq_schedutil.c, 6.12): frequency from the CPU's
 //! utilization with a 1.25 headroom, at most once per rate limit.
 //!
-//! Simplified: no RT, DL or IRQ contributions yet (those classes come later), no iowait
-//! boost (no rt-app event sleeps in iowait: `iorun` writes to /dev/null and returns), and
+//! Simplified: no IRQ contribution, no iowait boost (no rt-app event sleeps in iowait:
+//! `iorun` writes to /dev/null and returns), and
 //! the change is applied at once (fast switch) instead of through the sugov kthread.
 
 use super::{CpuSample, Governor, Hook, Policy, Relation, Tunables};

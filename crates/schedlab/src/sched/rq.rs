@@ -76,13 +76,6 @@ impl Rq {
         update_class_avg(now, &mut self.avg_dl, running, scale);
     }
 
-    /// `update_other_load_avgs`: the RT and deadline signals, with the running task's class
-    /// running.
-    pub fn update_other_load_avgs(&mut self, dl_running: bool, rt_running: bool) {
-        self.update_rt_avg(rt_running);
-        self.update_dl_avg(dl_running);
-    }
-
     /// `idle_cpu`: the idle task runs and nothing is queued.
     pub fn idle(&self) -> bool {
         self.curr.is_none() && self.nr_running() == 0

@@ -540,8 +540,15 @@ impl Sim {
         self.update_rq_clock(cpu);
         let c = self.tasks[curr as usize].class;
         // The RT and deadline signals of a CPU running other work decay here, where the
-        // kernel's periodic balancing does it (`__update_blocked_others`).
-        self.rqs[cpu].update_other_load_avgs(c == Class::Deadline, c == Class::Rt);
+        // kernel's periodic balancing does it (`__update_blocked_others`); the running
+        // class's own is its task_tick's.
+        let rq = &mut self.rqs[cpu];
+        if c != Class::Rt {
+            rq.update_rt_avg(false);
+        }
+        if c != Class::Deadline {
+            rq.update_dl_avg(false);
+        }
         let class = c.ops();
         let resched = self.on_rq(cpu, |rq, env| class.task_tick(rq, env, curr));
         self.cpufreq_hook(cpu, Hook::Tick);

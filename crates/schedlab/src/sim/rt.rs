@@ -72,6 +72,9 @@ impl Sim {
     /// here, if more important than what `this` has and not about to preempt its own CPU.
     pub(super) fn pull_rt_task(&mut self, this: usize) {
         let n = self.rqs.len();
+        if self.rqs.iter().all(|rq| rq.rt.nr_running == 0) {
+            return; // rt_overload: no RT task queued anywhere
+        }
         for src in (1..n).map(|i| (this + i) % n) {
             let rq = &self.rqs[src];
             let allowed = |p: u32| self.tasks[p as usize].allowed[this];
