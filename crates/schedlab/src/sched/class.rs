@@ -39,14 +39,15 @@ pub trait SchedClass: Sync {
     fn set_next_task(&self, rq: &mut Rq, env: &mut Env, p: u32);
     /// The tick hit `p`, the running task; true asks for a resched.
     fn task_tick(&self, rq: &mut Rq, env: &mut Env, p: u32) -> bool;
+    // The optional operations (NULL in a kernel `sched_class`) do nothing by default.
     /// A new task `p` placed on `rq`, before its first enqueue.
-    fn task_fork(&self, rq: &mut Rq, env: &mut Env, p: u32);
+    fn task_fork(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
     /// `p` leaves `rq` for another CPU while it sleeps.
-    fn migrate_task_rq(&self, rq: &mut Rq, env: &mut Env, p: u32);
+    fn migrate_task_rq(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
     /// `p` has exited and been dequeued.
-    fn task_dead(&self, rq: &mut Rq, env: &mut Env, p: u32);
+    fn task_dead(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
     /// `p` takes a new weight (a nice change).
-    fn reweight_task(&self, rq: &mut Rq, env: &mut Env, p: u32, lw: LoadWeight);
+    fn reweight_task(&self, _rq: &mut Rq, _env: &mut Env, _p: u32, _lw: LoadWeight) {}
     /// The CPU `p` should run on (`wake_flags`: WF_FORK or WF_TTWU).
     fn select_task_rq(
         &self,

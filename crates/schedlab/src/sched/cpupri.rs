@@ -22,8 +22,8 @@ pub fn cpu_level(rq: &Rq) -> u32 {
 
 /// `cpupri_find_fitness` + `find_lowest_rq`: among the allowed CPUs (those that `fits`
 /// first, then any), the lowest level if below the task's (`prio`); of the CPUs at that
-/// level, the task's own, else this CPU, else the next one after the task's. None when the
-/// task cannot move or no CPU runs less important work.
+/// level, the task's own, else this CPU, else the next one after the task's. None when no CPU
+/// runs less important work (callers first check that the task can move).
 pub fn find_lowest_rq(
     rqs: &[Rq],
     prio: u32,
@@ -32,9 +32,6 @@ pub fn find_lowest_rq(
     this_cpu: usize,
     fits: impl Fn(usize) -> bool,
 ) -> Option<usize> {
-    if allowed.iter().filter(|&&a| a).count() < 2 {
-        return None;
-    }
     let task_level = MAX_RT_PRIO as u32 - 1 - prio;
     let n = rqs.len();
     let candidate = |c: usize, fit: bool| allowed[c] && (!fit || fits(c));

@@ -8,7 +8,6 @@ use super::class::{Env, SchedClass};
 use super::cpupri;
 use super::flags::*;
 use super::rq::Rq;
-use super::weight::LoadWeight;
 use crate::time::Ns;
 
 /// `MAX_RT_PRIO`: kernel priorities 0 (highest) to 99.
@@ -259,14 +258,6 @@ impl SchedClass for RtClass {
         false
     }
 
-    fn task_fork(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
-
-    fn migrate_task_rq(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
-
-    fn task_dead(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
-
-    fn reweight_task(&self, _rq: &mut Rq, _env: &mut Env, _p: u32, _lw: LoadWeight) {}
-
     /// `select_task_rq_rt`: a task waking where an RT or deadline task runs that it would
     /// not preempt (or that cannot move) goes to the CPU of lowest priority, if that runs
     /// less important work. Simplified: the capacity check of a task woken on a CPU it does
@@ -286,8 +277,8 @@ impl SchedClass for RtClass {
             dl.dl_runtime != 0 // dl_task(curr): prio −1, above any RT
                 || (rt.on_rq && (!rt.migratable || rt.prio <= se.prio))
         });
-        if !test {
-            return prev;
+        if !test || !se.migratable {
+            return prev; // find_lowest_rq: a task that cannot move has no other target
         }
         let fits = |c: usize| se.fits(rqs[c].capacity, env.asym);
         cpupri::find_lowest_rq(rqs, se.prio, allowed, prev, prev, fits)

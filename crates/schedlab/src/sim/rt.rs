@@ -22,7 +22,7 @@ impl Sim {
                 && !rq.need_resched
                 && self.rts[id as usize].migratable
                 && curr.class != Class::Fair // rt_task(curr): RT or deadline
-                && (self.allowed_cpus(c) < 2 || curr.prio() <= prio)
+                && (!self.rts[c as usize].migratable || curr.prio() <= prio)
         });
         if push {
             self.push_rt_tasks(cpu);
@@ -62,6 +62,9 @@ impl Sim {
     fn find_lowest_rq(&self, id: u32, this: usize) -> Option<usize> {
         let se = &self.rts[id as usize];
         let t = &self.tasks[id as usize];
+        if !se.migratable {
+            return None;
+        }
         let fits = |c: usize| se.fits(self.rqs[c].capacity, self.asym);
         cpupri::find_lowest_rq(&self.rqs, se.prio, &t.allowed, t.cpu, this, fits)
             .filter(|&l| l != t.cpu && se.prio < self.rqs[l].rt.highest_prio_curr())
@@ -87,14 +90,6 @@ impl Sim {
                 self.move_queued_task(p, src, this);
             }
         }
-    }
-
-    fn allowed_cpus(&self, id: u32) -> usize {
-        self.tasks[id as usize]
-            .allowed
-            .iter()
-            .filter(|&&a| a)
-            .count()
     }
 
     fn rt_threads_live(&self) -> bool {

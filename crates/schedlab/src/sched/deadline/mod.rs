@@ -180,12 +180,17 @@ impl SchedDlEntity {
         }
     }
 
+    /// The entity's `kind` timer.
+    fn timer(&mut self, kind: DlTimer) -> &mut Timer {
+        match kind {
+            DlTimer::Replenish => &mut self.dl_timer,
+            DlTimer::Inactive => &mut self.inactive_timer,
+        }
+    }
+
     /// Is `gen` the armed generation of the entity's `kind` timer (not cancelled since)?
-    pub fn timer_pending(&self, kind: DlTimer, gen: u32) -> bool {
-        let t = match kind {
-            DlTimer::Replenish => self.dl_timer,
-            DlTimer::Inactive => self.inactive_timer,
-        };
+    pub fn timer_pending(&mut self, kind: DlTimer, gen: u32) -> bool {
+        let t = self.timer(kind);
         t.armed && t.gen == gen
     }
 
@@ -383,12 +388,7 @@ impl Dl<'_> {
 
     /// Queue an entity's timer at `at`.
     fn arm(&mut self, p: u32, kind: DlTimer, at: Ns) {
-        let se = se!(self, p);
-        let timer = match kind {
-            DlTimer::Replenish => &mut se.dl_timer,
-            DlTimer::Inactive => &mut se.inactive_timer,
-        };
-        let gen = timer.arm();
+        let gen = se!(self, p).timer(kind).arm();
         let at = at.max(self.now);
         self.dl.timers.push(TimerReq {
             task: p,

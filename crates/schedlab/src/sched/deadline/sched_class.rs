@@ -5,7 +5,6 @@ use crate::sched::class::{Env, SchedClass};
 use crate::sched::fair::sched_class::FAIR;
 use crate::sched::flags::*;
 use crate::sched::rq::Rq;
-use crate::sched::weight::LoadWeight;
 
 pub struct DeadlineClass;
 
@@ -109,15 +108,9 @@ impl SchedClass for DeadlineClass {
     }
 
     /// `task_fork_dl`: nothing (a deadline task cannot fork).
-    fn task_fork(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
-
     fn migrate_task_rq(&self, rq: &mut Rq, env: &mut Env, p: u32) {
         Dl::on(rq, env).migrate_task_rq(p);
     }
-
-    fn task_dead(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
-
-    fn reweight_task(&self, _rq: &mut Rq, _env: &mut Env, _p: u32, _lw: LoadWeight) {}
 
     /// `select_task_rq_dl`: on a wakeup, leave a CPU whose running deadline task would not
     /// be preempted (or cannot move), or that `p` does not fit, for `find_later_rq`. A new
