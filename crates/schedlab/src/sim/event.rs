@@ -1,6 +1,6 @@
 //! The event queue: integer-ns times, ties broken by insertion order.
 
-use std::cmp::Reverse;
+use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use crate::sched::deadline::DlTimer;
@@ -25,9 +25,36 @@ pub enum Ev {
     Stop,
 }
 
+/// A queued event; the earliest key is the greatest, for `BinaryHeap`'s max-heap.
+struct Entry {
+    /// The time in the high 64 bits, the insertion number in the low: one comparison.
+    key: u128,
+    ev: Ev,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Entry {}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.key.cmp(&self.key)
+    }
+}
+
 #[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Reverse<(Ns, u64, Ev)>>,
+    heap: BinaryHeap<Entry>,
     seq: u64,
 }
 
@@ -39,13 +66,14 @@ impl EventQueue {
             at >= now,
             "event {ev:?} at {at} scheduled in the past (now {now})"
         );
-        self.heap.push(Reverse((at.max(now), self.seq, ev)));
+        let key = (at.max(now) as u128) << 64 | self.seq as u128;
+        self.heap.push(Entry { key, ev });
         self.seq += 1;
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(Ns, Ev)> {
-        self.heap.pop().map(|Reverse((t, _, ev))| (t, ev))
+        self.heap.pop().map(|e| ((e.key >> 64) as Ns, e.ev))
     }
 
     pub fn is_empty(&self) -> bool {
