@@ -2,7 +2,9 @@
 //! SCHED_DEADLINE tasks (periods 5–100 ms, 14 % reserved, 12 % used, every other one
 //! reclaiming) on smp:16 for 100 simulated seconds under mainline GRUB, untraced. The task
 //! set is a plain rt-app file so that other simulators can run the same. Prints events per
-//! wall second and the real-time factor, and writes them to target/deadline.json.
+//! wall second and the real-time factor of the median of 7 runs, and the best run's events
+//! per second (the least disturbed by other load on a shared machine), and writes them to
+//! target/deadline.json.
 
 use std::time::Instant;
 
@@ -12,7 +14,7 @@ use schedlab::sched::features::Features;
 use schedlab::sim::{RunOptions, Sim};
 use schedlab::workload::{self, Dialect};
 
-const RUNS: usize = 5;
+const RUNS: usize = 7;
 
 fn main() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/deadline-100.json");
@@ -36,12 +38,14 @@ fn main() {
         .collect();
     runs.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (wall, events, misses) = runs[RUNS / 2];
+    let best = runs[0].0;
     let simulated = wl.global.duration.expect("the file sets a duration") as f64 / 1e9;
     let report = format!(
-        "{{\"tasks\": {}, \"platform\": \"smp:16\", \"simulated_s\": {simulated}, \"events\": {events}, \"deadline_misses\": {misses}, \"wall_s\": {wall:.3}, \"events_per_s\": {:.0}, \"realtime_factor\": {:.0}}}\n",
+        "{{\"tasks\": {}, \"platform\": \"smp:16\", \"simulated_s\": {simulated}, \"events\": {events}, \"deadline_misses\": {misses}, \"wall_s\": {wall:.3}, \"events_per_s\": {:.0}, \"realtime_factor\": {:.0}, \"best_wall_s\": {best:.3}, \"best_events_per_s\": {:.0}}}\n",
         wl.tasks.len(),
         events as f64 / wall,
         simulated / wall,
+        events as f64 / best,
     );
     print!("deadline: {report}");
     let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/deadline.json");
