@@ -72,12 +72,21 @@ impl Class {
     /// Every class with a queue, highest first (`for_each_class`).
     pub const ORDER: [Class; 3] = [Class::Deadline, Class::Rt, Class::Fair];
 
-    /// `__setscheduler_class`.
+    /// `__setscheduler_class` at the policy's own priority.
     pub fn of(policy: Policy) -> Class {
         match policy {
             Policy::Deadline => Class::Deadline,
             Policy::Fifo | Policy::Rr => Class::Rt,
             _ => Class::Fair,
+        }
+    }
+
+    /// `__setscheduler_class(policy, prio)`: a PI boost's priority picks the class.
+    pub fn of_prio(policy: Policy, prio: i32) -> Class {
+        match prio {
+            ..0 => Class::Deadline,
+            0..100 => Class::Rt,
+            _ => Class::of(policy),
         }
     }
 

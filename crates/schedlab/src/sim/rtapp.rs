@@ -255,9 +255,12 @@ fn dl_attr(
             format!("a SCHED_DEADLINE task's affinity must span its root domain (CPUs 0-{}): the kernel refuses it (EPERM)", n - 1),
         );
     }
-    let mut se = SchedDlEntity::new(runtime, deadline, period, p.dl_reclaim == Some(true));
-    se.migratable = n > 1;
-    Ok(Some(se))
+    Ok(Some(SchedDlEntity::new(
+        runtime,
+        deadline,
+        period,
+        p.dl_reclaim == Some(true),
+    )))
 }
 
 impl Program {
@@ -553,9 +556,12 @@ impl Program {
             wait_mutex: None,
             blocked_on: None,
         };
-        let dl = t.dl.clone().unwrap_or_default();
+        // Any task may enter the deadline class (a PI boost) or the RT one.
+        let migratable = task.allowed.iter().filter(|&&a| a).count() > 1;
+        let mut dl = t.dl.clone().unwrap_or_default();
+        dl.migratable = migratable;
         let mut rt = SchedRtEntity::new(t.rt_priority, t.policy == Policy::Rr);
-        rt.migratable = task.allowed.iter().filter(|&&a| a).count() > 1;
+        rt.migratable = migratable;
         rt.uclamp_cap = task.uclamp_cap();
         (task, se, dl, rt, thread)
     }

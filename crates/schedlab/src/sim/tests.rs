@@ -214,10 +214,12 @@ impl Write for Shared {
     }
 }
 
-fn traced(json: &str) -> Vec<u8> {
-    let mut s = build(json, "hikey960", Kernel::V6_12);
+/// The ftrace text of a run.
+pub(super) fn traced(json: &str, platform: &str) -> Vec<u8> {
+    let mut s = build(json, platform, Kernel::V6_12);
     let buf = Shared::default();
-    s.observe(Box::new(FtraceWriter::new(buf.clone(), 8).unwrap()));
+    let cpus = s.plat.nr_cpus();
+    s.observe(Box::new(FtraceWriter::new(buf.clone(), cpus).unwrap()));
     s.run(|_, _| {}).unwrap();
     let out = buf.0.borrow().clone();
     out
@@ -225,9 +227,9 @@ fn traced(json: &str) -> Vec<u8> {
 
 #[test]
 fn same_inputs_give_byte_identical_traces() {
-    let a = traced(PERIODIC);
+    let a = traced(PERIODIC, "hikey960");
     assert!(a.len() > 100_000);
-    assert_eq!(a, traced(PERIODIC));
+    assert_eq!(a, traced(PERIODIC, "hikey960"));
     let text = String::from_utf8(a).unwrap();
     for ev in [
         "sched_switch:",

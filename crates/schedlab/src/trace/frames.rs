@@ -12,7 +12,7 @@ use crate::time::Ns;
 
 /// The `event` codes of the events columns, as the trace names them: `EventCode as usize`
 /// indexes this.
-pub const EVENT_NAMES: [&str; 15] = [
+pub const EVENT_NAMES: [&str; 16] = [
     "sched_switch",
     "sched_waking",
     "sched_wakeup",
@@ -28,6 +28,7 @@ pub const EVENT_NAMES: [&str; 15] = [
     "sched_dl_throttle",
     "sched_dl_replenish",
     "sched_dl_miss",
+    "sched_pi_setprio",
 ];
 
 /// The `signal` codes of the signals columns, the LISA module's tracepoints: `SignalCode as
@@ -56,6 +57,7 @@ enum EventCode {
     DlThrottle,
     DlReplenish,
     DlMiss,
+    PiSetprio,
 }
 
 #[derive(Clone, Copy)]
@@ -302,6 +304,12 @@ impl Frames {
                     ..EventRow::of(code, *cpu, pid(note.task()))
                 }
             }
+            Record::PiSetprio {
+                task, cpu, newprio, ..
+            } => EventRow {
+                value: *newprio as i64,
+                ..EventRow::of(EventCode::PiSetprio, *cpu, pid(*task))
+            },
             Record::Fair { cpu, note, .. } => {
                 let (signal, pid, values) = signal_of(note, tasks);
                 self.signals.push(now, signal, *cpu, pid, values);

@@ -125,6 +125,20 @@ impl<W: Write> Observer for FtraceWriter<W> {
                 self.head(now, &p.comm, p.pid, *cpu, "sched_process_exit:");
                 let _ = write!(self.line, "comm={} pid={} prio={}", p.comm, p.pid, p.prio());
             }
+            Record::PiSetprio {
+                task,
+                cpu,
+                oldprio,
+                newprio,
+            } => {
+                let p = t(*task);
+                self.head(now, &p.comm, p.pid, *cpu, "sched_pi_setprio:");
+                let _ = write!(
+                    self.line,
+                    "comm={} pid={} oldprio={oldprio} newprio={newprio}",
+                    p.comm, p.pid
+                );
+            }
             Record::CpuIdle { cpu, state } => {
                 self.head(now, "<idle>", 0, *cpu, "cpu_idle:");
                 let _ = write!(self.line, "state={state} cpu_id={cpu}");

@@ -96,6 +96,13 @@ pub enum Record {
         cpu: usize,
         note: crate::sched::deadline::DlNote,
     },
+    /// `sched_pi_setprio`: a PI change of `task`'s priority.
+    PiSetprio {
+        task: u32,
+        cpu: usize,
+        oldprio: i32,
+        newprio: i32,
+    },
     /// rt-app trace_marker text, written by `task`.
     Marker {
         task: u32,

@@ -44,7 +44,7 @@ pub fn to_ratio(period: u64, runtime: u64) -> u64 {
 
 /// `dl_time_before(a, b)`: wrap-safe a < b.
 #[inline]
-fn before(a: u64, b: u64) -> bool {
+pub fn before(a: u64, b: u64) -> bool {
     (a.wrapping_sub(b) as i64) < 0
 }
 
@@ -131,6 +131,14 @@ impl DlNote {
     }
 }
 
+/// The reservation a CBS runs by (`pi_of(dl_se)`'s runtime, deadline and period).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DlParams {
+    pub runtime: u64,
+    pub deadline: u64,
+    pub period: u64,
+}
+
 /// `struct sched_dl_entity`.
 #[derive(Debug, Clone, Default)]
 pub struct SchedDlEntity {
@@ -164,6 +172,9 @@ pub struct SchedDlEntity {
     pub defer_running: bool,
     /// `dl_server_active`.
     pub server_active: bool,
+    /// `pi_se` while a deadline waiter boosts the entity (`rt_mutex_setprio`): the donor's
+    /// parameters. A copy stands for the kernel's pointer: rt-app never changes them.
+    pub pi: Option<DlParams>,
 }
 
 impl SchedDlEntity {
@@ -178,6 +189,20 @@ impl SchedDlEntity {
             reclaim,
             ..Default::default()
         }
+    }
+
+    /// `pi_of`: the donor's reservation while boosted, else the entity's own.
+    pub fn pi_of(&self) -> DlParams {
+        self.pi.unwrap_or(DlParams {
+            runtime: self.dl_runtime,
+            deadline: self.dl_deadline,
+            period: self.dl_period,
+        })
+    }
+
+    /// `is_dl_boosted`.
+    pub fn boosted(&self) -> bool {
+        self.pi.is_some()
     }
 
     /// The entity's `kind` timer.
@@ -208,16 +233,18 @@ impl SchedDlEntity {
 
     /// `dl_entity_overflow(dl_se, t)`: q/(d − t) > Q/D, compared in µs products.
     fn overflow(&self, t: u64) -> bool {
-        let left = (self.dl_deadline >> DL_SCALE).wrapping_mul((self.runtime >> DL_SCALE) as u64);
+        let pi = self.pi_of();
+        let left = (pi.deadline >> DL_SCALE).wrapping_mul((self.runtime >> DL_SCALE) as u64);
         let right =
-            (self.deadline.wrapping_sub(t) >> DL_SCALE).wrapping_mul(self.dl_runtime >> DL_SCALE);
+            (self.deadline.wrapping_sub(t) >> DL_SCALE).wrapping_mul(pi.runtime >> DL_SCALE);
         before(right, left)
     }
 
     /// `replenish_dl_new_period`: a deferred server not handling starvation waits again.
     fn new_period(&mut self, now: Ns) {
-        self.deadline = now + self.dl_deadline;
-        self.runtime = self.dl_runtime as i64;
+        let pi = self.pi_of();
+        self.deadline = now + pi.deadline;
+        self.runtime = pi.runtime as i64;
         if self.defer && !self.defer_running {
             self.set_throttled(true, now);
             self.defer_armed = true;
@@ -416,21 +443,23 @@ impl Dl<'_> {
         true
     }
 
-    /// `replenish_dl_entity`. A deferred server that could not use its budget in the
-    /// background starts a new period; one not handling starvation is deferred again.
+    /// `replenish_dl_entity`, by the donor's reservation when boosted. A task boosted from
+    /// another class, or a deferred server that could not use its budget in the
+    /// background, starts a new period; a server not handling starvation is deferred again.
     fn replenish(&mut self, p: u32) {
         let now = self.now;
         let se = se!(self, p);
-        if se.defer_armed && se.overflow(now) {
-            se.deadline = now + se.dl_deadline;
-            se.runtime = se.dl_runtime as i64;
+        let pi = se.pi_of();
+        if se.dl_deadline == 0 || (se.defer_armed && se.overflow(now)) {
+            se.deadline = now + pi.deadline;
+            se.runtime = pi.runtime as i64;
         }
         if se.yielded && se.runtime > 0 {
             se.runtime = 0;
         }
         while se.runtime <= 0 {
-            se.deadline += se.dl_period;
-            se.runtime += se.dl_runtime as i64;
+            se.deadline += pi.period;
+            se.runtime += pi.runtime as i64;
         }
         if before(se.deadline, now) {
             se.new_period(now); // "DL replenish lagged too much"
@@ -454,12 +483,16 @@ impl Dl<'_> {
     }
 
     /// `update_dl_entity`: the CBS wakeup rule, revised for constrained deadlines (and for
-    /// a server handling starvation). A deferred server keeping its deadline waits again.
+    /// a server handling starvation) unless boosted. A deferred server keeping its deadline
+    /// waits again.
     fn update_dl_entity(&mut self, p: u32) {
         let now = self.now;
         let se = se!(self, p);
         if before(se.deadline, now) || se.overflow(now) {
-            if (!se.implicit() || (se.defer && se.defer_running)) && !before(se.deadline, now) {
+            if (!se.implicit() || (se.defer && se.defer_running))
+                && !before(se.deadline, now)
+                && !se.boosted()
+            {
                 // update_dl_revised_wakeup: keep d, cut q to the density.
                 se.runtime = ((se.dl_density * (se.deadline - now)) >> BW_SHIFT) as i64;
                 return;
@@ -485,12 +518,12 @@ impl Dl<'_> {
     }
 
     /// `dl_check_constrained_dl`: woken after its deadline but before its next period, a
-    /// constrained task waits for that period.
+    /// constrained task waits for that period, unless boosted.
     fn check_constrained(&mut self, p: u32) {
         let now = self.now;
         let se = se!(self, p);
         if before(se.deadline, now) && before(now, se.next_period()) {
-            if !self.start_dl_timer(p) {
+            if se.boosted() || !self.start_dl_timer(p) {
                 return;
             }
             let se = se!(self, p);
@@ -499,9 +532,12 @@ impl Dl<'_> {
         }
     }
 
-    /// `task_contending`.
+    /// `task_contending`; nothing for a task boosted from another class (no bandwidth).
     fn task_contending(&mut self, p: u32, flags: u32) {
         let se = se!(self, p);
+        if se.dl_runtime == 0 {
+            return;
+        }
         if flags & ENQUEUE_MIGRATED != 0 {
             self.dl.this_bw += se.dl_bw;
         }
@@ -519,6 +555,9 @@ impl Dl<'_> {
     fn task_non_contending(&mut self, p: u32, dead: bool) -> bool {
         let now = self.now;
         let se = se!(self, p);
+        if se.dl_runtime == 0 {
+            return false;
+        }
         let zerolag = se.deadline as i64
             - ((se.runtime as i128 * se.dl_period as i128) / se.dl_runtime as i128) as i64
             - now as i64;
@@ -554,17 +593,22 @@ impl Dl<'_> {
         false
     }
 
-    /// `enqueue_dl_entity`. ENQUEUE_INITIAL is a task that has just become SCHED_DEADLINE
-    /// while queued (`switched_to_dl` after ENQUEUE_RESTORE): its bandwidth joins the rq.
+    /// `enqueue_task_dl` + `enqueue_dl_entity`. A boost overrides a throttle. ENQUEUE_INITIAL
+    /// is a task that has just become SCHED_DEADLINE while queued (`switched_to_dl` after
+    /// ENQUEUE_RESTORE): its bandwidth joins the rq, as it does back from a PI change.
     pub fn enqueue(&mut self, p: u32, flags: u32) {
         let now = self.now;
         {
             let se = se!(self, p);
+            if se.boosted() && se.throttled {
+                se.dl_timer.cancel();
+                se.set_throttled(false, now);
+            }
             if !se.throttled && !se.implicit() {
                 self.check_constrained(p);
             }
         }
-        if flags & (ENQUEUE_INITIAL | ENQUEUE_MIGRATING) != 0 {
+        if flags & (ENQUEUE_INITIAL | ENQUEUE_RESTORE | ENQUEUE_MIGRATING) != 0 {
             let se = se!(self, p);
             self.dl.this_bw += se.dl_bw;
             self.dl.add_running(se);
@@ -581,7 +625,10 @@ impl Dl<'_> {
             self.update_dl_entity(p);
         } else if flags & ENQUEUE_REPLENISH != 0 {
             self.replenish(p);
-        } else if flags & ENQUEUE_INITIAL != 0 && before(se.deadline, now) {
+        } else if flags & (ENQUEUE_INITIAL | ENQUEUE_RESTORE) != 0
+            && !se.boosted()
+            && before(se.deadline, now)
+        {
             se.new_period(now); // setup_new_dl_entity
             self.note_budget(p);
         }
@@ -612,7 +659,7 @@ impl Dl<'_> {
     /// `dequeue_dl_entity`; true when a dead task's bandwidth leaves the root domain now.
     pub fn dequeue(&mut self, p: u32, flags: u32) -> bool {
         self.unqueue(p);
-        if flags & DEQUEUE_MIGRATING != 0 {
+        if flags & (DEQUEUE_SAVE | DEQUEUE_MIGRATING) != 0 {
             let se = se!(self, p);
             self.dl.sub_running(se);
             self.dl.this_bw -= se.dl_bw;
@@ -687,7 +734,7 @@ impl Dl<'_> {
         let runtime = se.runtime;
         self.note(DlNote::Throttle { task: p, runtime });
         self.unqueue(p);
-        if !self.start_dl_timer(p) {
+        if se!(self, p).boosted() || !self.start_dl_timer(p) {
             self.enqueue(p, ENQUEUE_REPLENISH);
         }
         self.dl.first() != Some(p)
@@ -695,10 +742,11 @@ impl Dl<'_> {
 
     /// `dl_task_timer`: a throttled task's next period has come. A queued task is
     /// replenished and enqueued (true: the caller checks preemption); one that blocked while
-    /// throttled is only replenished, its wakeup enqueues it.
+    /// throttled is only replenished, its wakeup enqueues it. A boosted task is left alone.
     pub fn dl_timer(&mut self, p: u32, queued: bool) -> bool {
-        self.ses[p as usize].dl_timer.armed = false;
-        if !self.ses[p as usize].throttled {
+        let se = &mut self.ses[p as usize];
+        se.dl_timer.armed = false;
+        if se.boosted() || !se.throttled {
             return false;
         }
         if !queued {

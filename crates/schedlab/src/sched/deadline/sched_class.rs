@@ -107,7 +107,7 @@ impl SchedClass for DeadlineClass {
         resched
     }
 
-    /// `task_fork_dl`: nothing (a deadline task cannot fork).
+    /// `migrate_task_rq_dl`.
     fn migrate_task_rq(&self, rq: &mut Rq, env: &mut Env, p: u32) {
         Dl::on(rq, env).migrate_task_rq(p);
     }
