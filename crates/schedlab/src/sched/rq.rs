@@ -27,6 +27,8 @@ pub struct Rq {
     pub curr: Option<u32>,
     /// `arch_scale_cpu_capacity`.
     pub capacity: u64,
+    /// `rq->cpu_capacity`: what RT and deadline tasks leave of it to fair ones.
+    pub cpu_capacity: u64,
     /// `rq->uclamp`: the clamps of the RUNNABLE tasks, max-aggregated.
     pub uclamp: UclampRq,
     /// The fair class's tracepoint records, when tracing.
@@ -52,6 +54,7 @@ impl Rq {
             need_resched: false,
             curr: None,
             capacity,
+            cpu_capacity: capacity,
             uclamp: UclampRq::default(),
             notes: Vec::new(),
         }

@@ -6,6 +6,7 @@ use super::task::{Action, State};
 use super::{Sim, SIM_START};
 use crate::cpufreq::Hook;
 use crate::sched::class::{self, Class, Env, SchedClass};
+use crate::sched::fair::capacity;
 use crate::sched::flags::*;
 use crate::sched::idle;
 use crate::sched::rq::Rq;
@@ -73,18 +74,40 @@ impl Sim {
         self.rqs[cpu].notes = notes;
     }
 
+    /// `sched_cpu_capacity`: the capacity left to fair tasks, the original, and the current
+    /// one (at the present frequency).
+    fn trace_cpu_capacity(&mut self, cpu: usize) {
+        let rq = &self.rqs[cpu];
+        self.emit(Record::CpuCapacity {
+            cpu,
+            capacity: rq.cpu_capacity,
+            orig: rq.capacity,
+            curr: (rq.capacity * rq.clock.scale.freq) >> 10,
+        });
+    }
+
+    /// `sched_balance_trigger` on a busy CPU: when its lowest domain is due, the periodic
+    /// balance refreshes the CPU's capacity (`update_cpu_capacity`). The NOHZ idle balance of
+    /// idle CPUs is not modelled: an idle CPU's capacity stays as it is.
+    fn sched_balance_trigger(&mut self, cpu: usize) {
+        let c = &mut self.cpus[cpu];
+        let Some(interval) = c.balance_interval.filter(|_| self.now >= c.next_balance) else {
+            return;
+        };
+        c.next_balance = self.now + interval;
+        let rq = &mut self.rqs[cpu];
+        rq.cpu_capacity = capacity::scale_rt_capacity(rq);
+        if self.tracing {
+            self.trace_cpu_capacity(cpu);
+        }
+    }
+
     /// Boot: announce the CPUs, then fork every thread.
     pub(super) fn start(&mut self) {
         self.start_governors();
         if self.tracing {
             for cpu in 0..self.rqs.len() {
-                let cap = self.rqs[cpu].capacity;
-                self.emit(Record::CpuCapacity {
-                    cpu,
-                    capacity: cap,
-                    orig: cap,
-                    curr: cap,
-                });
+                self.trace_cpu_capacity(cpu);
             }
         }
         for def in 0..self.prog.tasks.len() {
@@ -552,6 +575,7 @@ impl Sim {
         let class = c.ops();
         let resched = self.on_rq(cpu, |rq, env| class.task_tick(rq, env, curr));
         self.cpufreq_hook(cpu, Hook::Tick);
+        self.sched_balance_trigger(cpu);
         if resched || self.rqs[cpu].need_resched {
             self.schedule(cpu);
         }

@@ -19,7 +19,7 @@ use crate::platform::Platform;
 use crate::sched::clock_pelt::{CpuScale, RqClock};
 use crate::sched::deadline::admission::DlBw;
 use crate::sched::deadline::{DlRq, SchedDlEntity};
-use crate::sched::fair::{cpu_util, SchedEntity, Tunables};
+use crate::sched::fair::{capacity, cpu_util, SchedEntity, Tunables};
 use crate::sched::features::{Feat, Features};
 use crate::sched::rq::Rq;
 use crate::sched::rt::{RtRq, SchedRtEntity};
@@ -46,6 +46,10 @@ pub struct Cpu {
     pub busy_since: Option<Ns>,
     /// Times the CPU went idle (`tick_nohz_get_idle_calls_cpu`).
     pub idle_calls: u64,
+    /// The busy balance interval of the CPU's lowest domain (None: no domain).
+    pub balance_interval: Option<Ns>,
+    /// When that domain is next balanced (`sd->last_balance` + interval).
+    pub next_balance: Ns,
 }
 
 /// Options of a run beyond workload, platform and switches.
@@ -150,6 +154,10 @@ impl Sim {
                 busy_ns: 0,
                 busy_since: None,
                 idle_calls: 0,
+                balance_interval: plat.lowest_domain_weight(c.id).map(|w| {
+                    capacity::busy_balance_interval(w as u64, feat.hz as u64) * feat.tick_ns()
+                }),
+                next_balance: 0,
             })
             .collect();
         let cpufreq = Cpufreq::new(&plat, &feat, SIM_START)?;

@@ -207,3 +207,61 @@ fn avg_rt_follows_pelt_while_rt_runs_and_decays_at_the_tick_after() {
     let decayed = s.rqs[0].avg_rt.util_avg as f64;
     assert!((decayed - closed(200.0, peak)).abs() <= 3.0, "{decayed}");
 }
+
+#[test]
+fn the_periodic_balance_leaves_fair_tasks_what_rt_did_not_use() {
+    // smp:2, both tasks on CPU 0: the RT task runs 100 ms from 0, then the fair hog. The
+    // lowest domain spans 2 CPUs: a busy CPU balances every 2·2·16 ms = 16 jiffies − 1, 60
+    // ms, from its first tick. Each time sched_cpu_capacity shows 1024 − avg_rt, by PELT's
+    // closed form (see above): rising while RT runs, decaying after 100 ms. CPU 1 never
+    // ticks: only its boot line.
+    let rt = r#""rt": {"policy": "SCHED_FIFO", "priority": 10, "cpus": [0], "run": 100000, "sleep": 10000000}"#;
+    let cfs = r#""cfs": {"cpus": [0], "run": -1}"#;
+    let json =
+        format!(r#"{{"global": {{"duration": 1, "calibration": 100}}, "tasks": {{{rt}, {cfs}}}}}"#);
+    let text = String::from_utf8(crate::sim::tests::traced(&json, "smp:2")).unwrap();
+    let lines: Vec<(f64, String)> = text
+        .lines()
+        .filter_map(|l| {
+            let (head, fields) = l.split_once("sched_cpu_capacity:")?;
+            let ts = head.trim_end().trim_end_matches(':').rsplit(' ').next()?;
+            Some((ts.parse::<f64>().unwrap() - 1.0, fields.trim().to_string()))
+        })
+        .collect();
+    let on = |cpu: usize| {
+        lines
+            .iter()
+            .filter(move |(_, f)| f.starts_with(&format!("cpu={cpu} ")))
+    };
+    assert_eq!(on(1).count(), 1);
+    let closed = |t_ms: f64, from: f64| from * (-t_ms * 1e3 / 1024.0 / 32.0).exp2();
+    let util = |t_ms: f64| {
+        let peak = 1024.0 - closed(100.0, 1024.0);
+        if t_ms <= 100.0 {
+            1024.0 - closed(t_ms, 1024.0)
+        } else {
+            closed(t_ms - 100.0, peak)
+        }
+    };
+    let seen: Vec<(f64, f64)> = on(0)
+        .skip(1) // boot
+        .take(5)
+        .map(|(t, f)| {
+            let cap = f
+                .split(' ')
+                .find_map(|kv| kv.strip_prefix("capacity="))
+                .unwrap();
+            assert!(f.ends_with("capacity_orig=1024 capacity_curr=1024"), "{f}");
+            (t * 1000.0, cap.parse().unwrap())
+        })
+        .collect();
+    let times: Vec<u64> = seen.iter().map(|&(t, _)| t.round() as u64).collect();
+    assert_eq!(times, [4, 64, 124, 184, 244]);
+    for (t, cap) in seen {
+        let want = 1024.0 - util(t);
+        assert!(
+            (cap - want).abs() <= 10.0,
+            "{cap} at {t} ms, want {want:.0}"
+        );
+    }
+}
