@@ -112,4 +112,4 @@ def test_deadline_run_reports_refusals_and_bad_parameters(cli, tmp_path):
     bad.write_text('{"global": {"duration": 1}, "tasks": {' + task("c", 20000, 10000) + "}}")
     r = cli("run", str(bad), "--platform", "smp:1")
     assert r.returncode == 2 and r.stdout == b"" and b"Traceback" not in r.stderr
-    assert b"tasks.c.dl-runtime" in r.stderr and b"exceeds the deadline" in r.stderr
+    assert f"{bad}: tasks.c.dl-runtime: ".encode() in r.stderr and b"exceeds the deadline" in r.stderr

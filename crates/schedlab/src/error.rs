@@ -18,4 +18,9 @@ impl InputError {
             message: message.into(),
         }
     }
+
+    /// The same error, located in file `origin`.
+    pub fn within(self, origin: &str) -> InputError {
+        InputError::new(format!("{origin}: {}", self.location), self.message)
+    }
 }

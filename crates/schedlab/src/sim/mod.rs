@@ -112,7 +112,7 @@ impl Sim {
         feat: Features,
         opts: &RunOptions,
     ) -> Result<Sim, InputError> {
-        let prog = Program::compile(wl, &plat)?;
+        let prog = Program::compile(wl, &plat).map_err(|e| e.within(&wl.origin))?;
         let duration = opts.duration.or(wl.global.duration);
         if duration.is_none() {
             if let Some(t) = prog.runs_for_ever() {

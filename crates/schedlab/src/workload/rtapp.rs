@@ -272,6 +272,8 @@ pub struct Task {
 pub struct Workload {
     pub global: Global,
     pub tasks: Vec<Task>,
+    /// The file it came from, for messages.
+    pub origin: String,
     pub dialect: Dialect,
     pub warnings: Vec<String>,
 }
@@ -454,6 +456,7 @@ impl<'a> Reader<'a> {
         Ok(Workload {
             global,
             tasks,
+            origin: self.origin.to_string(),
             dialect: self.dialect,
             warnings: std::mem::take(&mut self.warnings),
         })
