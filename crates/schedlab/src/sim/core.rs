@@ -9,6 +9,7 @@ use crate::sched::class::{self, Class, Env, SchedClass};
 use crate::sched::fair::capacity;
 use crate::sched::flags::*;
 use crate::sched::idle;
+use crate::sched::pelt::cap_scale;
 use crate::sched::rq::Rq;
 use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
 use crate::sched::weight::LoadWeight;
@@ -82,7 +83,7 @@ impl Sim {
             cpu,
             capacity: rq.cpu_capacity,
             orig: rq.capacity,
-            curr: (rq.capacity * rq.clock.scale.freq) >> 10,
+            curr: cap_scale(rq.capacity, rq.clock.scale.freq),
         });
     }
 

@@ -80,17 +80,11 @@ impl Sim {
             .reduce(|a, b| if self.waiter_less(b, a) { b } else { a });
         let normal = self.tasks[id as usize].normal_prio();
         let prio = top.map_or(normal, |w| self.tasks[w as usize].prio().min(normal));
+        let (dls, owner) = (&self.dls, &self.dls[id as usize]);
         let pi = top
-            .filter(|&w| {
-                prio < 0
-                    && (normal >= 0
-                        || (self.tasks[w as usize].prio() < 0
-                            && before(
-                                self.dls[w as usize].deadline,
-                                self.dls[id as usize].deadline,
-                            )))
-            })
-            .map(|w| self.dls[w as usize].pi_of());
+            .filter(|&w| self.tasks[w as usize].prio() < 0)
+            .filter(|&w| normal >= 0 || before(dls[w as usize].deadline, owner.deadline))
+            .map(|w| dls[w as usize].pi_of());
         let boost = (prio < normal).then_some(prio);
         if boost == self.tasks[id as usize].pi_prio && pi == self.dls[id as usize].pi {
             return false;
@@ -124,12 +118,11 @@ impl Sim {
             });
         }
         if self.tracing {
-            let (oldprio, newprio) = (old_prio, prio);
             self.emit(Record::PiSetprio {
                 task: id,
                 cpu,
-                oldprio,
-                newprio,
+                oldprio: old_prio,
+                newprio: prio,
             });
         }
         let t = &mut self.tasks[id as usize];

@@ -75,7 +75,7 @@ pub const NONE: i64 = i64::MIN;
 /// idle task); `other_pid` is the switch's next or the fork's child; `target_cpu` the
 /// wakeup's target or the migration's destination; `value` the idle state (-1 on exit, as
 /// LISA reads it), the frequency in kHz, the capacity, a deadline task's runtime left
-/// (throttle, replenish) or its missed absolute deadline.
+/// (throttle, replenish) or its missed absolute deadline, or a PI change's new priority.
 #[derive(Debug, Clone, Default)]
 pub struct EventColumns {
     pub ts: Vec<u64>,

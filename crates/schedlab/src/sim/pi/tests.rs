@@ -80,7 +80,7 @@ fn the_lock_owner_inherits_the_waiters_priority_and_gives_it_back() {
 #[test]
 fn the_trace_shows_each_priority_change() {
     // sched_pi_setprio: low (prio 120) to high's 99 − 50 = 49 at 20 ms, back at 60 ms.
-    let text = String::from_utf8(super::super::tests::traced(
+    let text = String::from_utf8(crate::sim::tests::traced(
         &workload(&inversion(), true),
         "smp:1",
     ))
