@@ -1,0 +1,104 @@
+"""Golden outputs: every corpus workload that runs, under both kernels, on smp:4 and hikey960,
+with the performance and schedutil governors, gives byte-identical traces, rt-app logs and
+summaries to those recorded in tests/golden/runs.txt; `schedlab reproduce`'s table is
+tests/golden/reproduce.txt. A behaviour change regenerates them on purpose, in the same
+commit, saying why:
+
+    .venv/bin/python tests/test_golden.py      # rewrite tests/golden/
+"""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import schedlab
+from schedlab.run import run
+
+HERE = Path(__file__).parent
+CORPUS = HERE / "rtapp-corpus"
+GOLDEN = HERE / "golden"
+KERNELS = ("6.12", "6.1")
+PLATFORMS = ("smp:4", "hikey960")
+GOVERNORS = ("performance", "schedutil")
+DURATION_NS = 3_000_000_000
+
+
+def workloads() -> list[Path]:
+    """The corpus's workloads, fragments of a merge set included (they are refused: that too
+    is behaviour)."""
+    return sorted(CORPUS.rglob("*.json"))
+
+
+def variants():
+    for w in workloads():
+        for k in KERNELS:
+            for p in PLATFORMS:
+                for g in GOVERNORS:
+                    yield w, k, p, g
+
+
+def key(w: Path, k: str, p: str, g: str) -> str:
+    return f"{w.relative_to(CORPUS)} {k} {p} {g}"
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def outcome(w: Path, k: str, p: str, g: str, tmp: Path) -> str:
+    """trace, logs and summary digests of one run, or the error it gives."""
+    trace, logs = tmp / "trace.txt", tmp / "logs"
+    try:
+        r = run(w, p, kernel=k, sets=[f"cpufreq.governor={g}"], duration_ns=DURATION_NS,
+                trace=trace, log_dir=logs, frames=False)
+    except schedlab.InputError as e:
+        return f"error {digest(str(e).encode())}"
+    summary = json.dumps(r.summary(), indent=1, default=int).encode()
+    log_set = b"".join(f.name.encode() + b"\0" + f.read_bytes() for f in sorted(logs.iterdir()))
+    return f"trace {digest(trace.read_bytes())} logs {digest(log_set)} summary {digest(summary)}"
+
+
+def reproduce_table() -> str:
+    out = subprocess.run([sys.executable, "-m", "schedlab", "reproduce"], capture_output=True,
+                         env={**{k: v for k, v in os.environ.items() if "COLOR" not in k}, "COLUMNS": "160"})
+    return out.stdout.decode()
+
+
+def recorded() -> dict[str, str]:
+    lines = (GOLDEN / "runs.txt").read_text().splitlines()
+    return dict(line.split(" = ", 1) for line in lines if line and not line.startswith("#"))
+
+
+GOLD = recorded() if (GOLDEN / "runs.txt").exists() else {}
+
+
+@pytest.mark.parametrize("w, k, p, g", list(variants()), ids=lambda v: str(v).replace(str(CORPUS) + "/", ""))
+def test_run_outputs_are_the_recorded_ones(w, k, p, g, tmp_path):
+    assert outcome(w, k, p, g, tmp_path) == GOLD[key(w, k, p, g)]
+
+
+def test_every_variant_is_recorded():
+    assert sorted(GOLD) == sorted(key(*v) for v in variants())
+
+
+def test_reproduce_table_is_the_recorded_one():
+    assert reproduce_table() == (GOLDEN / "reproduce.txt").read_text()
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    GOLDEN.mkdir(exist_ok=True)
+    rows = []
+    for v in variants():
+        with tempfile.TemporaryDirectory() as tmp:
+            rows.append(f"{key(*v)} = {outcome(*v, Path(tmp))}")
+    header = "# tests/test_golden.py: workload kernel platform governor = sha256[:16] of each output\n"
+    (GOLDEN / "runs.txt").write_text(header + "\n".join(rows) + "\n")
+    (GOLDEN / "reproduce.txt").write_text(reproduce_table())
+    print(f"{len(rows)} runs recorded in {GOLDEN}")
