@@ -31,9 +31,9 @@ fn main() {
             .expect("the task set is valid");
             let t = Instant::now();
             s.run(|_, _| {}).expect("no output");
-            assert!(s.refusals.is_empty(), "the task set is admitted");
-            let misses = s.dls.iter().map(|d| d.stats.misses).sum();
-            (t.elapsed().as_secs_f64(), s.totals.events, misses)
+            assert!(s.sched().refusals.is_empty(), "the task set is admitted");
+            let misses = s.sched().dls.iter().map(|d| d.stats.misses).sum();
+            (t.elapsed().as_secs_f64(), s.totals().events, misses)
         })
         .collect();
     runs.sort_by(|a, b| a.0.total_cmp(&b.0));

@@ -66,7 +66,7 @@ fn sim(wl: &Workload) -> Sim {
 fn timed(mut s: Sim) -> (f64, u64) {
     let t = Instant::now();
     s.run(|_, _| {}).expect("the trace file is writable");
-    (t.elapsed().as_secs_f64(), s.totals.events)
+    (t.elapsed().as_secs_f64(), s.totals().events)
 }
 
 /// The median wall time of `RUNS` runs, and the events of one (every run is identical).
@@ -85,7 +85,7 @@ fn main() {
         let file = std::fs::File::create(&path).expect("temp file");
         let w = FtraceWriter::new(
             BufWriter::with_capacity(1 << 20, file),
-            traced.plat.nr_cpus(),
+            traced.platform().nr_cpus(),
         )
         .expect("temp file");
         traced.observe(Box::new(w));

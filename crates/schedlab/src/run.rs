@@ -158,8 +158,11 @@ pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunRe
     if let Some(path) = &spec.trace {
         let file =
             std::fs::File::create(path).map_err(|e| io("cannot write the trace", path, e))?;
-        let w = FtraceWriter::new(BufWriter::with_capacity(1 << 20, file), sim.plat.nr_cpus())
-            .map_err(|e| io("cannot write the trace", path, e))?;
+        let w = FtraceWriter::new(
+            BufWriter::with_capacity(1 << 20, file),
+            sim.platform().nr_cpus(),
+        )
+        .map_err(|e| io("cannot write the trace", path, e))?;
         sim.observe(Box::new(w));
     }
     if let Some(dir) = &spec.log_dir {
@@ -176,14 +179,17 @@ pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunRe
     sim.run(progress)
         .map_err(|e| RunError::Io(format!("writing outputs: {e}")))?;
     let elapsed = sim.elapsed();
-    let tasks = sim
+    let (sched, totals) = (sim.sched(), sim.totals());
+    let tasks = sched
         .tasks
         .iter()
-        .zip(&sim.dls)
-        .map(|(t, dl)| {
+        .zip(&sched.dls)
+        .enumerate()
+        .map(|(id, (t, dl))| {
             let mut lat = t.stats.wakeup_latencies.clone();
             lat.sort_unstable();
-            let throttled_now = dl.stats.throttled_since.map_or(0, |s| sim.totals.end - s);
+            let rtapp = sim.rtapp_stats(id as u32);
+            let throttled_now = dl.stats.throttled_since.map_or(0, |s| totals.end - s);
             TaskSummary {
                 comm: t.comm.clone(),
                 pid: t.pid,
@@ -198,10 +204,10 @@ pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunRe
                 latency_max_ns: lat.last().copied().unwrap_or(0),
                 migrations: t.stats.migrations,
                 preemptions: t.stats.preemptions,
-                timer_events: t.stats.timer_events,
-                overruns: t.stats.overruns,
-                mean_slack_us: if t.stats.timer_events > 0 {
-                    t.stats.slack_sum_us as f64 / t.stats.timer_events as f64
+                timer_events: rtapp.timer_events,
+                overruns: rtapp.overruns,
+                mean_slack_us: if rtapp.timer_events > 0 {
+                    rtapp.slack_sum_us as f64 / rtapp.timer_events as f64
                 } else {
                     0.0
                 },
@@ -213,7 +219,7 @@ pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunRe
             }
         })
         .collect();
-    let cf = &sim.cpufreq;
+    let cf = sim.cpufreq();
     let policies: Vec<PolicySummary> = (0..cf.policies.len())
         .map(|d| PolicySummary {
             name: cf.names[d].clone(),
@@ -228,36 +234,37 @@ pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunRe
             transitions: cf.stats[d].transitions,
         })
         .collect();
-    let cpus = sim
+    let cpus = sched
         .rqs
         .iter()
-        .zip(&sim.cpus)
         .enumerate()
-        .map(|(cpu, (rq, c))| CpuSummary {
+        .map(|(cpu, rq)| CpuSummary {
             cpu,
             capacity: rq.capacity,
-            busy_ns: c.busy_ns,
-            freq_residency: policies[sim.plat.cpus[cpu].freq_domain].residency.clone(),
-            energy_mj: sim.energy.cpu_mj[cpu],
+            busy_ns: sim.busy_ns(cpu),
+            freq_residency: policies[sim.platform().cpus[cpu].freq_domain]
+                .residency
+                .clone(),
+            energy_mj: sim.energy().cpu_mj[cpu],
         })
         .collect();
     Ok(RunResult {
-        platform: sim.plat.name.clone(),
+        platform: sim.platform().name.clone(),
         kernel: spec.kernel.name().to_string(),
         simulated_ns: elapsed,
-        events: sim.totals.events,
+        events: totals.events,
         tasks,
         cpus,
         policies,
-        cluster_energy_mj: sim.energy.cluster_mj.clone(),
-        energy_mj: sim.energy.total_mj(),
+        cluster_energy_mj: sim.energy().cluster_mj.clone(),
+        energy_mj: sim.energy().total_mj(),
         warnings: wl
             .warnings
             .into_iter()
             .chain(sim.warnings().iter().cloned())
             .collect(),
-        refusals: sim.refusals.clone(),
-        deadlock: sim.totals.deadlock.clone(),
+        refusals: sched.refusals.clone(),
+        deadlock: totals.deadlock.clone(),
         switches,
         frames: frames.map(|f| f.take()),
     })

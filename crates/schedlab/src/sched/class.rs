@@ -6,10 +6,12 @@
 use super::deadline::SchedDlEntity;
 use super::fair::{SchedEntity, Tunables};
 use super::features::Features;
+use super::hooks::Hooks;
 use super::rq::Rq;
 use super::rt::SchedRtEntity;
 use super::weight::LoadWeight;
-use crate::workload::Policy;
+use super::Sched;
+use crate::sched::uapi::Policy;
 
 /// What every CPU's classes share: the entities, the switches, the tunables.
 pub struct Env<'a> {
@@ -101,6 +103,80 @@ impl Class {
     /// `sched_class_above`.
     pub fn above(self, other: Class) -> bool {
         self < other
+    }
+
+    /// `normal_prio` of a task of this class: −1 for deadline, 99 − rt_priority for RT,
+    /// 120 + nice for fair.
+    pub fn normal_prio(self, rt_priority: u32, nice: i32) -> i32 {
+        match self {
+            Class::Deadline => -1,
+            Class::Rt => 99 - rt_priority as i32,
+            Class::Fair => 120 + nice,
+        }
+    }
+
+    /// `task_woken`: a deadline or RT task that will not run here may be pushed away.
+    pub fn task_woken<H: Hooks>(self, s: &mut Sched, cpu: usize, p: u32, h: &mut H) {
+        match self {
+            Class::Deadline => s.task_woken_dl(cpu, p, h),
+            Class::Rt => s.task_woken_rt(cpu, p, h),
+            Class::Fair => {}
+        }
+    }
+
+    /// The balance callback `set_next_task` queues for a task of this class just picked
+    /// (`deadline_queue_push_tasks`, `rt_queue_push_tasks`).
+    pub fn queue_push_tasks<H: Hooks>(self, s: &mut Sched, cpu: usize, h: &mut H) {
+        match self {
+            Class::Deadline => s.push_dl_tasks(cpu, h),
+            Class::Rt => s.push_rt_tasks(cpu, h),
+            Class::Fair => {}
+        }
+    }
+
+    /// `prev_balance` from `prev`'s class down while none has work: a deadline task that
+    /// left the queue (blocked, throttled) may let this CPU pull an earlier one
+    /// (`balance_dl`); with no deadline work left, or after an RT task that left the queue,
+    /// this CPU may pull RT tasks more important than any it has (`balance_rt`).
+    pub fn balance<H: Hooks>(self, s: &mut Sched, cpu: usize, prev: u32, h: &mut H) {
+        if self == Class::Deadline && !s.balance_dl(cpu, prev, h) {
+            return;
+        }
+        if self != Class::Fair {
+            s.balance_rt(cpu, prev, h);
+        }
+    }
+
+    /// `switched_from_dl` / `switched_from_rt`: a CPU left with no task of the class pulls
+    /// one from an overloaded CPU. True when one came.
+    pub fn switched_from<H: Hooks>(self, s: &mut Sched, cpu: usize, h: &mut H) -> bool {
+        match self {
+            Class::Deadline => s.switched_from_dl(cpu, h),
+            Class::Rt => s.switched_from_rt(cpu, h),
+            Class::Fair => false,
+        }
+    }
+
+    /// At a tick, the RT and deadline signals of a CPU running another class's task decay,
+    /// where the kernel's periodic balancing does it (`__update_blocked_others`); the
+    /// running class's own is its task_tick's.
+    pub fn decay_other_class_avgs(self, rq: &mut Rq) {
+        if self != Class::Rt {
+            rq.update_rt_avg(false);
+        }
+        if self != Class::Deadline {
+            rq.update_dl_avg(false);
+        }
+    }
+
+    /// Is this the RT class?
+    pub fn is_rt(self) -> bool {
+        self == Class::Rt
+    }
+
+    /// `rt_task(p)` of a task of this class: RT or deadline.
+    pub fn rt_task(self) -> bool {
+        self != Class::Fair
     }
 }
 

@@ -1,17 +1,144 @@
-//! Mirrors kernel/sched: the class interface and the runqueue, PELT and its clock, util_est,
-//! weights, uclamp, features, the deadline, rt, fair and idle classes.
+//! Mirrors kernel/sched: `Sched` owns all scheduler state (runqueues, tasks, entities, the
+//! root domain, switches), behind kernel-named entry points (`core.rs`); it reaches the
+//! machine only through `Hooks`.
 
 pub mod class;
 pub mod clock_pelt;
+mod core;
 pub mod cpupri;
 pub mod deadline;
 pub mod fair;
 pub mod features;
 pub mod flags;
+pub mod hooks;
 pub mod idle;
 pub mod pelt;
 pub mod rq;
 pub mod rt;
+pub mod rtmutex;
+pub mod task;
+pub mod uapi;
 pub mod uclamp;
 pub mod util_est;
 pub mod weight;
+
+use crate::platform::Platform;
+use crate::time::Ns;
+use clock_pelt::{CpuScale, RqClock};
+use deadline::admission::DlBw;
+use deadline::{DlRq, SchedDlEntity};
+use fair::capacity::PeriodicBalance;
+use fair::{cpu_util, SchedEntity, Tunables};
+use features::{Feat, Features};
+use rq::Rq;
+use rt::{RtRq, SchedRtEntity};
+use rtmutex::RtMutex;
+use task::SchedTask;
+
+/// The kernel's scheduler state, whole.
+pub struct Sched {
+    pub rqs: Vec<Rq>,
+    pub tasks: Vec<SchedTask>,
+    pub ses: Vec<SchedEntity>,
+    /// Every thread's `sched_dl_entity` (all zero but for SCHED_DEADLINE threads).
+    pub dls: Vec<SchedDlEntity>,
+    /// Every thread's `sched_rt_entity`.
+    pub rts: Vec<SchedRtEntity>,
+    /// The root domain's admitted deadline bandwidth.
+    pub dl_bw: DlBw,
+    /// Threads that admission control refused, one message each.
+    pub refusals: Vec<String>,
+    /// The rt_mutexes (and plain mutexes) of the workload.
+    pub mutexes: Vec<RtMutex>,
+    /// Mutexes are PTHREAD_PRIO_INHERIT (rt_mutexes with priority inheritance).
+    pub pi: bool,
+    /// Each CPU's periodic balance of its lowest domain.
+    pub balance: Vec<PeriodicBalance>,
+    pub feat: Features,
+    pub tun: Tunables,
+    /// CPUs of different capacities (`sched_asym_cpucap_active`).
+    pub asym: bool,
+    /// `sched_uclamp_used`.
+    pub uclamp_used: bool,
+}
+
+impl Sched {
+    /// The scheduler of `plat` at boot (`sched_init`, `sched_init_smp`): every CPU idle at
+    /// `now`, the fair servers admitted.
+    pub fn new(plat: &Platform, feat: Features, uclamp_used: bool, now: Ns) -> Sched {
+        let tun = Tunables::new(&feat, plat.nr_cpus());
+        let mut rqs: Vec<Rq> = plat
+            .cpus
+            .iter()
+            .map(|c| {
+                let cap = c.capacity_orig as u64;
+                let scale = CpuScale {
+                    cpu: cap,
+                    freq: 1024,
+                };
+                let mut dl = DlRq::new(feat.rt_bandwidth());
+                dl.grub = feat.grub;
+                let rt = RtRq::new(feat.rt_throttle(), feat.rr_timeslice_ticks());
+                Rq::new(RqClock::new(feat.invariance, scale, now), cap, dl, rt)
+            })
+            .collect();
+        let caps = plat.cpus.iter().map(|c| c.capacity_orig as u64);
+        let mut dl_bw = DlBw::new(feat.rt_bandwidth(), caps.clone());
+        if let Some((runtime, period)) = feat.fair_server() {
+            deadline::admission::attach_fair_servers(&mut rqs, &mut dl_bw, runtime, period);
+        }
+        let asym = caps.clone().any(|c| c != plat.cpus[0].capacity_orig as u64);
+        let balance = plat
+            .cpus
+            .iter()
+            .map(|c| PeriodicBalance::new(plat.lowest_domain_weight(c.id), &feat))
+            .collect();
+        Sched {
+            rqs,
+            tasks: Vec::new(),
+            ses: Vec::new(),
+            dls: Vec::new(),
+            rts: Vec::new(),
+            dl_bw,
+            refusals: Vec::new(),
+            mutexes: Vec::new(),
+            pi: false,
+            balance,
+            feat,
+            tun,
+            asym,
+            uclamp_used,
+        }
+    }
+
+    /// `cpu_util_cfs(cpu)`: the CPU's utilization as schedutil and placement read it.
+    pub fn cpu_util(&self, cpu: usize) -> u64 {
+        let rq = &self.rqs[cpu];
+        cpu_util::cpu_util(
+            cpu,
+            &rq.cfs,
+            rq.capacity,
+            None,
+            None,
+            false,
+            self.util_est_on(),
+        )
+    }
+
+    /// `cpu_util_without(cpu, p)`: the CPU's utilization without task `task`'s share.
+    pub fn cpu_util_without(&self, cpu: usize, task: u32) -> u64 {
+        let rq = &self.rqs[cpu];
+        let t = &self.tasks[task as usize];
+        let se = &self.ses[t.se as usize];
+        let p = cpu_util::TaskView {
+            se,
+            cpu: t.cpu,
+            queued: se.on_rq,
+        };
+        cpu_util::cpu_util_without(cpu, &rq.cfs, rq.capacity, p, self.util_est_on())
+    }
+
+    pub fn util_est_on(&self) -> bool {
+        self.feat.has(Feat::UtilEst)
+    }
+}

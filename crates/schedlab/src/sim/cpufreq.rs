@@ -2,16 +2,17 @@
 //! frequency change applied to everything it drives (work progress, PELT's frequency
 //! scale, energy, the trace).
 
-use super::task::State;
-use super::{Cpu, Sim};
+use super::engine::{Cpu, Engine};
 use crate::cpufreq::{governor, CpuSample, Governor, Hook, Policy};
 use crate::error::InputError;
 use crate::sched::fair::cpu_util::cpu_util;
+use crate::sched::hooks::Tracepoint;
 use crate::sched::pelt::SCHED_CAPACITY_SCALE;
 use crate::sched::rq::Rq;
+use crate::sched::task::TaskState;
 use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
+use crate::sched::Sched;
 use crate::time::Ns;
-use crate::trace::Record;
 
 /// Time spent at each OPP of a policy, and the number of changes.
 #[derive(Debug, Clone)]
@@ -124,51 +125,43 @@ fn cpu_sample(
     }
 }
 
-impl Sim {
+impl Engine {
     /// Boot: each governor takes its policy over; the frequency it picks is the first.
-    pub(super) fn start_governors(&mut self) {
-        let (now, ue) = (self.now, (self.util_est_on(), self.uclamp_used));
+    pub(super) fn start_governors(&mut self, s: &mut Sched) {
+        let (now, ue) = (self.now, (s.util_est_on(), s.uclamp_used));
         for d in 0..self.cpufreq.policies.len() {
-            let (rqs, cpus) = (&self.rqs, &self.cpus);
+            let (rqs, cpus) = (&s.rqs, &self.cpus);
             let sample = |j: usize| cpu_sample(rqs, cpus, now, ue, j);
             let cf = &mut self.cpufreq;
             let khz = cf.governors[d].start(&cf.policies[d], now, &sample);
-            self.apply_freq(d, khz);
+            self.apply_freq(s, d, khz);
         }
     }
 
-    /// The scheduler calls into cpufreq on `cpu`.
-    pub(super) fn cpufreq_hook(&mut self, cpu: usize, hook: Hook) {
-        let (now, ue) = (self.now, (self.util_est_on(), self.uclamp_used));
+    /// `cpufreq_update_util` on `cpu`: its policy's governor may pick a new frequency.
+    pub(super) fn cpufreq_hook(&mut self, s: &mut Sched, cpu: usize, hook: Hook) {
+        let (now, ue) = (self.now, (s.util_est_on(), s.uclamp_used));
         let d = self.plat.cpus[cpu].freq_domain;
-        let (rqs, cpus) = (&self.rqs, &self.cpus);
+        let (rqs, cpus) = (&s.rqs, &self.cpus);
         let sample = |j: usize| cpu_sample(rqs, cpus, now, ue, j);
         let cf = &mut self.cpufreq;
         if let Some(khz) = cf.governors[d].update(&cf.policies[d], cpu, hook, now, &sample) {
-            self.set_freq(d, khz);
-        }
-    }
-
-    /// `cpufreq_update_util` after a class operation that changed the root cfs_rq's PELT
-    /// signals (`cfs_rq_util_change`).
-    pub(super) fn util_change(&mut self, cpu: usize) {
-        if std::mem::take(&mut self.rqs[cpu].cfs.util_changed) {
-            self.cpufreq_hook(cpu, Hook::UtilChange);
+            self.set_freq(s, d, khz);
         }
     }
 
     /// A frequency transition of policy `d`.
-    fn set_freq(&mut self, d: usize, khz: u32) {
+    fn set_freq(&mut self, s: &mut Sched, d: usize, khz: u32) {
         if khz == self.cpufreq.policies[d].cur {
             return;
         }
         self.cpufreq.settle(d, self.now);
         self.cpufreq.stats[d].transitions += 1;
-        self.apply_freq(d, khz);
+        self.apply_freq(s, d, khz);
     }
 
     /// Policy `d` runs at `khz` from now: running work is charged at the old speed first.
-    fn apply_freq(&mut self, d: usize, khz: u32) {
+    fn apply_freq(&mut self, s: &mut Sched, d: usize, khz: u32) {
         let pol = &mut self.cpufreq.policies[d];
         pol.cur = khz;
         let (max, opp) = (
@@ -178,21 +171,19 @@ impl Sim {
         self.energy.set_opp(d, opp, self.now);
         for i in 0..self.cpufreq.policies[d].cpus.len() {
             let cpu = self.cpufreq.policies[d].cpus[i];
-            self.update_rq_clock(cpu);
-            let running = self.rqs[cpu]
+            s.set_freq_scale(cpu, ((khz as u64) << 10) / max as u64, self.now); // arch_freq_scale
+            let running = s.rqs[cpu]
                 .curr
-                .filter(|&t| self.tasks[t as usize].state == State::Running);
+                .filter(|&t| s.tasks[t as usize].state == TaskState::Running);
             if let Some(t) = running {
                 self.progress(t, cpu);
             }
-            let rq = &mut self.rqs[cpu];
-            rq.clock.scale.freq = ((khz as u64) << 10) / max as u64; // arch_freq_scale
-            self.cpus[cpu].rate = rq.capacity as u128 * 1024 * khz as u128 / max as u128;
+            self.cpus[cpu].rate = s.rqs[cpu].capacity as u128 * 1024 * khz as u128 / max as u128;
             if running.is_some() {
-                self.arm_done(cpu);
+                self.arm_done(s, cpu);
             }
             if self.tracing {
-                self.emit(Record::CpuFrequency { cpu, khz });
+                self.emit(&s.tasks, &Tracepoint::CpuFrequency { cpu, khz });
             }
         }
     }

@@ -3,7 +3,7 @@
 use dary_heap::QuaternaryHeap;
 use std::cmp::Ordering;
 
-use crate::sched::deadline::DlTimer;
+use crate::sched::hooks::SchedTimer;
 use crate::time::Ns;
 
 /// What happens at an instant.
@@ -15,12 +15,8 @@ pub enum Ev {
     Done { cpu: u32, gen: u32 },
     /// The scheduler tick of a busy CPU.
     Tick { cpu: u32 },
-    /// `sched_rt_period_timer`: RT throttling's period ends.
-    RtPeriod,
-    /// A deadline reservation's hrtimer (stale unless `gen` matches).
-    Dl { task: u32, kind: DlTimer, gen: u32 },
-    /// A CPU's fair server's hrtimer (stale unless `gen` matches).
-    DlServer { cpu: u32, kind: DlTimer, gen: u32 },
+    /// A timer the scheduler armed.
+    Sched(SchedTimer),
     /// The workload's `duration` is over.
     Stop,
 }

@@ -8,19 +8,24 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::task::{Action, State, Task, TaskStats, WORK_UNITS_PER_NS};
-use super::{Sim, SIM_START};
+use super::engine::{Action, Engine, WORK_UNITS_PER_NS};
+use super::SIM_START;
 use crate::error::InputError;
 use crate::platform::Platform;
 use crate::sched::class::Class;
 use crate::sched::deadline::SchedDlEntity;
 use crate::sched::fair::SchedEntity;
 use crate::sched::features::Features;
+use crate::sched::hooks::Tracepoint;
 use crate::sched::rt::SchedRtEntity;
+use crate::sched::task::{SchedStats, SchedTask, TaskState};
+use crate::sched::uapi::Policy;
 use crate::sched::uclamp::task_uclamp;
 use crate::sched::weight::LoadWeight;
-use crate::trace::{LogRow, Record};
-use crate::workload::{Calibration, Event, Ftrace, LogSize, Policy, SchedParams, Work, Workload};
+use crate::sched::Sched;
+use crate::time::Ns;
+use crate::trace::LogRow;
+use crate::workload::{Calibration, Event, Ftrace, LogSize, SchedParams, Work, Workload};
 
 /// rt-app's pLoad when `calibration` names a CPU: a nominal value (no busy loop to measure).
 pub const NOMINAL_PLOAD_NS: u64 = 100;
@@ -473,7 +478,6 @@ impl Program {
     pub(super) fn resources(&self) -> Resources {
         let n = &self.names;
         Resources {
-            mutexes: vec![Mutex::default(); n.mutexes.len()],
             conds: vec![Vec::new(); n.conds.len()],
             barriers: self
                 .barrier_users
@@ -487,23 +491,32 @@ impl Program {
         }
     }
 
-    /// A new thread of task `def`: its `task_struct`, entity and program state.
+    /// How many mutexes the workload names.
+    pub(super) fn nr_mutexes(&self) -> usize {
+        self.names.mutexes.len()
+    }
+
+    /// A new thread of task `def` (`forked` by another thread, or at start): its
+    /// `task_struct`'s scheduler half, entities, and program state.
     pub(super) fn new_thread(
         &mut self,
         def: usize,
         id: u32,
-        parent: Option<&Task>,
+        forked: bool,
         now: u64,
         nr_cpus: usize,
         feat: &Features,
-    ) -> (Task, SchedEntity, SchedDlEntity, SchedRtEntity, ThreadProg) {
+    ) -> (
+        SchedTask,
+        (SchedEntity, SchedDlEntity, SchedRtEntity),
+        Thread,
+    ) {
         let t = &mut self.tasks[def];
-        let comm = match parent {
-            None => format!("{}-{id}", t.name),
-            Some(_) => {
-                t.forks += 1;
-                format!("{}-{id}-{:04}", t.name, t.forks - 1)
-            }
+        let comm = if forked {
+            t.forks += 1;
+            format!("{}-{id}-{:04}", t.name, t.forks - 1)
+        } else {
+            format!("{}-{id}", t.name)
         };
         let mut se = SchedEntity::new(
             LoadWeight::of_nice(t.nice, t.policy == Policy::Idle),
@@ -515,31 +528,29 @@ impl Program {
             se.slice = s.clamp(100_000, 100_000_000); // __setscheduler_params
             se.custom_slice = true;
         }
-        let task = Task {
+        let class = Class::of(t.policy);
+        let task = SchedTask {
             pid: PID_BASE + id,
             comm,
-            def,
-            state: State::New,
+            state: TaskState::New,
             state_since: now,
             cpu: 0,
             policy: t.policy,
-            class: Class::of(t.policy),
+            class,
             pi_prio: None,
             nice: t.nice,
             rt_priority: t.rt_priority,
-            uclamp: task_uclamp(t.uclamp.0, t.uclamp.1, Class::of(t.policy) != Class::Fair),
-            allowed: t.cpus.clone().unwrap_or_else(|| vec![true; nr_cpus]),
-            action: Action::Continue,
-            run_start: now,
-            wake_gen: 0,
+            uclamp: task_uclamp(t.uclamp.0, t.uclamp.1, class.rt_task()),
+            cpus_mask: t.cpus.clone().unwrap_or_else(|| vec![true; nr_cpus]),
+            se: id,
             woken_at: None,
-            timer_expiry: None,
-            stats: TaskStats {
+            pi_blocked_on: None,
+            stats: SchedStats {
                 created_at: now,
                 ..Default::default()
             },
         };
-        let thread = ThreadProg {
+        let thread = Thread {
             def: def as u32,
             idx: id,
             phase: 0,
@@ -554,16 +565,20 @@ impl Program {
             iter_start: now,
             run_from: None,
             wait_mutex: None,
-            blocked_on: None,
+            action: Action::Continue,
+            run_start: now,
+            wake_gen: 0,
+            timer_expiry: None,
+            stats: RtappStats::default(),
         };
         // Any task may enter the deadline class (a PI boost) or the RT one.
-        let migratable = task.allowed.iter().filter(|&&a| a).count() > 1;
+        let migratable = task.cpus_mask.iter().filter(|&&a| a).count() > 1;
         let mut dl = t.dl.clone().unwrap_or_default();
         dl.migratable = migratable;
         let mut rt = SchedRtEntity::new(t.rt_priority, t.policy == Policy::Rr);
         rt.migratable = migratable;
         rt.uclamp_cap = task.uclamp_cap();
-        (task, se, dl, rt, thread)
+        (task, (se, dl, rt), thread)
     }
 }
 
@@ -583,16 +598,9 @@ fn work(w: Work, pload: u64, scale: u128) -> Op {
     }
 }
 
-#[derive(Debug, Clone, Default)]
-pub(super) struct Mutex {
-    pub(super) owner: Option<u32>,
-    /// In order of handover: FIFO, or by priority for PI mutexes (`rt_mutex_waiter_less`).
-    pub(super) waiters: VecDeque<u32>,
-}
-
-/// Synchronisation objects, global by (name, kind) as in rt-app.
+/// Synchronisation objects, global by (name, kind) as in rt-app (the mutexes are the
+/// scheduler's: `sched::rtmutex`).
 pub(super) struct Resources {
-    pub(super) mutexes: Vec<Mutex>,
     /// Waiters and the mutex each must take back.
     conds: Vec<Vec<(u32, u32)>>,
     /// Users needed, threads waiting.
@@ -614,8 +622,17 @@ impl Resources {
     }
 }
 
-/// Where a thread is in its task's phases.
-pub(super) struct ThreadProg {
+/// rt-app's figures of a thread: timer events reached late, and the slack of every timer
+/// event (µs).
+#[derive(Debug, Clone, Default)]
+pub struct RtappStats {
+    pub overruns: u64,
+    pub slack_sum_us: i64,
+    pub timer_events: u64,
+}
+
+/// A thread as the machine runs it: where it is in its task's phases, and its work.
+pub(super) struct Thread {
     def: u32,
     idx: u32,
     phase: usize,
@@ -629,8 +646,13 @@ pub(super) struct ThreadProg {
     iter_start: u64,
     run_from: Option<u64>,
     wait_mutex: Option<u32>,
-    /// The mutex the thread waits to lock (`p->pi_blocked_on`).
-    pub(super) blocked_on: Option<u32>,
+    pub(super) action: Action,
+    /// When the current stint on the CPU began (for work accounting).
+    pub(super) run_start: Ns,
+    /// Wake event generation: a later sleep makes older wake events stale.
+    pub(super) wake_gen: u32,
+    timer_expiry: Option<Ns>,
+    pub(super) stats: RtappStats,
 }
 
 /// What the program does next with the thread.
@@ -641,11 +663,11 @@ enum Step {
     Off,
 }
 
-impl Sim {
+impl Engine {
     /// The running thread `id` has the CPU and nothing to finish: run its program on.
-    pub(super) fn thread_runs(&mut self, id: u32) {
-        if self.tasks[id as usize].action != Action::Continue
-            || self.tasks[id as usize].state != State::Running
+    pub(super) fn thread_runs(&mut self, s: &mut Sched, id: u32) {
+        if self.threads[id as usize].action != Action::Continue
+            || s.tasks[id as usize].state != TaskState::Running
         {
             return;
         }
@@ -654,192 +676,196 @@ impl Sim {
         if let Some(from) = th.run_from.take() {
             th.row.run += now - from;
         }
-        if let Some(exp) = self.tasks[id as usize].timer_expiry.take() {
-            self.threads[id as usize].row.wu_lat += (now - exp + 500) / 1000;
+        if let Some(exp) = th.timer_expiry.take() {
+            th.row.wu_lat += (now - exp + 500) / 1000;
         }
         for _ in 0..MAX_EVENTS_AT_ONE_INSTANT {
-            if let Step::Off = self.step(id) {
+            if let Step::Off = self.step(s, id) {
                 return;
             }
             // Busy, or preempted by what the event woke: it goes on when it runs again.
-            let t = &self.tasks[id as usize];
-            if t.action != Action::Continue || t.state != State::Running {
+            if self.threads[id as usize].action != Action::Continue
+                || s.tasks[id as usize].state != TaskState::Running
+            {
                 return;
             }
         }
         // Only zero-length events, for ever: simulated time could never move on.
-        let comm = &self.tasks[id as usize].comm;
+        let comm = &s.tasks[id as usize].comm;
         self.totals.deadlock = Some(format!(
             "livelock at {:.6} s: {comm} loops on events that take no time",
             (self.now - SIM_START) as f64 / 1e9
         ));
     }
 
-    fn marker(&mut self, id: u32, text: String) {
-        let cpu = self.tasks[id as usize].cpu;
-        self.emit(Record::Marker {
-            task: id,
-            cpu,
-            text,
-        });
+    fn marker(&mut self, s: &Sched, id: u32, text: String) {
+        let cpu = s.tasks[id as usize].cpu;
+        self.emit(
+            &s.tasks,
+            &Tracepoint::Print {
+                task: id,
+                cpu,
+                text,
+            },
+        );
+    }
+
+    /// `id` stays on the CPU if it still runs after what it just did.
+    fn busy_if_running(s: &Sched, id: u32) -> Step {
+        if s.tasks[id as usize].state == TaskState::Running {
+            Step::Busy
+        } else {
+            Step::Off
+        }
+    }
+
+    /// Wake the threads in `all`, in order, from the CPU of `id`.
+    fn wake_all(&mut self, s: &mut Sched, id: u32, all: Vec<u32>) {
+        let cpu = s.tasks[id as usize].cpu;
+        for w in all {
+            self.res.waiting.remove(&s.tasks[w as usize].pid);
+            self.wake(s, w, cpu);
+        }
     }
 
     /// One event, or the end of a phase iteration.
-    fn step(&mut self, id: u32) -> Step {
+    fn step(&mut self, s: &mut Sched, id: u32) -> Step {
         let now = self.now;
         let (def, phase, op_i) = {
             let th = &self.threads[id as usize];
             (th.def as usize, th.phase, th.op)
         };
         if !self.threads[id as usize].started {
-            return self.thread_start(id);
+            return self.thread_start(s, id);
         }
         let nr_ops = self.prog.tasks[def].phases[phase].ops.len();
         if op_i == nr_ops {
-            return self.iteration_end(id);
+            return self.iteration_end(s, id);
         }
         if op_i == 0 {
-            self.iteration_start(id);
+            self.iteration_start(s, id);
         }
         let op = self.prog.tasks[def].phases[phase].ops[op_i];
         if self.tracing && self.prog.ftrace.event {
             let (ty, desc) = self.prog.tasks[def].phases[phase].markers[op_i].clone();
-            self.marker(id, format!("rtapp_event: id={op_i} type={ty} desc={desc}"));
+            self.marker(
+                s,
+                id,
+                format!("rtapp_event: id={op_i} type={ty} desc={desc}"),
+            );
         }
-        self.threads[id as usize].op += 1;
-        let t = &mut self.tasks[id as usize];
+        let th = &mut self.threads[id as usize];
+        th.op += 1;
         match op {
             Op::Work { units, us, perf } => {
-                let th = &mut self.threads[id as usize];
                 th.row.perf += perf;
                 th.row.c_duration += us;
                 th.run_from = Some(now);
-                t.action = Action::Work { left: units };
+                th.action = Action::Work { left: units };
                 Step::Busy
             }
             Op::Runtime { ns, us } => {
-                let th = &mut self.threads[id as usize];
                 th.row.c_duration += us;
                 th.run_from = Some(now);
-                t.action = Action::Until(now.saturating_add(ns));
+                th.action = Action::Until(now.saturating_add(ns));
                 Step::Busy
             }
             Op::Sleep(ns) => {
-                self.sleep_until(id, now + ns);
+                self.sleep_until(s, id, now + ns);
                 Step::Off
             }
-            Op::Timer { timer, period } => self.timer(id, def, timer, period),
-            Op::Lock(m) => self.lock(id, m),
+            Op::Timer { timer, period } => self.timer(s, id, def, timer, period),
+            Op::Lock(m) => self.lock(s, id, m),
             Op::Unlock(m) => {
-                self.unlock(id, m);
+                self.unlock(s, id, m);
                 Step::Busy
             }
-            Op::Wait { cond, mutex } => self.cond_wait(id, cond, mutex),
+            Op::Wait { cond, mutex } => self.cond_wait(s, id, cond, mutex),
             Op::Signal(c) => {
-                self.cond_wake(id, c, false);
+                self.cond_wake(s, id, c, false);
                 Step::Busy
             }
             Op::Broad(c) => {
-                self.cond_wake(id, c, true);
+                self.cond_wake(s, id, c, true);
                 Step::Busy
             }
             Op::Sync { cond, mutex } => {
-                self.cond_wake(id, cond, false);
-                self.cond_wait(id, cond, mutex)
+                self.cond_wake(s, id, cond, false);
+                self.cond_wait(s, id, cond, mutex)
             }
             Op::Barrier(b) => {
                 let (needed, waiting) = &mut self.res.barriers[b as usize];
                 if waiting.len() as u32 + 1 >= *needed {
                     let all = std::mem::take(waiting);
-                    let cpu = self.tasks[id as usize].cpu;
-                    for w in all {
-                        self.res.waiting.remove(&self.tasks[w as usize].pid);
-                        self.wake_up(w, cpu);
-                    }
+                    self.wake_all(s, id, all);
                     Step::Busy
                 } else {
                     waiting.push(id);
                     let name = format!("barrier {}", self.prog.names.barriers[b as usize]);
-                    self.block(id, name)
+                    self.block(s, id, name)
                 }
             }
-            Op::Suspend(s) => {
-                self.res.suspends[s as usize].push(id);
-                let name = format!("suspend {}", self.prog.names.suspends[s as usize]);
-                self.block(id, name)
+            Op::Suspend(n) => {
+                self.res.suspends[n as usize].push(id);
+                let name = format!("suspend {}", self.prog.names.suspends[n as usize]);
+                self.block(s, id, name)
             }
-            Op::Resume(s) => {
-                let all = std::mem::take(&mut self.res.suspends[s as usize]);
-                let cpu = self.tasks[id as usize].cpu;
-                for w in all {
-                    self.res.waiting.remove(&self.tasks[w as usize].pid);
-                    self.wake_up(w, cpu);
-                }
+            Op::Resume(n) => {
+                let all = std::mem::take(&mut self.res.suspends[n as usize]);
+                self.wake_all(s, id, all);
                 Step::Busy
             }
-            Op::SemPost(s) => {
-                let cpu = self.tasks[id as usize].cpu;
-                let (count, waiters) = &mut self.res.sems[s as usize];
+            Op::SemPost(n) => {
+                let (count, waiters) = &mut self.res.sems[n as usize];
                 match waiters.pop_front() {
-                    Some(w) => {
-                        self.res.waiting.remove(&self.tasks[w as usize].pid);
-                        self.wake_up(w, cpu);
-                    }
+                    Some(w) => self.wake_all(s, id, vec![w]),
                     None => *count += 1,
                 }
                 Step::Busy
             }
-            Op::SemWait(s) => {
-                let (count, waiters) = &mut self.res.sems[s as usize];
+            Op::SemWait(n) => {
+                let (count, waiters) = &mut self.res.sems[n as usize];
                 if *count > 0 {
                     *count -= 1;
                     Step::Busy
                 } else {
                     waiters.push_back(id);
-                    let name = format!("semaphore {}", self.prog.names.sems[s as usize]);
-                    self.block(id, name)
+                    let name = format!("semaphore {}", self.prog.names.sems[n as usize]);
+                    self.block(s, id, name)
                 }
             }
             Op::Yield => {
-                self.yield_current(id);
-                if self.tasks[id as usize].state == State::Running {
-                    Step::Busy
-                } else {
-                    Step::Off
-                }
+                s.sched_yield(id, self);
+                Self::busy_if_running(s, id)
             }
             Op::Fork(target) => {
-                self.fork_thread(target as usize, Some(id));
-                if self.tasks[id as usize].state == State::Running {
-                    Step::Busy
-                } else {
-                    Step::Off
-                }
+                self.fork_thread(s, target as usize, Some(id));
+                Self::busy_if_running(s, id)
             }
         }
     }
 
-    fn block(&mut self, id: u32, what: String) -> Step {
-        self.res.waiting.insert(self.tasks[id as usize].pid, what);
-        self.block_current(id, State::Blocked);
+    fn block(&mut self, s: &mut Sched, id: u32, what: String) -> Step {
+        self.res.waiting.insert(s.tasks[id as usize].pid, what);
+        self.block_current(s, id, TaskState::Blocked);
         Step::Off
     }
 
     /// Thread start: `rtapp_task: event=start`, then sleep until t_zero + delay.
-    fn thread_start(&mut self, id: u32) -> Step {
+    fn thread_start(&mut self, s: &mut Sched, id: u32) -> Step {
         self.threads[id as usize].started = true;
         if self.tracing && self.prog.ftrace.task {
-            self.marker(id, "rtapp_task: event=start".into());
+            self.marker(s, id, "rtapp_task: event=start".into());
         }
         let t_first = self.threads[id as usize].t_first;
         if t_first > self.now {
-            self.sleep_until(id, t_first);
+            self.sleep_until(s, id, t_first);
             return Step::Off;
         }
         Step::Busy
     }
 
-    fn iteration_start(&mut self, id: u32) {
+    fn iteration_start(&mut self, s: &mut Sched, id: u32) {
         let now = self.now;
         let th = &mut self.threads[id as usize];
         th.row = LogRow {
@@ -851,34 +877,33 @@ impl Sim {
         let (task_iter, phase_iter) = (th.task_iter, th.phase_iter);
         // Affinity per iteration: the phase's, else the task's, else every CPU (not sticky).
         let ct = &self.prog.tasks[def];
-        let n = self.rqs.len();
         let allowed = ct.phases[phase]
             .cpus
             .clone()
             .or_else(|| ct.cpus.clone())
-            .unwrap_or_else(|| vec![true; n]);
+            .unwrap_or_else(|| vec![true; s.rqs.len()]);
         let (nice, uclamp) = (ct.phases[phase].nice, ct.phases[phase].uclamp);
-        self.tasks[id as usize].allowed = allowed;
-        if let Some(nice) = nice.filter(|&n| n != self.tasks[id as usize].nice) {
-            self.set_nice(id, nice);
+        s.set_cpus_allowed(id, allowed);
+        if let Some(nice) = nice {
+            s.set_user_nice(id, nice, self);
         }
         if uclamp != (None, None) {
-            self.set_uclamp(id, uclamp.0, uclamp.1);
+            s.sched_setattr_uclamp(id, uclamp.0, uclamp.1);
         }
         if self.tracing && self.prog.ftrace.loop_ {
-            self.marker(id, format!("rtapp_loop: event=start thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));
+            self.marker(s, id, format!("rtapp_loop: event=start thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));
         }
     }
 
     /// End of a phase iteration: the log row, then the loop counters.
-    fn iteration_end(&mut self, id: u32) -> Step {
+    fn iteration_end(&mut self, s: &mut Sched, id: u32) -> Step {
         let start = self.threads[id as usize].iter_start;
-        let (s, e) = ((start + 500) / 1000, self.now_us());
+        let (st, e) = ((start + 500) / 1000, self.now_us());
         let rel = self.rel_us(start);
         let th = &mut self.threads[id as usize];
-        th.row.start = s;
+        th.row.start = st;
         th.row.end = e;
-        th.row.period = e - s;
+        th.row.period = e - st;
         th.row.rel_st = rel;
         th.row.run = (th.row.run + 500) / 1000;
         let row = th.row;
@@ -886,10 +911,11 @@ impl Sim {
         let (task_iter, phase_iter) = (th.task_iter, th.phase_iter);
         if self.tracing {
             if self.prog.ftrace.loop_ {
-                self.marker(id, format!("rtapp_loop: event=end thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));
+                self.marker(s, id, format!("rtapp_loop: event=end thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));
             }
             if self.prog.ftrace.stats {
                 self.marker(
+                    s,
                     id,
                     format!(
                         "rtapp_stats: period={} run={} wu_lat={} slack={} c_period={} c_run={}",
@@ -898,7 +924,7 @@ impl Sim {
                 );
             }
             if self.prog.logs {
-                self.emit(Record::Log { task: id, row });
+                self.log(id, row);
             }
         }
         let ct = &self.prog.tasks[def];
@@ -912,23 +938,23 @@ impl Sim {
                 th.phase = 0;
                 th.task_iter += 1;
                 if th.task_iter == ct.loops {
-                    return self.exit(id);
+                    return self.exit(s, id);
                 }
             }
         }
         Step::Busy
     }
 
-    fn exit(&mut self, id: u32) -> Step {
+    fn exit(&mut self, s: &mut Sched, id: u32) -> Step {
         if self.tracing && self.prog.ftrace.task {
-            self.marker(id, "rtapp_task: event=end".into());
+            self.marker(s, id, "rtapp_task: event=end".into());
         }
-        self.block_current(id, State::Dead);
+        self.block_current(s, id, TaskState::Dead);
         Step::Off
     }
 
     /// rt-app's timer event: sleep to the next expiry, or record an overrun.
-    fn timer(&mut self, id: u32, def: usize, timer: TimerRef, period: u64) -> Step {
+    fn timer(&mut self, s: &mut Sched, id: u32, def: usize, timer: TimerRef, period: u64) -> Step {
         let now = self.now;
         let t_first = self.threads[id as usize].t_first;
         let (slot, absolute) = match timer {
@@ -945,14 +971,13 @@ impl Sim {
         *next += period;
         let expiry = *next;
         let slack_us = (expiry as i64 - now as i64) / 1000;
-        let stats = &mut self.tasks[id as usize].stats;
-        stats.timer_events += 1;
-        stats.slack_sum_us += slack_us;
-        stats.overruns += (now >= expiry) as u64;
         if now >= expiry && !absolute {
             *next = now; // relative: re-anchor at the late instant
         }
         let th = &mut self.threads[id as usize];
+        th.stats.timer_events += 1;
+        th.stats.slack_sum_us += slack_us;
+        th.stats.overruns += (now >= expiry) as u64;
         th.row.c_period += period / 1000;
         th.row.slack = if self.prog.cumulative_slack {
             th.row.slack + slack_us
@@ -960,53 +985,43 @@ impl Sim {
             slack_us
         };
         if now < expiry {
-            self.tasks[id as usize].timer_expiry = Some(expiry);
-            self.sleep_until(id, expiry);
+            th.timer_expiry = Some(expiry);
+            self.sleep_until(s, id, expiry);
             return Step::Off;
         }
         th.row.wu_lat = 0; // an overrun wipes the iteration's latency (rt-app)
         Step::Busy
     }
 
-    fn lock(&mut self, id: u32, m: u32) -> Step {
-        let mx = &mut self.res.mutexes[m as usize];
-        if mx.owner.is_none() {
-            mx.owner = Some(id);
+    fn lock(&mut self, s: &mut Sched, id: u32, m: u32) -> Step {
+        if s.rt_mutex_trylock(id, m) {
             return Step::Busy;
         }
-        self.add_waiter(id, m);
+        s.rt_mutex_block(id, m, self);
         let name = format!("mutex {}", self.prog.names.mutexes[m as usize]);
-        self.block(id, name)
+        self.block(s, id, name)
     }
 
-    /// Unlock, handing the mutex to the first waiter; with PI, the old owner's boost is
-    /// recomputed and the new owner inherits from the waiters left.
-    fn unlock(&mut self, id: u32, m: u32) {
-        let cpu = self.tasks[id as usize].cpu;
-        let mx = &mut self.res.mutexes[m as usize];
-        mx.owner = mx.waiters.pop_front();
-        if let Some(w) = mx.owner {
-            self.threads[w as usize].blocked_on = None;
-            self.res.waiting.remove(&self.tasks[w as usize].pid);
-            self.wake_up(w, cpu);
-        }
-        if self.prog.pi {
-            self.pi_adjust_prio(id);
-            self.pi_adjust_chain(m);
-        }
+    /// Unlock, handing the mutex to the first waiter, who wakes.
+    fn unlock(&mut self, s: &mut Sched, id: u32, m: u32) {
+        let cpu = s.tasks[id as usize].cpu;
+        s.rt_mutex_unlock(id, m, self, |s, e, w| {
+            e.res.waiting.remove(&s.tasks[w as usize].pid);
+            e.wake(s, w, cpu);
+        });
     }
 
-    fn cond_wait(&mut self, id: u32, c: u32, m: u32) -> Step {
-        self.unlock(id, m);
+    fn cond_wait(&mut self, s: &mut Sched, id: u32, c: u32, m: u32) -> Step {
+        self.unlock(s, id, m);
         self.res.conds[c as usize].push((id, m));
         self.threads[id as usize].wait_mutex = Some(m);
         let name = format!("condition {}", self.prog.names.conds[c as usize]);
-        self.block(id, name)
+        self.block(s, id, name)
     }
 
     /// Signal (one waiter) or broadcast; a waiter takes its mutex back before it runs.
-    fn cond_wake(&mut self, id: u32, c: u32, all: bool) {
-        let cpu = self.tasks[id as usize].cpu;
+    fn cond_wake(&mut self, s: &mut Sched, id: u32, c: u32, all: bool) {
+        let cpu = s.tasks[id as usize].cpu;
         let n = if all {
             self.res.conds[c as usize].len()
         } else {
@@ -1015,15 +1030,13 @@ impl Sim {
         let woken: Vec<(u32, u32)> = self.res.conds[c as usize].drain(..n).collect();
         for (w, m) in woken {
             self.threads[w as usize].wait_mutex = None;
-            let mx = &mut self.res.mutexes[m as usize];
-            if mx.owner.is_none() {
-                mx.owner = Some(w);
-                self.res.waiting.remove(&self.tasks[w as usize].pid);
-                self.wake_up(w, cpu);
+            if s.rt_mutex_trylock(w, m) {
+                self.res.waiting.remove(&s.tasks[w as usize].pid);
+                self.wake(s, w, cpu);
             } else {
-                self.add_waiter(w, m);
+                s.rt_mutex_block(w, m, self);
                 let name = format!("mutex {}", self.prog.names.mutexes[m as usize]);
-                self.res.waiting.insert(self.tasks[w as usize].pid, name);
+                self.res.waiting.insert(s.tasks[w as usize].pid, name);
             }
         }
     }

@@ -4,10 +4,10 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::{switch_state, Observer, Record};
+use super::{switch_state, Observer, Tracepoint};
 use crate::sched::deadline::DlNote;
 use crate::sched::fair::Note;
-use crate::sim::task::Task;
+use crate::sched::task::SchedTask;
 use crate::time::Ns;
 
 /// The `event` codes of the events columns, as the trace names them: `EventCode as usize`
@@ -176,12 +176,12 @@ impl SignalColumns {
     }
 }
 
-fn pid_of(tasks: &[Task], task: Option<u32>) -> i64 {
+fn pid_of(tasks: &[SchedTask], task: Option<u32>) -> i64 {
     task.map_or(0, |t| tasks[t as usize].pid as i64)
 }
 
 /// The signal code, entity pid and values of a fair-class note.
-fn signal_of(note: &Note, tasks: &[Task]) -> (SignalCode, i64, SignalValues) {
+fn signal_of(note: &Note, tasks: &[SchedTask]) -> (SignalCode, i64, SignalValues) {
     let pid = |se: u32| tasks[se as usize].pid as i64;
     match *note {
         Note::PeltSe {
@@ -238,10 +238,10 @@ fn signal_of(note: &Note, tasks: &[Task]) -> (SignalCode, i64, SignalValues) {
 }
 
 impl Frames {
-    fn add(&mut self, now: Ns, rec: &Record, tasks: &[Task]) {
+    fn add(&mut self, now: Ns, tp: &Tracepoint, tasks: &[SchedTask]) {
         let pid = |t: u32| tasks[t as usize].pid as i64;
-        let row = match rec {
-            Record::Switch {
+        let row = match tp {
+            Tracepoint::Switch {
                 cpu,
                 prev,
                 prev_state,
@@ -251,12 +251,12 @@ impl Frames {
                 prev_state: switch_state(*prev, *prev_state).as_bytes()[0],
                 ..EventRow::of(EventCode::Switch, *cpu, pid_of(tasks, *prev))
             },
-            Record::Waking { task, cpu, target } => EventRow {
+            Tracepoint::Waking { task, cpu, target } => EventRow {
                 target_cpu: *target as i64,
                 ..EventRow::of(EventCode::Waking, *cpu, pid(*task))
             },
-            Record::Wakeup { task, target } | Record::WakeupNew { task, target } => {
-                let code = if matches!(rec, Record::Wakeup { .. }) {
+            Tracepoint::Wakeup { task, target } | Tracepoint::WakeupNew { task, target } => {
+                let code = if matches!(tp, Tracepoint::Wakeup { .. }) {
                     EventCode::Wakeup
                 } else {
                     EventCode::WakeupNew
@@ -266,34 +266,34 @@ impl Frames {
                     ..EventRow::of(code, *target, pid(*task))
                 }
             }
-            Record::Migrate { task, from, to } => EventRow {
+            Tracepoint::Migrate { task, from, to } => EventRow {
                 target_cpu: *to as i64,
                 ..EventRow::of(EventCode::Migrate, *from, pid(*task))
             },
-            Record::Fork { parent, child, cpu } => EventRow {
+            Tracepoint::Fork { parent, child, cpu } => EventRow {
                 other_pid: pid(*child),
                 ..EventRow::of(EventCode::Fork, *cpu, parent.map_or(1, pid))
             },
-            Record::Exit { task, cpu } => EventRow::of(EventCode::Exit, *cpu, pid(*task)),
-            Record::Rename { task, cpu } => EventRow::of(EventCode::Rename, *cpu, pid(*task)),
-            Record::CpuIdle { cpu, state } => EventRow {
+            Tracepoint::Exit { task, cpu } => EventRow::of(EventCode::Exit, *cpu, pid(*task)),
+            Tracepoint::Rename { task, cpu } => EventRow::of(EventCode::Rename, *cpu, pid(*task)),
+            Tracepoint::CpuIdle { cpu, state } => EventRow {
                 value: *state as i32 as i64,
                 ..EventRow::of(EventCode::CpuIdle, *cpu, 0)
             },
-            Record::CpuFrequency { cpu, khz } => EventRow {
+            Tracepoint::CpuFrequency { cpu, khz } => EventRow {
                 value: *khz as i64,
                 ..EventRow::of(EventCode::CpuFrequency, *cpu, 0)
             },
-            Record::CpuCapacity { cpu, capacity, .. } => EventRow {
+            Tracepoint::CpuCapacity { cpu, capacity, .. } => EventRow {
                 value: *capacity as i64,
                 ..EventRow::of(EventCode::CpuCapacity, *cpu, 0)
             },
-            Record::Marker { task, cpu, text } => {
+            Tracepoint::Print { task, cpu, text } => {
                 let row = self.events.ts.len();
                 self.events.markers.push((row, text.clone()));
                 EventRow::of(EventCode::Print, *cpu, pid(*task))
             }
-            Record::Dl { cpu, note } => {
+            Tracepoint::Dl { cpu, note } => {
                 let (code, value) = match *note {
                     DlNote::Throttle { runtime, .. } => (EventCode::DlThrottle, runtime),
                     DlNote::Replenish { runtime, .. } => (EventCode::DlReplenish, runtime),
@@ -304,30 +304,29 @@ impl Frames {
                     ..EventRow::of(code, *cpu, pid(note.task()))
                 }
             }
-            Record::PiSetprio {
+            Tracepoint::PiSetprio {
                 task, cpu, newprio, ..
             } => EventRow {
                 value: *newprio as i64,
                 ..EventRow::of(EventCode::PiSetprio, *cpu, pid(*task))
             },
-            Record::Fair { cpu, note, .. } => {
+            Tracepoint::Fair { cpu, note, .. } => {
                 let (signal, pid, values) = signal_of(note, tasks);
                 self.signals.push(now, signal, *cpu, pid, values);
                 return;
             }
-            Record::Log { .. } => return,
         };
         self.events.push(now, row);
     }
 }
 
 impl Observer for Rc<RefCell<Frames>> {
-    fn record(&mut self, now: Ns, rec: &Record, tasks: &[Task]) -> std::io::Result<()> {
-        self.borrow_mut().add(now, rec, tasks);
+    fn record(&mut self, now: Ns, tp: &Tracepoint, tasks: &[SchedTask]) -> std::io::Result<()> {
+        self.borrow_mut().add(now, tp, tasks);
         Ok(())
     }
 
-    fn finish(&mut self, _tasks: &[Task]) -> std::io::Result<()> {
+    fn finish(&mut self, _tasks: &[SchedTask]) -> std::io::Result<()> {
         Ok(())
     }
 }

@@ -4,10 +4,10 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use super::{switch_state, Observer, Record};
+use super::{switch_state, Observer, Tracepoint};
 use crate::sched::deadline::DlNote;
 use crate::sched::fair::Note;
-use crate::sim::task::Task;
+use crate::sched::task::SchedTask;
 use crate::time::Ns;
 
 /// Writes events as trace-cmd report text.
@@ -36,7 +36,7 @@ impl<W: Write> FtraceWriter<W> {
 }
 
 /// The comm and pid of a context: a task, or the CPU's idle task.
-fn who(tasks: &[Task], task: Option<u32>) -> (&str, u32) {
+fn who(tasks: &[SchedTask], task: Option<u32>) -> (&str, u32) {
     match task {
         Some(t) => (&tasks[t as usize].comm, tasks[t as usize].pid),
         None => ("<idle>", 0),
@@ -44,11 +44,11 @@ fn who(tasks: &[Task], task: Option<u32>) -> (&str, u32) {
 }
 
 impl<W: Write> Observer for FtraceWriter<W> {
-    fn record(&mut self, now: Ns, rec: &Record, tasks: &[Task]) -> std::io::Result<()> {
+    fn record(&mut self, now: Ns, tp: &Tracepoint, tasks: &[SchedTask]) -> std::io::Result<()> {
         self.line.clear();
         let t = |id: u32| &tasks[id as usize];
-        match rec {
-            Record::Switch {
+        match tp {
+            Tracepoint::Switch {
                 cpu,
                 prev,
                 prev_state,
@@ -67,13 +67,13 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     prio(*next)
                 );
             }
-            Record::Waking { task, target, .. }
-            | Record::Wakeup { task, target }
-            | Record::WakeupNew { task, target } => {
+            Tracepoint::Waking { task, target, .. }
+            | Tracepoint::Wakeup { task, target }
+            | Tracepoint::WakeupNew { task, target } => {
                 let p = t(*task);
-                let (name, cpu) = match rec {
-                    Record::Waking { cpu, .. } => ("sched_waking:", *cpu),
-                    Record::Wakeup { .. } => ("sched_wakeup:", *target),
+                let (name, cpu) = match tp {
+                    Tracepoint::Waking { cpu, .. } => ("sched_waking:", *cpu),
+                    Tracepoint::Wakeup { .. } => ("sched_wakeup:", *target),
                     _ => ("sched_wakeup_new:", *target),
                 };
                 self.head(now, &p.comm, p.pid, cpu, name);
@@ -85,7 +85,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     p.prio()
                 );
             }
-            Record::Migrate { task, from, to } => {
+            Tracepoint::Migrate { task, from, to } => {
                 let p = t(*task);
                 self.head(now, &p.comm, p.pid, *from, "sched_migrate_task:");
                 let _ = write!(
@@ -96,7 +96,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     p.prio()
                 );
             }
-            Record::Fork { parent, child, cpu } => {
+            Tracepoint::Fork { parent, child, cpu } => {
                 let (pc, pp) = who(tasks, *parent);
                 let (pc, pp) = if parent.is_some() {
                     (pc, pp)
@@ -111,7 +111,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     c.pid
                 );
             }
-            Record::Rename { task, cpu } => {
+            Tracepoint::Rename { task, cpu } => {
                 let p = t(*task);
                 self.head(now, &p.comm, p.pid, *cpu, "task_rename:");
                 let _ = write!(
@@ -120,12 +120,12 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     p.pid, p.comm
                 );
             }
-            Record::Exit { task, cpu } => {
+            Tracepoint::Exit { task, cpu } => {
                 let p = t(*task);
                 self.head(now, &p.comm, p.pid, *cpu, "sched_process_exit:");
                 let _ = write!(self.line, "comm={} pid={} prio={}", p.comm, p.pid, p.prio());
             }
-            Record::PiSetprio {
+            Tracepoint::PiSetprio {
                 task,
                 cpu,
                 oldprio,
@@ -139,15 +139,15 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     p.comm, p.pid
                 );
             }
-            Record::CpuIdle { cpu, state } => {
+            Tracepoint::CpuIdle { cpu, state } => {
                 self.head(now, "<idle>", 0, *cpu, "cpu_idle:");
                 let _ = write!(self.line, "state={state} cpu_id={cpu}");
             }
-            Record::CpuFrequency { cpu, khz } => {
+            Tracepoint::CpuFrequency { cpu, khz } => {
                 self.head(now, "<idle>", 0, *cpu, "cpu_frequency:");
                 let _ = write!(self.line, "state={khz} cpu_id={cpu}");
             }
-            Record::CpuCapacity {
+            Tracepoint::CpuCapacity {
                 cpu,
                 capacity,
                 orig,
@@ -159,7 +159,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     "cpu={cpu} capacity={capacity} capacity_orig={orig} capacity_curr={curr}"
                 );
             }
-            Record::Fair { cpu, task, note } => {
+            Tracepoint::Fair { cpu, task, note } => {
                 let (comm, pid) = who(tasks, *task);
                 match *note {
                     Note::PeltSe {
@@ -201,7 +201,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     }
                 }
             }
-            Record::Dl { cpu, note } => {
+            Tracepoint::Dl { cpu, note } => {
                 let p = t(note.task());
                 let (comm, pid) = (&p.comm, p.pid);
                 match *note {
@@ -230,18 +230,17 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     }
                 }
             }
-            Record::Marker { task, cpu, text } => {
+            Tracepoint::Print { task, cpu, text } => {
                 let p = t(*task);
                 self.head(now, &p.comm, p.pid, *cpu, "print:");
                 let _ = write!(self.line, "tracing_mark_write: {text}");
             }
-            Record::Log { .. } => return Ok(()),
         }
         self.line.push('\n');
         self.out.write_all(self.line.as_bytes())
     }
 
-    fn finish(&mut self, _tasks: &[Task]) -> std::io::Result<()> {
+    fn finish(&mut self, _tasks: &[SchedTask]) -> std::io::Result<()> {
         self.out.flush()
     }
 }

@@ -4,9 +4,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::{Observer, Record};
-use crate::sim::task::Task;
-use crate::time::Ns;
+use super::Observer;
+use crate::sched::task::SchedTask;
 
 /// The header line rt-app writes.
 pub const LOG_HEADER: &str = "#idx     perf      run   period           start             end          rel_st      slack c_duration   c_period     wu_lat";
@@ -65,18 +64,15 @@ impl RtappLogs {
 }
 
 impl Observer for RtappLogs {
-    fn record(&mut self, _now: Ns, rec: &Record, _tasks: &[Task]) -> std::io::Result<()> {
-        if let Record::Log { task, row } = rec {
-            let i = *task as usize;
-            if self.rows.len() <= i {
-                self.rows.resize(i + 1, Vec::new());
-            }
-            self.rows[i].push(*row);
+    fn log(&mut self, task: u32, row: LogRow) {
+        let i = task as usize;
+        if self.rows.len() <= i {
+            self.rows.resize(i + 1, Vec::new());
         }
-        Ok(())
+        self.rows[i].push(row);
     }
 
-    fn finish(&mut self, tasks: &[Task]) -> std::io::Result<()> {
+    fn finish(&mut self, tasks: &[SchedTask]) -> std::io::Result<()> {
         for (task, rows) in tasks
             .iter()
             .zip(self.rows.iter().chain(std::iter::repeat(&Vec::new())))

@@ -8,6 +8,7 @@
 
 use super::json::{self, Node, Value};
 use crate::error::InputError;
+use crate::sched::uapi::Policy;
 use crate::time::Ns;
 
 /// How repeated keys are read.
@@ -15,38 +16,6 @@ use crate::time::Ns;
 pub enum Dialect {
     Workgen,
     JsonC,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Policy {
-    Other,
-    Batch,
-    Idle,
-    Fifo,
-    Rr,
-    Deadline,
-}
-
-impl Policy {
-    const NAMES: [(&'static str, Policy); 6] = [
-        ("SCHED_OTHER", Policy::Other),
-        ("SCHED_BATCH", Policy::Batch),
-        ("SCHED_IDLE", Policy::Idle),
-        ("SCHED_FIFO", Policy::Fifo),
-        ("SCHED_RR", Policy::Rr),
-        ("SCHED_DEADLINE", Policy::Deadline),
-    ];
-
-    pub fn name(self) -> &'static str {
-        Policy::NAMES
-            .iter()
-            .find(|(_, p)| *p == self)
-            .map_or("?", |(n, _)| n)
-    }
-
-    pub fn is_fair(self) -> bool {
-        matches!(self, Policy::Other | Policy::Batch | Policy::Idle)
-    }
 }
 
 /// `calibration`: ns per loop of rt-app's busy function, or the CPU it measures on.
@@ -999,10 +968,7 @@ impl<'a> Reader<'a> {
 
     fn policy(&self, path: &str, v: &Node) -> Result<Policy, InputError> {
         let name = self.string(path, v)?;
-        Policy::NAMES
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, p)| *p)
+        Policy::from_name(&name)
             .ok_or_else(|| self.err(path, v, format!("unknown policy {name:?}: use SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR or SCHED_DEADLINE")))
     }
 }

@@ -2,8 +2,12 @@
 //! `__dl_sub`): Σu ≤ rt_runtime/rt_period · Σ capacity/1024. schedlab has one root domain,
 //! every CPU of the platform.
 
-use super::to_ratio;
+use super::{to_ratio, SchedDlEntity};
 use crate::sched::pelt::cap_scale;
+use crate::sched::rq::Rq;
+use crate::sched::task::TaskState;
+use crate::sched::Sched;
+use crate::time::Ns;
 
 #[derive(Debug, Clone)]
 pub struct DlBw {
@@ -48,6 +52,64 @@ impl DlBw {
     pub fn sub(&mut self, bw: u64) -> i64 {
         self.total_bw -= bw;
         (bw as i32 / self.cpus) as i64
+    }
+}
+
+/// `__dl_overflow` then `__dl_add`: admit `bw` to the root domain (every CPU's extra_bw
+/// shrinks by its share), or refuse it (false).
+fn dl_add(rqs: &mut [Rq], dl_bw: &mut DlBw, bw: u64) -> bool {
+    if dl_bw.overflow(0, bw) {
+        return false;
+    }
+    let delta = dl_bw.add(bw);
+    rqs.iter_mut().for_each(|rq| rq.dl.update_extra(delta));
+    true
+}
+
+/// `dl_server_apply_params(init)` for every CPU: the kernel does it at the CPU's first fair
+/// enqueue, which boot's kthreads make happen everywhere before any workload starts. A
+/// server the admission test refuses stays disabled, as the kernel's.
+pub fn attach_fair_servers(rqs: &mut [Rq], dl_bw: &mut DlBw, runtime: u64, period: u64) {
+    for cpu in 0..rqs.len() {
+        let server = SchedDlEntity::fair_server(runtime, period);
+        let bw = server.server_bw();
+        if dl_add(rqs, dl_bw, bw) {
+            rqs[cpu].fair_server = server;
+            rqs[cpu].dl.this_bw += bw;
+        }
+    }
+}
+
+impl Sched {
+    /// `sched_dl_overflow` at the thread's sched_setattr: admit its bandwidth to the root
+    /// domain, or refuse it (false), as the kernel's EBUSY.
+    pub(crate) fn dl_admit(&mut self, id: u32) -> bool {
+        dl_add(&mut self.rqs, &mut self.dl_bw, self.dls[id as usize].dl_bw)
+    }
+
+    /// `__dl_sub`: a dead task's bandwidth leaves the root domain.
+    pub(crate) fn dl_release(&mut self, id: u32) {
+        let bw = self.dls[id as usize].dl_bw;
+        let delta = self.dl_bw.sub(bw);
+        self.rqs.iter_mut().for_each(|rq| rq.dl.update_extra(delta));
+    }
+
+    /// sched_setattr refused the thread (admission control): rt-app reports it, the thread
+    /// never runs, the others go on.
+    pub(crate) fn refuse(&mut self, id: u32, now: Ns) {
+        let t = &mut self.tasks[id as usize];
+        t.stats.refused = true;
+        t.stats.ended_at = Some(now);
+        t.set_state(TaskState::Dead, now);
+        let se = &self.dls[id as usize];
+        self.refusals.push(format!(
+            "{}: sched_setattr(SCHED_DEADLINE, runtime {} µs, period {} µs) refused by admission control (EBUSY): {:.3} of {:.3} CPUs already reserved; the thread does not run",
+            t.comm,
+            se.dl_runtime / 1000,
+            se.dl_period / 1000,
+            self.dl_bw.total_bw as f64 / (1 << 20) as f64,
+            self.dl_bw.bw.map_or(f64::INFINITY, |bw| ((bw * self.dl_bw.cap) >> 10) as f64 / (1 << 20) as f64),
+        ));
     }
 }
 

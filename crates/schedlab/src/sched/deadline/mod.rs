@@ -5,8 +5,10 @@
 pub mod admission;
 pub mod cpudl;
 pub mod grub;
+mod push_pull;
 pub mod sched_class;
 pub mod server;
+mod timers;
 
 use crate::sched::clock_pelt::CpuScale;
 use crate::sched::flags::*;

@@ -2,7 +2,40 @@
 //! periodic load balance visits the CPU's lowest domain. Simplified: only that visit is
 //! modelled (no task moves), at the interval a balanced busy domain settles to.
 
+use crate::sched::features::Features;
 use crate::sched::rq::Rq;
+use crate::time::Ns;
+
+/// A CPU's periodic balance of its lowest domain, as far as schedlab models it.
+#[derive(Debug, Clone, Copy)]
+pub struct PeriodicBalance {
+    /// The busy balance interval of the domain (None: the CPU has no domain).
+    pub interval: Option<Ns>,
+    /// When the domain is next balanced (`sd->last_balance` + interval).
+    pub next: Ns,
+}
+
+impl PeriodicBalance {
+    /// The balance of a CPU whose lowest domain spans `weight` CPUs.
+    pub fn new(weight: Option<usize>, feat: &Features) -> PeriodicBalance {
+        PeriodicBalance {
+            interval: weight
+                .map(|w| busy_balance_interval(w as u64, feat.hz as u64) * feat.tick_ns()),
+            next: 0,
+        }
+    }
+
+    /// Is the domain due at `now`? Then its next balance is one interval away.
+    pub fn due(&mut self, now: Ns) -> bool {
+        match self.interval {
+            Some(i) if now >= self.next => {
+                self.next = now + i;
+                true
+            }
+            _ => false,
+        }
+    }
+}
 
 /// `scale_rt_capacity`: the CPU's capacity less what RT and deadline tasks used by their PELT
 /// signals, at least 1. schedlab has no IRQ time and no thermal pressure.

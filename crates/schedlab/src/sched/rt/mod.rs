@@ -286,3 +286,5 @@ impl SchedClass for RtClass {
             .unwrap_or(prev)
     }
 }
+
+mod push_pull;

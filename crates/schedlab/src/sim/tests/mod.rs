@@ -37,8 +37,8 @@ fn shares(kernel: Kernel, nice_b: i32) -> (f64, f64) {
     );
     assert_eq!(s.elapsed(), 1_000_000_000);
     let (a, b) = (
-        s.tasks[0].stats.run_ns as f64,
-        s.tasks[1].stats.run_ns as f64,
+        s.sched().tasks[0].stats.run_ns as f64,
+        s.sched().tasks[1].stats.run_ns as f64,
     );
     (a / 1e9, b / 1e9)
 }
@@ -77,8 +77,8 @@ const PERIODIC: &str = r#"{"global": {"duration": 2}, "tasks": {
 fn time_is_conserved_for_every_task() {
     for k in Kernel::ALL {
         let s = run(PERIODIC, "smp:2", k);
-        for t in &s.tasks {
-            let lifetime = t.stats.ended_at.unwrap_or(s.totals.end) - t.stats.created_at;
+        for t in &s.sched().tasks {
+            let lifetime = t.stats.ended_at.unwrap_or(s.totals().end) - t.stats.created_at;
             assert_eq!(
                 t.stats.run_ns + t.stats.wait_ns + t.stats.sleep_ns,
                 lifetime,
@@ -86,8 +86,8 @@ fn time_is_conserved_for_every_task() {
                 t.comm
             );
         }
-        let busy: u64 = s.cpus.iter().map(|c| c.busy_ns).sum();
-        let run: u64 = s.tasks.iter().map(|t| t.stats.run_ns).sum();
+        let busy: u64 = s.eng.cpus.iter().map(|c| c.busy_ns).sum();
+        let run: u64 = s.sched().tasks.iter().map(|t| t.stats.run_ns).sum();
         assert_eq!(busy, run, "{k:?}: CPU busy time is the tasks' run time");
     }
 }
@@ -99,7 +99,7 @@ fn a_periodic_task_alone_has_zero_wakeup_latency() {
         "smp:1",
         Kernel::V6_12,
     );
-    let lat = &s.tasks[0].stats.wakeup_latencies;
+    let lat = &s.sched().tasks[0].stats.wakeup_latencies;
     assert!(lat.len() >= 99, "{} wakeups", lat.len());
     assert!(lat.iter().all(|&l| l == 0));
 }
@@ -116,13 +116,14 @@ fn eevdf_weighted_lags_sum_to_zero() {
             Kernel::V6_12,
         );
         s.run(|_, _| {}).unwrap();
-        let rq = &mut s.rqs[0];
+        let sched = &mut s.sched;
+        let rq = &mut sched.rqs[0];
         let mut f = Fair {
             cfs: &mut rq.cfs,
-            ses: &mut s.ses,
+            ses: &mut sched.ses,
             clock: &rq.clock,
-            feat: &s.feat,
-            tun: &s.tun,
+            feat: &sched.feat,
+            tun: &sched.tun,
             capacity: 1024,
             notes: None,
         };
@@ -145,24 +146,30 @@ fn a_phase_nice_change_reweights_the_queued_entity() {
         (Kernel::V6_1, 1000),
     ] {
         let mut s = build(json, "smp:1", kernel);
-        s.stop_at = Some(SIM_START + ms * 1_000_000);
+        s.eng.stop_at = Some(SIM_START + ms * 1_000_000);
         s.run(|_, _| {}).unwrap();
-        let on_rq: Vec<usize> = (0..s.ses.len()).filter(|&i| s.ses[i].on_rq).collect();
-        let cfs = &s.rqs[0].cfs;
-        let sum: u64 = on_rq.iter().map(|&i| s.ses[i].load.weight).sum();
+        let on_rq: Vec<usize> = (0..s.sched().ses.len())
+            .filter(|&i| s.sched().ses[i].on_rq)
+            .collect();
+        let cfs = &s.sched().rqs[0].cfs;
+        let sum: u64 = on_rq.iter().map(|&i| s.sched().ses[i].load.weight).sum();
         assert_eq!(cfs.load.weight, sum, "{kernel:?} at {ms} ms");
-        let queued: u64 = cfs.queue.iter().map(|&i| s.ses[i as usize].weight()).sum();
+        let queued: u64 = cfs
+            .queue
+            .iter()
+            .map(|&i| s.sched().ses[i as usize].weight())
+            .sum();
         if kernel == Kernel::V6_12 {
             assert_eq!(cfs.avg_load, queued);
         }
         // b's weight is its current phase's nice.
-        let b = &s.tasks[2];
+        let b = &s.sched().tasks[2];
         assert_eq!(
-            s.ses[2].load,
+            s.sched().ses[2].load,
             crate::sched::weight::LoadWeight::of_nice(b.nice, false)
         );
         // The cfs_rq's load_avg holds the entities' load_avg (nothing lost on reweight).
-        let se_load: u64 = on_rq.iter().map(|&i| s.ses[i].avg.load_avg).sum();
+        let se_load: u64 = on_rq.iter().map(|&i| s.sched().ses[i].avg.load_avg).sum();
         assert!(
             cfs.avg.load_avg.abs_diff(se_load) <= on_rq.len() as u64 + 1,
             "{} vs {se_load}",
@@ -179,13 +186,16 @@ fn cpu_util_reads_the_cfs_rq_and_cpu_util_without_removes_the_task() {
         "run": 3000, "timer": {"ref": "t", "period": 10000}}}}"#;
     for (ms, running) in [(1005.0, false), (1011.5, true)] {
         let mut s = build(json, "smp:2", Kernel::V6_1);
-        s.stop_at = Some(SIM_START + (ms * 1e6) as u64);
+        s.eng.stop_at = Some(SIM_START + (ms * 1e6) as u64);
         s.run(|_, _| {}).unwrap();
-        let (cfs, se) = (&s.rqs[0].cfs, &s.ses[0]);
-        assert_eq!(s.tasks[0].state == State::Running, running);
+        let (cfs, se) = (&s.sched().rqs[0].cfs, &s.sched().ses[0]);
+        assert_eq!(
+            s.sched().tasks[0].state == crate::sched::task::TaskState::Running,
+            running
+        );
         // cpu_util_cfs: max(util_avg, util_est), capped by capacity.
         assert_eq!(
-            s.cpu_util(0),
+            s.sched().cpu_util(0),
             cfs.avg.util_avg.max(cfs.util_est as u64).min(1024)
         );
         // Without the task: its util_avg leaves, and its estimate too while it is queued.
@@ -195,9 +205,9 @@ fn cpu_util_reads_the_cfs_rq_and_cpu_util_without_removes_the_task() {
             cfs.util_est as u64
         };
         let expected = cfs.avg.util_avg.saturating_sub(se.avg.util_avg).max(est);
-        assert_eq!(s.cpu_util_without(0, 0), expected);
+        assert_eq!(s.sched().cpu_util_without(0, 0), expected);
         // CPU 1 never ran it: nothing to remove there.
-        assert_eq!(s.cpu_util_without(1, 0), s.cpu_util(1));
+        assert_eq!(s.sched().cpu_util_without(1, 0), s.sched().cpu_util(1));
     }
 }
 
@@ -218,7 +228,7 @@ impl Write for Shared {
 pub(super) fn traced(json: &str, platform: &str) -> Vec<u8> {
     let mut s = build(json, platform, Kernel::V6_12);
     let buf = Shared::default();
-    let cpus = s.plat.nr_cpus();
+    let cpus = s.platform().nr_cpus();
     s.observe(Box::new(FtraceWriter::new(buf.clone(), cpus).unwrap()));
     s.run(|_, _| {}).unwrap();
     let out = buf.0.borrow().clone();
@@ -270,7 +280,7 @@ fn refuses_cpus_outside_the_platform_and_endless_runs() {
 fn a_loop_of_zero_length_events_is_reported_not_a_panic() {
     let json = r#"{"global": {"duration": 1}, "tasks": {"t": {"lock": "m", "unlock": "m"}}}"#;
     let s = run(json, "smp:1", Kernel::V6_12);
-    let d = s.totals.deadlock.expect("livelock");
+    let d = s.totals().deadlock.clone().expect("livelock");
     assert!(d.starts_with("livelock at 0.000000 s: t-0"), "{d}");
 }
 
@@ -279,7 +289,7 @@ fn a_barrier_cycle_is_reported_as_a_deadlock() {
     // Barrier "b" is used twice in one task: rt-app counts 2 users, only one can ever arrive.
     let json = r#"{"tasks": {"t": {"loop": 1, "phases": {"p1": {"run": 10, "barrier": "b"}, "p2": {"barrier": "b"}}}}}"#;
     let s = run(json, "smp:1", Kernel::V6_12);
-    let d = s.totals.deadlock.expect("deadlock");
+    let d = s.totals().deadlock.clone().expect("deadlock");
     assert!(d.contains("t-0 (barrier b)"), "{d}");
 }
 
@@ -305,13 +315,13 @@ fn work_runs_at_the_frequency_the_governor_sets() {
     .unwrap();
     s.run(|_, _| {}).unwrap();
     let expect = 50e6 * 1200.0 / 208.0;
-    let run = s.tasks[0].stats.run_ns as f64;
+    let run = s.sched().tasks[0].stats.run_ns as f64;
     assert!((run - expect).abs() < 1000.0, "{run} against {expect}");
     let mj = (69.0 + 16.0) * expect * 1e-9;
     assert!(
-        (s.energy.total_mj() - mj).abs() < 1e-3 * mj,
+        (s.energy().total_mj() - mj).abs() < 1e-3 * mj,
         "{} against {mj}",
-        s.energy.total_mj()
+        s.energy().total_mj()
     );
 }
 
@@ -338,3 +348,7 @@ fn a_userspace_frequency_must_be_an_opp_and_a_policy_must_exist() {
         .unwrap();
     assert!(e.to_string().contains("no policy"), "{e}");
 }
+
+mod deadline;
+mod pi;
+mod rt;

@@ -1,40 +1,88 @@
-//! Priority inheritance for rt-app's mutexes under `pi_enabled` (kernel/locking/rtmutex.c
-//! and core.c's `rt_mutex_setprio`): waiters queue by priority, deadline waiters by
-//! deadline, and a mutex's owner runs at the priority of its most important waiter, along
-//! the chain of owners blocked in turn. A deadline waiter lends its reservation (`pi_se`):
-//! the owner runs in the deadline class by the donor's runtime, deadline and period, never
+//! Mutexes and priority inheritance (kernel/locking/rtmutex.c and core.c's
+//! `rt_mutex_setprio`), for rt-app's mutexes: waiters queue in arrival order, or, for
+//! PTHREAD_PRIO_INHERIT mutexes (`pi_enabled`), by priority, deadline waiters by deadline,
+//! and a mutex's owner runs at the priority of its most important waiter, along the chain
+//! of owners blocked in turn. A deadline waiter lends its reservation (`pi_se`): the owner
+//! runs in the deadline class by the donor's runtime, deadline and period, never
 //! throttled. Simplified: an owner whose top waiter and priority are unchanged is left as
-//! it is, where the kernel requeues a deadline owner all the same.
+//! it is, where the kernel requeues a deadline owner all the same; and a plain mutex is a
+//! FIFO of waiters here too (a futex in the kernel).
 
-use super::task::State;
-use super::Sim;
-use crate::sched::class::Class;
-use crate::sched::deadline::{before, DlParams};
-use crate::sched::flags::*;
-use crate::trace::Record;
+use std::collections::VecDeque;
+
+use super::class::Class;
+use super::deadline::{before, DlParams};
+use super::flags::*;
+use super::hooks::{Hooks, Tracepoint};
+use super::Sched;
 
 /// `MAX_LOCK_DEPTH`: the longest chain walked.
 const MAX_LOCK_DEPTH: usize = 1024;
 
-impl Sim {
-    /// Queue `id` on mutex `m`: last, or, for a PI mutex, after the waiters that go before
-    /// it (`rt_mutex_enqueue`); then its owner inherits (`task_blocks_on_rt_mutex`).
-    pub(super) fn add_waiter(&mut self, id: u32, m: u32) {
-        self.threads[id as usize].blocked_on = Some(m);
+/// `struct rt_mutex`: its owner and waiters.
+#[derive(Debug, Clone, Default)]
+pub struct RtMutex {
+    pub owner: Option<u32>,
+    /// In order of handover: FIFO, or by priority for PI mutexes (`rt_mutex_waiter_less`).
+    pub waiters: VecDeque<u32>,
+}
+
+impl Sched {
+    /// The workload's `n` mutexes, with priority inheritance or without.
+    pub fn init_mutexes(&mut self, n: usize, pi: bool) {
+        self.mutexes = vec![RtMutex::default(); n];
+        self.pi = pi;
+    }
+
+    /// `rt_mutex_trylock`: `id` takes mutex `m` if it is free.
+    pub fn rt_mutex_trylock(&mut self, id: u32, m: u32) -> bool {
+        let mx = &mut self.mutexes[m as usize];
+        if mx.owner.is_some() {
+            return false;
+        }
+        mx.owner = Some(id);
+        true
+    }
+
+    /// `task_blocks_on_rt_mutex`: queue `id` on mutex `m`, last, or, for a PI mutex, after
+    /// the waiters that go before it (`rt_mutex_enqueue`); then its owner inherits.
+    pub fn rt_mutex_block<H: Hooks>(&mut self, id: u32, m: u32, h: &mut H) {
+        self.tasks[id as usize].pi_blocked_on = Some(m);
         self.enqueue_waiter(id, m);
-        if self.prog.pi {
-            self.pi_adjust_chain(m);
+        if self.pi {
+            self.pi_adjust_chain(m, h);
+        }
+    }
+
+    /// `rt_mutex_unlock`: the mutex goes to its first waiter, whom `wake` wakes; with PI,
+    /// the old owner's boost is recomputed and the new owner inherits from the waiters left.
+    pub fn rt_mutex_unlock<H: Hooks>(
+        &mut self,
+        id: u32,
+        m: u32,
+        h: &mut H,
+        wake: impl FnOnce(&mut Sched, &mut H, u32),
+    ) {
+        let mx = &mut self.mutexes[m as usize];
+        mx.owner = mx.waiters.pop_front();
+        if let Some(w) = mx.owner {
+            self.tasks[w as usize].pi_blocked_on = None;
+            wake(self, h, w);
+        }
+        if self.pi {
+            self.pi_adjust_prio(id, h);
+            self.pi_adjust_chain(m, h);
         }
     }
 
     fn enqueue_waiter(&mut self, id: u32, m: u32) {
-        let w = &self.res.mutexes[m as usize].waiters;
-        let at = if self.prog.pi {
+        let w = &self.mutexes[m as usize].waiters;
+        let at = if self.pi {
             w.partition_point(|&o| !self.waiter_less(id, o))
         } else {
             w.len()
         };
-        self.res.mutexes[m as usize].waiters.insert(at, id);
+        self.mutexes[m as usize].waiters.insert(at, id);
     }
 
     /// `rt_waiter_node_less`: by priority; deadline tasks by their deadline.
@@ -48,18 +96,18 @@ impl Sim {
 
     /// `rt_mutex_adjust_prio_chain`: from mutex `m`'s owner, each owner takes the priority of
     /// its top waiter; one blocked on a mutex in turn moves in that queue, and so on.
-    pub(super) fn pi_adjust_chain(&mut self, mut m: u32) {
+    fn pi_adjust_chain<H: Hooks>(&mut self, mut m: u32, h: &mut H) {
         for _ in 0..MAX_LOCK_DEPTH {
-            let Some(owner) = self.res.mutexes[m as usize].owner else {
+            let Some(owner) = self.mutexes[m as usize].owner else {
                 return;
             };
-            if !self.pi_adjust_prio(owner) {
+            if !self.pi_adjust_prio(owner, h) {
                 return;
             }
-            let Some(next) = self.threads[owner as usize].blocked_on else {
+            let Some(next) = self.tasks[owner as usize].pi_blocked_on else {
                 return;
             };
-            let w = &mut self.res.mutexes[next as usize].waiters;
+            let w = &mut self.mutexes[next as usize].waiters;
             w.retain(|&o| o != owner);
             self.enqueue_waiter(owner, next);
             m = next;
@@ -70,9 +118,8 @@ impl Sim {
     /// owns, if above its own (`__rt_effective_prio`); a deadline top waiter lends its
     /// reservation to a task of another class, or to a deadline task whose deadline is
     /// later. True when that changed.
-    pub(super) fn pi_adjust_prio(&mut self, id: u32) -> bool {
+    fn pi_adjust_prio<H: Hooks>(&mut self, id: u32, h: &mut H) -> bool {
         let top = self
-            .res
             .mutexes
             .iter()
             .filter(|mx| mx.owner == Some(id))
@@ -89,7 +136,7 @@ impl Sim {
         if boost == self.tasks[id as usize].pi_prio && pi == self.dls[id as usize].pi {
             return false;
         }
-        self.rt_mutex_setprio(id, boost, pi);
+        self.rt_mutex_setprio(id, boost, pi, h);
         true
     }
 
@@ -99,31 +146,38 @@ impl Sim {
     /// deadline-boosted one replenished), then preemption checked (`check_class_changed`).
     /// Simplified: a fair task's load stays in its cfs_rq's blocked averages while boosted
     /// (no `detach_task_cfs_rq`).
-    fn rt_mutex_setprio(&mut self, id: u32, boost: Option<i32>, pi: Option<DlParams>) {
+    fn rt_mutex_setprio<H: Hooks>(
+        &mut self,
+        id: u32,
+        boost: Option<i32>,
+        pi: Option<DlParams>,
+        h: &mut H,
+    ) {
         let t = &self.tasks[id as usize];
         let (cpu, old, old_prio) = (t.cpu, t.class, t.prio());
         let prio = boost.unwrap_or_else(|| t.normal_prio());
         let new = Class::of_prio(t.policy, prio);
-        let queued = matches!(t.state, State::Runnable | State::Running);
+        let queued = t.queued();
         let running = self.rqs[cpu].curr == Some(id);
-        self.update_rq_clock(cpu);
+        self.update_rq_clock(cpu, h.now());
         let (old_ops, new_ops) = (old.ops(), new.ops());
         if queued {
             self.uclamp_dec(id, cpu);
-            self.on_rq(cpu, |rq, env| {
+            self.on_rq(cpu, h, |rq, env| {
                 old_ops.dequeue_task(rq, env, id, DEQUEUE_SAVE);
                 if running {
                     old_ops.put_prev_task(rq, env, id);
                 }
             });
         }
-        if self.tracing {
-            self.emit(Record::PiSetprio {
+        if h.tracing() {
+            let tp = Tracepoint::PiSetprio {
                 task: id,
                 cpu,
                 oldprio: old_prio,
                 newprio: prio,
-            });
+            };
+            h.trace(self, tp);
         }
         let t = &mut self.tasks[id as usize];
         t.pi_prio = boost;
@@ -133,7 +187,7 @@ impl Sim {
         if pi.is_some() {
             flags |= ENQUEUE_REPLENISH;
         }
-        if new == Class::Rt {
+        if new.is_rt() {
             self.rts[id as usize].prio = prio as u32;
             if prio > old_prio {
                 flags |= ENQUEUE_HEAD;
@@ -142,36 +196,17 @@ impl Sim {
         if !queued {
             return;
         }
-        self.on_rq(cpu, |rq, env| {
+        self.on_rq(cpu, h, |rq, env| {
             new_ops.enqueue_task(rq, env, id, flags);
             if running {
                 new_ops.set_next_task(rq, env, id);
             }
         });
         self.uclamp_inc(id, cpu);
-        if old != new && self.switched_from(cpu, old) || running {
-            self.schedule(cpu); // a lowered task may have to yield the CPU
+        if old != new && old.switched_from(self, cpu, h) || running {
+            self.resched_curr(cpu, h); // a lowered task may have to yield the CPU
         } else {
-            self.wakeup_preempt(cpu, id, 0);
-        }
-    }
-
-    /// `switched_from_dl` / `switched_from_rt`: a CPU left with no task of the class pulls
-    /// one from an overloaded CPU. True when one came.
-    fn switched_from(&mut self, cpu: usize, old: Class) -> bool {
-        match old {
-            Class::Deadline if self.rqs[cpu].dl.nr_running() == 0 => {
-                self.pull_dl_task(cpu);
-                self.rqs[cpu].dl.nr_running() > 0
-            }
-            Class::Rt if self.rqs[cpu].rt.nr_running == 0 => {
-                self.pull_rt_task(cpu);
-                self.rqs[cpu].rt.nr_running > 0
-            }
-            _ => false,
+            self.wakeup_preempt(cpu, id, 0, h);
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

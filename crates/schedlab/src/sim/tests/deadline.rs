@@ -48,11 +48,13 @@ fn an_admitted_implicit_set_on_one_cpu_misses_no_deadline() {
         format!(r#"{{"global": {{"duration": 2, "calibration": 100}}, "tasks": {{{tasks}}}}}"#);
     let s = run(&json, "smp:1");
     let jobs = [(2000, 10_000), (5000, 20_000), (10_000, 50_000)];
-    for ((t, dl), (run_us, period_us)) in s.tasks.iter().zip(&s.dls).zip(jobs) {
+    let tasks = s.sched().tasks.iter().zip(&s.sched().dls).enumerate();
+    for ((id, (t, dl)), (run_us, period_us)) in tasks.zip(jobs) {
         assert_eq!(dl.stats.misses, 0, "{}", t.comm);
         assert_eq!(dl.stats.exhaustions, 0, "{}: never over budget", t.comm);
         assert_eq!(
-            t.stats.overruns, 0,
+            s.rtapp_stats(id as u32).overruns,
+            0,
             "{}: every job ends within its period",
             t.comm
         );
@@ -91,14 +93,20 @@ fn admission_accepts_exactly_up_to_the_limit_and_refuses_beyond_without_stopping
     ];
     for (kernel, b_us, total, want) in cases {
         let s = run_on(&set(b_us), "smp:1", kernel);
-        assert_eq!(s.dl_bw.total_bw, total, "{kernel:?} b = {b_us} µs");
-        let refused: Vec<bool> = s.tasks.iter().map(|t| t.stats.refused).collect();
+        assert_eq!(s.sched().dl_bw.total_bw, total, "{kernel:?} b = {b_us} µs");
+        let refused: Vec<bool> = s.sched().tasks.iter().map(|t| t.stats.refused).collect();
         assert_eq!(refused, want, "{kernel:?} b = {b_us} µs");
         let out = want.iter().position(|&r| r).unwrap();
-        assert_eq!(s.tasks[out].stats.run_ns, 0);
-        assert!(s.tasks[0].stats.run_ns >= 99_000_000, "the others go on");
-        assert_eq!(s.refusals.len(), 1);
-        assert!(s.refusals[0].contains(&s.tasks[out].comm) && s.refusals[0].contains("EBUSY"));
+        assert_eq!(s.sched().tasks[out].stats.run_ns, 0);
+        assert!(
+            s.sched().tasks[0].stats.run_ns >= 99_000_000,
+            "the others go on"
+        );
+        assert_eq!(s.sched().refusals.len(), 1);
+        assert!(
+            s.sched().refusals[0].contains(&s.sched().tasks[out].comm)
+                && s.sched().refusals[0].contains("EBUSY")
+        );
     }
 }
 
@@ -109,10 +117,10 @@ fn a_deadline_task_preempts_a_fair_hog_at_once() {
         periodic("dl", 2000, 10_000, 3000, 10_000),
     );
     let s = run(&json, "smp:1");
-    let dl = &s.tasks[0];
+    let dl = &s.sched().tasks[0];
     assert!(dl.stats.wakeup_latencies.iter().all(|&l| l == 0));
     assert_eq!(dl.stats.run_ns, 100 * 2_000_000);
-    assert_eq!(s.tasks[1].stats.run_ns, 1_000_000_000 - 200_000_000);
+    assert_eq!(s.sched().tasks[1].stats.run_ns, 1_000_000_000 - 200_000_000);
 }
 
 #[test]

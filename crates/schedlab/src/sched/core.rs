@@ -1,0 +1,552 @@
+//! kernel/sched/core.c: the entry points the machine calls (wake-ups, sleeps, schedule(),
+//! the tick, attribute changes, timers) and the class plumbing under them.
+
+use super::class::{self, Env, SchedClass};
+use super::deadline::SchedDlEntity;
+use super::fair::SchedEntity;
+use super::flags::*;
+use super::hooks::{Hooks, PrevState, SchedTimer, Switch, Tracepoint};
+use super::idle;
+use super::pelt::cap_scale;
+use super::rq::Rq;
+use super::rt::SchedRtEntity;
+use super::task::{SchedTask, TaskState};
+use super::uapi::Policy;
+use super::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
+use super::weight::LoadWeight;
+use super::Sched;
+use crate::cpufreq::Hook;
+
+impl Sched {
+    /// `update_rq_clock`.
+    #[inline]
+    pub(super) fn update_rq_clock(&mut self, cpu: usize, now: u64) {
+        let rq = &mut self.rqs[cpu];
+        rq.clock.update(now, rq.curr.is_none());
+    }
+
+    /// The runqueues, what their classes share, and the tasks.
+    #[inline]
+    pub(super) fn parts(&mut self, tracing: bool) -> (&mut [Rq], Env<'_>, &[SchedTask]) {
+        let env = Env {
+            ses: &mut self.ses,
+            dl: &mut self.dls,
+            rt: &mut self.rts,
+            feat: &self.feat,
+            tun: &self.tun,
+            tracing,
+            asym: self.asym,
+        };
+        (&mut self.rqs, env, &self.tasks)
+    }
+
+    /// Run a class operation on `cpu`'s runqueue, then pass on the tracepoints it recorded
+    /// and the timers it armed, and, if it changed the root cfs_rq's signals, tell cpufreq.
+    #[inline]
+    pub(super) fn on_rq<H: Hooks, R>(
+        &mut self,
+        cpu: usize,
+        h: &mut H,
+        op: impl FnOnce(&mut Rq, &mut Env) -> R,
+    ) -> R {
+        let (rqs, mut env, _) = self.parts(h.tracing());
+        let r = op(&mut rqs[cpu], &mut env);
+        self.drain_notes(cpu, h);
+        self.drain_dl(cpu, h);
+        self.util_change(cpu, h);
+        r
+    }
+
+    /// `p->sched_class`.
+    #[inline]
+    pub(super) fn class(&self, p: u32) -> &'static dyn SchedClass {
+        self.tasks[p as usize].class.ops()
+    }
+
+    /// Hand the classes' tracepoint records to the machine.
+    fn drain_notes<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
+        if !h.tracing() || self.rqs[cpu].notes.is_empty() {
+            return;
+        }
+        let notes = std::mem::take(&mut self.rqs[cpu].notes);
+        let task = self.rqs[cpu].curr;
+        for &note in &notes {
+            h.trace(self, Tracepoint::Fair { cpu, task, note });
+        }
+        let mut notes = notes;
+        notes.clear();
+        self.rqs[cpu].notes = notes;
+    }
+
+    /// `cpufreq_update_util` after a class operation that changed the root cfs_rq's PELT
+    /// signals (`cfs_rq_util_change`).
+    fn util_change<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
+        if std::mem::take(&mut self.rqs[cpu].cfs.util_changed) {
+            h.cpufreq_update_util(self, cpu, Hook::UtilChange);
+        }
+    }
+
+    /// `resched_curr`.
+    #[inline]
+    pub(super) fn resched_curr<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
+        h.resched_curr(self, cpu);
+    }
+
+    /// `sched_cpu_capacity`: the capacity left to fair tasks, the original, and the current
+    /// one (at the present frequency).
+    fn trace_cpu_capacity<H: Hooks>(&self, cpu: usize, h: &mut H) {
+        let rq = &self.rqs[cpu];
+        h.trace(
+            self,
+            Tracepoint::CpuCapacity {
+                cpu,
+                capacity: rq.cpu_capacity,
+                orig: rq.capacity,
+                curr: cap_scale(rq.capacity, rq.clock.scale.freq),
+            },
+        );
+    }
+
+    /// Boot: each CPU's capacity in the trace.
+    pub fn sched_init_smp<H: Hooks>(&mut self, h: &mut H) {
+        if h.tracing() {
+            for cpu in 0..self.rqs.len() {
+                self.trace_cpu_capacity(cpu, h);
+            }
+        }
+    }
+
+    /// `sched_balance_trigger` on a busy CPU: when its lowest domain is due, the periodic
+    /// balance refreshes the CPU's capacity (`update_cpu_capacity`). The NOHZ idle balance of
+    /// idle CPUs is not modelled: an idle CPU's capacity stays as it is.
+    fn sched_balance_trigger<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
+        if !self.balance[cpu].due(h.now()) {
+            return;
+        }
+        let rq = &mut self.rqs[cpu];
+        rq.cpu_capacity = super::fair::capacity::scale_rt_capacity(rq);
+        if h.tracing() {
+            self.trace_cpu_capacity(cpu, h);
+        }
+    }
+
+    /// `sched_fork` + `wake_up_new_task`: a new thread (`parent`'s child, or one of the
+    /// workload's at start) with its entities, admitted if SCHED_DEADLINE (`sched_setattr`),
+    /// placed and enqueued. False when admission control refused it.
+    pub fn wake_up_new_task<H: Hooks>(
+        &mut self,
+        task: SchedTask,
+        ents: (SchedEntity, SchedDlEntity, SchedRtEntity),
+        parent: Option<u32>,
+        h: &mut H,
+    ) -> bool {
+        let id = self.tasks.len() as u32;
+        self.tasks.push(task);
+        self.ses.push(ents.0);
+        self.dls.push(ents.1);
+        self.rts.push(ents.2);
+        if self.tasks[id as usize].policy == Policy::Deadline && !self.dl_admit(id) {
+            self.refuse(id, h.now());
+            return false;
+        }
+        let parent_cpu = parent.map_or(0, |p| self.tasks[p as usize].cpu);
+        let cpu = self.select_task_rq(id, parent_cpu, WF_FORK);
+        self.tasks[id as usize].cpu = cpu;
+        if h.tracing() {
+            let fork = Tracepoint::Fork {
+                parent,
+                child: id,
+                cpu,
+            };
+            h.trace(self, fork);
+            h.trace(self, Tracepoint::Rename { task: id, cpu });
+        }
+        self.update_rq_clock(cpu, h.now());
+        let class = self.class(id);
+        self.on_rq(cpu, h, |rq, env| class.task_fork(rq, env, id));
+        self.activate(id, cpu, ENQUEUE_INITIAL, h);
+        if h.tracing() {
+            let tp = Tracepoint::WakeupNew {
+                task: id,
+                target: cpu,
+            };
+            h.trace(self, tp);
+        }
+        self.wakeup_preempt(cpu, id, WF_FORK, h);
+        self.task_woken(cpu, id, h);
+        true
+    }
+
+    /// `task_woken` (and `switched_to_dl`/`switched_to_rt` for a new thread).
+    fn task_woken<H: Hooks>(&mut self, cpu: usize, id: u32, h: &mut H) {
+        let class = self.tasks[id as usize].class;
+        class.task_woken(self, cpu, id, h);
+    }
+
+    /// `select_task_rq`: the task's class chooses; a CPU the task may not run on gives way to
+    /// the first one it may (`select_fallback_rq`).
+    fn select_task_rq(&mut self, id: u32, prev: usize, wake_flags: u32) -> usize {
+        let class = self.class(id);
+        let (rqs, env, tasks) = self.parts(false);
+        let allowed = &tasks[id as usize].cpus_mask;
+        let cpu = class.select_task_rq(rqs, &env, id, allowed, prev, wake_flags);
+        if allowed[cpu] {
+            return cpu;
+        }
+        allowed
+            .iter()
+            .position(|&a| a)
+            .expect("an allowed CPU exists")
+    }
+
+    /// `uclamp_rq_inc` for `id` entering `cpu`'s runqueue.
+    pub(super) fn uclamp_inc(&mut self, id: u32, cpu: usize) {
+        if self.uclamp_used && !self.ses[id as usize].sched_delayed {
+            self.rqs[cpu]
+                .uclamp
+                .inc(&mut self.tasks[id as usize].uclamp);
+        }
+    }
+
+    /// `uclamp_rq_dec`, before the class dequeue.
+    pub(super) fn uclamp_dec(&mut self, id: u32, cpu: usize) {
+        if self.uclamp_used {
+            self.rqs[cpu]
+                .uclamp
+                .dec(&mut self.tasks[id as usize].uclamp);
+        }
+    }
+
+    /// `set_user_nice` for the running thread `id`: the new weight through
+    /// `reweight_task_fair`. Simplified: the kernel's sched_setattr also dequeues and
+    /// re-enqueues the task around it (DEQUEUE_SAVE / ENQUEUE_RESTORE).
+    pub fn set_user_nice<H: Hooks>(&mut self, id: u32, nice: i32, h: &mut H) {
+        let t = &mut self.tasks[id as usize];
+        if t.nice == nice {
+            return;
+        }
+        t.nice = nice;
+        let (cpu, lw) = (t.cpu, LoadWeight::of_nice(nice, t.policy == Policy::Idle));
+        self.update_rq_clock(cpu, h.now());
+        let class = self.class(id);
+        self.on_rq(cpu, h, |rq, env| class.reweight_task(rq, env, id, lw));
+    }
+
+    /// `sched_setattr` with SCHED_FLAG_UTIL_CLAMP for thread `id` (None: unchanged), then
+    /// `uclamp_update_active`: a RUNNABLE task's clamps move to their new buckets at once.
+    pub fn sched_setattr_uclamp(&mut self, id: u32, min: Option<u32>, max: Option<u32>) {
+        let t = &mut self.tasks[id as usize];
+        let rq = &mut self.rqs[t.cpu].uclamp;
+        let active = t.uclamp[UCLAMP_MIN].is_active();
+        if active {
+            rq.dec(&mut t.uclamp);
+        }
+        for (clamp_id, v) in [(UCLAMP_MIN, min), (UCLAMP_MAX, max)] {
+            if let Some(v) = v {
+                t.uclamp[clamp_id].value = v;
+            }
+        }
+        if active {
+            rq.inc(&mut t.uclamp);
+        }
+        self.rts[id as usize].uclamp_cap = t.uclamp_cap();
+    }
+
+    /// `set_cpus_allowed_ptr`. Simplified: the mask applies from the task's next wakeup (a
+    /// running task is not migrated at once).
+    pub fn set_cpus_allowed(&mut self, id: u32, mask: Vec<bool>) {
+        self.tasks[id as usize].cpus_mask = mask;
+    }
+
+    /// `activate_task`: enqueue, and mark runnable.
+    fn activate<H: Hooks>(&mut self, id: u32, cpu: usize, flags: u32, h: &mut H) {
+        let class = self.class(id);
+        self.on_rq(cpu, h, |rq, env| class.enqueue_task(rq, env, id, flags));
+        // enqueue_task: uclamp_rq_inc after the class (a delayed task is not RUNNABLE).
+        self.uclamp_inc(id, cpu);
+        self.tasks[id as usize].set_state(TaskState::Runnable, h.now());
+        if flags & ENQUEUE_WAKEUP != 0 {
+            h.cpufreq_update_util(self, cpu, Hook::Wakeup);
+        }
+    }
+
+    /// `try_to_wake_up` of a sleeping or blocked thread, by a thread on `waker_cpu`. False
+    /// when it was not asleep.
+    pub fn try_to_wake_up<H: Hooks>(&mut self, id: u32, waker_cpu: usize, h: &mut H) -> bool {
+        let now = h.now();
+        let t = &mut self.tasks[id as usize];
+        if !matches!(t.state, TaskState::Sleeping | TaskState::Blocked) {
+            return false;
+        }
+        t.woken_at = Some(now);
+        let prev = t.cpu;
+        if self.ses[id as usize].on_rq {
+            // ttwu_runnable: still queued (delayed dequeue); requeue where it is.
+            self.update_rq_clock(prev, now);
+            self.activate(id, prev, ENQUEUE_WAKEUP, h);
+            if h.tracing() {
+                let waking = Tracepoint::Waking {
+                    task: id,
+                    cpu: waker_cpu,
+                    target: prev,
+                };
+                h.trace(self, waking);
+                let wakeup = Tracepoint::Wakeup {
+                    task: id,
+                    target: prev,
+                };
+                h.trace(self, wakeup);
+            }
+            self.wakeup_preempt(prev, id, WF_TTWU, h);
+            self.task_woken(prev, id, h);
+            return true;
+        }
+        let cpu = self.select_task_rq(id, prev, WF_TTWU);
+        if h.tracing() {
+            let waking = Tracepoint::Waking {
+                task: id,
+                cpu: waker_cpu,
+                target: cpu,
+            };
+            h.trace(self, waking);
+        }
+        let mut flags = ENQUEUE_WAKEUP;
+        if cpu != prev {
+            self.update_rq_clock(prev, now);
+            let class = self.class(id);
+            self.on_rq(prev, h, |rq, env| class.migrate_task_rq(rq, env, id));
+            self.set_task_cpu(id, prev, cpu, h);
+            flags |= ENQUEUE_MIGRATED;
+        }
+        self.update_rq_clock(cpu, now);
+        self.activate(id, cpu, flags, h);
+        if h.tracing() {
+            let wakeup = Tracepoint::Wakeup {
+                task: id,
+                target: cpu,
+            };
+            h.trace(self, wakeup);
+        }
+        self.wakeup_preempt(cpu, id, WF_TTWU, h);
+        self.task_woken(cpu, id, h);
+        true
+    }
+
+    /// `set_task_cpu`: the task is now on `to`; `sched_migrate_task`.
+    fn set_task_cpu<H: Hooks>(&mut self, id: u32, from: usize, to: usize, h: &mut H) {
+        let t = &mut self.tasks[id as usize];
+        t.cpu = to;
+        t.stats.migrations += 1;
+        if h.tracing() {
+            h.trace(self, Tracepoint::Migrate { task: id, from, to });
+        }
+    }
+
+    /// `move_queued_task` (push and pull): `deactivate_task` + `set_task_cpu` +
+    /// `activate_task` of a queued, not running task.
+    pub(super) fn move_queued_task<H: Hooks>(
+        &mut self,
+        id: u32,
+        from: usize,
+        to: usize,
+        h: &mut H,
+    ) {
+        let now = h.now();
+        self.update_rq_clock(from, now);
+        self.update_rq_clock(to, now);
+        let class = self.class(id);
+        self.uclamp_dec(id, from);
+        self.on_rq(from, h, |rq, env| {
+            class.dequeue_task(rq, env, id, DEQUEUE_MIGRATING);
+        });
+        self.set_task_cpu(id, from, to, h);
+        self.on_rq(to, h, |rq, env| {
+            class.enqueue_task(rq, env, id, ENQUEUE_MIGRATING)
+        });
+        self.uclamp_inc(id, to);
+    }
+
+    /// `wakeup_preempt`: the idle task always yields; a task of the same class asks the
+    /// class; a task of a higher class is preempted by any of a lower one's.
+    pub(super) fn wakeup_preempt<H: Hooks>(
+        &mut self,
+        cpu: usize,
+        id: u32,
+        wake_flags: u32,
+        h: &mut H,
+    ) {
+        let p = self.tasks[id as usize].class;
+        let resched = match self.rqs[cpu].curr {
+            None => true,
+            Some(curr) if self.tasks[curr as usize].class == p => self.on_rq(cpu, h, |rq, env| {
+                p.ops().wakeup_preempt(rq, env, id, wake_flags)
+            }),
+            Some(curr) => p.above(self.tasks[curr as usize].class),
+        };
+        if resched || self.rqs[cpu].need_resched {
+            self.resched_curr(cpu, h);
+        }
+    }
+
+    /// `schedule()` on `cpu`: pick (`__schedule`), let the machine switch, then run the
+    /// balance callbacks the pick queued (a deadline or RT task picked pushes others away).
+    pub fn schedule<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
+        let sw = self.pick_next(cpu, h);
+        h.context_switch(self, cpu, sw);
+        if sw.next != sw.prev {
+            if let Some(n) = sw.next {
+                let class = self.tasks[n as usize].class;
+                class.queue_push_tasks(self, cpu, h);
+            }
+        }
+    }
+
+    /// `__schedule`: put the running thread back (if still queued), pick the next one.
+    /// As 6.1's generic path: put_prev_task first, so the pick sees prev in its class's queue;
+    /// then set_next_task on the one picked (prev again included).
+    fn pick_next<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> Switch {
+        self.update_rq_clock(cpu, h.now());
+        let prev = self.rqs[cpu].curr;
+        if let Some(p) = prev {
+            self.prev_balance(cpu, p, h);
+        }
+        let prev_class = prev.map(|p| self.class(p));
+        let next = self.on_rq(cpu, h, |rq, env| {
+            if let (Some(p), Some(c)) = (prev, prev_class) {
+                c.put_prev_task(rq, env, p);
+            }
+            let next = class::pick_next_task(rq, env);
+            match next {
+                Some((c, n)) => {
+                    if prev.is_none() {
+                        idle::put_prev_task_idle(rq, env);
+                    }
+                    c.ops().set_next_task(rq, env, n)
+                }
+                None if prev.is_some() => idle::set_next_task_idle(rq),
+                None => {}
+            }
+            rq.need_resched = false;
+            next.map(|(_, n)| n)
+        });
+        self.rqs[cpu].curr = next;
+        let prev_state = if next != prev {
+            self.account_switch(prev, next, h.now())
+        } else {
+            PrevState::Runnable
+        };
+        Switch {
+            prev,
+            next,
+            prev_state,
+        }
+    }
+
+    /// `prev_balance`: from prev's class down while none has work, each class may pull.
+    fn prev_balance<H: Hooks>(&mut self, cpu: usize, prev: u32, h: &mut H) {
+        let class = self.tasks[prev as usize].class;
+        class.balance(self, cpu, prev, h);
+    }
+
+    /// The states and statistics of a switch from `prev` to `next`.
+    fn account_switch(&mut self, prev: Option<u32>, next: Option<u32>, now: u64) -> PrevState {
+        let mut prev_state = PrevState::Runnable;
+        if let Some(p) = prev {
+            let t = &mut self.tasks[p as usize];
+            match t.state {
+                TaskState::Running => {
+                    t.set_state(TaskState::Runnable, now);
+                    t.stats.preemptions += 1;
+                }
+                TaskState::Dead => prev_state = PrevState::Dead,
+                _ => prev_state = PrevState::Sleeping,
+            }
+        }
+        if let Some(n) = next {
+            let t = &mut self.tasks[n as usize];
+            t.set_state(TaskState::Running, now);
+            if let Some(w) = t.woken_at.take() {
+                t.stats.wakeup_latencies.push(now - w);
+            }
+        }
+        prev_state
+    }
+
+    /// `sched_tick` → the running task's `task_tick`, cpufreq, the periodic balance. False
+    /// when the CPU is idle (its tick stops).
+    pub fn sched_tick<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> bool {
+        let Some(curr) = self.rqs[cpu].curr else {
+            return false;
+        };
+        self.update_rq_clock(cpu, h.now());
+        let c = self.tasks[curr as usize].class;
+        c.decay_other_class_avgs(&mut self.rqs[cpu]);
+        let class = c.ops();
+        let resched = self.on_rq(cpu, h, |rq, env| class.task_tick(rq, env, curr));
+        h.cpufreq_update_util(self, cpu, Hook::Tick);
+        self.sched_balance_trigger(cpu, h);
+        if resched || self.rqs[cpu].need_resched {
+            self.resched_curr(cpu, h);
+        }
+        true
+    }
+
+    /// The running thread `id` stops: sleep, block or exit (`deactivate_task` in
+    /// `__schedule`, `do_exit`).
+    pub fn deactivate<H: Hooks>(&mut self, id: u32, state: TaskState, h: &mut H) {
+        let cpu = self.tasks[id as usize].cpu;
+        debug_assert_eq!(self.rqs[cpu].curr, Some(id));
+        let now = h.now();
+        self.update_rq_clock(cpu, now);
+        let flags = if state == TaskState::Dead {
+            DEQUEUE_SLEEP | DEQUEUE_SPECIAL
+        } else {
+            DEQUEUE_SLEEP
+        };
+        let class = self.class(id);
+        self.uclamp_dec(id, cpu);
+        self.on_rq(cpu, h, |rq, env| {
+            class.dequeue_task(rq, env, id, flags);
+            if state == TaskState::Dead {
+                class.task_dead(rq, env, id);
+            }
+        });
+        h.cpufreq_update_util(self, cpu, Hook::Sleep);
+        let t = &mut self.tasks[id as usize];
+        t.set_state(state, now);
+        if state == TaskState::Dead {
+            t.stats.ended_at = Some(now);
+            if h.tracing() {
+                h.trace(self, Tracepoint::Exit { task: id, cpu });
+            }
+        }
+        self.schedule(cpu, h);
+    }
+
+    /// `sched_yield()`.
+    pub fn sched_yield<H: Hooks>(&mut self, id: u32, h: &mut H) {
+        let cpu = self.tasks[id as usize].cpu;
+        self.update_rq_clock(cpu, h.now());
+        let class = self.class(id);
+        self.on_rq(cpu, h, |rq, env| class.yield_task(rq, env, id));
+        self.schedule(cpu, h);
+    }
+
+    /// A scheduler timer expired; false when it was stale (cancelled or re-armed since).
+    pub fn timer<H: Hooks>(&mut self, t: SchedTimer, h: &mut H) -> bool {
+        match t {
+            SchedTimer::Dl { task, kind, gen } => self.dl_timer_fired(task, kind, gen, h),
+            SchedTimer::DlServer { cpu, kind, gen } => {
+                self.dl_server_timer_fired(cpu as usize, kind, gen, h)
+            }
+            SchedTimer::RtPeriod => self.rt_period_timer(h),
+        }
+    }
+
+    /// The machine changed `cpu`'s frequency: `arch_freq_scale` from now, the clock brought
+    /// up to date at the old one first.
+    pub fn set_freq_scale(&mut self, cpu: usize, freq_scale: u64, now: u64) {
+        self.update_rq_clock(cpu, now);
+        self.rqs[cpu].clock.scale.freq = freq_scale;
+    }
+}

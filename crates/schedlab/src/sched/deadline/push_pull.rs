@@ -1,0 +1,90 @@
+//! deadline.c's SMP side: global EDF pushes and pulls tasks between runqueues
+//! (`push_dl_task`, `pull_dl_task`); `cpudl.rs` decides which and where.
+
+use super::cpudl;
+use crate::sched::hooks::Hooks;
+use crate::sched::Sched;
+
+impl Sched {
+    /// `task_woken_dl`: a woken deadline task that will not run here is pushed away now.
+    pub(crate) fn task_woken_dl<H: Hooks>(&mut self, cpu: usize, id: u32, h: &mut H) {
+        if self.rqs[cpu].curr != Some(id) && self.dls[id as usize].migratable {
+            self.push_dl_tasks(cpu, h);
+        }
+    }
+
+    /// `push_dl_tasks`.
+    pub(crate) fn push_dl_tasks<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
+        while self.push_dl_task(cpu, h) {}
+    }
+
+    /// `push_dl_task`: move the earliest pushable task of an overloaded `cpu` to a CPU
+    /// where it runs at once; true if one moved.
+    fn push_dl_task<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> bool {
+        let rq = &self.rqs[cpu];
+        if !cpudl::overloaded(rq, &self.dls) {
+            return false;
+        }
+        let Some(next) = cpudl::earliest_pushable(rq, &self.dls, |_| true) else {
+            return false;
+        };
+        let next_dl = &self.dls[next as usize];
+        if let Some(c) = rq.curr {
+            let curr = &self.dls[c as usize];
+            if curr.dl_runtime != 0 && next_dl.deadline < curr.deadline && curr.migratable {
+                self.resched_curr(cpu, h);
+                return false;
+            }
+        }
+        let allowed = &self.tasks[next as usize].cpus_mask;
+        let Some(later) = cpudl::find_later_rq(&self.rqs, next_dl, allowed, cpu, self.asym)
+            .filter(|&l| l != cpu && cpudl::is_earliest(&self.rqs[l], next_dl))
+        else {
+            return false;
+        };
+        self.move_queued_task(next, cpu, later, h);
+        self.resched_curr(later, h);
+        true
+    }
+
+    /// `balance_dl`: a deadline task `prev` that left the queue (blocked, throttled) may let
+    /// this CPU pull an earlier one. True when the CPU has no deadline work left, so that
+    /// the classes below may balance too.
+    pub(crate) fn balance_dl<H: Hooks>(&mut self, cpu: usize, prev: u32, h: &mut H) -> bool {
+        if !self.dls[prev as usize].on_rq {
+            self.pull_dl_task(cpu, h);
+        }
+        self.rqs[cpu].dl.nr_running() == 0
+    }
+
+    /// `switched_from_dl`: a CPU left with no deadline task pulls one. True when one came.
+    pub(crate) fn switched_from_dl<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> bool {
+        if self.rqs[cpu].dl.nr_running() != 0 {
+            return false;
+        }
+        self.pull_dl_task(cpu, h);
+        self.rqs[cpu].dl.nr_running() > 0
+    }
+
+    /// `pull_dl_task`: `cpu` lost a deadline task; take from an overloaded CPU the earliest
+    /// pushable task that would run here at once and not have run there already.
+    fn pull_dl_task<H: Hooks>(&mut self, this: usize, h: &mut H) {
+        let n = self.rqs.len();
+        for src in (1..n).map(|i| (this + i) % n) {
+            if !cpudl::overloaded(&self.rqs[src], &self.dls) {
+                continue;
+            }
+            let allowed = |p: u32| self.tasks[p as usize].cpus_mask[this];
+            let Some(p) = cpudl::earliest_pushable(&self.rqs[src], &self.dls, allowed) else {
+                continue;
+            };
+            let pd = self.dls[p as usize].deadline;
+            let src_curr = self.rqs[src]
+                .curr
+                .map_or(0, |c| self.dls[c as usize].deadline);
+            if cpudl::is_earliest(&self.rqs[this], &self.dls[p as usize]) && pd >= src_curr {
+                self.move_queued_task(p, src, this, h);
+            }
+        }
+    }
+}

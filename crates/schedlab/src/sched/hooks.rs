@@ -1,0 +1,139 @@
+//! What the scheduler needs from the machine it runs on (`Hooks`): the time, its timers,
+//! rescheduling and switching a CPU, cpufreq, and the tracepoints, whose catalogue is here.
+
+use super::deadline::{DlNote, DlTimer};
+use super::fair::Note;
+use super::Sched;
+use crate::cpufreq::Hook;
+use crate::time::Ns;
+
+/// A timer the scheduler arms; the machine hands it back to `Sched::timer` when it expires
+/// (stale unless its generation still matches).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SchedTimer {
+    /// A deadline reservation's hrtimer.
+    Dl { task: u32, kind: DlTimer, gen: u32 },
+    /// A CPU's fair server's hrtimer.
+    DlServer { cpu: u32, kind: DlTimer, gen: u32 },
+    /// `sched_rt_period_timer`: RT throttling's period ends.
+    RtPeriod,
+}
+
+/// `prev_state` of a switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrevState {
+    /// Preempted: still runnable.
+    Runnable,
+    Sleeping,
+    Dead,
+}
+
+/// A context switch `__schedule` decided: who ran, who runs now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Switch {
+    pub prev: Option<u32>,
+    pub next: Option<u32>,
+    pub prev_state: PrevState,
+}
+
+/// The tracepoints of a run, as the kernel's (and the LISA module's) would report them.
+#[derive(Debug, Clone)]
+pub enum Tracepoint {
+    Switch {
+        cpu: usize,
+        prev: Option<u32>,
+        prev_state: PrevState,
+        next: Option<u32>,
+    },
+    Waking {
+        task: u32,
+        cpu: usize,
+        target: usize,
+    },
+    Wakeup {
+        task: u32,
+        target: usize,
+    },
+    WakeupNew {
+        task: u32,
+        target: usize,
+    },
+    Migrate {
+        task: u32,
+        from: usize,
+        to: usize,
+    },
+    Fork {
+        parent: Option<u32>,
+        child: u32,
+        cpu: usize,
+    },
+    Rename {
+        task: u32,
+        cpu: usize,
+    },
+    Exit {
+        task: u32,
+        cpu: usize,
+    },
+    CpuIdle {
+        cpu: usize,
+        state: u32,
+    },
+    CpuFrequency {
+        cpu: usize,
+        khz: u32,
+    },
+    CpuCapacity {
+        cpu: usize,
+        capacity: u64,
+        orig: u64,
+        curr: u64,
+    },
+    /// A PELT or util_est tracepoint on `cpu`, fired in the context of `task` (None: idle).
+    Fair {
+        cpu: usize,
+        task: Option<u32>,
+        note: Note,
+    },
+    /// A deadline reservation's throttle, replenishment or missed deadline on `cpu`.
+    Dl {
+        cpu: usize,
+        note: DlNote,
+    },
+    /// `sched_pi_setprio`: a PI change of `task`'s priority.
+    PiSetprio {
+        task: u32,
+        cpu: usize,
+        oldprio: i32,
+        newprio: i32,
+    },
+    /// `print`: text `task` wrote to trace_marker (rt-app's markers).
+    Print {
+        task: u32,
+        cpu: usize,
+        text: String,
+    },
+}
+
+/// The machine as the scheduler sees it. Generic (static dispatch): the engine implements
+/// it, and unit tests record what the scheduler asked for.
+pub trait Hooks {
+    /// The time now (ns since boot).
+    fn now(&self) -> Ns;
+    /// Are tracepoints recorded? (The scheduler builds none otherwise.)
+    fn tracing(&self) -> bool;
+    /// A tracepoint fires; `s` names its tasks.
+    fn trace(&mut self, s: &Sched, tp: Tracepoint);
+    /// Arm `timer` to expire at `at`.
+    fn arm(&mut self, at: Ns, timer: SchedTimer);
+    /// `resched_curr`: `cpu` must pick again. The machine chooses when (schedlab's engine:
+    /// at once, by `Sched::schedule`).
+    fn resched_curr(&mut self, s: &mut Sched, cpu: usize);
+    /// `context_switch`: `cpu` runs `sw.next` from now (also called when it stays the same
+    /// task, so that the machine re-arms its work).
+    fn context_switch(&mut self, s: &mut Sched, cpu: usize, sw: Switch);
+    /// `cpufreq_update_util`: the governor of `cpu`'s policy may change its frequency,
+    /// which the machine applies (`Sched::set_freq_scale` for the runqueues' clocks).
+    fn cpufreq_update_util(&mut self, s: &mut Sched, cpu: usize, hook: Hook);
+}

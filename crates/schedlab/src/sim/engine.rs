@@ -1,0 +1,362 @@
+//! The machine the scheduler runs on: the clock and the event queue, each CPU's work rate
+//! and busy time, ticks, context switches, and the observers. It implements `sched::Hooks`.
+
+use super::event::{Ev, EventQueue};
+use super::rtapp::{Program, Resources, Thread};
+use super::{Cpufreq, Totals, SIM_START};
+use crate::cpufreq::Hook;
+use crate::energy::Meter;
+use crate::platform::Platform;
+use crate::sched::hooks::{Hooks, SchedTimer, Switch, Tracepoint};
+use crate::sched::task::{SchedTask, TaskState};
+use crate::sched::Sched;
+use crate::time::Ns;
+use crate::trace::{LogRow, Observer};
+
+/// `cpu_idle` state printed when a CPU leaves idle.
+const PWR_EVENT_EXIT: u32 = u32::MAX;
+
+/// What the machine keeps per CPU.
+pub(super) struct Cpu {
+    /// Work units per ns: capacity·freq_scale (both /1024).
+    pub(super) rate: u128,
+    /// Generation of the pending `Done` event.
+    pub(super) done_gen: u32,
+    pub(super) tick_armed: bool,
+    pub(super) busy_ns: Ns,
+    pub(super) busy_since: Option<Ns>,
+    /// Times the CPU went idle (`tick_nohz_get_idle_calls_cpu`).
+    pub(super) idle_calls: u64,
+}
+
+/// What the thread is doing with the CPU when it has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Action {
+    /// Nothing left: run the program on.
+    Continue,
+    /// rt-app `run` (and mem/iorun): work units left, 2^20 units = 1 ns on the reference CPU.
+    Work { left: u128 },
+    /// rt-app `runtime`: busy until this instant, whatever the CPU gives.
+    Until(Ns),
+}
+
+/// Unit of `Action::Work`: one ns of the biggest CPU at its highest frequency.
+pub(super) const WORK_UNITS_PER_NS: u128 = 1 << 20;
+
+/// The machine, and the threads it runs.
+pub(super) struct Engine {
+    pub(super) now: Ns,
+    pub(super) plat: Platform,
+    pub(super) cpus: Vec<Cpu>,
+    pub(super) cpufreq: Cpufreq,
+    pub(super) energy: Meter,
+    pub(super) queue: EventQueue,
+    pub(super) prog: Program,
+    pub(super) threads: Vec<Thread>,
+    pub(super) res: Resources,
+    pub(super) observers: Vec<Box<dyn Observer>>,
+    pub(super) tracing: bool,
+    /// `TICK_NSEC`.
+    pub(super) tick_ns: Ns,
+    pub(super) stop_at: Option<Ns>,
+    pub(super) totals: Totals,
+    pub(super) io_error: Option<std::io::Error>,
+}
+
+impl Hooks for Engine {
+    #[inline(always)]
+    fn now(&self) -> Ns {
+        self.now
+    }
+
+    #[inline(always)]
+    fn tracing(&self) -> bool {
+        self.tracing
+    }
+
+    fn trace(&mut self, s: &Sched, tp: Tracepoint) {
+        self.emit(&s.tasks, &tp);
+    }
+
+    fn arm(&mut self, at: Ns, timer: SchedTimer) {
+        self.queue.push(at, self.now, Ev::Sched(timer));
+    }
+
+    /// At once: schedlab's CPUs take a reschedule request immediately.
+    fn resched_curr(&mut self, s: &mut Sched, cpu: usize) {
+        s.schedule(cpu, self);
+    }
+
+    fn context_switch(&mut self, s: &mut Sched, cpu: usize, sw: Switch) {
+        if let Some(p) = sw.prev {
+            self.progress(p, cpu);
+        }
+        if sw.next != sw.prev {
+            self.switch(s, cpu, sw);
+        }
+        if sw.next.is_some() {
+            self.arm_done(s, cpu);
+            self.arm_tick(cpu);
+        } else {
+            self.cpus[cpu].done_gen = self.cpus[cpu].done_gen.wrapping_add(1);
+        }
+    }
+
+    fn cpufreq_update_util(&mut self, s: &mut Sched, cpu: usize, hook: Hook) {
+        self.cpufreq_hook(s, cpu, hook);
+    }
+}
+
+impl Engine {
+    /// Tell the observers; an I/O error stops the run at the next event.
+    #[inline]
+    pub(super) fn emit(&mut self, tasks: &[SchedTask], tp: &Tracepoint) {
+        for o in &mut self.observers {
+            if let Err(e) = o.record(self.now, tp, tasks) {
+                self.io_error.get_or_insert(e);
+            }
+        }
+    }
+
+    /// Hand an rt-app log row to the observers.
+    pub(super) fn log(&mut self, task: u32, row: LogRow) {
+        for o in &mut self.observers {
+            o.log(task, row);
+        }
+    }
+
+    /// The machine's side of a context switch: busy time, energy, `cpu_idle` and
+    /// `sched_switch`, then the thread switched to runs its program.
+    fn switch(&mut self, s: &mut Sched, cpu: usize, sw: Switch) {
+        let now = self.now;
+        if let Some(n) = sw.next {
+            self.threads[n as usize].run_start = now;
+        }
+        let c = &mut self.cpus[cpu];
+        match (sw.prev.is_some(), sw.next.is_some()) {
+            (false, true) => {
+                c.busy_since = Some(now);
+                self.energy.set_busy(cpu, true, now);
+            }
+            (true, false) => {
+                if let Some(since) = c.busy_since.take() {
+                    c.busy_ns += now - since;
+                }
+                c.idle_calls += 1;
+                self.energy.set_busy(cpu, false, now);
+            }
+            _ => {}
+        }
+        if self.tracing {
+            if sw.prev.is_none() {
+                let exit = Tracepoint::CpuIdle {
+                    cpu,
+                    state: PWR_EVENT_EXIT,
+                };
+                self.emit(&s.tasks, &exit);
+            }
+            let switch = Tracepoint::Switch {
+                cpu,
+                prev: sw.prev,
+                prev_state: sw.prev_state,
+                next: sw.next,
+            };
+            self.emit(&s.tasks, &switch);
+            if sw.next.is_none() {
+                self.emit(&s.tasks, &Tracepoint::CpuIdle { cpu, state: 0 });
+            }
+        }
+        // Last: the thread may sleep at once, which switches again.
+        if let Some(n) = sw.next {
+            self.thread_runs(s, n);
+        }
+    }
+
+    /// Charge the running thread for the work done since it last started.
+    pub(super) fn progress(&mut self, id: u32, cpu: usize) {
+        let now = self.now;
+        let rate = self.cpus[cpu].rate;
+        let t = &mut self.threads[id as usize];
+        if let Action::Work { left } = &mut t.action {
+            *left = left.saturating_sub((now - t.run_start) as u128 * rate);
+        }
+        t.run_start = now;
+    }
+
+    /// (Re)arm the event that ends the running thread's current work.
+    pub(super) fn arm_done(&mut self, s: &Sched, cpu: usize) {
+        let c = &mut self.cpus[cpu];
+        c.done_gen = c.done_gen.wrapping_add(1);
+        let Some(id) = s.rqs[cpu].curr else { return };
+        let now = self.now;
+        let at = match self.threads[id as usize].action {
+            Action::Continue => Some(now),
+            Action::Until(t) => Some(t.max(now)),
+            Action::Work { left } => {
+                let ns = left.div_ceil(c.rate);
+                (ns < (u64::MAX / 4) as u128).then(|| now + ns as u64)
+            }
+        };
+        if let Some(at) = at {
+            let ev = Ev::Done {
+                cpu: cpu as u32,
+                gen: c.done_gen,
+            };
+            self.queue.push(at, now, ev);
+        }
+    }
+
+    /// NO_HZ idle: a busy CPU ticks at the jiffy boundaries; an idle one does not.
+    fn arm_tick(&mut self, cpu: usize) {
+        if !self.cpus[cpu].tick_armed {
+            self.cpus[cpu].tick_armed = true;
+            let tick = self.tick_ns;
+            let at = (self.now / tick + 1) * tick;
+            self.queue.push(at, self.now, Ev::Tick { cpu: cpu as u32 });
+        }
+    }
+
+    /// The tick of a busy CPU; it stops once the CPU idles.
+    pub(super) fn tick(&mut self, s: &mut Sched, cpu: usize) -> bool {
+        if !s.sched_tick(cpu, self) {
+            self.cpus[cpu].tick_armed = false;
+            return false;
+        }
+        if s.rqs[cpu].curr.is_some() {
+            let at = self.now + self.tick_ns;
+            self.queue.push(at, self.now, Ev::Tick { cpu: cpu as u32 });
+        } else {
+            self.cpus[cpu].tick_armed = false;
+        }
+        true
+    }
+
+    /// The running thread finished its piece of work: its program goes on.
+    pub(super) fn work_done(&mut self, s: &mut Sched, cpu: usize, gen: u32) -> bool {
+        if self.cpus[cpu].done_gen != gen {
+            return false;
+        }
+        let Some(id) = s.rqs[cpu].curr else {
+            return false;
+        };
+        self.progress(id, cpu);
+        self.threads[id as usize].action = Action::Continue;
+        self.thread_runs(s, id);
+        if s.tasks[id as usize].state == TaskState::Running {
+            self.arm_done(s, cpu);
+        }
+        true
+    }
+
+    /// `try_to_wake_up` of thread `id` by a thread on `waker_cpu`: its pending sleep
+    /// events go stale.
+    pub(super) fn wake(&mut self, s: &mut Sched, id: u32, waker_cpu: usize) {
+        if matches!(
+            s.tasks[id as usize].state,
+            TaskState::Sleeping | TaskState::Blocked
+        ) {
+            let th = &mut self.threads[id as usize];
+            th.wake_gen = th.wake_gen.wrapping_add(1);
+            s.try_to_wake_up(id, waker_cpu, self);
+        }
+    }
+
+    /// A sleep or timer of `id` ends.
+    pub(super) fn timer_fired(&mut self, s: &mut Sched, id: u32, gen: u32) -> bool {
+        let t = &s.tasks[id as usize];
+        if self.threads[id as usize].wake_gen != gen || t.state != TaskState::Sleeping {
+            return false;
+        }
+        let cpu = t.cpu;
+        self.wake(s, id, cpu);
+        true
+    }
+
+    /// The running thread stops: sleep, block or exit.
+    pub(super) fn block_current(&mut self, s: &mut Sched, id: u32, state: TaskState) {
+        self.progress(id, s.tasks[id as usize].cpu);
+        s.deactivate(id, state, self);
+    }
+
+    /// Sleep the running thread `id` until `at`.
+    pub(super) fn sleep_until(&mut self, s: &mut Sched, id: u32, at: u64) {
+        let gen = self.threads[id as usize].wake_gen;
+        self.queue.push(at, self.now, Ev::Wake { task: id, gen });
+        self.block_current(s, id, TaskState::Sleeping);
+    }
+
+    /// Create a thread from rt-app task `def` (forked by `parent`, or at start).
+    pub(super) fn fork_thread(&mut self, s: &mut Sched, def: usize, parent: Option<u32>) {
+        let id = s.tasks.len() as u32;
+        let nr_cpus = self.plat.nr_cpus();
+        let (task, ents, thread) =
+            self.prog
+                .new_thread(def, id, parent.is_some(), self.now, nr_cpus, &s.feat);
+        self.threads.push(thread);
+        s.wake_up_new_task(task, ents, parent, self);
+    }
+
+    /// Boot: the governors take their policies over, then every thread is forked.
+    pub(super) fn start(&mut self, s: &mut Sched) {
+        self.start_governors(s);
+        s.sched_init_smp(self);
+        for def in 0..self.prog.tasks.len() {
+            for _ in 0..self.prog.tasks[def].instance {
+                self.fork_thread(s, def, None);
+            }
+        }
+    }
+
+    /// Threads that can never proceed: report them, as the kernel's hung-task detector would.
+    pub(super) fn check_deadlock(&mut self, s: &Sched) {
+        let stuck: Vec<String> = s
+            .tasks
+            .iter()
+            .filter(|t| t.state == TaskState::Blocked)
+            .map(|t| format!("{} ({})", t.comm, self.res.blocked_on(t.pid)))
+            .collect();
+        if !stuck.is_empty() {
+            self.totals.deadlock = Some(format!(
+                "deadlock at {:.6} s: {} can never proceed",
+                (self.now - SIM_START) as f64 / 1e9,
+                stuck.join(", ")
+            ));
+        }
+    }
+
+    /// The end: time charged up to now everywhere, observers flushed.
+    pub(super) fn finish(&mut self, s: &mut Sched) -> std::io::Result<()> {
+        let end = self.now;
+        self.totals.end = end;
+        for t in &mut s.tasks {
+            if t.state != TaskState::Dead {
+                let st = t.state;
+                t.set_state(st, end);
+            }
+        }
+        for c in &mut self.cpus {
+            if let Some(since) = c.busy_since.take() {
+                c.busy_ns += end - since;
+            }
+        }
+        self.cpufreq.finish(end);
+        self.energy.finish(end);
+        let mut result = Ok(());
+        for o in &mut self.observers {
+            if let Err(e) = o.finish(&s.tasks) {
+                result = Err(e);
+            }
+        }
+        result
+    }
+
+    /// Simulated µs since boot, rt-app's CLOCK_MONOTONIC reading.
+    pub(super) fn now_us(&self) -> u64 {
+        (self.now + 500) / 1000
+    }
+
+    /// µs since the run started (rt-app's `rel_st` base).
+    pub(super) fn rel_us(&self, at: u64) -> u64 {
+        (at - SIM_START + 500) / 1000
+    }
+}
