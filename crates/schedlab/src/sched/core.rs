@@ -1,7 +1,7 @@
 //! kernel/sched/core.c: the entry points the machine calls (wake-ups, sleeps, schedule(),
 //! the tick, attribute changes, timers) and the class plumbing under them.
 
-use super::class::{self, Env, SchedClass};
+use super::class::{self, Class, Env, SchedClass};
 use super::deadline::SchedDlEntity;
 use super::fair::SchedEntity;
 use super::flags::*;
@@ -10,9 +10,9 @@ use super::idle;
 use super::pelt::cap_scale;
 use super::rq::Rq;
 use super::rt::SchedRtEntity;
-use super::task::{SchedTask, TaskState};
-use super::uapi::Policy;
-use super::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
+use super::task::{SchedStats, SchedTask, TaskState};
+use super::uapi::{Policy, SchedAttr};
+use super::uclamp::{task_uclamp, UCLAMP_MAX, UCLAMP_MIN};
 use super::weight::LoadWeight;
 use super::Sched;
 use crate::cpufreq::Hook;
@@ -130,21 +130,81 @@ impl Sched {
         }
     }
 
+    /// `sched_fork` with `sched_setattr`'s attributes: thread `pid` named `comm` and its
+    /// entities, allowed on `cpus_mask` (None: every CPU). Returns its id.
+    fn sched_fork(
+        &mut self,
+        pid: u32,
+        comm: String,
+        attr: &SchedAttr,
+        cpus_mask: Option<Vec<bool>>,
+        now: u64,
+    ) -> u32 {
+        let id = self.tasks.len() as u32;
+        let policy = attr.policy;
+        let mut se = SchedEntity::new(
+            LoadWeight::of_nice(attr.nice, policy == Policy::Idle),
+            self.feat.util_est.initial(),
+        );
+        se.idle = policy == Policy::Idle;
+        se.normal = policy == Policy::Other;
+        if let Some(slice) = attr.slice {
+            se.slice = slice.clamp(100_000, 100_000_000); // __setscheduler_params
+            se.custom_slice = true;
+        }
+        let class = Class::of(policy);
+        let cpus_mask = cpus_mask.unwrap_or_else(|| vec![true; self.rqs.len()]);
+        // Any task may enter the deadline class (a PI boost) or the RT one.
+        let migratable = cpus_mask.iter().filter(|&&a| a).count() > 1;
+        let task = SchedTask {
+            pid,
+            comm,
+            state: TaskState::New,
+            state_since: now,
+            cpu: 0,
+            policy,
+            class,
+            pi_prio: None,
+            nice: attr.nice,
+            rt_priority: attr.rt_priority,
+            uclamp: task_uclamp(attr.util_min, attr.util_max, class.rt_task()),
+            cpus_mask,
+            se: id,
+            woken_at: None,
+            pi_blocked_on: None,
+            stats: SchedStats {
+                created_at: now,
+                ..Default::default()
+            },
+        };
+        let mut dl = attr.dl.map_or_else(SchedDlEntity::default, |d| {
+            SchedDlEntity::new(d.runtime, d.deadline, d.period, d.reclaim)
+        });
+        dl.migratable = migratable;
+        let mut rt = SchedRtEntity::new(attr.rt_priority, policy == Policy::Rr);
+        rt.migratable = migratable;
+        rt.uclamp_cap = task.uclamp_cap();
+        self.tasks.push(task);
+        self.ses.push(se);
+        self.dls.push(dl);
+        self.rts.push(rt);
+        id
+    }
+
     /// `sched_fork` + `wake_up_new_task`: a new thread (`parent`'s child, or one of the
-    /// workload's at start) with its entities, admitted if SCHED_DEADLINE (`sched_setattr`),
-    /// placed and enqueued. False when admission control refused it.
+    /// workload's at start), admitted if SCHED_DEADLINE (`sched_setattr`), placed and
+    /// enqueued. Its id is the number of tasks before it; false when admission control
+    /// refused it.
     pub fn wake_up_new_task<H: Hooks>(
         &mut self,
-        task: SchedTask,
-        ents: (SchedEntity, SchedDlEntity, SchedRtEntity),
+        pid: u32,
+        comm: String,
+        attr: &SchedAttr,
+        cpus_mask: Option<Vec<bool>>,
         parent: Option<u32>,
         h: &mut H,
     ) -> bool {
-        let id = self.tasks.len() as u32;
-        self.tasks.push(task);
-        self.ses.push(ents.0);
-        self.dls.push(ents.1);
-        self.rts.push(ents.2);
+        let id = self.sched_fork(pid, comm, attr, cpus_mask, h.now());
         if self.tasks[id as usize].policy == Policy::Deadline && !self.dl_admit(id) {
             self.refuse(id, h.now());
             return false;

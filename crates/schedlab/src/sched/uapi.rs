@@ -41,3 +41,30 @@ impl Policy {
         matches!(self, Policy::Other | Policy::Batch | Policy::Idle)
     }
 }
+
+/// A SCHED_DEADLINE reservation (ns), as `sched_attr` gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DlAttr {
+    pub runtime: u64,
+    pub deadline: u64,
+    pub period: u64,
+    /// SCHED_FLAG_RECLAIM.
+    pub reclaim: bool,
+}
+
+/// `struct sched_attr`: what a thread asks of the scheduler, already checked as
+/// `sched_setattr` checks it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchedAttr {
+    pub policy: Policy,
+    /// Fair policies' nice value.
+    pub nice: i32,
+    /// `sched_priority` of FIFO and RR (1..99).
+    pub rt_priority: u32,
+    pub dl: Option<DlAttr>,
+    /// A fair task's custom slice (ns; `sched_runtime` of a fair task).
+    pub slice: Option<u64>,
+    /// util_min and util_max (None: the default).
+    pub util_min: Option<u32>,
+    pub util_max: Option<u32>,
+}

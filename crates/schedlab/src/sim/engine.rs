@@ -288,12 +288,11 @@ impl Engine {
     /// Create a thread from rt-app task `def` (forked by `parent`, or at start).
     pub(super) fn fork_thread(&mut self, s: &mut Sched, def: usize, parent: Option<u32>) {
         let id = s.tasks.len() as u32;
-        let nr_cpus = self.plat.nr_cpus();
-        let (task, ents, thread) =
-            self.prog
-                .new_thread(def, id, parent.is_some(), self.now, nr_cpus, &s.feat);
+        let (pid, comm, attr, cpus, thread) =
+            self.prog.new_thread(def, id, parent.is_some(), self.now);
+        let attr = *attr;
         self.threads.push(thread);
-        s.wake_up_new_task(task, ents, parent, self);
+        s.wake_up_new_task(pid, comm, &attr, cpus, parent, self);
     }
 
     /// Boot: the governors take their policies over, then every thread is forked.

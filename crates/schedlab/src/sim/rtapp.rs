@@ -12,16 +12,9 @@ use super::engine::{Action, Engine, WORK_UNITS_PER_NS};
 use super::SIM_START;
 use crate::error::InputError;
 use crate::platform::Platform;
-use crate::sched::class::Class;
-use crate::sched::deadline::SchedDlEntity;
-use crate::sched::fair::SchedEntity;
-use crate::sched::features::Features;
 use crate::sched::hooks::Tracepoint;
-use crate::sched::rt::SchedRtEntity;
-use crate::sched::task::{SchedStats, SchedTask, TaskState};
-use crate::sched::uapi::Policy;
-use crate::sched::uclamp::task_uclamp;
-use crate::sched::weight::LoadWeight;
+use crate::sched::task::TaskState;
+use crate::sched::uapi::{DlAttr, Policy, SchedAttr};
 use crate::sched::Sched;
 use crate::time::Ns;
 use crate::trace::LogRow;
@@ -81,14 +74,8 @@ pub(super) struct CTask {
     pub(super) instance: u32,
     delay: u64,
     loops: i64,
-    policy: Policy,
-    nice: i32,
-    /// `rt_priority` of FIFO and RR tasks.
-    rt_priority: u32,
-    /// The reservation of a SCHED_DEADLINE task, as `__setparam_dl` leaves it.
-    dl: Option<SchedDlEntity>,
-    uclamp: Clamps,
-    slice: Option<u64>,
+    /// What its threads ask of the scheduler.
+    attr: SchedAttr,
     cpus: Option<Vec<bool>>,
     phases: Vec<CPhase>,
     unique_timers: u32,
@@ -174,7 +161,7 @@ fn dl_attr(
     t: &crate::workload::Task,
     policy: Policy,
     n: usize,
-) -> Result<Option<SchedDlEntity>, InputError> {
+) -> Result<Option<DlAttr>, InputError> {
     let at = |key: &str| format!("tasks.{}.{key}", t.name);
     let p = &t.params;
     if matches!(policy, Policy::Fifo | Policy::Rr) {
@@ -260,12 +247,12 @@ fn dl_attr(
             format!("a SCHED_DEADLINE task's affinity must span its root domain (CPUs 0-{}): the kernel refuses it (EPERM)", n - 1),
         );
     }
-    Ok(Some(SchedDlEntity::new(
+    Ok(Some(DlAttr {
         runtime,
         deadline,
         period,
-        p.dl_reclaim == Some(true),
-    )))
+        reclaim: p.dl_reclaim == Some(true),
+    }))
 }
 
 impl Program {
@@ -407,23 +394,29 @@ impl Program {
                 instance: t.instance,
                 delay: t.delay_us * 1000,
                 loops: t.loops,
-                policy,
-                nice: if policy.is_fair() {
-                    t.params.priority.unwrap_or(0)
-                } else {
-                    0
+                attr: {
+                    let (util_min, util_max) = check_uclamp(&t.params, "")?;
+                    SchedAttr {
+                        policy,
+                        nice: if policy.is_fair() {
+                            t.params.priority.unwrap_or(0)
+                        } else {
+                            0
+                        },
+                        rt_priority: match policy {
+                            Policy::Fifo | Policy::Rr => t.params.priority.unwrap_or(10) as u32,
+                            _ => 0,
+                        },
+                        dl: dl_attr(t, policy, n)?,
+                        slice: t
+                            .params
+                            .dl_runtime_us
+                            .filter(|&r| r > 0 && policy.is_fair())
+                            .map(|r| r * 1000),
+                        util_min,
+                        util_max,
+                    }
                 },
-                rt_priority: match policy {
-                    Policy::Fifo | Policy::Rr => t.params.priority.unwrap_or(10) as u32,
-                    _ => 0,
-                },
-                dl: dl_attr(t, policy, n)?,
-                uclamp: check_uclamp(&t.params, "")?,
-                slice: t
-                    .params
-                    .dl_runtime_us
-                    .filter(|&r| r > 0 && policy.is_fair())
-                    .map(|r| r * 1000),
                 cpus: check_cpus(&t.cpus, "")?,
                 phases,
                 unique_timers: uniq.len() as u32,
@@ -449,9 +442,9 @@ impl Program {
     /// runqueues' clamp accounting).
     pub(super) fn uses_uclamp(&self) -> bool {
         let set = |c: &Clamps| *c != (None, None);
-        self.tasks
-            .iter()
-            .any(|t| set(&t.uclamp) || t.phases.iter().any(|p| set(&p.uclamp)))
+        self.tasks.iter().any(|t| {
+            set(&(t.attr.util_min, t.attr.util_max)) || t.phases.iter().any(|p| set(&p.uclamp))
+        })
     }
 
     /// A task whose loops never end, if any.
@@ -496,59 +489,21 @@ impl Program {
         self.names.mutexes.len()
     }
 
-    /// A new thread of task `def` (`forked` by another thread, or at start): its
-    /// `task_struct`'s scheduler half, entities, and program state.
+    /// A new thread of task `def` (`forked` by another thread, or at start): its pid,
+    /// comm, attributes and affinity, and its program state.
     pub(super) fn new_thread(
         &mut self,
         def: usize,
         id: u32,
         forked: bool,
         now: u64,
-        nr_cpus: usize,
-        feat: &Features,
-    ) -> (
-        SchedTask,
-        (SchedEntity, SchedDlEntity, SchedRtEntity),
-        Thread,
-    ) {
+    ) -> (u32, String, &SchedAttr, Option<Vec<bool>>, Thread) {
         let t = &mut self.tasks[def];
         let comm = if forked {
             t.forks += 1;
             format!("{}-{id}-{:04}", t.name, t.forks - 1)
         } else {
             format!("{}-{id}", t.name)
-        };
-        let mut se = SchedEntity::new(
-            LoadWeight::of_nice(t.nice, t.policy == Policy::Idle),
-            feat.util_est.initial(),
-        );
-        se.idle = t.policy == Policy::Idle;
-        se.normal = t.policy == Policy::Other;
-        if let Some(s) = t.slice {
-            se.slice = s.clamp(100_000, 100_000_000); // __setscheduler_params
-            se.custom_slice = true;
-        }
-        let class = Class::of(t.policy);
-        let task = SchedTask {
-            pid: PID_BASE + id,
-            comm,
-            state: TaskState::New,
-            state_since: now,
-            cpu: 0,
-            policy: t.policy,
-            class,
-            pi_prio: None,
-            nice: t.nice,
-            rt_priority: t.rt_priority,
-            uclamp: task_uclamp(t.uclamp.0, t.uclamp.1, class.rt_task()),
-            cpus_mask: t.cpus.clone().unwrap_or_else(|| vec![true; nr_cpus]),
-            se: id,
-            woken_at: None,
-            pi_blocked_on: None,
-            stats: SchedStats {
-                created_at: now,
-                ..Default::default()
-            },
         };
         let thread = Thread {
             def: def as u32,
@@ -571,14 +526,7 @@ impl Program {
             timer_expiry: None,
             stats: RtappStats::default(),
         };
-        // Any task may enter the deadline class (a PI boost) or the RT one.
-        let migratable = task.cpus_mask.iter().filter(|&&a| a).count() > 1;
-        let mut dl = t.dl.clone().unwrap_or_default();
-        dl.migratable = migratable;
-        let mut rt = SchedRtEntity::new(t.rt_priority, t.policy == Policy::Rr);
-        rt.migratable = migratable;
-        rt.uclamp_cap = task.uclamp_cap();
-        (task, (se, dl, rt), thread)
+        (PID_BASE + id, comm, &t.attr, t.cpus.clone(), thread)
     }
 }
 
