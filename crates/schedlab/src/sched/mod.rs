@@ -142,3 +142,6 @@ impl Sched {
         self.feat.has(Feat::UtilEst)
     }
 }
+
+#[cfg(test)]
+mod tests;

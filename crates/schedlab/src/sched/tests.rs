@@ -1,0 +1,187 @@
+//! The scheduler alone, driven through a recording `Hooks`: no engine, no threads. The
+//! recorder reschedules at once, as the engine does, and keeps what was asked of it.
+
+use super::deadline::DlTimer;
+use super::features::Features;
+use super::hooks::{Hooks, SchedTimer, Switch, Tracepoint};
+use super::task::TaskState;
+use super::uapi::{DlAttr, Policy, SchedAttr};
+use super::Sched;
+use crate::cpufreq::Hook;
+use crate::kernel::Kernel;
+use crate::platform::load_builtin;
+use crate::time::Ns;
+
+const T0: Ns = 1_000_000_000;
+const MS: Ns = 1_000_000;
+
+/// A machine that only records: timers armed, CPUs rescheduled, switches.
+#[derive(Default)]
+struct Recorder {
+    now: Ns,
+    armed: Vec<(Ns, SchedTimer)>,
+    resched: Vec<usize>,
+    switches: Vec<(usize, Switch)>,
+}
+
+impl Hooks for Recorder {
+    fn now(&self) -> Ns {
+        self.now
+    }
+
+    fn tracing(&self) -> bool {
+        false
+    }
+
+    fn trace(&mut self, _s: &Sched, _tp: Tracepoint) {}
+
+    fn arm(&mut self, at: Ns, timer: SchedTimer) {
+        self.armed.push((at, timer));
+    }
+
+    fn resched_curr(&mut self, s: &mut Sched, cpu: usize) {
+        self.resched.push(cpu);
+        s.schedule(cpu, self);
+    }
+
+    fn context_switch(&mut self, _s: &mut Sched, cpu: usize, sw: Switch) {
+        if sw.prev != sw.next {
+            self.switches.push((cpu, sw));
+        }
+    }
+
+    fn cpufreq_update_util(&mut self, _s: &mut Sched, _cpu: usize, _hook: Hook) {}
+}
+
+fn machine(platform: &str, kernel: Kernel) -> (Sched, Recorder) {
+    let plat = load_builtin(platform).unwrap();
+    let s = Sched::new(&plat, Features::preset(kernel), false, T0);
+    let h = Recorder {
+        now: T0,
+        ..Recorder::default()
+    };
+    (s, h)
+}
+
+fn attr(policy: Policy) -> SchedAttr {
+    SchedAttr {
+        policy,
+        nice: 0,
+        rt_priority: 0,
+        dl: None,
+        slice: None,
+        util_min: None,
+        util_max: None,
+    }
+}
+
+fn fifo(rt_priority: u32) -> SchedAttr {
+    SchedAttr {
+        rt_priority,
+        ..attr(Policy::Fifo)
+    }
+}
+
+/// Fork a task of `a` at the recorder's time; its id is the count of tasks before it.
+fn fork(s: &mut Sched, h: &mut Recorder, a: SchedAttr) -> u32 {
+    let id = s.tasks.len() as u32;
+    assert!(s.wake_up_new_task(1000 + id, format!("t{id}"), &a, None, None, h));
+    id
+}
+
+#[test]
+fn a_preempted_rt_task_is_pushed_to_the_cpu_running_less_important_work() {
+    // smp:2. A fair task forks onto CPU 0 (the least loaded) and runs. FIFO 20 forks onto
+    // CPU 0 too (select_task_rq_rt keeps prev: curr is not RT) and preempts it. FIFO 30 does
+    // the same and preempts FIFO 20 (prio 69 < 79), whose set_next_task queues the push:
+    // push_rt_task finds FIFO 20 not above curr, and find_lowest_rq the CPU at cpupri 0,
+    // CPU 1, idle. FIFO 20 moves there and CPU 1 is rescheduled to run it.
+    let (mut s, mut h) = machine("smp:2", Kernel::V6_12);
+    let fair = fork(&mut s, &mut h, attr(Policy::Other));
+    let low = fork(&mut s, &mut h, fifo(20));
+    let high = fork(&mut s, &mut h, fifo(30));
+    assert_eq!(s.rqs[0].curr, Some(high));
+    assert_eq!(s.rqs[1].curr, Some(low));
+    assert_eq!(s.tasks[low as usize].cpu, 1);
+    assert_eq!(s.tasks[low as usize].stats.migrations, 1);
+    assert_eq!(h.resched.last(), Some(&1));
+    assert_eq!(s.tasks[fair as usize].state, TaskState::Runnable);
+    let on_cpu1: Vec<_> = h.switches.iter().filter(|(c, _)| *c == 1).collect();
+    assert_eq!(on_cpu1.len(), 1);
+    assert_eq!((on_cpu1[0].1.prev, on_cpu1[0].1.next), (None, Some(low)));
+}
+
+#[test]
+fn an_exhausted_deadline_task_is_throttled_then_replenished_at_its_next_period() {
+    // 10/100 ms on smp:1. Set up at T0: deadline T0 + 100 ms, runtime 10 ms. A tick 12 ms
+    // later charges 12 ms (capacity and frequency 1024: unscaled), runtime −2 ms: throttled,
+    // the replenishment timer armed at the next period, T0 + 100 ms, the CPU idle. When it
+    // fires, replenish_dl_entity adds one period and one budget: deadline T0 + 200 ms,
+    // runtime −2 + 10 = 8 ms (the overrun repaid), and the task runs again.
+    let (mut s, mut h) = machine("smp:1", Kernel::V6_12);
+    let dl = DlAttr {
+        runtime: 10 * MS,
+        deadline: 100 * MS,
+        period: 100 * MS,
+        reclaim: false,
+    };
+    let p = fork(
+        &mut s,
+        &mut h,
+        SchedAttr {
+            dl: Some(dl),
+            ..attr(Policy::Deadline)
+        },
+    );
+    assert_eq!(s.rqs[0].curr, Some(p));
+    assert_eq!(s.dls[p as usize].deadline, T0 + 100 * MS);
+    h.now = T0 + 12 * MS;
+    s.sched_tick(0, &mut h);
+    let se = &s.dls[p as usize];
+    assert!(se.throttled);
+    assert_eq!(se.runtime, -2 * MS as i64);
+    assert_eq!(s.rqs[0].curr, None);
+    let (at, timer) = *h.armed.last().expect("a timer");
+    assert_eq!(at, T0 + 100 * MS);
+    assert!(matches!(
+        timer,
+        SchedTimer::Dl {
+            kind: DlTimer::Replenish,
+            ..
+        }
+    ));
+    h.now = at;
+    assert!(s.timer(timer, &mut h));
+    let se = &s.dls[p as usize];
+    assert_eq!(
+        (se.throttled, se.runtime, se.deadline),
+        (false, 8 * MS as i64, T0 + 200 * MS)
+    );
+    assert_eq!(se.stats.exhaustions, 1);
+    assert_eq!(s.rqs[0].curr, Some(p));
+}
+
+#[test]
+fn a_fair_enqueue_is_picked_when_the_running_task_sleeps() {
+    // smp:1: a forks and runs; b forks behind it (under CFS, START_DEBIT puts it a slice
+    // ahead; under EEVDF, RUN_TO_PARITY keeps a running through its slice). a sleeps: the
+    // cfs_rq holds b alone and picks it.
+    for kernel in Kernel::ALL {
+        let (mut s, mut h) = machine("smp:1", kernel);
+        let a = fork(&mut s, &mut h, attr(Policy::Other));
+        let b = fork(&mut s, &mut h, attr(Policy::Other));
+        assert_eq!(s.rqs[0].curr, Some(a), "{kernel:?}");
+        assert_eq!(s.rqs[0].cfs.h_nr_queued, 2);
+        h.now = T0 + MS;
+        s.deactivate(a, TaskState::Sleeping, &mut h);
+        assert_eq!(s.rqs[0].curr, Some(b), "{kernel:?}");
+        assert_eq!(s.tasks[b as usize].state, TaskState::Running);
+        assert!(s.ses[b as usize].on_rq);
+        let cpu0: Vec<_> = h
+            .switches
+            .iter()
+            .map(|(_, sw)| (sw.prev, sw.next))
+            .collect();
+        assert_eq!(cpu0, [(None, Some(a)), (Some(a), Some(b))], "{kernel:?}");
+    }
+}
