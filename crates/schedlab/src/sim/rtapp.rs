@@ -4,7 +4,7 @@
 //! `mem`, `iorun` and `memrun` are CPU work of one reference ns per byte touched (per
 //! access for `memrun`); `runtime` is wall-clock busy time. Zero-length events (lock, signal,
 //! ...) take no time. Mutexes hand over to waiters in FIFO order, or, under `pi_enabled`, by
-//! priority with inheritance (`sim/pi.rs`).
+//! priority with inheritance (`sched/rtmutex.rs`).
 
 use std::collections::{HashMap, VecDeque};
 
