@@ -107,6 +107,7 @@ impl Class {
 
     /// `normal_prio` of a task of this class: −1 for deadline, 99 − rt_priority for RT,
     /// 120 + nice for fair.
+    #[inline]
     pub fn normal_prio(self, rt_priority: u32, nice: i32) -> i32 {
         match self {
             Class::Deadline => -1,
@@ -116,6 +117,7 @@ impl Class {
     }
 
     /// `task_woken`: a deadline or RT task that will not run here may be pushed away.
+    #[inline]
     pub fn task_woken<H: Hooks>(self, s: &mut Sched, cpu: usize, p: u32, h: &mut H) {
         match self {
             Class::Deadline => s.task_woken_dl(cpu, p, h),
@@ -126,6 +128,7 @@ impl Class {
 
     /// The balance callback `set_next_task` queues for a task of this class just picked
     /// (`deadline_queue_push_tasks`, `rt_queue_push_tasks`).
+    #[inline]
     pub fn queue_push_tasks<H: Hooks>(self, s: &mut Sched, cpu: usize, h: &mut H) {
         match self {
             Class::Deadline => s.push_dl_tasks(cpu, h),
@@ -138,6 +141,7 @@ impl Class {
     /// left the queue (blocked, throttled) may let this CPU pull an earlier one
     /// (`balance_dl`); with no deadline work left, or after an RT task that left the queue,
     /// this CPU may pull RT tasks more important than any it has (`balance_rt`).
+    #[inline]
     pub fn balance<H: Hooks>(self, s: &mut Sched, cpu: usize, prev: u32, h: &mut H) {
         if self == Class::Deadline && !s.balance_dl(cpu, prev, h) {
             return;
@@ -160,6 +164,7 @@ impl Class {
     /// At a tick, the RT and deadline signals of a CPU running another class's task decay,
     /// where the kernel's periodic balancing does it (`__update_blocked_others`); the
     /// running class's own is its task_tick's.
+    #[inline]
     pub fn decay_other_class_avgs(self, rq: &mut Rq) {
         if self != Class::Rt {
             rq.update_rt_avg(false);
@@ -170,11 +175,13 @@ impl Class {
     }
 
     /// Is this the RT class?
+    #[inline]
     pub fn is_rt(self) -> bool {
         self == Class::Rt
     }
 
     /// `rt_task(p)` of a task of this class: RT or deadline.
+    #[inline]
     pub fn rt_task(self) -> bool {
         self != Class::Fair
     }

@@ -238,6 +238,7 @@ impl Sched {
     }
 
     /// `task_woken` (and `switched_to_dl`/`switched_to_rt` for a new thread).
+    #[inline]
     fn task_woken<H: Hooks>(&mut self, cpu: usize, id: u32, h: &mut H) {
         let class = self.tasks[id as usize].class;
         class.task_woken(self, cpu, id, h);
@@ -450,6 +451,7 @@ impl Sched {
 
     /// `schedule()` on `cpu`: pick (`__schedule`), let the machine switch, then run the
     /// balance callbacks the pick queued (a deadline or RT task picked pushes others away).
+    #[inline]
     pub fn schedule<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
         let sw = self.pick_next(cpu, h);
         h.context_switch(self, cpu, sw);
@@ -464,6 +466,7 @@ impl Sched {
     /// `__schedule`: put the running thread back (if still queued), pick the next one.
     /// As 6.1's generic path: put_prev_task first, so the pick sees prev in its class's queue;
     /// then set_next_task on the one picked (prev again included).
+    #[inline]
     fn pick_next<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> Switch {
         self.update_rq_clock(cpu, h.now());
         let prev = self.rqs[cpu].curr;
@@ -503,12 +506,14 @@ impl Sched {
     }
 
     /// `prev_balance`: from prev's class down while none has work, each class may pull.
+    #[inline]
     fn prev_balance<H: Hooks>(&mut self, cpu: usize, prev: u32, h: &mut H) {
         let class = self.tasks[prev as usize].class;
         class.balance(self, cpu, prev, h);
     }
 
     /// The states and statistics of a switch from `prev` to `next`.
+    #[inline]
     fn account_switch(&mut self, prev: Option<u32>, next: Option<u32>, now: u64) -> PrevState {
         let mut prev_state = PrevState::Runnable;
         if let Some(p) = prev {

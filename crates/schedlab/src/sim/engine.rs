@@ -83,10 +83,12 @@ impl Hooks for Engine {
     }
 
     /// At once: schedlab's CPUs take a reschedule request immediately.
+    #[inline]
     fn resched_curr(&mut self, s: &mut Sched, cpu: usize) {
         s.schedule(cpu, self);
     }
 
+    #[inline]
     fn context_switch(&mut self, s: &mut Sched, cpu: usize, sw: Switch) {
         if let Some(p) = sw.prev {
             self.progress(p, cpu);
@@ -102,6 +104,7 @@ impl Hooks for Engine {
         }
     }
 
+    #[inline]
     fn cpufreq_update_util(&mut self, s: &mut Sched, cpu: usize, hook: Hook) {
         self.cpufreq_hook(s, cpu, hook);
     }
@@ -127,6 +130,7 @@ impl Engine {
 
     /// The machine's side of a context switch: busy time, energy, `cpu_idle` and
     /// `sched_switch`, then the thread switched to runs its program.
+    #[inline]
     fn switch(&mut self, s: &mut Sched, cpu: usize, sw: Switch) {
         let now = self.now;
         if let Some(n) = sw.next {
@@ -250,6 +254,7 @@ impl Engine {
 
     /// `try_to_wake_up` of thread `id` by a thread on `waker_cpu`: its pending sleep
     /// events go stale.
+    #[inline]
     pub(super) fn wake(&mut self, s: &mut Sched, id: u32, waker_cpu: usize) {
         if matches!(
             s.tasks[id as usize].state,
@@ -273,6 +278,7 @@ impl Engine {
     }
 
     /// The running thread stops: sleep, block or exit.
+    #[inline]
     pub(super) fn block_current(&mut self, s: &mut Sched, id: u32, state: TaskState) {
         self.progress(id, s.tasks[id as usize].cpu);
         s.deactivate(id, state, self);
