@@ -224,17 +224,32 @@ impl Sched {
         self.update_rq_clock(cpu, h.now());
         let class = self.class(id);
         self.on_rq(cpu, h, |rq, env| class.task_fork(rq, env, id));
-        self.activate(id, cpu, ENQUEUE_INITIAL, h);
-        if h.tracing() {
-            let tp = Tracepoint::WakeupNew {
-                task: id,
-                target: cpu,
-            };
-            h.trace(self, tp);
-        }
-        self.wakeup_preempt(cpu, id, WF_FORK, h);
-        self.task_woken(cpu, id, h);
+        let tp = Tracepoint::WakeupNew {
+            task: id,
+            target: cpu,
+        };
+        self.ttwu_do_activate(id, cpu, (ENQUEUE_INITIAL, WF_FORK), h, |s, h| {
+            h.trace(s, tp)
+        });
         true
+    }
+
+    /// `ttwu_do_activate`: enqueue `id` on `cpu` with `flags` (enqueue, wake), fire the
+    /// wakeup's tracepoints (`trace`, when tracing), check preemption, then `task_woken`.
+    fn ttwu_do_activate<H: Hooks>(
+        &mut self,
+        id: u32,
+        cpu: usize,
+        (enqueue_flags, wake_flags): (u32, u32),
+        h: &mut H,
+        trace: impl FnOnce(&Sched, &mut H),
+    ) {
+        self.activate(id, cpu, enqueue_flags, h);
+        if h.tracing() {
+            trace(self, h);
+        }
+        self.wakeup_preempt(cpu, id, wake_flags, h);
+        self.task_woken(cpu, id, h);
     }
 
     /// `task_woken` (and `switched_to_dl`/`switched_to_rt` for a new thread).
@@ -344,22 +359,22 @@ impl Sched {
         if self.ses[id as usize].on_rq {
             // ttwu_runnable: still queued (delayed dequeue); requeue where it is.
             self.update_rq_clock(prev, now);
-            self.activate(id, prev, ENQUEUE_WAKEUP, h);
-            if h.tracing() {
+            let flags = (ENQUEUE_WAKEUP, WF_TTWU);
+            self.ttwu_do_activate(id, prev, flags, h, |s, h| {
                 let waking = Tracepoint::Waking {
                     task: id,
                     cpu: waker_cpu,
                     target: prev,
                 };
-                h.trace(self, waking);
-                let wakeup = Tracepoint::Wakeup {
-                    task: id,
-                    target: prev,
-                };
-                h.trace(self, wakeup);
-            }
-            self.wakeup_preempt(prev, id, WF_TTWU, h);
-            self.task_woken(prev, id, h);
+                h.trace(s, waking);
+                h.trace(
+                    s,
+                    Tracepoint::Wakeup {
+                        task: id,
+                        target: prev,
+                    },
+                );
+            });
             return true;
         }
         let cpu = self.select_task_rq(id, prev, WF_TTWU);
@@ -380,16 +395,15 @@ impl Sched {
             flags |= ENQUEUE_MIGRATED;
         }
         self.update_rq_clock(cpu, now);
-        self.activate(id, cpu, flags, h);
-        if h.tracing() {
-            let wakeup = Tracepoint::Wakeup {
-                task: id,
-                target: cpu,
-            };
-            h.trace(self, wakeup);
-        }
-        self.wakeup_preempt(cpu, id, WF_TTWU, h);
-        self.task_woken(cpu, id, h);
+        self.ttwu_do_activate(id, cpu, (flags, WF_TTWU), h, |s, h| {
+            h.trace(
+                s,
+                Tracepoint::Wakeup {
+                    task: id,
+                    target: cpu,
+                },
+            );
+        });
         true
     }
 
