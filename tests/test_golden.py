@@ -7,6 +7,7 @@ commit, saying why:
     .venv/bin/python tests/test_golden.py      # rewrite tests/golden/
 """
 
+import contextlib
 import hashlib
 import json
 import os
@@ -20,6 +21,7 @@ import schedlab
 from schedlab.run import run
 
 HERE = Path(__file__).parent
+ROOT = HERE.parent
 CORPUS = HERE / "rtapp-corpus"
 GOLDEN = HERE / "golden"
 KERNELS = ("6.12", "6.1")
@@ -51,11 +53,13 @@ def digest(data: bytes) -> str:
 
 
 def outcome(w: Path, k: str, p: str, g: str, tmp: Path) -> str:
-    """trace, logs and summary digests of one run, or the error it gives."""
+    """trace, logs and summary digests of one run, or the error it gives. The workload is
+    named relative to the checkout, as messages quote it, so that any clone gives the same."""
     trace, logs = tmp / "trace.txt", tmp / "logs"
     try:
-        r = run(w, p, kernel=k, sets=[f"cpufreq.governor={g}"], duration_ns=DURATION_NS,
-                trace=trace, log_dir=logs, frames=False)
+        with contextlib.chdir(ROOT):
+            r = run(w.relative_to(ROOT), p, kernel=k, sets=[f"cpufreq.governor={g}"],
+                    duration_ns=DURATION_NS, trace=trace, log_dir=logs, frames=False)
     except schedlab.InputError as e:
         return f"error {digest(str(e).encode())}"
     summary = json.dumps(r.summary(), indent=1, default=int).encode()
