@@ -169,3 +169,72 @@ def test_util_min_above_util_max_is_refused(cli, tmp_path):
     wl = write(tmp_path, '{"tasks": {"t": {"run": 10, "util_min": 600, "util_max": 300}}}')
     r = cli("run", str(wl))
     assert r.returncode == 2 and b"tasks.t.util_min: util_min 600 is above util_max 300" in r.stderr
+
+
+def test_a_workload_given_as_a_dict_or_json_text_runs_as_its_file(tmp_path):
+    spec = json.loads(HOGS)
+    by_file = schedlab.run(write(tmp_path, HOGS), "smp:2", frames=False).summary()
+    for given in (spec, HOGS):
+        other = schedlab.run(given, "smp:2", frames=False).summary()
+        assert json.dumps(other, default=int) == json.dumps(by_file, default=int)
+
+
+@pytest.mark.parametrize("given, origin", [('{"tasks": {"t": {"run": "abc"}}}', "<string>"),
+                                           ({"tasks": {"t": {"run": "abc"}}}, "<dict>")])
+def test_errors_in_a_dict_or_json_text_name_it_as_a_file_would_be(tmp_path, given, origin):
+    path = write(tmp_path, '{"tasks": {"t": {"run": "abc"}}}')
+    with pytest.raises(schedlab.InputError) as from_file:
+        schedlab.run(path)
+    with pytest.raises(schedlab.InputError) as from_text:
+        schedlab.run(given)
+    assert str(from_text.value) == str(from_file.value).replace(str(path), origin)
+    assert str(from_text.value).startswith(f"{origin}: tasks.t.run")
+
+
+def test_a_run_spec_pickles_and_runs_the_same_elsewhere(tmp_path):
+    import pickle
+
+    spec = schedlab.RunSpec.of({"global": {"duration": 1}, "tasks": {"a": {"loop": -1, "run": 3000, "sleep": 7000}}},
+                               "hikey960", kernel="6.1", governors=["schedutil"], duration_ns=500_000_000)
+    again = pickle.loads(pickle.dumps(spec))
+    assert again == spec and again.switches() == ["cpufreq.governor=schedutil"]
+    a, b = spec.run(frames=False).summary(), again.run(frames=False).summary()
+    assert a == b and a["simulated_s"] == 0.5 and a["policies"][0]["governor"] == "schedutil"
+
+
+def test_an_exception_in_progress_stops_the_run_and_leaves_no_trace(tmp_path):
+    calls = []
+
+    def progress(now, total):
+        calls.append(now)
+        if now >= 300_000_000:
+            raise KeyboardInterrupt
+
+    trace = tmp_path / "t.txt"
+    wl = {"global": {"duration": 100}, "tasks": {"a": {"loop": -1, "run": 3000, "sleep": 7000}}}
+    with pytest.raises(KeyboardInterrupt):
+        schedlab.run(wl, "smp:2", trace=trace, log_dir=tmp_path / "logs", progress=progress)
+    # Reported every 100 ms of simulated time: stopped at the first report past 300 ms.
+    assert len(calls) == 4 and calls[-1] < 400_000_000
+    assert not trace.exists() and not (tmp_path / "logs").exists()
+
+
+def test_ctrl_c_stops_the_cli_with_status_130_and_no_output(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    trace = tmp_path / "t.txt"
+    p = subprocess.Popen([sys.executable, "-m", "schedlab", "run", str(CORPUS / "mp3-long.json"), "--platform",
+                          "hikey960", "--duration", "100000s", "--trace", str(trace), "--summary",
+                          str(tmp_path / "s.json")], stderr=subprocess.PIPE, stdout=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not trace.exists() and time.monotonic() < deadline:  # the run has started
+        time.sleep(0.05)
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err.decode()
+    assert b"interrupted" in err and b"Traceback" not in err
+    assert not trace.exists() and not (tmp_path / "s.json").exists()

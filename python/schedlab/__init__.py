@@ -5,7 +5,7 @@ from importlib.metadata import version
 from schedlab._core import InputError
 from schedlab import pelt
 from schedlab.energy import energy_model
-from schedlab.run import RunResult, run
+from schedlab.run import RunResult, RunSpec, run
 
 __version__ = version("schedlab")
-__all__ = ["InputError", "RunResult", "energy_model", "pelt", "run", "__version__"]
+__all__ = ["InputError", "RunResult", "RunSpec", "energy_model", "pelt", "run", "__version__"]

@@ -201,6 +201,9 @@ def _run(args) -> int:
                     frames=False, progress=progress)
         except OSError as e:
             return _fail(str(e))
+        except KeyboardInterrupt:
+            print("schedlab: interrupted; no output written", file=sys.stderr)
+            return 130
     for w in r.warnings:
         console.print(f"warning: {w}", highlight=False, markup=False)
     for w in r.refusals:

@@ -1,5 +1,6 @@
 """`schedlab.run`: simulate an rt-app workload on a platform; results as DataFrames."""
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,17 +51,68 @@ class RunResult:
         }
 
 
+@dataclass(frozen=True)
+class RunSpec:
+    """A run, described: what `schedlab.run` simulates, as plain data that pickles, so that
+    sweeps can ship runs to other processes. `workload` is a path, or the workload's JSON
+    text (a dict given to `RunSpec.of` is kept as its JSON text)."""
+
+    workload: str
+    platform: str = "smp:4"
+    kernel: str = "6.12"
+    sets: tuple[str, ...] = ()
+    features: tuple[str, ...] = ()
+    governors: tuple[str, ...] = ()
+    duration_ns: int | None = None
+    json_c: bool = False
+    origin: str | None = None
+
+    @classmethod
+    def of(cls, workload, platform: str = "smp:4", *, kernel: str = "6.12", fair: str | None = None,
+           sets=(), features=(), governors=(), duration_ns: int | None = None,
+           json_c: bool = False) -> "RunSpec":
+        """A spec from a workload given as a path, a dict or JSON text; `governors` as
+        `--governor` takes them (NAME, or POLICY=NAME)."""
+        origin = None
+        if isinstance(workload, dict):
+            workload, origin = json.dumps(workload), "<dict>"
+        elif isinstance(workload, str) and workload.lstrip().startswith("{"):
+            origin = "<string>"
+        sets = tuple(sets) + ((f"fair.policy={fair}",) if fair else ())
+        return cls(str(workload), platform, kernel, sets, tuple(features), tuple(governors),
+                   duration_ns, json_c, origin)
+
+    def switches(self) -> list[str]:
+        """The `--set` values, governors folded in."""
+        govs = [f"cpufreq.governor.{g}" if "=" in g else f"cpufreq.governor={g}" for g in self.governors]
+        return list(self.sets) + govs
+
+    def run(self, *, trace=None, log_dir=None, frames: bool = True, progress=None) -> "RunResult":
+        """Simulate; the GIL is released meanwhile. Ctrl-C (or an exception raised by
+        `progress(simulated_ns, total_ns)`) stops the run, leaving no partial output."""
+        text = self.origin is not None
+        r = _core.run(None if text else Path(self.workload), self.workload if text else None,
+                      self.origin or "", self.platform, self.kernel, self.switches(), list(self.features),
+                      self.duration_ns, None if trace is None else Path(trace),
+                      None if log_dir is None else Path(log_dir), self.json_c, frames,
+                      progress or (lambda now, total: None))
+        return _result(r, frames)
+
+
 def run(workload, platform: str = "smp:4", *, kernel: str = "6.12", fair: str | None = None,
-        sets=(), features=(), duration_ns: int | None = None, trace=None, log_dir=None,
+        sets=(), features=(), governors=(), duration_ns: int | None = None, trace=None, log_dir=None,
         json_c: bool = False, frames: bool = True, progress=None) -> RunResult:
-    """Run `workload` (an rt-app JSON file) on `platform` (a built-in name, smp:N or a .toml).
+    """Run `workload` (an rt-app JSON file's path, a dict, or JSON text) on `platform` (a
+    built-in name, smp:N or a .toml).
 
     With `frames`, the result also has `events` (one row per scheduler event of the text
     trace) and `signals` (one row per sched_pelt_* / sched_util_est_* tracepoint)."""
-    sets = list(sets) + ([f"fair.policy={fair}"] if fair else [])
-    r = _core.run(Path(workload), platform, kernel, sets, list(features), duration_ns,
-                  None if trace is None else Path(trace), None if log_dir is None else Path(log_dir),
-                  json_c, frames, progress or (lambda now, total: None))
+    spec = RunSpec.of(workload, platform, kernel=kernel, fair=fair, sets=sets, features=features,
+                      governors=governors, duration_ns=duration_ns, json_c=json_c)
+    return spec.run(trace=trace, log_dir=log_dir, frames=frames, progress=progress)
+
+
+def _result(r: dict, frames: bool) -> RunResult:
     tasks = pd.DataFrame(r["tasks"])
     tasks["utilization"] = tasks["run_ns"] / max(r["simulated_ns"], 1)
     cpus = pd.DataFrame({k: v for k, v in r["cpus"].items() if k != "freq_residency"})

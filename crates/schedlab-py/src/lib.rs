@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use schedlab::kernel::Kernel;
-use schedlab::run::{RunError, RunSpec};
+use schedlab::run::{RunError, RunSpec, WorkloadSource};
 use schedlab::sched::clock_pelt::{CpuScale, Invariance};
 use schedlab::sched::features::Features;
 use schedlab::sched::pelt::SchedAvg;
@@ -189,13 +189,17 @@ fn kernel_of(name: &str) -> PyResult<Kernel> {
     })
 }
 
-/// Run a workload; `progress(simulated_ns, total_ns or None)` is called as it goes.
+/// Run a workload, from a file (`path`) or JSON `text` named `origin` in messages, with
+/// the GIL released; `progress(simulated_ns, total_ns or None)` is called as it goes, and
+/// an exception it raises (or a pending Ctrl-C) stops the run and is raised again here.
 #[pyfunction]
-#[pyo3(signature = (workload, platform, kernel, sets, features, duration_ns, trace, log_dir, json_c, frames, progress))]
+#[pyo3(signature = (path, text, origin, platform, kernel, sets, features, duration_ns, trace, log_dir, json_c, frames, progress))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
-    workload: std::path::PathBuf,
+    path: Option<std::path::PathBuf>,
+    text: Option<String>,
+    origin: String,
     platform: String,
     kernel: &str,
     sets: Vec<String>,
@@ -205,8 +209,13 @@ fn run<'py>(
     log_dir: Option<std::path::PathBuf>,
     json_c: bool,
     frames: bool,
-    progress: Bound<'py, PyAny>,
+    progress: Py<PyAny>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let workload = match (path, text) {
+        (Some(p), None) => WorkloadSource::File(p),
+        (None, Some(text)) => WorkloadSource::Text { text, origin },
+        _ => return Err(PyValueError::new_err("give a workload's path or its text")),
+    };
     let spec = RunSpec {
         workload,
         platform,
@@ -223,13 +232,25 @@ fn run<'py>(
             Dialect::Workgen
         },
     };
-    let r = schedlab::run::run(&spec, |now, total| {
-        let _ = progress.call1((now, total));
-    })
-    .map_err(|e| match e {
-        RunError::Input(e) => input_error(e),
-        RunError::Io(m) => pyo3::exceptions::PyOSError::new_err(m),
-    })?;
+    let mut raised: Option<PyErr> = None;
+    let r = py
+        .detach(|| {
+            schedlab::run::run(&spec, |now, total| {
+                Python::attach(|py| {
+                    let r = progress
+                        .call1(py, (now, total))
+                        .and_then(|_| py.check_signals());
+                    r.map_err(|e| raised = Some(e)).is_ok()
+                })
+            })
+        })
+        .map_err(|e| match e {
+            RunError::Input(e) => input_error(e),
+            RunError::Io(m) => pyo3::exceptions::PyOSError::new_err(m),
+            RunError::Interrupted => raised
+                .take()
+                .unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err(())),
+        })?;
     let d = PyDict::new(py);
     d.set_item("platform", r.platform)?;
     d.set_item("kernel", r.kernel)?;

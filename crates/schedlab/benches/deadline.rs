@@ -30,7 +30,7 @@ fn main() {
             )
             .expect("the task set is valid");
             let t = Instant::now();
-            s.run(|_, _| {}).expect("no output");
+            s.run(|_, _| true).expect("no output");
             assert!(s.sched().refusals.is_empty(), "the task set is admitted");
             let misses = s.sched().dls.iter().map(|d| d.stats.misses).sum();
             (t.elapsed().as_secs_f64(), s.totals().events, misses)

@@ -12,10 +12,18 @@ use crate::time::Ns;
 use crate::trace::{Frames, FtraceWriter, RtappLogs};
 use crate::workload::{self, Dialect, Workload};
 
+/// Where a workload comes from: a file, or JSON text named by `origin` in error messages
+/// (`<string>`, `<dict>`).
+#[derive(Debug, Clone)]
+pub enum WorkloadSource {
+    File(PathBuf),
+    Text { text: String, origin: String },
+}
+
 /// Everything a run needs.
 #[derive(Debug, Clone)]
 pub struct RunSpec {
-    pub workload: PathBuf,
+    pub workload: WorkloadSource,
     /// A built-in name, `smp:N`, or a `.toml` file.
     pub platform: String,
     pub kernel: Kernel,
@@ -36,6 +44,9 @@ pub enum RunError {
     Input(#[from] InputError),
     #[error("{0}")]
     Io(String),
+    /// The progress callback asked the run to stop; no output was left behind.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 /// One thread's figures.
@@ -132,7 +143,10 @@ pub fn features(kernel: Kernel, sets: &[String], feats: &[String]) -> Result<Fea
 
 /// Load and check the workload.
 pub fn load_workload(spec: &RunSpec) -> Result<Workload, InputError> {
-    workload::load(&spec.workload, spec.dialect)
+    match &spec.workload {
+        WorkloadSource::File(path) => workload::load(path, spec.dialect),
+        WorkloadSource::Text { text, origin } => workload::parse(text, origin, spec.dialect),
+    }
 }
 
 fn percentile(sorted: &[Ns], p: f64) -> Ns {
@@ -142,8 +156,12 @@ fn percentile(sorted: &[Ns], p: f64) -> Ns {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-/// Run: every input is checked before any output is opened.
-pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunResult, RunError> {
+/// Run: every input is checked before any output is opened. `progress(simulated, total)`
+/// returns false to stop the run, which then removes the outputs it had opened.
+pub fn run(
+    spec: &RunSpec,
+    progress: impl FnMut(Ns, Option<Ns>) -> bool,
+) -> Result<RunResult, RunError> {
     let wl = load_workload(spec)?;
     let plat = load_platform(&spec.platform)?;
     let feat = features(spec.kernel, &spec.sets, &spec.features)?;
@@ -165,6 +183,7 @@ pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunRe
         .map_err(|e| io("cannot write the trace", path, e))?;
         sim.observe(Box::new(w));
     }
+    let new_log_dir = spec.log_dir.as_ref().filter(|d| !d.exists());
     if let Some(dir) = &spec.log_dir {
         std::fs::create_dir_all(dir).map_err(|e| io("cannot create the log directory", dir, e))?;
         sim.observe(Box::new(RtappLogs::new(
@@ -176,8 +195,21 @@ pub fn run(spec: &RunSpec, progress: impl FnMut(Ns, Option<Ns>)) -> Result<RunRe
     if let Some(f) = &frames {
         sim.observe(Box::new(f.clone()));
     }
-    sim.run(progress)
+    let finished = sim
+        .run(progress)
         .map_err(|e| RunError::Io(format!("writing outputs: {e}")))?;
+    if !finished {
+        drop(sim);
+        // Nothing half-written stays: the trace, and a log directory the run created (the
+        // logs themselves are written at the end).
+        if let Some(path) = &spec.trace {
+            let _ = std::fs::remove_file(path);
+        }
+        if let Some(dir) = new_log_dir {
+            let _ = std::fs::remove_dir(dir);
+        }
+        return Err(RunError::Interrupted);
+    }
     let elapsed = sim.elapsed();
     let (sched, totals) = (sim.sched(), sim.totals());
     let tasks = sched

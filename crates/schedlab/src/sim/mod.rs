@@ -112,8 +112,13 @@ impl Sim {
         self.eng.tracing = true;
     }
 
-    /// Run to the end: the workload's duration, or until every thread has ended.
-    pub fn run(&mut self, mut progress: impl FnMut(Ns, Option<Ns>)) -> std::io::Result<()> {
+    /// Run to the end: the workload's duration, or until every thread has ended. Every
+    /// 100 ms of simulated time, `progress(simulated, total)` may stop the run by returning
+    /// false: then the observers are not finished and the result is false.
+    pub fn run(
+        &mut self,
+        mut progress: impl FnMut(Ns, Option<Ns>) -> bool,
+    ) -> std::io::Result<bool> {
         let (s, e) = (&mut self.sched, &mut self.eng);
         e.start(s);
         if let Some(at) = e.stop_at {
@@ -138,14 +143,16 @@ impl Sim {
                 break;
             }
             if e.now >= next_report {
-                progress(e.now - SIM_START, e.stop_at.map(|s| s - SIM_START));
+                if !progress(e.now - SIM_START, e.stop_at.map(|s| s - SIM_START)) {
+                    return Ok(false);
+                }
                 next_report = e.now + 100_000_000;
             }
             if e.queue.is_empty() {
                 e.check_deadlock(s);
             }
         }
-        e.finish(s)
+        e.finish(s).map(|()| true)
     }
 
     /// The scheduler's state.

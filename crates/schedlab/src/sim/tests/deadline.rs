@@ -19,7 +19,7 @@ fn sim(json: &str, platform: &str, kernel: Kernel) -> Result<Sim, String> {
 
 fn run_on(json: &str, platform: &str, kernel: Kernel) -> Sim {
     let mut s = sim(json, platform, kernel).unwrap();
-    s.run(|_, _| {}).unwrap();
+    s.run(|_, _| true).unwrap();
     s
 }
 

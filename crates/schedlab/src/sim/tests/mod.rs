@@ -22,7 +22,7 @@ fn build(json: &str, platform: &str, kernel: Kernel) -> Sim {
 
 fn run(json: &str, platform: &str, kernel: Kernel) -> Sim {
     let mut s = build(json, platform, kernel);
-    s.run(|_, _| {}).unwrap();
+    s.run(|_, _| true).unwrap();
     s
 }
 
@@ -115,7 +115,7 @@ fn eevdf_weighted_lags_sum_to_zero() {
             "smp:1",
             Kernel::V6_12,
         );
-        s.run(|_, _| {}).unwrap();
+        s.run(|_, _| true).unwrap();
         let sched = &mut s.sched;
         let rq = &mut sched.rqs[0];
         let mut f = Fair {
@@ -147,7 +147,7 @@ fn a_phase_nice_change_reweights_the_queued_entity() {
     ] {
         let mut s = build(json, "smp:1", kernel);
         s.eng.stop_at = Some(SIM_START + ms * 1_000_000);
-        s.run(|_, _| {}).unwrap();
+        s.run(|_, _| true).unwrap();
         let on_rq: Vec<usize> = (0..s.sched().ses.len())
             .filter(|&i| s.sched().ses[i].on_rq)
             .collect();
@@ -187,7 +187,7 @@ fn cpu_util_reads_the_cfs_rq_and_cpu_util_without_removes_the_task() {
     for (ms, running) in [(1005.0, false), (1011.5, true)] {
         let mut s = build(json, "smp:2", Kernel::V6_1);
         s.eng.stop_at = Some(SIM_START + (ms * 1e6) as u64);
-        s.run(|_, _| {}).unwrap();
+        s.run(|_, _| true).unwrap();
         let (cfs, se) = (&s.sched().rqs[0].cfs, &s.sched().ses[0]);
         assert_eq!(
             s.sched().tasks[0].state == crate::sched::task::TaskState::Running,
@@ -230,7 +230,7 @@ pub(super) fn traced(json: &str, platform: &str) -> Vec<u8> {
     let buf = Shared::default();
     let cpus = s.platform().nr_cpus();
     s.observe(Box::new(FtraceWriter::new(buf.clone(), cpus).unwrap()));
-    s.run(|_, _| {}).unwrap();
+    s.run(|_, _| true).unwrap();
     let out = buf.0.borrow().clone();
     out
 }
@@ -313,7 +313,7 @@ fn work_runs_at_the_frequency_the_governor_sets() {
         &RunOptions::default(),
     )
     .unwrap();
-    s.run(|_, _| {}).unwrap();
+    s.run(|_, _| true).unwrap();
     let expect = 50e6 * 1200.0 / 208.0;
     let run = s.sched().tasks[0].stats.run_ns as f64;
     assert!((run - expect).abs() < 1000.0, "{run} against {expect}");

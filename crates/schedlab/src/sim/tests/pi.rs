@@ -20,7 +20,7 @@ fn run(tasks: &str, pi: bool, kernel: Kernel) -> Sim {
     let wl = parse(&workload(tasks, pi), "pi.json", Dialect::Workgen).unwrap();
     let plat = load_builtin("smp:1").unwrap();
     let mut s = Sim::new(&wl, plat, Features::preset(kernel), &RunOptions::default()).unwrap();
-    s.run(|_, _| {}).unwrap();
+    s.run(|_, _| true).unwrap();
     s
 }
 

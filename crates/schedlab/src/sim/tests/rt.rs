@@ -24,7 +24,7 @@ fn run_on(platform: &str, tasks: &str, feat: Features, duration: u64) -> Sim {
         duration: Some(duration),
     };
     let mut s = Sim::new(&wl, load_builtin(platform).unwrap(), feat, &opts).unwrap();
-    s.run(|_, _| {}).unwrap();
+    s.run(|_, _| true).unwrap();
     s
 }
 
