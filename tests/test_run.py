@@ -238,3 +238,15 @@ def test_ctrl_c_stops_the_cli_with_status_130_and_no_output(tmp_path):
     assert p.returncode == 130, err.decode()
     assert b"interrupted" in err and b"Traceback" not in err
     assert not trace.exists() and not (tmp_path / "s.json").exists()
+
+
+def test_platforms_domains_prints_each_cpus_sched_domains(cli):
+    out = cli("platforms", "hikey960", "--domains")
+    assert out.returncode == 0, out.stderr.decode()
+    lines = out.stdout.decode().splitlines()
+    assert len(lines) == 16  # 8 CPUs x (MC, PKG)
+    assert lines[0].startswith("cpu0/domain0: name=MC level=2 span=0-3 groups={0},{1},{2},{3}")
+    assert lines[9].startswith("cpu4/domain1: name=PKG level=3 span=0-7 groups={4-7},{0-3}")
+    assert lines[9].endswith("SD_ASYM_CPUCAPACITY SD_ASYM_CPUCAPACITY_FULL SD_PREFER_SIBLING")
+    missing = cli("platforms", "--domains")
+    assert missing.returncode == 2 and b"name a platform" in missing.stderr

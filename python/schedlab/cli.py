@@ -97,7 +97,10 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("workload", metavar="WORKLOAD.json")
     r.add_argument("--json-c", action="store_true", help="read repeated keys as rt-app's json-c does")
 
-    commands.add_parser("platforms", help="list the built-in platforms")
+    r = commands.add_parser("platforms", help="list the built-in platforms, or one platform's sched domains")
+    r.add_argument("name", nargs="?", metavar="PLATFORM", help="a built-in name, smp:N or a .toml file")
+    r.add_argument("--domains", action="store_true",
+                   help="print PLATFORM's sched domains, per CPU, as /sys/kernel/debug/sched/domains shows them")
     commands.add_parser("features", help="list every switch and its default under each kernel preset")
 
     r = commands.add_parser("reproduce", help="reproduce the published figures and judge them")
@@ -262,6 +265,14 @@ def _check(args) -> int:
 
 
 def _platforms(args) -> int:
+    if args.domains or args.name:
+        if not args.name:
+            return _fail("platforms --domains: name a platform (e.g. hikey960, smp:4)")
+        for (cpu, i, name, level, span, flags, groups, lo, hi, busy, imb, cnt) in _core.domains(args.name):
+            print(f"cpu{cpu}/domain{i}: name={name} level={level} span={span} groups={groups} "
+                  f"min_interval={lo} max_interval={hi} busy_factor={busy} imbalance_pct={imb} "
+                  f"cache_nice_tries={cnt} flags={flags}")
+        return 0
     table = Table(title="Built-in platforms (also smp:N and .toml files)", title_justify="left")
     for c in ("name", "CPUs", "capacities", "description"):
         table.add_column(c)

@@ -409,6 +409,60 @@ fn platforms() -> PyResult<Vec<(String, String, usize, String)>> {
     Ok(out)
 }
 
+/// The sched domains of `platform` (a built-in name, smp:N or a .toml), as
+/// /sys/kernel/debug/sched/domains shows them: per CPU, per domain, (cpu, domain, name,
+/// level, span, flags, groups, min_interval, max_interval, busy_factor, imbalance_pct,
+/// cache_nice_tries).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn domains(
+    platform: &str,
+) -> PyResult<
+    Vec<(
+        usize,
+        usize,
+        &'static str,
+        u32,
+        String,
+        String,
+        String,
+        u64,
+        u64,
+        u32,
+        u32,
+        u32,
+    )>,
+> {
+    use schedlab::platform::format_cpulist;
+    let p = schedlab::run::load_platform(platform).map_err(input_error)?;
+    let topo = schedlab::sched::topology::Topology::build(&p, 0);
+    let mut out = Vec::new();
+    for (cpu, doms) in topo.domains.iter().enumerate() {
+        for (i, sd) in doms.iter().enumerate() {
+            let groups: Vec<String> = sd
+                .groups
+                .iter()
+                .map(|g| format!("{{{}}}", format_cpulist(g)))
+                .collect();
+            out.push((
+                cpu,
+                i,
+                sd.name,
+                sd.level,
+                format_cpulist(&sd.span),
+                sd.flag_names(),
+                groups.join(","),
+                sd.min_interval,
+                sd.max_interval,
+                sd.busy_factor,
+                sd.imbalance_pct,
+                sd.cache_nice_tries,
+            ));
+        }
+    }
+    Ok(out)
+}
+
 /// The Energy Model of each frequency domain of `platform` (`em_perf_state`, with the
 /// cluster's share): (domain, cpus, khz, performance, power_uw, cost, inefficient,
 /// cluster_power_mw) per OPP; domains without power are left out.
@@ -478,6 +532,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(platforms, m)?)?;
+    m.add_function(wrap_pyfunction!(domains, m)?)?;
     m.add_function(wrap_pyfunction!(features, m)?)?;
     m.add_function(wrap_pyfunction!(energy_model, m)?)?;
     m.add_function(wrap_pyfunction!(check_switches, m)?)?;

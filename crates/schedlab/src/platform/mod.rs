@@ -113,26 +113,6 @@ impl Platform {
         }
     }
 
-    /// How many CPUs `cpu`'s lowest scheduling domain spans (`build_sched_domains`, where a
-    /// level spanning what its child spans is dropped): its SMT core, cluster, LLC, package,
-    /// node or the machine, the first with more than one CPU. None on a single CPU, which has
-    /// no domain.
-    pub fn lowest_domain_weight(&self, cpu: usize) -> Option<usize> {
-        let me = self.cpus[cpu];
-        let levels: [fn(&Cpu, &Cpu) -> bool; 6] = [
-            |a, b| a.core == b.core,
-            |a, b| a.cluster == b.cluster,
-            |a, b| a.llc == b.llc,
-            |a, b| a.package == b.package,
-            |a, b| a.numa == b.numa,
-            |_, _| true,
-        ];
-        levels
-            .iter()
-            .map(|same| self.cpus.iter().filter(|c| same(c, &me)).count())
-            .find(|&n| n > 1)
-    }
-
     /// The largest `capacity_orig`: the reference for rt-app's `run` work.
     pub fn max_capacity(&self) -> u32 {
         self.cpus.iter().map(|c| c.capacity_orig).max().unwrap_or(0)

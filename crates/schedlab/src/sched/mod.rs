@@ -17,6 +17,7 @@ pub mod rq;
 pub mod rt;
 pub mod rtmutex;
 pub mod task;
+pub mod topology;
 pub mod uapi;
 pub mod uclamp;
 pub mod util_est;
@@ -34,6 +35,7 @@ use rq::Rq;
 use rt::{RtRq, SchedRtEntity};
 use rtmutex::RtMutex;
 use task::SchedTask;
+use topology::Topology;
 
 /// The kernel's scheduler state, whole.
 pub struct Sched {
@@ -52,6 +54,8 @@ pub struct Sched {
     pub mutexes: Vec<RtMutex>,
     /// Mutexes are PTHREAD_PRIO_INHERIT (rt_mutexes with priority inheritance).
     pub pi: bool,
+    /// The sched domains of every CPU.
+    pub topo: Topology,
     /// Each CPU's periodic balance of its lowest domain.
     pub balance: Vec<PeriodicBalance>,
     pub feat: Features,
@@ -88,10 +92,9 @@ impl Sched {
             deadline::admission::attach_fair_servers(&mut rqs, &mut dl_bw, runtime, period);
         }
         let asym = caps.clone().any(|c| c != plat.cpus[0].capacity_orig as u64);
-        let balance = plat
-            .cpus
-            .iter()
-            .map(|c| PeriodicBalance::new(plat.lowest_domain_weight(c.id), &feat))
+        let topo = Topology::build(plat, now);
+        let balance = (0..plat.nr_cpus())
+            .map(|cpu| PeriodicBalance::new(topo.lowest(cpu).map(|sd| sd.span.len()), &feat))
             .collect();
         Sched {
             rqs,
@@ -103,6 +106,7 @@ impl Sched {
             refusals: Vec::new(),
             mutexes: Vec::new(),
             pi: false,
+            topo,
             balance,
             feat,
             tun,

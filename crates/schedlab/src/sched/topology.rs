@@ -1,0 +1,315 @@
+//! Scheduling domains (kernel/sched/topology.c), built once from the platform as 6.12's
+//! `build_sched_domains` builds them: the levels of `default_topology` (SMT, CLS, MC, PKG)
+//! and, on a machine of several NUMA nodes, `sched_init_numa`'s NODE and NUMA levels; each
+//! domain set up by `sd_init`, then the degenerate ones removed (`cpu_attach_domain`).
+//! Simplified: one NUMA distance level (every node at the same, local-reclaim distance), and
+//! the cluster level follows arm64's `cpu_clustergroup_mask` (a cluster spanning the whole
+//! LLC collapses to the SMT siblings).
+
+use crate::platform::{Cpu, Platform};
+use crate::time::Ns;
+
+// The `SD_*` flags in include/linux/sched/sd_flags.h order (bit i is the i-th).
+pub const SD_BALANCE_NEWIDLE: u32 = 1 << 0;
+pub const SD_BALANCE_EXEC: u32 = 1 << 1;
+pub const SD_BALANCE_FORK: u32 = 1 << 2;
+pub const SD_BALANCE_WAKE: u32 = 1 << 3;
+pub const SD_WAKE_AFFINE: u32 = 1 << 4;
+pub const SD_ASYM_CPUCAPACITY: u32 = 1 << 5;
+pub const SD_ASYM_CPUCAPACITY_FULL: u32 = 1 << 6;
+pub const SD_SHARE_CPUCAPACITY: u32 = 1 << 7;
+pub const SD_CLUSTER: u32 = 1 << 8;
+pub const SD_SHARE_LLC: u32 = 1 << 9;
+pub const SD_SERIALIZE: u32 = 1 << 10;
+pub const SD_ASYM_PACKING: u32 = 1 << 11;
+pub const SD_PREFER_SIBLING: u32 = 1 << 12;
+pub const SD_OVERLAP: u32 = 1 << 13;
+pub const SD_NUMA: u32 = 1 << 14;
+
+/// The flags' names, bit by bit (`sd_flag_debug`).
+pub const SD_FLAG_NAMES: [&str; 15] = [
+    "SD_BALANCE_NEWIDLE",
+    "SD_BALANCE_EXEC",
+    "SD_BALANCE_FORK",
+    "SD_BALANCE_WAKE",
+    "SD_WAKE_AFFINE",
+    "SD_ASYM_CPUCAPACITY",
+    "SD_ASYM_CPUCAPACITY_FULL",
+    "SD_SHARE_CPUCAPACITY",
+    "SD_CLUSTER",
+    "SD_SHARE_LLC",
+    "SD_SERIALIZE",
+    "SD_ASYM_PACKING",
+    "SD_PREFER_SIBLING",
+    "SD_OVERLAP",
+    "SD_NUMA",
+];
+
+/// `SD_DEGENERATE_GROUPS_MASK`: the flags marked SDF_NEEDS_GROUPS (all but SD_WAKE_AFFINE).
+const SD_DEGENERATE_GROUPS_MASK: u32 = ((1 << SD_FLAG_NAMES.len()) - 1) & !SD_WAKE_AFFINE;
+
+/// `struct sched_domain`, as far as schedlab uses it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchedDomain {
+    /// The topology level's name (`sd->name`).
+    pub name: &'static str,
+    /// The level it was built at (`sd->level`: SMT is 0), kept when lower levels degenerate.
+    pub level: u32,
+    /// The CPUs it spans, ascending.
+    pub span: Vec<usize>,
+    /// Its groups' spans, the one holding the domain's CPU first (`for_each_cpu_wrap`).
+    pub groups: Vec<Vec<usize>>,
+    pub flags: u32,
+    /// ms.
+    pub min_interval: u64,
+    pub max_interval: u64,
+    pub busy_factor: u32,
+    pub imbalance_pct: u32,
+    pub cache_nice_tries: u32,
+    /// ms, from `min_interval` up to `max_interval` as balancing finds nothing to do.
+    pub balance_interval: u64,
+    /// `last_balance`, ns.
+    pub last_balance: Ns,
+    pub nr_balance_failed: u32,
+}
+
+impl SchedDomain {
+    /// The flags' names, space-separated, as debugfs `flags` prints them.
+    pub fn flag_names(&self) -> String {
+        SD_FLAG_NAMES
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.flags & 1 << i != 0)
+            .map(|(_, n)| *n)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Every CPU's domains, lowest first.
+#[derive(Debug, Clone)]
+pub struct Topology {
+    pub domains: Vec<Vec<SchedDomain>>,
+}
+
+/// A topology level: its name, which CPUs it groups with a CPU, and its `tl->sd_flags`.
+struct Level {
+    name: &'static str,
+    same: fn(&Cpu, &Cpu) -> bool,
+    flags: u32,
+}
+
+/// `default_topology` then the NUMA levels; `cpu_clustergroup_mask` is refined in `mask`.
+const LEVELS: [Level; 6] = [
+    Level {
+        name: "SMT",
+        same: |a, b| a.core == b.core,
+        flags: SD_SHARE_CPUCAPACITY | SD_SHARE_LLC,
+    },
+    Level {
+        name: "CLS",
+        same: |a, b| a.cluster == b.cluster,
+        flags: SD_CLUSTER | SD_SHARE_LLC,
+    },
+    Level {
+        name: "MC",
+        same: |a, b| a.llc == b.llc,
+        flags: SD_SHARE_LLC,
+    },
+    Level {
+        name: "PKG",
+        same: |a, b| a.numa == b.numa,
+        flags: 0,
+    },
+    Level {
+        name: "NODE",
+        same: |a, b| a.numa == b.numa,
+        flags: 0,
+    },
+    Level {
+        name: "NUMA",
+        same: |_, _| true,
+        flags: SD_NUMA,
+    },
+];
+
+/// The CPUs of `level` around `cpu` (`tl->mask(cpu)`).
+fn mask(plat: &Platform, level: usize, cpu: usize) -> Vec<usize> {
+    let me = &plat.cpus[cpu];
+    let of = |l: usize| -> Vec<usize> {
+        let same = LEVELS[l].same;
+        plat.cpus
+            .iter()
+            .filter(|c| same(c, me))
+            .map(|c| c.id)
+            .collect()
+    };
+    // arm64's cpu_clustergroup_mask: a cluster that is the whole LLC is no level of its own.
+    if LEVELS[level].name == "CLS" && of(level) == of(2) {
+        return of(0);
+    }
+    of(level)
+}
+
+/// `asym_cpu_capacity_classify`: a span with several capacities is asymmetric, fully so when
+/// it holds every capacity of the machine.
+fn asym_cpu_capacity_classify(plat: &Platform, span: &[usize]) -> u32 {
+    let mut all: Vec<u32> = plat.cpus.iter().map(|c| c.capacity_orig).collect();
+    all.sort_unstable();
+    all.dedup();
+    let count = all
+        .iter()
+        .filter(|&&cap| span.iter().any(|&c| plat.cpus[c].capacity_orig == cap))
+        .count();
+    match count {
+        0 | 1 => 0,
+        n if n < all.len() => SD_ASYM_CPUCAPACITY,
+        _ => SD_ASYM_CPUCAPACITY | SD_ASYM_CPUCAPACITY_FULL,
+    }
+}
+
+/// `sd_init` for `cpu` at `level`, spanning `span` (the level's mask with the child's).
+fn sd_init(plat: &Platform, level: usize, span: Vec<usize>, now: Ns) -> SchedDomain {
+    let weight = span.len() as u64;
+    let mut flags = SD_BALANCE_NEWIDLE
+        | SD_BALANCE_EXEC
+        | SD_BALANCE_FORK
+        | SD_WAKE_AFFINE
+        | SD_PREFER_SIBLING
+        | LEVELS[level].flags;
+    flags |= asym_cpu_capacity_classify(plat, &span);
+    // Topological properties into behaviour.
+    let (imbalance_pct, cache_nice_tries) = if flags & SD_SHARE_CPUCAPACITY != 0 {
+        (110, 0)
+    } else if flags & SD_NUMA != 0 {
+        // One distance level, within node_reclaim_distance: fork, exec and wake-affine stay.
+        flags = (flags & !SD_PREFER_SIBLING) | SD_SERIALIZE | SD_OVERLAP;
+        (117, 2)
+    } else {
+        (117, 1)
+    };
+    SchedDomain {
+        name: LEVELS[level].name,
+        level: level as u32,
+        span,
+        groups: Vec::new(),
+        flags,
+        min_interval: weight,
+        max_interval: 2 * weight,
+        busy_factor: 16,
+        imbalance_pct,
+        cache_nice_tries,
+        balance_interval: weight,
+        last_balance: now,
+        nr_balance_failed: 0,
+    }
+}
+
+/// `sd_degenerate`.
+fn sd_degenerate(sd: &SchedDomain) -> bool {
+    if sd.span.len() == 1 {
+        return true;
+    }
+    if sd.flags & SD_DEGENERATE_GROUPS_MASK != 0 && sd.groups.len() > 1 {
+        return false;
+    }
+    sd.flags & SD_WAKE_AFFINE == 0
+}
+
+/// `sd_parent_degenerate`.
+fn sd_parent_degenerate(sd: &SchedDomain, parent: &SchedDomain) -> bool {
+    if sd_degenerate(parent) {
+        return true;
+    }
+    if sd.span != parent.span {
+        return false;
+    }
+    let mut pflags = parent.flags;
+    if parent.groups.len() == 1 {
+        pflags &= !SD_DEGENERATE_GROUPS_MASK;
+    }
+    !sd.flags & pflags == 0
+}
+
+impl Topology {
+    /// `build_sched_domains` over every CPU of `plat`; `now` stamps `last_balance`.
+    pub fn build(plat: &Platform, now: Ns) -> Topology {
+        let numa = plat.cpus.iter().any(|c| c.numa != plat.cpus[0].numa);
+        let nr_levels = if numa { LEVELS.len() } else { 4 };
+        let built: Vec<Vec<SchedDomain>> = (0..plat.nr_cpus())
+            .map(|cpu| {
+                let mut doms: Vec<SchedDomain> = Vec::new();
+                for level in 0..nr_levels {
+                    let mut span = mask(plat, level, cpu);
+                    if let Some(child) = doms.last() {
+                        span.extend(&child.span);
+                        span.sort_unstable();
+                        span.dedup();
+                    }
+                    let sd = sd_init(plat, level, span, now);
+                    // Don't spread across CPUs of different capacities.
+                    if sd.flags & SD_ASYM_CPUCAPACITY != 0 {
+                        if let Some(child) = doms.last_mut() {
+                            child.flags &= !SD_PREFER_SIBLING;
+                        }
+                    }
+                    doms.push(sd);
+                }
+                doms
+            })
+            .collect();
+        let mut domains = built.clone();
+        for (cpu, doms) in domains.iter_mut().enumerate() {
+            for (level, sd) in doms.iter_mut().enumerate() {
+                sd.groups = groups(&built, cpu, level);
+            }
+        }
+        for doms in &mut domains {
+            cpu_attach_domain(doms);
+        }
+        Topology { domains }
+    }
+
+    /// The lowest domain of `cpu`, if it has any.
+    pub fn lowest(&self, cpu: usize) -> Option<&SchedDomain> {
+        self.domains[cpu].first()
+    }
+}
+
+/// `build_sched_groups` (and `build_overlap_sched_groups` for NUMA): one group per child
+/// domain within the span (single CPUs at the lowest level), starting from `cpu`'s.
+fn groups(built: &[Vec<SchedDomain>], cpu: usize, level: usize) -> Vec<Vec<usize>> {
+    let span = &built[cpu][level].span;
+    let start = span.iter().position(|&c| c == cpu).unwrap_or(0);
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for &c in span[start..].iter().chain(&span[..start]) {
+        if out.iter().any(|g| g.contains(&c)) {
+            continue;
+        }
+        out.push(match level {
+            0 => vec![c],
+            _ => built[c][level - 1].span.clone(),
+        });
+    }
+    out
+}
+
+/// `cpu_attach_domain`: remove the parents that add nothing to their child (moving
+/// SD_PREFER_SIBLING down), then the lowest domain if it is degenerate.
+fn cpu_attach_domain(doms: &mut Vec<SchedDomain>) {
+    let mut i = 0;
+    while i + 1 < doms.len() {
+        if sd_parent_degenerate(&doms[i], &doms[i + 1]) {
+            let parent = doms.remove(i + 1);
+            doms[i].flags |= parent.flags & SD_PREFER_SIBLING;
+        } else {
+            i += 1;
+        }
+    }
+    if doms.first().is_some_and(sd_degenerate) {
+        doms.remove(0);
+    }
+}
+
+#[cfg(test)]
+mod tests;

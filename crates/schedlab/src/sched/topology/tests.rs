@@ -1,0 +1,114 @@
+//! Domains derived by hand from `sd_init`, `sd_degenerate` and `sd_parent_degenerate`.
+
+use super::*;
+use crate::platform::load_builtin;
+
+const BASE: u32 = SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE;
+
+fn build(name: &str) -> Topology {
+    Topology::build(&load_builtin(name).unwrap(), 0)
+}
+
+fn range(a: usize, b: usize) -> Vec<usize> {
+    (a..=b).collect()
+}
+
+#[test]
+fn smp4_has_one_mc_domain_of_four_single_cpu_groups() {
+    // SMT spans the CPU alone (degenerate); CLS is the whole LLC, so arm64 folds it to SMT;
+    // PKG spans what MC spans with one group: it adds nothing (only SD_WAKE_AFFINE counts).
+    let t = build("smp:4");
+    for cpu in 0..4 {
+        let d = &t.domains[cpu];
+        assert_eq!(d.len(), 1);
+        let mc = &d[0];
+        assert_eq!((mc.name, mc.level, &mc.span), ("MC", 2, &range(0, 3)));
+        assert_eq!(mc.flags, BASE | SD_SHARE_LLC | SD_PREFER_SIBLING);
+        assert_eq!(
+            (mc.imbalance_pct, mc.cache_nice_tries, mc.busy_factor),
+            (117, 1, 16)
+        );
+        assert_eq!(
+            (mc.min_interval, mc.max_interval, mc.balance_interval),
+            (4, 8, 4)
+        );
+        // for_each_cpu_wrap from the CPU itself.
+        let first: Vec<usize> = mc.groups.iter().map(|g| g[0]).collect();
+        assert_eq!(first, (0..4).map(|i| (cpu + i) % 4).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn hikey960_has_mc_per_cluster_and_an_asymmetric_pkg() {
+    // MC: each cluster (its own LLC). PKG: all eight, both capacities (462 and 1024), so
+    // SD_ASYM_CPUCAPACITY | _FULL, and its child MC loses SD_PREFER_SIBLING.
+    let t = build("hikey960");
+    for cpu in 0..8 {
+        let d = &t.domains[cpu];
+        let (mine, other) = if cpu < 4 {
+            (range(0, 3), range(4, 7))
+        } else {
+            (range(4, 7), range(0, 3))
+        };
+        assert_eq!(d.len(), 2);
+        assert_eq!((d[0].name, d[0].level, &d[0].span), ("MC", 2, &mine));
+        assert_eq!(d[0].flags, BASE | SD_SHARE_LLC);
+        assert_eq!(d[0].groups.len(), 4);
+        assert_eq!(
+            (d[1].name, d[1].level, &d[1].span),
+            ("PKG", 3, &range(0, 7))
+        );
+        let asym = SD_ASYM_CPUCAPACITY | SD_ASYM_CPUCAPACITY_FULL;
+        assert_eq!(d[1].flags, BASE | asym | SD_PREFER_SIBLING);
+        assert_eq!(d[1].groups, vec![mine, other]);
+        assert_eq!((d[1].min_interval, d[1].max_interval), (8, 16));
+        assert_eq!(
+            d[1].flag_names(),
+            "SD_BALANCE_NEWIDLE SD_BALANCE_EXEC SD_BALANCE_FORK SD_WAKE_AFFINE SD_ASYM_CPUCAPACITY SD_ASYM_CPUCAPACITY_FULL SD_PREFER_SIBLING"
+        );
+    }
+}
+
+#[test]
+fn icelake_2s_has_smt_mc_and_numa() {
+    // CPU n and n+72 are SMT siblings; the LLC is the package (0-35,72-107 and 36-71,
+    // 108-143), which is the NUMA node: PKG and NODE add nothing to MC. NUMA spans both
+    // nodes: SD_NUMA, SD_SERIALIZE, SD_OVERLAP, no SD_PREFER_SIBLING, cache_nice_tries 2.
+    let t = build("icelake-2s");
+    let node0: Vec<usize> = (0..36).chain(72..108).collect();
+    let node1: Vec<usize> = (36..72).chain(108..144).collect();
+    for (cpu, node, other) in [
+        (0, &node0, &node1),
+        (37, &node1, &node0),
+        (100, &node0, &node1),
+    ] {
+        let d = &t.domains[cpu];
+        let names: Vec<&str> = d.iter().map(|s| s.name).collect();
+        assert_eq!(names, ["SMT", "MC", "NUMA"], "cpu {cpu}");
+        let sibling = if cpu < 72 { cpu + 72 } else { cpu - 72 };
+        let mut smt = vec![cpu, sibling];
+        smt.sort_unstable();
+        assert_eq!((d[0].level, &d[0].span), (0, &smt));
+        assert_eq!(
+            d[0].flags,
+            BASE | SD_SHARE_CPUCAPACITY | SD_SHARE_LLC | SD_PREFER_SIBLING
+        );
+        assert_eq!((d[0].imbalance_pct, d[0].cache_nice_tries), (110, 0));
+        assert_eq!(d[0].groups, vec![vec![cpu], vec![sibling]]);
+        assert_eq!((d[1].level, &d[1].span), (2, node));
+        assert_eq!(d[1].flags, BASE | SD_SHARE_LLC | SD_PREFER_SIBLING);
+        assert_eq!(d[1].groups.len(), 36);
+        assert!(d[1].groups[0].contains(&cpu));
+        assert_eq!((d[2].level, d[2].span.len()), (5, 144));
+        assert_eq!(d[2].flags, BASE | SD_SERIALIZE | SD_OVERLAP | SD_NUMA);
+        assert_eq!((d[2].imbalance_pct, d[2].cache_nice_tries), (117, 2));
+        assert_eq!(d[2].groups, vec![node.clone(), other.clone()]);
+        assert_eq!((d[2].min_interval, d[2].max_interval), (144, 288));
+    }
+}
+
+#[test]
+fn one_cpu_has_no_domain() {
+    let t = build("smp:1");
+    assert!(t.domains[0].is_empty() && t.lowest(0).is_none());
+}
