@@ -25,27 +25,28 @@ pub enum TunableScaling {
     Linear,
 }
 
-/// The `SCHED_FEAT` switches schedlab models, in features.h order.
-pub const FEATURE_NAMES: [&str; 16] = [
-    "GENTLE_FAIR_SLEEPERS",
-    "START_DEBIT",
-    "PLACE_LAG",
-    "PLACE_DEADLINE_INITIAL",
-    "PLACE_REL_DEADLINE",
-    "RUN_TO_PARITY",
-    "PREEMPT_SHORT",
-    "NEXT_BUDDY",
-    "PICK_BUDDY",
-    "LAST_BUDDY",
-    "DELAY_DEQUEUE",
-    "DELAY_ZERO",
-    "WAKEUP_PREEMPTION",
-    "UTIL_EST",
-    "ALT_PERIOD",
-    "BASE_SLICE",
+/// The `SCHED_FEAT` switches schedlab models, in features.h order (the order of `Feat`):
+/// name, and whether it is on under the 6.12 and the 6.1 presets.
+pub const SCHED_FEATS: [(&str, [bool; 2]); 16] = [
+    ("GENTLE_FAIR_SLEEPERS", [true, true]),
+    ("START_DEBIT", [true, true]),
+    ("PLACE_LAG", [true, false]),
+    ("PLACE_DEADLINE_INITIAL", [true, false]),
+    ("PLACE_REL_DEADLINE", [true, false]),
+    ("RUN_TO_PARITY", [true, false]),
+    ("PREEMPT_SHORT", [true, false]),
+    ("NEXT_BUDDY", [false, false]),
+    ("PICK_BUDDY", [true, false]),
+    ("LAST_BUDDY", [false, true]),
+    ("DELAY_DEQUEUE", [true, false]),
+    ("DELAY_ZERO", [true, false]),
+    ("WAKEUP_PREEMPTION", [true, true]),
+    ("UTIL_EST", [true, true]),
+    ("ALT_PERIOD", [false, true]),
+    ("BASE_SLICE", [false, true]),
 ];
 
-/// Index of a feature in [`FEATURE_NAMES`].
+/// Index of a feature in [`SCHED_FEATS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Feat {
@@ -99,110 +100,259 @@ pub struct Features {
     bits: u32,
 }
 
-/// `--set` keys, their meaning, and how each preset sets them.
-pub const SET_KEYS: [(&str, &str); 16] = [
-    (
-        "rt.throttling",
-        "on (6.1: the root rt_rq's bandwidth) | off (6.12)",
-    ),
-    (
-        "rt.rr_timeslice_ms",
-        "sched_rr_timeslice_ms: SCHED_RR slice, > 0",
-    ),
-    (
-        "dl.grub",
-        "classic (<6.5) | pillai-2023 (seed 004) | mainline (6.5+)",
-    ),
-    (
-        "dl.fair_server_runtime_ns",
-        "fair server budget per CPU: 0 (none, 6.1) .. period (6.12: 50000000)",
-    ),
-    (
-        "dl.fair_server_period_ns",
-        "fair server period: 100000 .. 4194304000 (1000000000)",
-    ),
-    ("sched.rt_period_us", "sched_rt_period_us: 1 .. 2^31-1"),
-    (
-        "sched.rt_runtime_us",
-        "sched_rt_runtime_us: -1 (unlimited) | 0 .. sched_rt_period_us",
-    ),
-    ("fair.policy", "eevdf | cfs"),
-    ("pelt.invariance", "clock_pelt | legacy"),
-    ("util_est.form", "ewma (6.8+) | enqueued_ewma (≤6.7)"),
-    ("hz", "tick rate: 100 | 250 | 300 | 1000"),
-    (
-        "sched.tunable_scaling",
-        "none | log | linear (sysctl_sched_tunable_scaling)",
-    ),
-    (
-        "fair.base_slice_ns",
-        "EEVDF base slice, normalised (sysctl_sched_base_slice)",
-    ),
-    ("fair.latency_ns", "CFS sched_latency, normalised"),
-    ("fair.min_granularity_ns", "CFS min_granularity, normalised"),
-    (
-        "fair.wakeup_granularity_ns",
-        "CFS wakeup_granularity, normalised",
-    ),
+/// One `--set` switch: its key, what it means and takes, its value under the 6.12 and the
+/// 6.1 presets, and how it is read and written (`set` answers None to a value it refuses).
+pub struct Switch {
+    pub key: &'static str,
+    pub doc: &'static str,
+    pub preset: [&'static str; 2],
+    get: fn(&Features) -> String,
+    set: fn(&mut Features, &str) -> Option<()>,
+}
+
+/// A value in 1.. (ns).
+fn positive(v: &str) -> Option<u64> {
+    v.parse().ok().filter(|&v| v > 0)
+}
+
+/// Every `--set` switch, in the order runs list them.
+pub const SWITCHES: [Switch; 16] = [
+    Switch {
+        key: "fair.policy",
+        doc: "eevdf | cfs",
+        preset: ["eevdf", "cfs"],
+        get: |f| match f.fair {
+            FairPolicy::Eevdf => "eevdf".into(),
+            FairPolicy::Cfs => "cfs".into(),
+        },
+        set: |f, v| {
+            f.fair = match v {
+                "eevdf" => FairPolicy::Eevdf,
+                "cfs" => FairPolicy::Cfs,
+                _ => return None,
+            };
+            Some(())
+        },
+    },
+    Switch {
+        key: "pelt.invariance",
+        doc: "clock_pelt | legacy",
+        preset: ["clock_pelt", "clock_pelt"],
+        get: |f| f.invariance.name().into(),
+        set: |f, v| {
+            f.invariance = Invariance::from_name(v)?;
+            Some(())
+        },
+    },
+    Switch {
+        key: "util_est.form",
+        doc: "ewma (6.8+) | enqueued_ewma (≤6.7)",
+        preset: ["ewma", "enqueued_ewma"],
+        get: |f| match f.util_est {
+            UtilEstForm::Ewma => "ewma".into(),
+            UtilEstForm::EnqueuedEwma => "enqueued_ewma".into(),
+        },
+        set: |f, v| {
+            f.util_est = match v {
+                "ewma" => UtilEstForm::Ewma,
+                "enqueued_ewma" => UtilEstForm::EnqueuedEwma,
+                _ => return None,
+            };
+            Some(())
+        },
+    },
+    Switch {
+        key: "hz",
+        doc: "tick rate: 100 | 250 | 300 | 1000",
+        preset: ["250", "250"],
+        get: |f| f.hz.to_string(),
+        set: |f, v| {
+            f.hz = v
+                .parse()
+                .ok()
+                .filter(|hz| [100, 250, 300, 1000].contains(hz))?;
+            Some(())
+        },
+    },
+    Switch {
+        key: "sched.tunable_scaling",
+        doc: "none | log | linear (sysctl_sched_tunable_scaling)",
+        preset: ["log", "log"],
+        get: |f| format!("{:?}", f.tunable_scaling).to_lowercase(),
+        set: |f, v| {
+            f.tunable_scaling = match v {
+                "none" => TunableScaling::None,
+                "log" => TunableScaling::Log,
+                "linear" => TunableScaling::Linear,
+                _ => return None,
+            };
+            Some(())
+        },
+    },
+    Switch {
+        key: "fair.base_slice_ns",
+        doc: "EEVDF base slice, normalised (sysctl_sched_base_slice)",
+        preset: ["700000", "700000"],
+        get: |f| f.base_slice_ns.to_string(),
+        set: |f, v| {
+            f.base_slice_ns = positive(v)?;
+            Some(())
+        },
+    },
+    Switch {
+        key: "fair.latency_ns",
+        doc: "CFS sched_latency, normalised",
+        preset: ["6000000", "6000000"],
+        get: |f| f.latency_ns.to_string(),
+        set: |f, v| {
+            f.latency_ns = positive(v)?;
+            Some(())
+        },
+    },
+    Switch {
+        key: "fair.min_granularity_ns",
+        doc: "CFS min_granularity, normalised",
+        preset: ["750000", "750000"],
+        get: |f| f.min_granularity_ns.to_string(),
+        set: |f, v| {
+            f.min_granularity_ns = positive(v)?;
+            Some(())
+        },
+    },
+    Switch {
+        key: "fair.wakeup_granularity_ns",
+        doc: "CFS wakeup_granularity, normalised",
+        preset: ["1000000", "1000000"],
+        get: |f| f.wakeup_granularity_ns.to_string(),
+        set: |f, v| {
+            f.wakeup_granularity_ns = positive(v)?;
+            Some(())
+        },
+    },
+    Switch {
+        key: "rt.throttling",
+        doc: "on (6.1: the root rt_rq's bandwidth) | off (6.12)",
+        preset: ["off", "on"],
+        get: |f| if f.rt_throttling { "on" } else { "off" }.into(),
+        set: |f, v| {
+            f.rt_throttling = match v {
+                "on" => true,
+                "off" => false,
+                _ => return None,
+            };
+            Some(())
+        },
+    },
+    Switch {
+        key: "rt.rr_timeslice_ms",
+        doc: "sched_rr_timeslice_ms: SCHED_RR slice, > 0",
+        preset: ["100", "100"],
+        get: |f| f.rr_timeslice_ms.to_string(),
+        set: |f, v| {
+            f.rr_timeslice_ms = v.parse().ok().filter(|&v| v > 0)?;
+            Some(())
+        },
+    },
+    Switch {
+        key: "dl.grub",
+        doc: "classic (<6.5) | pillai-2023 (seed 004) | mainline (6.5+)",
+        preset: ["mainline", "classic"],
+        get: |f| f.grub.name().into(),
+        set: |f, v| {
+            f.grub = Grub::from_name(v)?;
+            Some(())
+        },
+    },
+    Switch {
+        key: "dl.fair_server_runtime_ns",
+        doc: "fair server budget per CPU: 0 (none, 6.1) .. period (6.12: 50000000)",
+        preset: ["50000000", "0"],
+        get: |f| f.fair_server_runtime_ns.to_string(),
+        set: |f, v| {
+            let v = v.parse().ok().filter(|&v| v <= f.fair_server_period_ns)?;
+            f.fair_server_runtime_ns = v;
+            Some(())
+        },
+    },
+    Switch {
+        key: "dl.fair_server_period_ns",
+        doc: "fair server period: 100000 .. 4194304000 (1000000000)",
+        preset: ["1000000000", "1000000000"],
+        get: |f| f.fair_server_period_ns.to_string(),
+        set: |f, v| {
+            let v = v.parse().ok().filter(|&v| {
+                (100_000..=4_194_304_000).contains(&v) && f.fair_server_runtime_ns <= v
+            })?;
+            f.fair_server_period_ns = v;
+            Some(())
+        },
+    },
+    Switch {
+        key: "sched.rt_period_us",
+        doc: "sched_rt_period_us: 1 .. 2^31-1",
+        preset: ["1000000", "1000000"],
+        get: |f| f.rt_period_us.to_string(),
+        set: |f, v| {
+            let v = v.parse().ok().filter(|&v| {
+                (1..=0x7fff_ffff).contains(&v) && f.rt_runtime_us.is_none_or(|r| r <= v)
+            })?;
+            f.rt_period_us = v;
+            Some(())
+        },
+    },
+    Switch {
+        key: "sched.rt_runtime_us",
+        doc: "sched_rt_runtime_us: -1 (unlimited) | 0 .. sched_rt_period_us",
+        preset: ["950000", "950000"],
+        get: |f| f.rt_runtime_us.map_or("-1".into(), |r| r.to_string()),
+        set: |f, v| {
+            f.rt_runtime_us = match v.parse::<i64>().ok()? {
+                -1 => None,
+                v if (0..=f.rt_period_us as i64).contains(&v) => Some(v as u64),
+                _ => return None,
+            };
+            Some(())
+        },
+    },
 ];
 
 impl Features {
-    /// The coherent defaults of a kernel version.
+    /// The coherent defaults of a kernel version: every switch and feature at its value in
+    /// the kernel's row.
     pub fn preset(kernel: Kernel) -> Features {
-        let on_6_12 = [
-            Feat::GentleFairSleepers,
-            Feat::StartDebit,
-            Feat::PlaceLag,
-            Feat::PlaceDeadlineInitial,
-            Feat::PlaceRelDeadline,
-            Feat::RunToParity,
-            Feat::PreemptShort,
-            Feat::PickBuddy,
-            Feat::DelayDequeue,
-            Feat::DelayZero,
-            Feat::WakeupPreemption,
-            Feat::UtilEst,
-        ];
-        let on_6_1 = [
-            Feat::GentleFairSleepers,
-            Feat::StartDebit,
-            Feat::LastBuddy,
-            Feat::WakeupPreemption,
-            Feat::UtilEst,
-            Feat::AltPeriod,
-            Feat::BaseSlice,
-        ];
-        let (fair, on): (FairPolicy, &[Feat]) = match kernel {
-            Kernel::V6_12 => (FairPolicy::Eevdf, &on_6_12),
-            Kernel::V6_1 => (FairPolicy::Cfs, &on_6_1),
-        };
-        Features {
+        let k = Kernel::ALL
+            .iter()
+            .position(|&x| x == kernel)
+            .expect("a known kernel");
+        let mut f = Features {
             kernel,
-            fair,
+            fair: FairPolicy::Eevdf,
             invariance: Invariance::ClockPelt,
-            util_est: kernel.util_est(),
+            util_est: UtilEstForm::Ewma,
             hz: 250,
             tunable_scaling: TunableScaling::Log,
-            base_slice_ns: 700_000,
-            latency_ns: 6_000_000,
-            min_granularity_ns: 750_000,
-            wakeup_granularity_ns: 1_000_000,
+            base_slice_ns: 0,
+            latency_ns: 0,
+            min_granularity_ns: 0,
+            wakeup_granularity_ns: 0,
             cpufreq: cpufreq::Tunables::default(),
-            grub: match kernel {
-                Kernel::V6_12 => Grub::Mainline,
-                Kernel::V6_1 => Grub::Classic,
-            },
-            rt_period_us: 1_000_000,
-            rt_runtime_us: Some(950_000),
-            rt_throttling: kernel == Kernel::V6_1,
-            rr_timeslice_ms: 100,
-            fair_server_runtime_ns: match kernel {
-                Kernel::V6_12 => 50_000_000,
-                Kernel::V6_1 => 0,
-            },
-            fair_server_period_ns: 1_000_000_000,
-            bits: on.iter().fold(0, |b, f| b | 1 << *f as u32),
+            grub: Grub::Mainline,
+            // Wide enough that each runtime's check against its period passes in table order.
+            rt_period_us: 0x7fff_ffff,
+            rt_runtime_us: None,
+            rt_throttling: false,
+            rr_timeslice_ms: 0,
+            fair_server_runtime_ns: 0,
+            fair_server_period_ns: 4_194_304_000,
+            bits: 0,
+        };
+        for s in &SWITCHES {
+            (s.set)(&mut f, s.preset[k]).expect("a preset's value is valid");
         }
+        f.bits = (SCHED_FEATS.iter().enumerate())
+            .filter(|(_, (_, on))| on[k])
+            .fold(0, |b, (i, _)| b | 1 << i);
+        f
     }
 
     #[inline(always)]
@@ -216,9 +366,9 @@ impl Features {
             Some(n) => (n, false),
             None => (spec, true),
         };
-        let i = FEATURE_NAMES
+        let i = SCHED_FEATS
             .iter()
-            .position(|n| *n == name)
+            .position(|(n, _)| *n == name)
             .ok_or_else(|| {
                 InputError::new(
                     "--feature",
@@ -239,102 +389,19 @@ impl Features {
         let (key, value) = spec
             .split_once('=')
             .ok_or_else(|| err(format!("{spec:?} is not KEY=VALUE")))?;
-        let bad = || {
-            err(format!(
-                "{key}={value:?}: expected {}",
-                SET_KEYS
-                    .iter()
-                    .find(|(k, _)| *k == key)
-                    .map_or("", |(_, v)| v)
-            ))
-        };
-        let ns = || value.parse::<u64>().ok().filter(|v| *v > 0).ok_or_else(bad);
         if let Some(r) = self.cpufreq.set(key, value) {
             return r.map_err(err);
         }
-        match key {
-            "fair.policy" => {
-                self.fair = match value {
-                    "eevdf" => FairPolicy::Eevdf,
-                    "cfs" => FairPolicy::Cfs,
-                    _ => return Err(bad()),
-                }
-            }
-            "pelt.invariance" => self.invariance = Invariance::from_name(value).ok_or_else(bad)?,
-            "util_est.form" => {
-                self.util_est = match value {
-                    "ewma" => UtilEstForm::Ewma,
-                    "enqueued_ewma" => UtilEstForm::EnqueuedEwma,
-                    _ => return Err(bad()),
-                }
-            }
-            "hz" => {
-                self.hz = match value.parse() {
-                    Ok(hz @ (100 | 250 | 300 | 1000)) => hz,
-                    _ => return Err(bad()),
-                }
-            }
-            "sched.tunable_scaling" => {
-                self.tunable_scaling = match value {
-                    "none" => TunableScaling::None,
-                    "log" => TunableScaling::Log,
-                    "linear" => TunableScaling::Linear,
-                    _ => return Err(bad()),
-                }
-            }
-            "rt.throttling" => {
-                self.rt_throttling = match value {
-                    "on" => true,
-                    "off" => false,
-                    _ => return Err(bad()),
-                }
-            }
-            "rt.rr_timeslice_ms" => {
-                self.rr_timeslice_ms = value.parse().ok().filter(|v| *v > 0).ok_or_else(bad)?
-            }
-            "dl.grub" => self.grub = Grub::from_name(value).ok_or_else(bad)?,
-            "dl.fair_server_runtime_ns" => {
-                self.fair_server_runtime_ns = match value.parse::<u64>() {
-                    Ok(v) if v <= self.fair_server_period_ns => v,
-                    _ => return Err(bad()),
-                }
-            }
-            "dl.fair_server_period_ns" => {
-                self.fair_server_period_ns = match value.parse::<u64>() {
-                    Ok(v @ 100_000..=4_194_304_000) if self.fair_server_runtime_ns <= v => v,
-                    _ => return Err(bad()),
-                }
-            }
-            "sched.rt_period_us" => {
-                self.rt_period_us = match value.parse::<u64>() {
-                    Ok(v @ 1..=0x7fff_ffff) if self.rt_runtime_us.is_none_or(|r| r <= v) => v,
-                    _ => return Err(bad()),
-                }
-            }
-            "sched.rt_runtime_us" => {
-                self.rt_runtime_us = match value.parse::<i64>() {
-                    Ok(-1) => None,
-                    Ok(v) if (0..=self.rt_period_us as i64).contains(&v) => Some(v as u64),
-                    _ => return Err(bad()),
-                }
-            }
-            "fair.base_slice_ns" => self.base_slice_ns = ns()?,
-            "fair.latency_ns" => self.latency_ns = ns()?,
-            "fair.min_granularity_ns" => self.min_granularity_ns = ns()?,
-            "fair.wakeup_granularity_ns" => self.wakeup_granularity_ns = ns()?,
-            _ => {
-                return Err(err(format!(
-                    "unknown key {key:?}; known: {}",
-                    SET_KEYS
-                        .iter()
-                        .chain(&cpufreq::TUNABLE_KEYS)
-                        .map(|(k, _)| *k)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )))
-            }
-        }
-        Ok(())
+        let Some(s) = SWITCHES.iter().find(|s| s.key == key) else {
+            let known: Vec<&str> = (SWITCHES.iter().map(|s| s.key))
+                .chain(cpufreq::TUNABLE_KEYS.iter().map(|(k, _)| *k))
+                .collect();
+            return Err(err(format!(
+                "unknown key {key:?}; known: {}",
+                known.join(", ")
+            )));
+        };
+        (s.set)(self, value).ok_or_else(|| err(format!("{key}={value:?}: expected {}", s.doc)))
     }
 
     /// `get_update_sysctl_factor`: 1 + ilog2(min(ncpus, 8)) under the default LOG scaling.
@@ -377,73 +444,17 @@ impl Features {
 
     /// Every switch and its value, for `schedlab features` and run headers.
     pub fn listing(&self) -> Vec<(String, String)> {
-        let mut out = vec![
-            (
-                "fair.policy".to_string(),
-                match self.fair {
-                    FairPolicy::Eevdf => "eevdf",
-                    FairPolicy::Cfs => "cfs",
-                }
-                .to_string(),
-            ),
-            ("pelt.invariance".into(), self.invariance.name().into()),
-            (
-                "util_est.form".into(),
-                match self.util_est {
-                    UtilEstForm::Ewma => "ewma",
-                    UtilEstForm::EnqueuedEwma => "enqueued_ewma",
-                }
-                .into(),
-            ),
-            ("hz".into(), self.hz.to_string()),
-            (
-                "sched.tunable_scaling".into(),
-                format!("{:?}", self.tunable_scaling).to_lowercase(),
-            ),
-            ("fair.base_slice_ns".into(), self.base_slice_ns.to_string()),
-            ("fair.latency_ns".into(), self.latency_ns.to_string()),
-            (
-                "fair.min_granularity_ns".into(),
-                self.min_granularity_ns.to_string(),
-            ),
-            (
-                "fair.wakeup_granularity_ns".into(),
-                self.wakeup_granularity_ns.to_string(),
-            ),
-        ];
-        out.push((
-            "rt.throttling".into(),
-            if self.rt_throttling { "on" } else { "off" }.into(),
-        ));
-        out.push((
-            "rt.rr_timeslice_ms".into(),
-            self.rr_timeslice_ms.to_string(),
-        ));
-        out.push(("dl.grub".into(), self.grub.name().into()));
-        out.push((
-            "dl.fair_server_runtime_ns".into(),
-            self.fair_server_runtime_ns.to_string(),
-        ));
-        out.push((
-            "dl.fair_server_period_ns".into(),
-            self.fair_server_period_ns.to_string(),
-        ));
-        out.push(("sched.rt_period_us".into(), self.rt_period_us.to_string()));
-        out.push((
-            "sched.rt_runtime_us".into(),
-            self.rt_runtime_us.map_or("-1".into(), |r| r.to_string()),
-        ));
+        let mut out: Vec<(String, String)> = (SWITCHES.iter())
+            .map(|s| (s.key.to_string(), (s.get)(self)))
+            .collect();
         out.extend(self.cpufreq.listing());
-        for (i, name) in FEATURE_NAMES.iter().enumerate() {
-            out.push((
-                name.to_string(),
-                if self.bits & (1 << i) != 0 {
-                    "on"
-                } else {
-                    "off"
-                }
-                .into(),
-            ));
+        for (i, (name, _)) in SCHED_FEATS.iter().enumerate() {
+            let on = if self.bits & (1 << i) != 0 {
+                "on"
+            } else {
+                "off"
+            };
+            out.push((name.to_string(), on.into()));
         }
         out
     }
@@ -461,6 +472,43 @@ mod tests {
         let f = Features::preset(Kernel::V6_1);
         assert_eq!(f.fair, FairPolicy::Cfs);
         assert!(f.has(Feat::LastBuddy) && f.has(Feat::BaseSlice) && !f.has(Feat::DelayDequeue));
+    }
+
+    #[test]
+    fn each_feat_names_its_row() {
+        let named = [
+            (Feat::GentleFairSleepers, "GENTLE_FAIR_SLEEPERS"),
+            (Feat::StartDebit, "START_DEBIT"),
+            (Feat::PlaceLag, "PLACE_LAG"),
+            (Feat::PlaceDeadlineInitial, "PLACE_DEADLINE_INITIAL"),
+            (Feat::PlaceRelDeadline, "PLACE_REL_DEADLINE"),
+            (Feat::RunToParity, "RUN_TO_PARITY"),
+            (Feat::PreemptShort, "PREEMPT_SHORT"),
+            (Feat::NextBuddy, "NEXT_BUDDY"),
+            (Feat::PickBuddy, "PICK_BUDDY"),
+            (Feat::LastBuddy, "LAST_BUDDY"),
+            (Feat::DelayDequeue, "DELAY_DEQUEUE"),
+            (Feat::DelayZero, "DELAY_ZERO"),
+            (Feat::WakeupPreemption, "WAKEUP_PREEMPTION"),
+            (Feat::UtilEst, "UTIL_EST"),
+            (Feat::AltPeriod, "ALT_PERIOD"),
+            (Feat::BaseSlice, "BASE_SLICE"),
+        ];
+        assert_eq!(named.len(), SCHED_FEATS.len());
+        for (f, name) in named {
+            assert_eq!(SCHED_FEATS[f as usize].0, name);
+        }
+    }
+
+    #[test]
+    fn every_switch_reads_back_what_it_was_set_to() {
+        for k in Kernel::ALL {
+            let f = Features::preset(k);
+            let i = Kernel::ALL.iter().position(|&x| x == k).unwrap();
+            for s in &SWITCHES {
+                assert_eq!((s.get)(&f), s.preset[i], "{}", s.key);
+            }
+        }
     }
 
     #[test]
