@@ -110,9 +110,20 @@ pub struct Switch {
     set: fn(&mut Features, &str) -> Option<()>,
 }
 
-/// A value in 1.. (ns).
-fn positive(v: &str) -> Option<u64> {
-    v.parse().ok().filter(|&v| v > 0)
+/// A switch that takes any value above zero, the same under both presets.
+macro_rules! positive {
+    ($key:literal, $doc:literal, $preset:literal, $field:ident) => {
+        Switch {
+            key: $key,
+            doc: $doc,
+            preset: [$preset, $preset],
+            get: |f| f.$field.to_string(),
+            set: |f, v| {
+                f.$field = v.parse().ok().filter(|&v| v > 0)?;
+                Some(())
+            },
+        }
+    };
 }
 
 /// Every `--set` switch, in the order runs list them.
@@ -189,46 +200,30 @@ pub const SWITCHES: [Switch; 16] = [
             Some(())
         },
     },
-    Switch {
-        key: "fair.base_slice_ns",
-        doc: "EEVDF base slice, normalised (sysctl_sched_base_slice)",
-        preset: ["700000", "700000"],
-        get: |f| f.base_slice_ns.to_string(),
-        set: |f, v| {
-            f.base_slice_ns = positive(v)?;
-            Some(())
-        },
-    },
-    Switch {
-        key: "fair.latency_ns",
-        doc: "CFS sched_latency, normalised",
-        preset: ["6000000", "6000000"],
-        get: |f| f.latency_ns.to_string(),
-        set: |f, v| {
-            f.latency_ns = positive(v)?;
-            Some(())
-        },
-    },
-    Switch {
-        key: "fair.min_granularity_ns",
-        doc: "CFS min_granularity, normalised",
-        preset: ["750000", "750000"],
-        get: |f| f.min_granularity_ns.to_string(),
-        set: |f, v| {
-            f.min_granularity_ns = positive(v)?;
-            Some(())
-        },
-    },
-    Switch {
-        key: "fair.wakeup_granularity_ns",
-        doc: "CFS wakeup_granularity, normalised",
-        preset: ["1000000", "1000000"],
-        get: |f| f.wakeup_granularity_ns.to_string(),
-        set: |f, v| {
-            f.wakeup_granularity_ns = positive(v)?;
-            Some(())
-        },
-    },
+    positive!(
+        "fair.base_slice_ns",
+        "EEVDF base slice, normalised (sysctl_sched_base_slice)",
+        "700000",
+        base_slice_ns
+    ),
+    positive!(
+        "fair.latency_ns",
+        "CFS sched_latency, normalised",
+        "6000000",
+        latency_ns
+    ),
+    positive!(
+        "fair.min_granularity_ns",
+        "CFS min_granularity, normalised",
+        "750000",
+        min_granularity_ns
+    ),
+    positive!(
+        "fair.wakeup_granularity_ns",
+        "CFS wakeup_granularity, normalised",
+        "1000000",
+        wakeup_granularity_ns
+    ),
     Switch {
         key: "rt.throttling",
         doc: "on (6.1: the root rt_rq's bandwidth) | off (6.12)",
@@ -243,16 +238,12 @@ pub const SWITCHES: [Switch; 16] = [
             Some(())
         },
     },
-    Switch {
-        key: "rt.rr_timeslice_ms",
-        doc: "sched_rr_timeslice_ms: SCHED_RR slice, > 0",
-        preset: ["100", "100"],
-        get: |f| f.rr_timeslice_ms.to_string(),
-        set: |f, v| {
-            f.rr_timeslice_ms = v.parse().ok().filter(|&v| v > 0)?;
-            Some(())
-        },
-    },
+    positive!(
+        "rt.rr_timeslice_ms",
+        "sched_rr_timeslice_ms: SCHED_RR slice, > 0",
+        "100",
+        rr_timeslice_ms
+    ),
     Switch {
         key: "dl.grub",
         doc: "classic (<6.5) | pillai-2023 (seed 004) | mainline (6.5+)",
