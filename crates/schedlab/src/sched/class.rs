@@ -6,32 +6,42 @@
 use super::deadline::SchedDlEntity;
 use super::fair::{SchedEntity, Tunables};
 use super::features::Features;
-use super::hooks::Hooks;
+use super::hooks::{Hooks, RqHooks};
 use super::rq::Rq;
 use super::rt::SchedRtEntity;
 use super::weight::LoadWeight;
 use super::Sched;
 use crate::sched::uapi::Policy;
 
-/// What every CPU's classes share: the entities, the switches, the tunables.
+/// What a class operation on one runqueue reaches besides it: the entities, the switches,
+/// the tunables, and the machine (tracepoints, timers).
 pub struct Env<'a> {
     pub ses: &'a mut [SchedEntity],
     pub dl: &'a mut [SchedDlEntity],
     pub rt: &'a mut [SchedRtEntity],
     pub feat: &'a Features,
     pub tun: &'a Tunables,
-    /// Record tracepoints into `Rq::notes`.
-    pub tracing: bool,
     /// `sched_asym_cpucap_active`: CPUs of different capacities.
     pub asym: bool,
+    pub hooks: RqHooks<'a>,
+}
+
+/// What `dequeue_task` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dequeued {
+    Off,
+    /// Still queued: fair's delayed dequeue.
+    Delayed,
+    /// Off, and its deadline bandwidth leaves the root domain (a dead task past its 0-lag
+    /// time: `task_non_contending`), which the core owns.
+    Released,
 }
 
 /// The operations of `struct sched_class` that schedlab's core calls (`p` is a task id;
 /// `rq` is the CPU the task is on, or leaves).
 pub trait SchedClass: Sync {
     fn enqueue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32);
-    /// False when the task stays queued (fair's delayed dequeue).
-    fn dequeue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) -> bool;
+    fn dequeue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) -> Dequeued;
     fn yield_task(&self, rq: &mut Rq, env: &mut Env, p: u32);
     /// Should the woken `p` preempt `rq.curr`, which is of this class?
     fn wakeup_preempt(&self, rq: &mut Rq, env: &mut Env, p: u32, wake_flags: u32) -> bool;
@@ -50,16 +60,8 @@ pub trait SchedClass: Sync {
     fn task_dead(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
     /// `p` takes a new weight (a nice change).
     fn reweight_task(&self, _rq: &mut Rq, _env: &mut Env, _p: u32, _lw: LoadWeight) {}
-    /// The CPU `p` should run on (`wake_flags`: WF_FORK or WF_TTWU).
-    fn select_task_rq(
-        &self,
-        rqs: &[Rq],
-        env: &Env,
-        p: u32,
-        allowed: &[bool],
-        prev: usize,
-        wake_flags: u32,
-    ) -> usize;
+    /// The CPU `p` should run on (`wake_flags`: WF_FORK or WF_TTWU), among those it may.
+    fn select_task_rq(&self, s: &Sched, p: u32, prev: usize, wake_flags: u32) -> usize;
 }
 
 /// A task's class (`p->sched_class`), highest first.
@@ -195,118 +197,4 @@ pub fn pick_next_task(rq: &mut Rq, env: &mut Env) -> Option<(Class, u32)> {
         .iter()
         .find_map(|&c| c.ops().pick_task(rq, env).map(|p| (c, p)))?;
     Some((if rq.dl_server { Class::Fair } else { c }, p))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::kernel::Kernel;
-    use crate::sched::clock_pelt::{CpuScale, RqClock};
-    use crate::sched::flags::*;
-
-    const T0: u64 = 1_000_000_000;
-
-    /// Every task's entities, the switches and the tunables: what an `Env` borrows.
-    struct Shared {
-        ses: Vec<SchedEntity>,
-        dl: Vec<SchedDlEntity>,
-        rt: Vec<SchedRtEntity>,
-        feat: Features,
-        tun: Tunables,
-    }
-
-    impl Shared {
-        fn env(&mut self) -> Env<'_> {
-            Env {
-                ses: &mut self.ses,
-                dl: &mut self.dl,
-                rt: &mut self.rt,
-                feat: &self.feat,
-                tun: &self.tun,
-                tracing: false,
-                asym: false,
-            }
-        }
-    }
-
-    fn machine(n: usize, kernel: Kernel) -> (Vec<Rq>, Shared) {
-        let feat = Features::preset(kernel);
-        let tun = Tunables::new(&feat, n);
-        let scale = CpuScale {
-            cpu: 1024,
-            freq: 1024,
-        };
-        let rqs = (0..n)
-            .map(|_| {
-                Rq::new(
-                    RqClock::new(feat.invariance, scale, T0),
-                    1024,
-                    crate::sched::deadline::DlRq::new(None),
-                    crate::sched::rt::RtRq::new(None, 25),
-                )
-            })
-            .collect();
-        let ses = (0..4)
-            .map(|_| SchedEntity::new(LoadWeight::of_nice(0, false), feat.util_est.initial()))
-            .collect();
-        let shared = Shared {
-            ses,
-            dl: vec![SchedDlEntity::default(); 4],
-            rt: vec![SchedRtEntity::default(); 4],
-            feat,
-            tun,
-        };
-        (rqs, shared)
-    }
-
-    /// Fork `p` onto `rq` and enqueue it, through the class interface.
-    fn fork(rq: &mut Rq, env: &mut Env, p: u32) {
-        let fair = Class::of(Policy::Other).ops();
-        fair.task_fork(rq, env, p);
-        fair.enqueue_task(rq, env, p, ENQUEUE_INITIAL);
-    }
-
-    #[test]
-    fn pick_next_task_runs_the_fair_task_or_the_idle_task() {
-        for kernel in [Kernel::V6_12, Kernel::V6_1] {
-            let (mut rqs, mut shared) = machine(1, kernel);
-            let mut env = shared.env();
-            let rq = &mut rqs[0];
-            assert_eq!(pick_next_task(rq, &mut env), None);
-            fork(rq, &mut env, 2);
-            assert_eq!(rq.nr_running(), 1);
-            assert_eq!(pick_next_task(rq, &mut env), Some((Class::Fair, 2)));
-            Class::Fair.ops().set_next_task(rq, &mut env, 2);
-            rq.curr = Some(2);
-            assert!(!rq.idle());
-            assert!(Class::Fair
-                .ops()
-                .dequeue_task(rq, &mut env, 2, DEQUEUE_SPECIAL));
-            rq.curr = None;
-            assert!(rq.idle());
-        }
-    }
-
-    #[test]
-    fn placement_wakes_on_an_idle_prev_else_the_least_loaded_allowed_cpu() {
-        let (mut rqs, mut shared) = machine(4, Kernel::V6_12);
-        let mut env = shared.env();
-        // CPU 1 runs one task, CPU 2 has two queued: 0 and 3 are idle.
-        fork(&mut rqs[1], &mut env, 0);
-        rqs[1].curr = Some(0);
-        fork(&mut rqs[2], &mut env, 1);
-        fork(&mut rqs[2], &mut env, 2);
-        let fair = Class::Fair.ops();
-        let all = [true; 4];
-        assert_eq!(fair.select_task_rq(&rqs, &env, 0, &all, 3, WF_TTWU), 3);
-        assert_eq!(fair.select_task_rq(&rqs, &env, 0, &all, 1, WF_TTWU), 0);
-        assert_eq!(fair.select_task_rq(&rqs, &env, 0, &all, 3, WF_FORK), 0);
-        let busy_only = [false, true, true, false];
-        assert_eq!(
-            fair.select_task_rq(&rqs, &env, 0, &busy_only, 2, WF_TTWU),
-            1
-        );
-        let one = [false, false, true, false];
-        assert_eq!(fair.select_task_rq(&rqs, &env, 0, &one, 0, WF_TTWU), 2);
-    }
 }

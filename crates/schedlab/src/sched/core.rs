@@ -1,11 +1,11 @@
 //! kernel/sched/core.c: the entry points the machine calls (wake-ups, sleeps, schedule(),
 //! the tick, attribute changes, timers) and the class plumbing under them.
 
-use super::class::{self, Class, Env, SchedClass};
+use super::class::{self, Class, Dequeued, Env, SchedClass};
 use super::deadline::SchedDlEntity;
 use super::fair::SchedEntity;
 use super::flags::*;
-use super::hooks::{Hooks, PrevState, SchedTimer, Switch, Tracepoint};
+use super::hooks::{Hooks, PrevState, RqHooks, SchedTimer, Switch, Tracepoint};
 use super::idle;
 use super::pelt::cap_scale;
 use super::rq::Rq;
@@ -25,23 +25,8 @@ impl Sched {
         rq.clock.update(now, rq.curr.is_none());
     }
 
-    /// The runqueues, what their classes share, and the tasks.
-    #[inline]
-    pub(super) fn parts(&mut self, tracing: bool) -> (&mut [Rq], Env<'_>, &[SchedTask]) {
-        let env = Env {
-            ses: &mut self.ses,
-            dl: &mut self.dls,
-            rt: &mut self.rts,
-            feat: &self.feat,
-            tun: &self.tun,
-            tracing,
-            asym: self.asym,
-        };
-        (&mut self.rqs, env, &self.tasks)
-    }
-
-    /// Run a class operation on `cpu`'s runqueue, then pass on the tracepoints it recorded
-    /// and the timers it armed, and, if it changed the root cfs_rq's signals, tell cpufreq.
+    /// Run a class operation on `cpu`'s runqueue (tracepoints and timers go straight to the
+    /// machine); then, if it changed the root cfs_rq's signals, tell cpufreq.
     #[inline]
     pub(super) fn on_rq<H: Hooks, R>(
         &mut self,
@@ -49,10 +34,16 @@ impl Sched {
         h: &mut H,
         op: impl FnOnce(&mut Rq, &mut Env) -> R,
     ) -> R {
-        let (rqs, mut env, _) = self.parts(h.tracing());
-        let r = op(&mut rqs[cpu], &mut env);
-        self.drain_notes(cpu, h);
-        self.drain_dl(cpu, h);
+        let mut env = Env {
+            ses: &mut self.ses,
+            dl: &mut self.dls,
+            rt: &mut self.rts,
+            feat: &self.feat,
+            tun: &self.tun,
+            asym: self.asym,
+            hooks: RqHooks::new(h, &self.tasks, cpu),
+        };
+        let r = op(&mut self.rqs[cpu], &mut env);
         self.util_change(cpu, h);
         r
     }
@@ -61,21 +52,6 @@ impl Sched {
     #[inline]
     pub(super) fn class(&self, p: u32) -> &'static dyn SchedClass {
         self.tasks[p as usize].class.ops()
-    }
-
-    /// Hand the classes' tracepoint records to the machine.
-    fn drain_notes<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
-        if !h.tracing() || self.rqs[cpu].notes.is_empty() {
-            return;
-        }
-        let notes = std::mem::take(&mut self.rqs[cpu].notes);
-        let task = self.rqs[cpu].curr;
-        for &note in &notes {
-            h.trace(self, Tracepoint::Fair { cpu, task, note });
-        }
-        let mut notes = notes;
-        notes.clear();
-        self.rqs[cpu].notes = notes;
     }
 
     /// `cpufreq_update_util` after a class operation that changed the root cfs_rq's PELT
@@ -97,7 +73,7 @@ impl Sched {
     fn trace_cpu_capacity<H: Hooks>(&self, cpu: usize, h: &mut H) {
         let rq = &self.rqs[cpu];
         h.trace(
-            self,
+            &self.tasks,
             Tracepoint::CpuCapacity {
                 cpu,
                 capacity: rq.cpu_capacity,
@@ -218,8 +194,8 @@ impl Sched {
                 child: id,
                 cpu,
             };
-            h.trace(self, fork);
-            h.trace(self, Tracepoint::Rename { task: id, cpu });
+            h.trace(&self.tasks, fork);
+            h.trace(&self.tasks, Tracepoint::Rename { task: id, cpu });
         }
         self.update_rq_clock(cpu, h.now());
         let class = self.class(id);
@@ -229,7 +205,7 @@ impl Sched {
             target: cpu,
         };
         self.ttwu_do_activate(id, cpu, (ENQUEUE_INITIAL, WF_FORK), h, |s, h| {
-            h.trace(s, tp)
+            h.trace(&s.tasks, tp)
         });
         true
     }
@@ -261,11 +237,9 @@ impl Sched {
 
     /// `select_task_rq`: the task's class chooses; a CPU the task may not run on gives way to
     /// the first one it may (`select_fallback_rq`).
-    fn select_task_rq(&mut self, id: u32, prev: usize, wake_flags: u32) -> usize {
-        let class = self.class(id);
-        let (rqs, env, tasks) = self.parts(false);
-        let allowed = &tasks[id as usize].cpus_mask;
-        let cpu = class.select_task_rq(rqs, &env, id, allowed, prev, wake_flags);
+    fn select_task_rq(&self, id: u32, prev: usize, wake_flags: u32) -> usize {
+        let cpu = self.class(id).select_task_rq(self, id, prev, wake_flags);
+        let allowed = &self.tasks[id as usize].cpus_mask;
         if allowed[cpu] {
             return cpu;
         }
@@ -366,9 +340,9 @@ impl Sched {
                     cpu: waker_cpu,
                     target: prev,
                 };
-                h.trace(s, waking);
+                h.trace(&s.tasks, waking);
                 h.trace(
-                    s,
+                    &s.tasks,
                     Tracepoint::Wakeup {
                         task: id,
                         target: prev,
@@ -384,7 +358,7 @@ impl Sched {
                 cpu: waker_cpu,
                 target: cpu,
             };
-            h.trace(self, waking);
+            h.trace(&self.tasks, waking);
         }
         let mut flags = ENQUEUE_WAKEUP;
         if cpu != prev {
@@ -397,7 +371,7 @@ impl Sched {
         self.update_rq_clock(cpu, now);
         self.ttwu_do_activate(id, cpu, (flags, WF_TTWU), h, |s, h| {
             h.trace(
-                s,
+                &s.tasks,
                 Tracepoint::Wakeup {
                     task: id,
                     target: cpu,
@@ -413,7 +387,7 @@ impl Sched {
         t.cpu = to;
         t.stats.migrations += 1;
         if h.tracing() {
-            h.trace(self, Tracepoint::Migrate { task: id, from, to });
+            h.trace(&self.tasks, Tracepoint::Migrate { task: id, from, to });
         }
     }
 
@@ -584,19 +558,23 @@ impl Sched {
         };
         let class = self.class(id);
         self.uclamp_dec(id, cpu);
-        self.on_rq(cpu, h, |rq, env| {
-            class.dequeue_task(rq, env, id, flags);
+        let dequeued = self.on_rq(cpu, h, |rq, env| {
+            let dequeued = class.dequeue_task(rq, env, id, flags);
             if state == TaskState::Dead {
                 class.task_dead(rq, env, id);
             }
+            dequeued
         });
+        if dequeued == Dequeued::Released {
+            self.dl_release(id);
+        }
         h.cpufreq_update_util(self, cpu, Hook::Sleep);
         let t = &mut self.tasks[id as usize];
         t.set_state(state, now);
         if state == TaskState::Dead {
             t.stats.ended_at = Some(now);
             if h.tracing() {
-                h.trace(self, Tracepoint::Exit { task: id, cpu });
+                h.trace(&self.tasks, Tracepoint::Exit { task: id, cpu });
             }
         }
         self.schedule(cpu, h);

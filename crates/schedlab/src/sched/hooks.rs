@@ -3,6 +3,7 @@
 
 use super::deadline::{DlNote, DlTimer};
 use super::fair::Note;
+use super::task::SchedTask;
 use super::Sched;
 use crate::cpufreq::Hook;
 use crate::time::Ns;
@@ -123,8 +124,8 @@ pub trait Hooks {
     fn now(&self) -> Ns;
     /// Are tracepoints recorded? (The scheduler builds none otherwise.)
     fn tracing(&self) -> bool;
-    /// A tracepoint fires; `s` names its tasks.
-    fn trace(&mut self, s: &Sched, tp: Tracepoint);
+    /// A tracepoint fires; `tasks` names its tasks.
+    fn trace(&mut self, tasks: &[SchedTask], tp: Tracepoint);
     /// Arm `timer` to expire at `at`.
     fn arm(&mut self, at: Ns, timer: SchedTimer);
     /// `resched_curr`: `cpu` must pick again. The machine chooses when (schedlab's engine:
@@ -136,4 +137,45 @@ pub trait Hooks {
     /// `cpufreq_update_util`: the governor of `cpu`'s policy may change its frequency,
     /// which the machine applies (`Sched::set_freq_scale` for the runqueues' clocks).
     fn cpufreq_update_util(&mut self, s: &mut Sched, cpu: usize, hook: Hook);
+}
+
+/// The machine as a class operation reaches it while it holds `cpu`'s runqueue: `Hooks`
+/// behind a pointer (tracepoints and timers are rare, so the indirect call costs nothing
+/// measurable), with the tasks a tracepoint names.
+pub struct RqHooks<'a> {
+    h: &'a mut dyn Hooks,
+    tasks: &'a [SchedTask],
+    pub cpu: usize,
+    /// `h.tracing()`, read once.
+    pub tracing: bool,
+}
+
+impl<'a> RqHooks<'a> {
+    pub fn new<H: Hooks>(h: &'a mut H, tasks: &'a [SchedTask], cpu: usize) -> RqHooks<'a> {
+        let tracing = h.tracing();
+        RqHooks {
+            h,
+            tasks,
+            cpu,
+            tracing,
+        }
+    }
+
+    /// The same hooks for a shorter borrow (a class view built from an `Env`).
+    pub fn reborrow(&mut self) -> RqHooks<'_> {
+        RqHooks {
+            h: &mut *self.h,
+            tasks: self.tasks,
+            cpu: self.cpu,
+            tracing: self.tracing,
+        }
+    }
+
+    pub fn trace(&mut self, tp: Tracepoint) {
+        self.h.trace(self.tasks, tp);
+    }
+
+    pub fn arm(&mut self, at: Ns, timer: SchedTimer) {
+        self.h.arm(at, timer);
+    }
 }

@@ -148,4 +148,4 @@ impl Sched {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -2,7 +2,7 @@
 
 use super::clock_pelt::RqClock;
 use super::deadline::{DlRq, SchedDlEntity};
-use super::fair::{CfsRq, Note};
+use super::fair::CfsRq;
 use super::pelt::{update_class_avg, SchedAvg};
 use super::rt::RtRq;
 use super::uclamp::UclampRq;
@@ -31,8 +31,6 @@ pub struct Rq {
     pub cpu_capacity: u64,
     /// `rq->uclamp`: the clamps of the RUNNABLE tasks, max-aggregated.
     pub uclamp: UclampRq,
-    /// The fair class's tracepoint records, when tracing.
-    pub notes: Vec<Note>,
 }
 
 impl Rq {
@@ -56,7 +54,6 @@ impl Rq {
             capacity,
             cpu_capacity: capacity,
             uclamp: UclampRq::default(),
-            notes: Vec::new(),
         }
     }
 

@@ -177,7 +177,7 @@ impl Sched {
                 oldprio: old_prio,
                 newprio: prio,
             };
-            h.trace(self, tp);
+            h.trace(&self.tasks, tp);
         }
         let t = &mut self.tasks[id as usize];
         t.pi_prio = boost;

@@ -1,10 +1,12 @@
 //! The scheduler alone, driven through a recording `Hooks`: no engine, no threads. The
 //! recorder reschedules at once, as the engine does, and keeps what was asked of it.
 
+use super::class::Class;
 use super::deadline::DlTimer;
 use super::features::Features;
+use super::flags::{WF_FORK, WF_TTWU};
 use super::hooks::{Hooks, SchedTimer, Switch, Tracepoint};
-use super::task::TaskState;
+use super::task::{SchedTask, TaskState};
 use super::uapi::{DlAttr, Policy, SchedAttr};
 use super::Sched;
 use crate::cpufreq::Hook;
@@ -17,11 +19,11 @@ const MS: Ns = 1_000_000;
 
 /// A machine that only records: timers armed, CPUs rescheduled, switches.
 #[derive(Default)]
-struct Recorder {
-    now: Ns,
-    armed: Vec<(Ns, SchedTimer)>,
-    resched: Vec<usize>,
-    switches: Vec<(usize, Switch)>,
+pub(crate) struct Recorder {
+    pub now: Ns,
+    pub armed: Vec<(Ns, SchedTimer)>,
+    pub resched: Vec<usize>,
+    pub switches: Vec<(usize, Switch)>,
 }
 
 impl Hooks for Recorder {
@@ -33,7 +35,7 @@ impl Hooks for Recorder {
         false
     }
 
-    fn trace(&mut self, _s: &Sched, _tp: Tracepoint) {}
+    fn trace(&mut self, _tasks: &[SchedTask], _tp: Tracepoint) {}
 
     fn arm(&mut self, at: Ns, timer: SchedTimer) {
         self.armed.push((at, timer));
@@ -84,8 +86,14 @@ fn fifo(rt_priority: u32) -> SchedAttr {
 
 /// Fork a task of `a` at the recorder's time; its id is the count of tasks before it.
 fn fork(s: &mut Sched, h: &mut Recorder, a: SchedAttr) -> u32 {
+    fork_on(s, h, a, None)
+}
+
+/// Fork a task allowed on `cpus` only (None: every CPU).
+fn fork_on(s: &mut Sched, h: &mut Recorder, a: SchedAttr, cpus: Option<&[usize]>) -> u32 {
     let id = s.tasks.len() as u32;
-    assert!(s.wake_up_new_task(1000 + id, format!("t{id}"), &a, None, None, h));
+    let mask = cpus.map(|cpus| (0..s.rqs.len()).map(|c| cpus.contains(&c)).collect());
+    assert!(s.wake_up_new_task(1000 + id, format!("t{id}"), &a, mask, None, h));
     id
 }
 
@@ -183,5 +191,38 @@ fn a_fair_enqueue_is_picked_when_the_running_task_sleeps() {
             .map(|(_, sw)| (sw.prev, sw.next))
             .collect();
         assert_eq!(cpu0, [(None, Some(a)), (Some(a), Some(b))], "{kernel:?}");
+        s.deactivate(b, TaskState::Sleeping, &mut h);
+        assert!(
+            s.rqs[0].idle(),
+            "{kernel:?}: nothing left, the idle task runs"
+        );
     }
+}
+
+#[test]
+fn placement_wakes_on_an_idle_prev_else_the_least_loaded_allowed_cpu() {
+    // smp:4: one task runs on CPU 1, two are queued on CPU 2 (one of them runs), t slept on
+    // CPU 0, CPU 3 never ran anything. Load as the placement counts it (curr + nr_running):
+    // 0, 2, 3, 0.
+    let (mut s, mut h) = machine("smp:4", Kernel::V6_12);
+    fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
+    fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[2]));
+    fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[2]));
+    let t = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
+    s.deactivate(t, TaskState::Sleeping, &mut h);
+    assert!(s.rqs[0].idle() && s.rqs[3].idle());
+    let mut select = |cpus: &[usize], prev: usize, wake_flags: u32| {
+        s.tasks[t as usize].cpus_mask = (0..4).map(|c| cpus.contains(&c)).collect();
+        Class::Fair.ops().select_task_rq(&s, t, prev, wake_flags)
+    };
+    let all = [0, 1, 2, 3];
+    assert_eq!(select(&all, 3, WF_TTWU), 3, "an idle prev");
+    assert_eq!(
+        select(&all, 1, WF_TTWU),
+        0,
+        "busy prev: the least loaded, lowest first"
+    );
+    assert_eq!(select(&all, 3, WF_FORK), 0, "a fork ignores prev");
+    assert_eq!(select(&[1, 2], 2, WF_TTWU), 1);
+    assert_eq!(select(&[2], 0, WF_TTWU), 2);
 }

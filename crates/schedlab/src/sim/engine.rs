@@ -74,8 +74,8 @@ impl Hooks for Engine {
         self.tracing
     }
 
-    fn trace(&mut self, s: &Sched, tp: Tracepoint) {
-        self.emit(&s.tasks, &tp);
+    fn trace(&mut self, tasks: &[SchedTask], tp: Tracepoint) {
+        self.emit(tasks, &tp);
     }
 
     fn arm(&mut self, at: Ns, timer: SchedTimer) {

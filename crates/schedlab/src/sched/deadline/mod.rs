@@ -12,6 +12,7 @@ mod timers;
 
 use crate::sched::clock_pelt::CpuScale;
 use crate::sched::flags::*;
+use crate::sched::hooks::{RqHooks, SchedTimer, Tracepoint};
 use crate::sched::pelt::cap_scale;
 use crate::time::Ns;
 use grub::Grub;
@@ -78,15 +79,6 @@ pub enum DlTimer {
     Replenish,
     /// `inactive_timer`: the 0-lag time of a blocked task.
     Inactive,
-}
-
-/// A timer the engine has to queue.
-#[derive(Debug, Clone, Copy)]
-pub struct TimerReq {
-    pub task: u32,
-    pub kind: DlTimer,
-    pub at: Ns,
-    pub gen: u32,
 }
 
 /// Per-task outcome of the reservation, for the run summary.
@@ -298,12 +290,6 @@ pub struct DlRq {
     /// Σ u of the active reclaiming tasks (pillai-2023 only).
     pub reclaim_bw: u64,
     pub grub: Grub,
-    /// Timers armed by the last operations, for the engine to queue.
-    pub timers: Vec<TimerReq>,
-    /// Trace records of the last operations, when tracing.
-    pub notes: Vec<DlNote>,
-    /// Dead tasks whose bandwidth leaves the root domain now.
-    pub released: Vec<u32>,
 }
 
 impl DlRq {
@@ -327,9 +313,6 @@ impl DlRq {
             bw_ratio,
             reclaim_bw: 0,
             grub: Grub::Mainline,
-            timers: Vec::new(),
-            notes: Vec::new(),
-            released: Vec::new(),
         }
     }
 
@@ -405,26 +388,30 @@ pub struct Dl<'a> {
     pub clock_task: Ns,
     pub scale: CpuScale,
     pub curr: Option<u32>,
-    pub tracing: bool,
+    /// The machine: its timers, its tracepoints.
+    pub hooks: RqHooks<'a>,
 }
 
 impl Dl<'_> {
-    fn note(&mut self, n: DlNote) {
-        if self.tracing && n.task() != FAIR_SERVER {
-            self.dl.notes.push(n);
+    fn note(&mut self, note: DlNote) {
+        if self.hooks.tracing && note.task() != FAIR_SERVER {
+            let cpu = self.hooks.cpu;
+            self.hooks.trace(Tracepoint::Dl { cpu, note });
         }
     }
 
-    /// Queue an entity's timer at `at`.
+    /// Arm an entity's timer at `at` (the fair server's is its CPU's).
     fn arm(&mut self, p: u32, kind: DlTimer, at: Ns) {
         let gen = se!(self, p).timer(kind).arm();
-        let at = at.max(self.now);
-        self.dl.timers.push(TimerReq {
-            task: p,
-            kind,
-            at,
-            gen,
-        });
+        let timer = match p {
+            FAIR_SERVER => SchedTimer::DlServer {
+                cpu: self.hooks.cpu as u32,
+                kind,
+                gen,
+            },
+            task => SchedTimer::Dl { task, kind, gen },
+        };
+        self.hooks.arm(at.max(self.now), timer);
     }
 
     /// `start_dl_timer`: arm the replenishment at the next period (a deferred server's at

@@ -1,10 +1,11 @@
 //! `dl_sched_class`: the deadline class behind the core's `SchedClass` interface.
 
 use super::{cpudl, Dl, FAIR_SERVER};
-use crate::sched::class::{Env, SchedClass};
+use crate::sched::class::{Dequeued, Env, SchedClass};
 use crate::sched::fair::sched_class::FAIR;
 use crate::sched::flags::*;
 use crate::sched::rq::Rq;
+use crate::sched::Sched;
 
 pub struct DeadlineClass;
 
@@ -21,7 +22,7 @@ impl<'a> Dl<'a> {
             clock_task: rq.clock.clock_task,
             scale: rq.clock.scale,
             curr: rq.curr,
-            tracing: env.tracing,
+            hooks: env.hooks.reborrow(),
         }
     }
 }
@@ -50,14 +51,15 @@ impl SchedClass for DeadlineClass {
 
     /// `dequeue_task_dl`: charge the budget first. A dead task's bandwidth leaving the
     /// root domain is the core's business (it owns the root domain).
-    fn dequeue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) -> bool {
+    fn dequeue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) -> Dequeued {
         if rq.curr == Some(p) {
             update_curr(rq, env);
         }
         if Dl::on(rq, env).dequeue(p, flags) {
-            rq.dl.released.push(p);
+            Dequeued::Released
+        } else {
+            Dequeued::Off
         }
-        true
     }
 
     fn yield_task(&self, rq: &mut Rq, env: &mut Env, _p: u32) {
@@ -115,31 +117,24 @@ impl SchedClass for DeadlineClass {
     /// `select_task_rq_dl`: on a wakeup, leave a CPU whose running deadline task would not
     /// be preempted (or cannot move), or that `p` does not fit, for `find_later_rq`. A new
     /// thread is placed as the SCHED_OTHER thread rt-app creates before its sched_setattr.
-    fn select_task_rq(
-        &self,
-        rqs: &[Rq],
-        env: &Env,
-        p: u32,
-        allowed: &[bool],
-        prev: usize,
-        wake_flags: u32,
-    ) -> usize {
+    fn select_task_rq(&self, s: &Sched, p: u32, prev: usize, wake_flags: u32) -> usize {
         if wake_flags & WF_TTWU == 0 {
-            return FAIR.select_task_rq(rqs, env, p, allowed, prev, wake_flags);
+            return FAIR.select_task_rq(s, p, prev, wake_flags);
         }
-        let se = &env.dl[p as usize];
+        let (rqs, allowed) = (&s.rqs, &s.tasks[p as usize].cpus_mask);
+        let se = &s.dls[p as usize];
         let rq = &rqs[prev];
         let mut select = se.migratable
             && rq.curr.is_some_and(|c| {
-                env.dl[c as usize].dl_runtime != 0 // dl_task(curr)
-                    && (!env.dl[c as usize].migratable
-                        || !super::before(se.deadline, env.dl[c as usize].deadline))
+                let curr = &s.dls[c as usize];
+                curr.dl_runtime != 0 // dl_task(curr)
+                    && (!curr.migratable || !super::before(se.deadline, curr.deadline))
             });
-        if env.asym {
+        if s.asym {
             select |= !cpudl::fits(se, rq.capacity);
         }
         if select {
-            if let Some(t) = cpudl::find_later_rq(rqs, se, allowed, prev, env.asym) {
+            if let Some(t) = cpudl::find_later_rq(rqs, se, allowed, prev, s.asym) {
                 if cpudl::is_earliest(&rqs[t], se) {
                     return t;
                 }

@@ -2,6 +2,7 @@
 //! capacity and frequency, so budget time is wall time).
 
 use super::*;
+use crate::sched::tests::Recorder;
 
 const MS: u64 = 1_000_000;
 /// A clock origin far from 0, as in a run.
@@ -13,6 +14,7 @@ struct Cpu {
     server: SchedDlEntity,
     now: Ns,
     curr: Option<u32>,
+    machine: Recorder,
 }
 
 impl Cpu {
@@ -24,6 +26,7 @@ impl Cpu {
             server: SchedDlEntity::default(),
             now: T0,
             curr: None,
+            machine: Recorder::default(),
         }
     }
 
@@ -40,7 +43,7 @@ impl Cpu {
                 freq: 1024,
             },
             curr: self.curr,
-            tracing: false,
+            hooks: RqHooks::new(&mut self.machine, &[], 0),
         }
     }
 
@@ -55,11 +58,15 @@ impl Cpu {
         &self.ses[0]
     }
 
+    /// The timers armed since the last call: kind, and when (ms).
     fn timers(&mut self) -> Vec<(DlTimer, u64)> {
-        self.dl
-            .timers
+        self.machine
+            .armed
             .drain(..)
-            .map(|t| (t.kind, (t.at - T0) / MS))
+            .map(|(at, t)| match t {
+                SchedTimer::Dl { kind, .. } => (kind, (at - T0) / MS),
+                t => panic!("{t:?} is not the task's"),
+            })
             .collect()
     }
 }

@@ -2,41 +2,10 @@
 //! them and as they fire.
 
 use super::{Dl, DlTimer, FAIR_SERVER};
-use crate::sched::hooks::{Hooks, SchedTimer, Tracepoint};
+use crate::sched::hooks::Hooks;
 use crate::sched::Sched;
 
 impl Sched {
-    /// After a class operation on `cpu`: arm the timers it asked for, release the
-    /// bandwidth of the tasks it let go, trace its records.
-    pub(crate) fn drain_dl<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
-        let dl = &mut self.rqs[cpu].dl;
-        if dl.timers.is_empty() && dl.notes.is_empty() && dl.released.is_empty() {
-            return;
-        }
-        for i in 0..dl.timers.len() {
-            let t = self.rqs[cpu].dl.timers[i];
-            let (kind, gen) = (t.kind, t.gen);
-            let timer = match t.task {
-                FAIR_SERVER => SchedTimer::DlServer {
-                    cpu: cpu as u32,
-                    kind,
-                    gen,
-                },
-                task => SchedTimer::Dl { task, kind, gen },
-            };
-            h.arm(t.at, timer);
-        }
-        self.rqs[cpu].dl.timers.clear();
-        while let Some(id) = self.rqs[cpu].dl.released.pop() {
-            self.dl_release(id);
-        }
-        for i in 0..self.rqs[cpu].dl.notes.len() {
-            let note = self.rqs[cpu].dl.notes[i];
-            h.trace(self, Tracepoint::Dl { cpu, note });
-        }
-        self.rqs[cpu].dl.notes.clear();
-    }
-
     /// A reservation's hrtimer fires (stale unless `gen` matches).
     pub(crate) fn dl_timer_fired<H: Hooks>(
         &mut self,

@@ -17,6 +17,7 @@ pub mod sched_class;
 use crate::sched::clock_pelt::RqClock;
 use crate::sched::features::{FairPolicy, Feat, Features};
 use crate::sched::flags::*;
+use crate::sched::hooks::{RqHooks, Tracepoint};
 use crate::sched::pelt::SchedAvg;
 use crate::sched::util_est::UtilEst;
 use crate::sched::weight::{calc_delta_fair, scale_load_down, LoadWeight};
@@ -158,8 +159,9 @@ pub struct Fair<'a, 'n> {
     pub tun: &'a Tunables,
     /// `arch_scale_cpu_capacity` of this CPU.
     pub capacity: u64,
-    /// Tracepoint records (`pelt_se_tp`, `pelt_cfs_tp`, `sched_util_est_*_tp`), when tracing.
-    pub notes: Option<&'n mut Vec<Note>>,
+    /// Where its tracepoints (`pelt_se_tp`, `pelt_cfs_tp`, `sched_util_est_*_tp`) go, when
+    /// tracing, with the running task they fire in the context of.
+    pub trace: Option<(RqHooks<'n>, Option<u32>)>,
 }
 
 /// What a PELT or util_est tracepoint saw, captured when it fired.
@@ -352,11 +354,12 @@ impl Fair<'_, '_> {
         }
     }
 
-    /// Record a tracepoint when tracing.
+    /// Fire a tracepoint when tracing.
     #[inline(always)]
-    pub(crate) fn note(&mut self, n: Note) {
-        if let Some(notes) = self.notes.as_deref_mut() {
-            notes.push(n);
+    pub(crate) fn note(&mut self, note: Note) {
+        if let Some((hooks, task)) = &mut self.trace {
+            let (cpu, task) = (hooks.cpu, *task);
+            hooks.trace(Tracepoint::Fair { cpu, task, note });
         }
     }
 

@@ -1,12 +1,13 @@
 //! `fair_sched_class`: the fair class behind the core's `SchedClass` interface.
 
 use super::{load_avg, Fair};
-use crate::sched::class::{Env, SchedClass};
+use crate::sched::class::{Dequeued, Env, SchedClass};
 use crate::sched::deadline::Dl;
 use crate::sched::flags::{WF_FORK, WF_TTWU};
 use crate::sched::idle;
 use crate::sched::rq::Rq;
 use crate::sched::weight::LoadWeight;
+use crate::sched::Sched;
 
 pub struct FairClass;
 
@@ -22,7 +23,7 @@ impl<'a> Fair<'a, 'a> {
             feat: env.feat,
             tun: env.tun,
             capacity: rq.capacity,
-            notes: env.tracing.then_some(&mut rq.notes),
+            trace: env.hooks.tracing.then(|| (env.hooks.reborrow(), rq.curr)),
         }
     }
 }
@@ -53,8 +54,12 @@ impl SchedClass for FairClass {
         }
     }
 
-    fn dequeue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) -> bool {
-        fair(rq, env, |f| f.dequeue_task(p, flags))
+    fn dequeue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) -> Dequeued {
+        if fair(rq, env, |f| f.dequeue_task(p, flags)) {
+            Dequeued::Off
+        } else {
+            Dequeued::Delayed
+        }
     }
 
     fn yield_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
@@ -114,15 +119,8 @@ impl SchedClass for FairClass {
     /// Placement for now, not `select_task_rq_fair` (its wake_affine and
     /// select_idle_sibling come with a later issue): a wakeup stays on an idle previous CPU,
     /// otherwise (and at fork) the allowed CPU with the fewest tasks, lowest number first.
-    fn select_task_rq(
-        &self,
-        rqs: &[Rq],
-        _env: &Env,
-        _p: u32,
-        allowed: &[bool],
-        prev: usize,
-        wake_flags: u32,
-    ) -> usize {
+    fn select_task_rq(&self, s: &Sched, p: u32, prev: usize, wake_flags: u32) -> usize {
+        let (rqs, allowed) = (&s.rqs, &s.tasks[p as usize].cpus_mask);
         if wake_flags & WF_TTWU != 0 && allowed[prev] && rqs[prev].idle() {
             return prev;
         }

@@ -4,10 +4,11 @@
 
 use std::collections::VecDeque;
 
-use super::class::{Env, SchedClass};
+use super::class::{Dequeued, Env, SchedClass};
 use super::cpupri;
 use super::flags::*;
 use super::rq::Rq;
+use super::Sched;
 use crate::time::Ns;
 
 /// `MAX_RT_PRIO`: kernel priorities 0 (highest) to 99.
@@ -189,7 +190,7 @@ impl SchedClass for RtClass {
         rq.cfs.util_changed = true; // enqueue_top_rt_rq: cpufreq_update_util
     }
 
-    fn dequeue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, _flags: u32) -> bool {
+    fn dequeue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, _flags: u32) -> Dequeued {
         if rq.curr == Some(p) {
             update_curr(rq, env, p);
         }
@@ -198,7 +199,7 @@ impl SchedClass for RtClass {
         rq.rt.remove(se.prio, p);
         rq.rt.nr_running -= 1;
         rq.cfs.util_changed = true; // dequeue_top_rt_rq: cpufreq_update_util
-        true
+        Dequeued::Off
     }
 
     /// `yield_task_rt`: to the tail of its list.
@@ -262,25 +263,18 @@ impl SchedClass for RtClass {
     /// not preempt (or that cannot move) goes to the CPU of lowest priority, if that runs
     /// less important work. Simplified: the capacity check of a task woken on a CPU it does
     /// not fit, without that test, is not made (only `find_lowest_rq`'s fitness).
-    fn select_task_rq(
-        &self,
-        rqs: &[Rq],
-        env: &Env,
-        p: u32,
-        allowed: &[bool],
-        prev: usize,
-        _wake_flags: u32,
-    ) -> usize {
-        let se = &env.rt[p as usize];
+    fn select_task_rq(&self, s: &Sched, p: u32, prev: usize, _wake_flags: u32) -> usize {
+        let (rqs, allowed) = (&s.rqs, &s.tasks[p as usize].cpus_mask);
+        let se = &s.rts[p as usize];
         let test = rqs[prev].curr.is_some_and(|c| {
-            let (dl, rt) = (&env.dl[c as usize], &env.rt[c as usize]);
+            let (dl, rt) = (&s.dls[c as usize], &s.rts[c as usize]);
             dl.dl_runtime != 0 // dl_task(curr): prio −1, above any RT
                 || (rt.on_rq && (!rt.migratable || rt.prio <= se.prio))
         });
         if !test || !se.migratable {
             return prev; // find_lowest_rq: a task that cannot move has no other target
         }
-        let fits = |c: usize| se.fits(rqs[c].capacity, env.asym);
+        let fits = |c: usize| se.fits(rqs[c].capacity, s.asym);
         cpupri::find_lowest_rq(rqs, se.prio, allowed, prev, prev, fits)
             .filter(|&t| se.prio < rqs[t].rt.highest_prio_curr())
             .unwrap_or(prev)

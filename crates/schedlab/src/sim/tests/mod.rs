@@ -125,7 +125,7 @@ fn eevdf_weighted_lags_sum_to_zero() {
             feat: &sched.feat,
             tun: &sched.tun,
             capacity: 1024,
-            notes: None,
+            trace: None,
         };
         let w: u64 = f.cfs.avg_load + f.cfs.curr.map_or(0, |c| f.ses[c as usize].weight());
         let sum = f.weighted_lag_sum();
