@@ -96,7 +96,10 @@ impl Sched {
     /// balance refreshes the CPU's capacity (`update_cpu_capacity`). The NOHZ idle balance of
     /// idle CPUs is not modelled: an idle CPU's capacity stays as it is.
     fn sched_balance_trigger<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
-        if !self.balance[cpu].due(h.now()) {
+        let Some(sd) = self.topo.domains[cpu].first_mut() else {
+            return;
+        };
+        if !super::fair::capacity::balance_due(sd, &self.feat, h.now()) {
             return;
         }
         let rq = &mut self.rqs[cpu];

@@ -28,7 +28,6 @@ use crate::time::Ns;
 use clock_pelt::{CpuScale, RqClock};
 use deadline::admission::DlBw;
 use deadline::{DlRq, SchedDlEntity};
-use fair::capacity::PeriodicBalance;
 use fair::{cpu_util, SchedEntity, Tunables};
 use features::{Feat, Features};
 use rq::Rq;
@@ -36,6 +35,10 @@ use rt::{RtRq, SchedRtEntity};
 use rtmutex::RtMutex;
 use task::SchedTask;
 use topology::Topology;
+
+/// When the kernel booted and built its sched domains: runs start later (`Sched::new`'s
+/// `now`), so a domain's first periodic balance comes one interval after boot.
+const BOOT: Ns = 0;
 
 /// The kernel's scheduler state, whole.
 pub struct Sched {
@@ -54,10 +57,8 @@ pub struct Sched {
     pub mutexes: Vec<RtMutex>,
     /// Mutexes are PTHREAD_PRIO_INHERIT (rt_mutexes with priority inheritance).
     pub pi: bool,
-    /// The sched domains of every CPU.
+    /// The sched domains of every CPU, with their balance state.
     pub topo: Topology,
-    /// Each CPU's periodic balance of its lowest domain.
-    pub balance: Vec<PeriodicBalance>,
     pub feat: Features,
     pub tun: Tunables,
     /// CPUs of different capacities (`sched_asym_cpucap_active`).
@@ -92,10 +93,7 @@ impl Sched {
             deadline::admission::attach_fair_servers(&mut rqs, &mut dl_bw, runtime, period);
         }
         let asym = caps.clone().any(|c| c != plat.cpus[0].capacity_orig as u64);
-        let topo = Topology::build(plat, now);
-        let balance = (0..plat.nr_cpus())
-            .map(|cpu| PeriodicBalance::new(topo.lowest(cpu).map(|sd| sd.span.len()), &feat))
-            .collect();
+        let topo = Topology::build(plat, BOOT);
         Sched {
             rqs,
             tasks: Vec::new(),
@@ -107,7 +105,6 @@ impl Sched {
             mutexes: Vec::new(),
             pi: false,
             topo,
-            balance,
             feat,
             tun,
             asym,

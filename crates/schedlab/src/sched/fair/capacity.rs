@@ -4,37 +4,19 @@
 
 use crate::sched::features::Features;
 use crate::sched::rq::Rq;
+use crate::sched::topology::SchedDomain;
 use crate::time::Ns;
 
-/// A CPU's periodic balance of its lowest domain, as far as schedlab models it.
-#[derive(Debug, Clone, Copy)]
-pub struct PeriodicBalance {
-    /// The busy balance interval of the domain (None: the CPU has no domain).
-    pub interval: Option<Ns>,
-    /// When the domain is next balanced (`sd->last_balance` + interval).
-    pub next: Ns,
-}
-
-impl PeriodicBalance {
-    /// The balance of a CPU whose lowest domain spans `weight` CPUs.
-    pub fn new(weight: Option<usize>, feat: &Features) -> PeriodicBalance {
-        PeriodicBalance {
-            interval: weight
-                .map(|w| busy_balance_interval(w as u64, feat.hz as u64) * feat.tick_ns()),
-            next: 0,
-        }
+/// `sched_balance_domains`' test for a busy CPU's domain `sd` at `now`: is it due? Then it
+/// is balanced now (`last_balance`). Simplified: the interval is the one a balanced busy
+/// domain settles to (`busy_balance_interval`), not the one its own history gives.
+pub fn balance_due(sd: &mut SchedDomain, feat: &Features, now: Ns) -> bool {
+    let interval = busy_balance_interval(sd, feat.hz as u64) * feat.tick_ns();
+    if now < sd.last_balance + interval {
+        return false;
     }
-
-    /// Is the domain due at `now`? Then its next balance is one interval away.
-    pub fn due(&mut self, now: Ns) -> bool {
-        match self.interval {
-            Some(i) if now >= self.next => {
-                self.next = now + i;
-                true
-            }
-            _ => false,
-        }
-    }
+    sd.last_balance = now;
+    true
 }
 
 /// `scale_rt_capacity`: the CPU's capacity less what RT and deadline tasks used by their PELT
@@ -44,27 +26,52 @@ pub fn scale_rt_capacity(rq: &Rq) -> u64 {
     rq.capacity.saturating_sub(used).max(1)
 }
 
-/// `get_sd_balance_interval` of a busy CPU's lowest domain, in jiffies: the domain's
-/// interval backed off to its maximum, 2·`sd_weight` ms (a balanced domain doubles it up
-/// to there), times busy_factor 16, less a jiffy. That stays below
-/// `max_load_balance_interval`, HZ·#CPUs/10, as the domain spans at most #CPUs.
-pub fn busy_balance_interval(sd_weight: u64, hz: u64) -> u64 {
-    let ms = 2 * sd_weight * 16;
+/// `get_sd_balance_interval(sd, cpu_busy)` in jiffies, the domain's interval backed off to
+/// its maximum (`max_interval`, 2·`sd_weight` ms: a balanced domain doubles it up to there),
+/// times `busy_factor`, less a jiffy. That stays below `max_load_balance_interval`,
+/// HZ·#CPUs/10, as the domain spans at most #CPUs.
+pub fn busy_balance_interval(sd: &SchedDomain, hz: u64) -> u64 {
+    let ms = sd.max_interval * sd.busy_factor as u64;
     (ms * hz).div_ceil(1000) - 1 // msecs_to_jiffies
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::Kernel;
+    use crate::platform::load_builtin;
+    use crate::sched::topology::Topology;
+
+    /// CPU 0's lowest domain on smp:`n`: one MC domain of `n` CPUs.
+    fn mc(n: usize) -> SchedDomain {
+        let topo = Topology::build(&load_builtin(&format!("smp:{n}")).unwrap(), 0);
+        let sd = topo.lowest(0).unwrap().clone();
+        assert_eq!((sd.name, sd.span.len()), ("MC", n));
+        sd
+    }
 
     #[test]
     fn the_busy_interval_is_32_ms_per_cpu_of_the_domain_less_a_jiffy() {
         // HZ=250: 2 CPUs, 64 ms = 16 jiffies; 4 CPUs, 128 ms = 32; 16 CPUs, 512 ms = 128.
-        assert_eq!(busy_balance_interval(2, 250), 15);
-        assert_eq!(busy_balance_interval(4, 250), 31);
-        assert_eq!(busy_balance_interval(16, 250), 127);
+        assert_eq!(busy_balance_interval(&mc(2), 250), 15);
+        assert_eq!(busy_balance_interval(&mc(4), 250), 31);
+        assert_eq!(busy_balance_interval(&mc(16), 250), 127);
         // HZ=100: 64 ms is 6.4 jiffies, rounded up to 7; HZ=300: 128 ms is 38.4, so 39.
-        assert_eq!(busy_balance_interval(2, 100), 6);
-        assert_eq!(busy_balance_interval(4, 300), 38);
+        assert_eq!(busy_balance_interval(&mc(2), 100), 6);
+        assert_eq!(busy_balance_interval(&mc(4), 300), 38);
+    }
+
+    #[test]
+    fn a_domain_is_due_one_interval_after_its_last_balance() {
+        // smp:4 at HZ=250: 31 jiffies of 4 ms, 124 ms, from the build at 0.
+        let feat = Features::preset(Kernel::V6_12);
+        assert_eq!(feat.hz, 250);
+        let mut sd = mc(4);
+        const MS: Ns = 1_000_000;
+        assert!(!balance_due(&mut sd, &feat, 124 * MS - 1));
+        assert!(balance_due(&mut sd, &feat, 124 * MS));
+        assert_eq!(sd.last_balance, 124 * MS);
+        assert!(!balance_due(&mut sd, &feat, 248 * MS - 1));
+        assert!(balance_due(&mut sd, &feat, 300 * MS));
     }
 }
