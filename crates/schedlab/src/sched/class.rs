@@ -9,6 +9,7 @@ use super::features::Features;
 use super::hooks::{Hooks, RqHooks};
 use super::rq::Rq;
 use super::rt::SchedRtEntity;
+use super::task::SchedTask;
 use super::weight::LoadWeight;
 use super::Sched;
 use crate::sched::uapi::Policy;
@@ -23,6 +24,8 @@ pub struct Env<'a> {
     pub tun: &'a Tunables,
     /// `sched_asym_cpucap_active`: CPUs of different capacities.
     pub asym: bool,
+    /// The tasks (`p->se` of task `p`).
+    pub tasks: &'a [SchedTask],
     pub hooks: RqHooks<'a>,
 }
 

@@ -3,7 +3,7 @@
 
 use super::class::{self, Class, Dequeued, Env, SchedClass};
 use super::deadline::SchedDlEntity;
-use super::fair::SchedEntity;
+use super::fair::{SchedEntity, SeId};
 use super::flags::*;
 use super::hooks::{Hooks, PrevState, RqHooks, SchedTimer, Switch, Tracepoint};
 use super::idle;
@@ -41,6 +41,7 @@ impl Sched {
             feat: &self.feat,
             tun: &self.tun,
             asym: self.asym,
+            tasks: &self.tasks,
             hooks: RqHooks::new(h, &self.tasks, cpu),
         };
         let r = op(&mut self.rqs[cpu], &mut env);
@@ -122,6 +123,7 @@ impl Sched {
         let id = self.tasks.len() as u32;
         let policy = attr.policy;
         let mut se = SchedEntity::new(
+            id,
             LoadWeight::of_nice(attr.nice, policy == Policy::Idle),
             self.feat.util_est.initial(),
         );
@@ -148,7 +150,7 @@ impl Sched {
             rt_priority: attr.rt_priority,
             uclamp: task_uclamp(attr.util_min, attr.util_max, class.rt_task()),
             cpus_mask,
-            se: id,
+            se: self.ses.len() as SeId,
             woken_at: None,
             pi_blocked_on: None,
             stats: SchedStats {
@@ -254,7 +256,7 @@ impl Sched {
 
     /// `uclamp_rq_inc` for `id` entering `cpu`'s runqueue.
     pub(super) fn uclamp_inc(&mut self, id: u32, cpu: usize) {
-        if self.uclamp_used && !self.ses[id as usize].sched_delayed {
+        if self.uclamp_used && !self.ses[self.tasks[id as usize].se as usize].sched_delayed {
             self.rqs[cpu]
                 .uclamp
                 .inc(&mut self.tasks[id as usize].uclamp);
@@ -333,7 +335,7 @@ impl Sched {
         }
         t.woken_at = Some(now);
         let prev = t.cpu;
-        if self.ses[id as usize].on_rq {
+        if self.ses[t.se as usize].on_rq {
             // ttwu_runnable: still queued (delayed dequeue); requeue where it is.
             self.update_rq_clock(prev, now);
             let flags = (ENQUEUE_WAKEUP, WF_TTWU);

@@ -169,33 +169,53 @@ fn an_exhausted_deadline_task_is_throttled_then_replenished_at_its_next_period()
     assert_eq!(s.rqs[0].curr, Some(p));
 }
 
+/// smp:1: a forks and runs; b forks behind it (under CFS, START_DEBIT puts it a slice ahead;
+/// under EEVDF, RUN_TO_PARITY keeps a running through its slice). a sleeps: the cfs_rq holds
+/// b alone and picks it; b sleeps and the idle task runs. `spare` fair entities that belong
+/// to no task (as a task group's would) come first in the arena.
+fn fair_pick(kernel: Kernel, spare: usize) {
+    let (mut s, mut h) = machine("smp:1", kernel);
+    for _ in 0..spare {
+        s.ses.push(crate::sched::fair::SchedEntity::new(
+            u32::MAX,
+            crate::sched::weight::LoadWeight::of_nice(0, false),
+            s.feat.util_est.initial(),
+        ));
+    }
+    let a = fork(&mut s, &mut h, attr(Policy::Other));
+    let b = fork(&mut s, &mut h, attr(Policy::Other));
+    assert_eq!(s.tasks[b as usize].se as usize, b as usize + spare);
+    assert_eq!(s.rqs[0].curr, Some(a), "{kernel:?}");
+    assert_eq!(s.rqs[0].cfs.h_nr_queued, 2);
+    h.now = T0 + MS;
+    s.deactivate(a, TaskState::Sleeping, &mut h);
+    assert_eq!(s.rqs[0].curr, Some(b), "{kernel:?}");
+    assert_eq!(s.tasks[b as usize].state, TaskState::Running);
+    assert!(s.ses[s.tasks[b as usize].se as usize].on_rq);
+    let cpu0: Vec<_> = h
+        .switches
+        .iter()
+        .map(|(_, sw)| (sw.prev, sw.next))
+        .collect();
+    assert_eq!(cpu0, [(None, Some(a)), (Some(a), Some(b))], "{kernel:?}");
+    s.deactivate(b, TaskState::Sleeping, &mut h);
+    assert!(
+        s.rqs[0].idle(),
+        "{kernel:?}: nothing left, the idle task runs"
+    );
+}
+
 #[test]
 fn a_fair_enqueue_is_picked_when_the_running_task_sleeps() {
-    // smp:1: a forks and runs; b forks behind it (under CFS, START_DEBIT puts it a slice
-    // ahead; under EEVDF, RUN_TO_PARITY keeps a running through its slice). a sleeps: the
-    // cfs_rq holds b alone and picks it.
     for kernel in Kernel::ALL {
-        let (mut s, mut h) = machine("smp:1", kernel);
-        let a = fork(&mut s, &mut h, attr(Policy::Other));
-        let b = fork(&mut s, &mut h, attr(Policy::Other));
-        assert_eq!(s.rqs[0].curr, Some(a), "{kernel:?}");
-        assert_eq!(s.rqs[0].cfs.h_nr_queued, 2);
-        h.now = T0 + MS;
-        s.deactivate(a, TaskState::Sleeping, &mut h);
-        assert_eq!(s.rqs[0].curr, Some(b), "{kernel:?}");
-        assert_eq!(s.tasks[b as usize].state, TaskState::Running);
-        assert!(s.ses[b as usize].on_rq);
-        let cpu0: Vec<_> = h
-            .switches
-            .iter()
-            .map(|(_, sw)| (sw.prev, sw.next))
-            .collect();
-        assert_eq!(cpu0, [(None, Some(a)), (Some(a), Some(b))], "{kernel:?}");
-        s.deactivate(b, TaskState::Sleeping, &mut h);
-        assert!(
-            s.rqs[0].idle(),
-            "{kernel:?}: nothing left, the idle task runs"
-        );
+        fair_pick(kernel, 0);
+    }
+}
+
+#[test]
+fn a_task_is_scheduled_through_its_own_entity_not_the_entity_of_its_id() {
+    for kernel in Kernel::ALL {
+        fair_pick(kernel, 1);
     }
 }
 

@@ -182,17 +182,17 @@ fn pid_of(tasks: &[SchedTask], task: Option<u32>) -> i64 {
 
 /// The signal code, entity pid and values of a fair-class note.
 fn signal_of(note: &Note, tasks: &[SchedTask]) -> (SignalCode, i64, SignalValues) {
-    let pid = |se: u32| tasks[se as usize].pid as i64;
+    let pid = |task: u32| tasks[task as usize].pid as i64;
     match *note {
         Note::PeltSe {
-            se,
+            task,
             load,
             runnable,
             util,
             update_time,
         } => (
             SignalCode::PeltSe,
-            pid(se),
+            pid(task),
             [
                 load as i64,
                 runnable as i64,
@@ -220,13 +220,13 @@ fn signal_of(note: &Note, tasks: &[SchedTask]) -> (SignalCode, i64, SignalValues
             ],
         ),
         Note::UtilEstSe {
-            se,
+            task,
             enqueued,
             ewma,
             util,
         } => (
             SignalCode::UtilEstSe,
-            pid(se),
+            pid(task),
             [NONE, NONE, util as i64, enqueued as i64, ewma as i64, NONE],
         ),
         Note::UtilEstCfs { enqueued, util } => (

@@ -163,13 +163,13 @@ impl<W: Write> Observer for FtraceWriter<W> {
                 let (comm, pid) = who(tasks, *task);
                 match *note {
                     Note::PeltSe {
-                        se,
+                        task: entity_task,
                         load,
                         runnable,
                         util,
                         update_time,
                     } => {
-                        let p = t(se);
+                        let p = t(entity_task);
                         self.head(now, comm, pid, *cpu, "sched_pelt_se:");
                         let _ = write!(self.line, "cpu={cpu} path=(null) comm={} pid={} load={load} runnable={runnable} util={util} update_time={update_time}", p.comm, p.pid);
                     }
@@ -183,12 +183,12 @@ impl<W: Write> Observer for FtraceWriter<W> {
                         let _ = write!(self.line, "cpu={cpu} path=/ load={load} runnable={runnable} util={util} update_time={update_time}");
                     }
                     Note::UtilEstSe {
-                        se,
+                        task: entity_task,
                         enqueued,
                         ewma,
                         util,
                     } => {
-                        let p = t(se);
+                        let p = t(entity_task);
                         self.head(now, comm, pid, *cpu, "sched_util_est_se:");
                         let _ = write!(self.line, "cpu={cpu} path=(null) comm={} pid={} enqueued={enqueued} ewma={ewma} util={util}", p.comm, p.pid);
                     }

@@ -82,6 +82,7 @@ mod tests {
         cfs.avg.runnable_avg = 500;
         cfs.util_est = 200;
         let mut se = SchedEntity::new(
+            0,
             LoadWeight::of_nice(0, false),
             UtilEst::EnqueuedEwma {
                 enqueued: 100,

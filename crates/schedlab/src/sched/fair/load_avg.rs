@@ -31,9 +31,9 @@ pub fn update_load_avg(f: &mut Fair, id: SeId, flags: u32) {
         let (on_rq, runnable, w) = (se.on_rq, se.on_rq && !se.sched_delayed, se.weight());
         if update_load_avg_se(now, &mut se.avg, on_rq, runnable, running, w, scale) {
             se.util_est.util_change(); // cfs_se_util_change
-            let a = se.avg;
+            let (a, task) = (se.avg, se.task);
             f.note(Note::PeltSe {
-                se: id,
+                task,
                 load: a.load_avg,
                 runnable: a.runnable_avg,
                 util: a.util_avg,

@@ -29,6 +29,8 @@ pub type SeId = u32;
 /// `struct sched_entity`.
 #[derive(Debug, Clone)]
 pub struct SchedEntity {
+    /// `task_of(se)`: the task it schedules.
+    pub task: u32,
     pub load: LoadWeight,
     pub on_rq: bool,
     pub sched_delayed: bool,
@@ -51,8 +53,9 @@ pub struct SchedEntity {
 }
 
 impl SchedEntity {
-    pub fn new(load: LoadWeight, util_est: UtilEst) -> SchedEntity {
+    pub fn new(task: u32, load: LoadWeight, util_est: UtilEst) -> SchedEntity {
         SchedEntity {
+            task,
             load,
             on_rq: false,
             sched_delayed: false,
@@ -167,8 +170,9 @@ pub struct Fair<'a, 'n> {
 /// What a PELT or util_est tracepoint saw, captured when it fired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Note {
+    /// The entity of task `task`.
     PeltSe {
-        se: SeId,
+        task: u32,
         load: u64,
         runnable: u64,
         util: u64,
@@ -181,7 +185,7 @@ pub enum Note {
         update_time: u64,
     },
     UtilEstSe {
-        se: SeId,
+        task: u32,
         enqueued: u32,
         ewma: u32,
         util: u64,
@@ -340,13 +344,13 @@ impl Fair<'_, '_> {
         let (util, runnable) = (se.avg.util_avg, se.avg.runnable_avg);
         se.util_est.update(util, runnable, cap, task_sleep);
         if task_sleep {
-            let (est, util) = (se.util_est, se.avg.util_avg);
+            let (est, util, task) = (se.util_est, se.avg.util_avg, se.task);
             let ewma = match est {
                 UtilEst::Ewma(v) => v & !crate::sched::util_est::UTIL_AVG_UNCHANGED,
                 UtilEst::EnqueuedEwma { ewma, .. } => ewma,
             };
             self.note(Note::UtilEstSe {
-                se: id,
+                task,
                 enqueued: est.task_util_est(),
                 ewma,
                 util,

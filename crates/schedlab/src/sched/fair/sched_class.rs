@@ -1,6 +1,6 @@
 //! `fair_sched_class`: the fair class behind the core's `SchedClass` interface.
 
-use super::{load_avg, Fair};
+use super::{load_avg, Fair, SeId};
 use crate::sched::class::{Dequeued, Env, SchedClass};
 use crate::sched::deadline::Dl;
 use crate::sched::flags::{WF_FORK, WF_TTWU};
@@ -28,6 +28,12 @@ impl<'a> Fair<'a, 'a> {
     }
 }
 
+/// `&p->se`.
+#[inline]
+fn se_of(env: &Env, p: u32) -> SeId {
+    env.tasks[p as usize].se
+}
+
 /// Run a fair operation on `rq`, then charge the fair server for the running time it
 /// accounted (`update_curr_fair` → `dl_server_update`); its exhaustion asks for a resched.
 #[inline]
@@ -45,7 +51,8 @@ impl SchedClass for FairClass {
     /// first for the idle time if the CPU was idle.
     fn enqueue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) {
         let first = rq.cfs.h_nr_queued == 0;
-        fair(rq, env, |f| f.enqueue_task(p, flags));
+        let se = se_of(env, p);
+        fair(rq, env, |f| f.enqueue_task(se, flags));
         if first && rq.cfs.h_nr_queued > 0 && rq.fair_server.dl_runtime != 0 {
             if rq.nr_running() == rq.cfs.h_nr_queued {
                 idle::put_prev_task_idle(rq, env);
@@ -55,7 +62,8 @@ impl SchedClass for FairClass {
     }
 
     fn dequeue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) -> Dequeued {
-        if fair(rq, env, |f| f.dequeue_task(p, flags)) {
+        let se = se_of(env, p);
+        if fair(rq, env, |f| f.dequeue_task(se, flags)) {
             Dequeued::Off
         } else {
             Dequeued::Delayed
@@ -63,57 +71,67 @@ impl SchedClass for FairClass {
     }
 
     fn yield_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        fair(rq, env, |f| f.yield_task(p));
+        let se = se_of(env, p);
+        fair(rq, env, |f| f.yield_task(se));
     }
 
     /// `check_preempt_wakeup_fair`.
     fn wakeup_preempt(&self, rq: &mut Rq, env: &mut Env, p: u32, wake_flags: u32) -> bool {
-        let curr = rq.curr.expect("a fair task runs");
+        let curr = se_of(env, rq.curr.expect("a fair task runs"));
+        let se = se_of(env, p);
         fair(rq, env, |f| {
-            f.check_preempt_wakeup(curr, p, wake_flags & WF_FORK != 0)
+            f.check_preempt_wakeup(curr, se, wake_flags & WF_FORK != 0)
         })
     }
 
     /// `pick_task_fair`; a delayed sleeper reached first finishes its dequeue here.
     fn pick_task(&self, rq: &mut Rq, env: &mut Env) -> Option<u32> {
-        fair(rq, env, |f| f.pick_next_entity().0)
+        let se = fair(rq, env, |f| f.pick_next_entity().0)?;
+        Some(env.ses[se as usize].task)
     }
 
     fn put_prev_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        fair(rq, env, |f| f.put_prev_entity(p));
+        let se = se_of(env, p);
+        fair(rq, env, |f| f.put_prev_entity(se));
     }
 
     fn set_next_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        fair(rq, env, |f| f.set_next_entity(p));
+        let se = se_of(env, p);
+        fair(rq, env, |f| f.set_next_entity(se));
     }
 
     /// `task_tick_fair` → `entity_tick`.
     fn task_tick(&self, rq: &mut Rq, env: &mut Env, p: u32) -> bool {
-        fair(rq, env, |f| f.entity_tick(p))
+        let se = se_of(env, p);
+        fair(rq, env, |f| f.entity_tick(se))
     }
 
     /// `init_entity_runnable_average` (sched_fork) and `post_init_entity_util_avg`
     /// (wake_up_new_task) together, since schedlab places a new task before either; then
     /// `task_fork_fair`.
     fn task_fork(&self, rq: &mut Rq, env: &mut Env, p: u32) {
+        let se = se_of(env, p);
         fair(rq, env, |f| {
-            load_avg::init_new_task(f, p);
-            f.task_fork(p);
+            load_avg::init_new_task(f, se);
+            f.task_fork(se);
         });
     }
 
     fn migrate_task_rq(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        fair(rq, env, |f| f.migrate_task_rq(p));
+        let se = se_of(env, p);
+        fair(rq, env, |f| f.migrate_task_rq(se));
     }
 
     /// `task_dead_fair`.
     fn task_dead(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        fair(rq, env, |f| load_avg::remove_entity_load_avg(f, p));
+        let se = se_of(env, p);
+        fair(rq, env, |f| load_avg::remove_entity_load_avg(f, se));
     }
 
     /// `reweight_task_fair`.
     fn reweight_task(&self, rq: &mut Rq, env: &mut Env, p: u32, lw: LoadWeight) {
-        fair(rq, env, |f| f.reweight_task(p, lw));
+        let se = se_of(env, p);
+        fair(rq, env, |f| f.reweight_task(se, lw));
     }
 
     /// Placement for now, not `select_task_rq_fair` (its wake_affine and

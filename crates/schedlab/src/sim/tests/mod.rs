@@ -165,7 +165,7 @@ fn a_phase_nice_change_reweights_the_queued_entity() {
         // b's weight is its current phase's nice.
         let b = &s.sched().tasks[2];
         assert_eq!(
-            s.sched().ses[2].load,
+            s.sched().ses[b.se as usize].load,
             crate::sched::weight::LoadWeight::of_nice(b.nice, false)
         );
         // The cfs_rq's load_avg holds the entities' load_avg (nothing lost on reweight).
@@ -188,7 +188,10 @@ fn cpu_util_reads_the_cfs_rq_and_cpu_util_without_removes_the_task() {
         let mut s = build(json, "smp:2", Kernel::V6_1);
         s.eng.stop_at = Some(SIM_START + (ms * 1e6) as u64);
         s.run(|_, _| true).unwrap();
-        let (cfs, se) = (&s.sched().rqs[0].cfs, &s.sched().ses[0]);
+        let (cfs, se) = (
+            &s.sched().rqs[0].cfs,
+            &s.sched().ses[s.sched().tasks[0].se as usize],
+        );
         assert_eq!(
             s.sched().tasks[0].state == crate::sched::task::TaskState::Running,
             running
