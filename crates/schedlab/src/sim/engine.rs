@@ -2,7 +2,7 @@
 //! and busy time, ticks, context switches, and the observers. It implements `sched::Hooks`.
 
 use super::event::{Ev, EventQueue};
-use super::rtapp::{Program, Resources, Thread};
+use super::thread::{Resources, Thread};
 use super::{Cpufreq, Totals, SIM_START};
 use crate::cpufreq::Hook;
 use crate::energy::Meter;
@@ -12,6 +12,7 @@ use crate::sched::task::{SchedTask, TaskState};
 use crate::sched::Sched;
 use crate::time::Ns;
 use crate::trace::{LogRow, Observer};
+use crate::workload::program::Program;
 
 /// `cpu_idle` state printed when a CPU leaves idle.
 const PWR_EVENT_EXIT: u32 = u32::MAX;
@@ -39,9 +40,6 @@ pub(super) enum Action {
     /// rt-app `runtime`: busy until this instant, whatever the CPU gives.
     Until(Ns),
 }
-
-/// Unit of `Action::Work`: one ns of the biggest CPU at its highest frequency.
-pub(super) const WORK_UNITS_PER_NS: u128 = 1 << 20;
 
 /// The machine, and the threads it runs.
 pub(super) struct Engine {
@@ -294,8 +292,7 @@ impl Engine {
     /// Create a thread from rt-app task `def` (forked by `parent`, or at start).
     pub(super) fn fork_thread(&mut self, s: &mut Sched, def: usize, parent: Option<u32>) {
         let id = s.tasks.len() as u32;
-        let (pid, comm, attr, cpus, thread) =
-            self.prog.new_thread(def, id, parent.is_some(), self.now);
+        let (pid, comm, attr, cpus, thread) = self.new_thread(def, id, parent.is_some(), self.now);
         let attr = *attr;
         self.threads.push(thread);
         s.wake_up_new_task(pid, comm, &attr, cpus, parent, self);

@@ -6,7 +6,7 @@
 pub mod cpufreq;
 mod engine;
 pub mod event;
-mod rtapp;
+mod thread;
 
 use crate::energy::Meter;
 use crate::error::InputError;
@@ -15,12 +15,13 @@ use crate::sched::features::Features;
 use crate::sched::Sched;
 use crate::time::Ns;
 use crate::trace::Observer;
+use crate::workload::rtapp::compile;
 use crate::workload::Workload;
 pub use cpufreq::Cpufreq;
 use engine::{Cpu, Engine};
 use event::{Ev, EventQueue};
-use rtapp::Program;
-pub use rtapp::RtappStats;
+use thread::Resources;
+pub use thread::RtappStats;
 
 /// The simulated clock at the start of a run: 1 s after boot, so that no PELT timestamp is 0
 /// (the kernel's "not attached" mark).
@@ -58,7 +59,7 @@ impl Sim {
         feat: Features,
         opts: &RunOptions,
     ) -> Result<Sim, InputError> {
-        let prog = Program::compile(wl, &plat).map_err(|e| e.within(&wl.origin))?;
+        let prog = compile(wl, &plat).map_err(|e| e.within(&wl.origin))?;
         let duration = opts.duration.or(wl.global.duration);
         if duration.is_none() {
             if let Some(t) = prog.runs_for_ever() {
@@ -84,7 +85,7 @@ impl Sim {
         let top = plat.freq_domains.iter().map(|d| d.opps.len() - 1).collect();
         let energy = Meter::new(&plat, top, SIM_START);
         let mut sched = Sched::new(&plat, feat, prog.uses_uclamp(), SIM_START);
-        let res = prog.resources();
+        let res = Resources::new(&prog);
         sched.init_mutexes(prog.nr_mutexes(), prog.pi);
         let eng = Engine {
             now: SIM_START,

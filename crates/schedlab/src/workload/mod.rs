@@ -1,7 +1,9 @@
-//! rt-app workloads: the JSON grammar (json.rs), the task/phase/event model (rtapp.rs), and
-//! its printed structure (`schedlab check`).
+//! Workloads: rt-app's JSON grammar (json.rs), its task/phase/event model and printed
+//! structure (`schedlab check`) (rtapp.rs), its compiler (rtapp/compile.rs) into the program
+//! format the engine interprets (program.rs).
 
 pub mod json;
-mod rtapp;
+pub mod program;
+pub mod rtapp;
 
 pub use rtapp::*;

@@ -973,5 +973,8 @@ impl<'a> Reader<'a> {
     }
 }
 
+mod compile;
+pub use compile::{compile, NOMINAL_PLOAD_NS};
+
 #[cfg(test)]
 mod tests;

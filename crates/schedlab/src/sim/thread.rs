@@ -1,0 +1,525 @@
+//! rt-app's `run_event` and phase loop over the program format (`workload::program`): what
+//! each operation does to a simulated thread. Zero-length operations (lock, signal, ...)
+//! take no time. Mutexes hand over to waiters in FIFO order, or, under `pi_enabled`, by
+//! priority with inheritance (`sched/rtmutex.rs`).
+
+use std::collections::{HashMap, VecDeque};
+
+use super::engine::{Action, Engine};
+use super::SIM_START;
+use crate::sched::hooks::Tracepoint;
+use crate::sched::task::TaskState;
+use crate::sched::uapi::SchedAttr;
+use crate::sched::Sched;
+use crate::time::Ns;
+use crate::trace::LogRow;
+use crate::workload::program::{Op, Program, TimerRef};
+
+const PID_BASE: u32 = 1000;
+/// Zero-length events one thread may run without time moving before the run is stopped.
+const MAX_EVENTS_AT_ONE_INSTANT: u32 = 1_000_000;
+
+/// Synchronisation objects, global by (name, kind) as in rt-app (the mutexes are the
+/// scheduler's: `sched::rtmutex`).
+pub(super) struct Resources {
+    /// Waiters and the mutex each must take back.
+    conds: Vec<Vec<(u32, u32)>>,
+    /// Users needed, threads waiting.
+    barriers: Vec<(u32, Vec<u32>)>,
+    sems: Vec<(u64, VecDeque<u32>)>,
+    suspends: Vec<Vec<u32>>,
+    /// Next expiry of each shared timer.
+    timers: Vec<Option<u64>>,
+    /// What each blocked thread (by pid) waits for, for deadlock reports.
+    waiting: HashMap<u32, String>,
+    /// Threads forked so far, per task definition (they name the next one).
+    forks: Vec<u32>,
+}
+
+impl Resources {
+    /// None taken, none waiting.
+    pub(super) fn new(prog: &Program) -> Resources {
+        let n = &prog.names;
+        Resources {
+            conds: vec![Vec::new(); n.conds.len()],
+            barriers: prog
+                .barrier_users
+                .iter()
+                .map(|&u| (u, Vec::new()))
+                .collect(),
+            sems: vec![(0, VecDeque::new()); n.sems.len()],
+            suspends: vec![Vec::new(); n.suspends.len()],
+            timers: vec![None; n.timers.len()],
+            waiting: HashMap::new(),
+            forks: vec![0; prog.tasks.len()],
+        }
+    }
+
+    pub(super) fn blocked_on(&self, pid: u32) -> String {
+        self.waiting
+            .get(&pid)
+            .cloned()
+            .unwrap_or_else(|| "?".into())
+    }
+}
+
+/// rt-app's figures of a thread: timer events reached late, and the slack of every timer
+/// event (µs).
+#[derive(Debug, Clone, Default)]
+pub struct RtappStats {
+    pub overruns: u64,
+    pub slack_sum_us: i64,
+    pub timer_events: u64,
+}
+
+/// A thread as the machine runs it: where it is in its task's phases, and its work.
+pub(super) struct Thread {
+    def: u32,
+    idx: u32,
+    phase: usize,
+    phase_iter: i64,
+    task_iter: i64,
+    op: usize,
+    started: bool,
+    t_first: u64,
+    unique: Vec<Option<u64>>,
+    row: LogRow,
+    iter_start: u64,
+    run_from: Option<u64>,
+    wait_mutex: Option<u32>,
+    pub(super) action: Action,
+    /// When the current stint on the CPU began (for work accounting).
+    pub(super) run_start: Ns,
+    /// Wake event generation: a later sleep makes older wake events stale.
+    pub(super) wake_gen: u32,
+    timer_expiry: Option<Ns>,
+    pub(super) stats: RtappStats,
+}
+
+/// What the program does next with the thread.
+enum Step {
+    /// It stays on the CPU with work to do.
+    Busy,
+    /// It left the CPU (sleep, block, exit, yield).
+    Off,
+}
+
+impl Engine {
+    /// A new thread of task `def` (`forked` by another thread, or at start): its pid,
+    /// comm, attributes and affinity, and its program state.
+    pub(super) fn new_thread(
+        &mut self,
+        def: usize,
+        id: u32,
+        forked: bool,
+        now: u64,
+    ) -> (u32, String, &SchedAttr, Option<Vec<bool>>, Thread) {
+        let t = &self.prog.tasks[def];
+        let comm = if forked {
+            let forks = &mut self.res.forks[def];
+            *forks += 1;
+            format!("{}-{id}-{:04}", t.name, *forks - 1)
+        } else {
+            format!("{}-{id}", t.name)
+        };
+        let thread = Thread {
+            def: def as u32,
+            idx: id,
+            phase: 0,
+            phase_iter: 0,
+            task_iter: 0,
+            op: 0,
+            started: false,
+            // Forked threads skip the start barrier but keep t_zero + delay as their anchor.
+            t_first: SIM_START + t.delay,
+            unique: vec![None; t.unique_timers as usize],
+            row: LogRow::default(),
+            iter_start: now,
+            run_from: None,
+            wait_mutex: None,
+            action: Action::Continue,
+            run_start: now,
+            wake_gen: 0,
+            timer_expiry: None,
+            stats: RtappStats::default(),
+        };
+        (PID_BASE + id, comm, &t.attr, t.cpus.clone(), thread)
+    }
+
+    /// The running thread `id` has the CPU and nothing to finish: run its program on.
+    pub(super) fn thread_runs(&mut self, s: &mut Sched, id: u32) {
+        if self.threads[id as usize].action != Action::Continue
+            || s.tasks[id as usize].state != TaskState::Running
+        {
+            return;
+        }
+        let now = self.now;
+        let th = &mut self.threads[id as usize];
+        if let Some(from) = th.run_from.take() {
+            th.row.run += now - from;
+        }
+        if let Some(exp) = th.timer_expiry.take() {
+            th.row.wu_lat += (now - exp + 500) / 1000;
+        }
+        for _ in 0..MAX_EVENTS_AT_ONE_INSTANT {
+            if let Step::Off = self.step(s, id) {
+                return;
+            }
+            // Busy, or preempted by what the event woke: it goes on when it runs again.
+            if self.threads[id as usize].action != Action::Continue
+                || s.tasks[id as usize].state != TaskState::Running
+            {
+                return;
+            }
+        }
+        // Only zero-length events, for ever: simulated time could never move on.
+        let comm = &s.tasks[id as usize].comm;
+        self.totals.deadlock = Some(format!(
+            "livelock at {:.6} s: {comm} loops on events that take no time",
+            (self.now - SIM_START) as f64 / 1e9
+        ));
+    }
+
+    fn marker(&mut self, s: &Sched, id: u32, text: String) {
+        let cpu = s.tasks[id as usize].cpu;
+        self.emit(
+            &s.tasks,
+            &Tracepoint::Print {
+                task: id,
+                cpu,
+                text,
+            },
+        );
+    }
+
+    /// `id` stays on the CPU if it still runs after what it just did.
+    fn busy_if_running(s: &Sched, id: u32) -> Step {
+        if s.tasks[id as usize].state == TaskState::Running {
+            Step::Busy
+        } else {
+            Step::Off
+        }
+    }
+
+    /// Wake the threads in `all`, in order, from the CPU of `id`.
+    fn wake_all(&mut self, s: &mut Sched, id: u32, all: Vec<u32>) {
+        let cpu = s.tasks[id as usize].cpu;
+        for w in all {
+            self.res.waiting.remove(&s.tasks[w as usize].pid);
+            self.wake(s, w, cpu);
+        }
+    }
+
+    /// One event, or the end of a phase iteration.
+    fn step(&mut self, s: &mut Sched, id: u32) -> Step {
+        let now = self.now;
+        let (def, phase, op_i) = {
+            let th = &self.threads[id as usize];
+            (th.def as usize, th.phase, th.op)
+        };
+        if !self.threads[id as usize].started {
+            return self.thread_start(s, id);
+        }
+        let nr_ops = self.prog.tasks[def].phases[phase].ops.len();
+        if op_i == nr_ops {
+            return self.iteration_end(s, id);
+        }
+        if op_i == 0 {
+            self.iteration_start(s, id);
+        }
+        let op = self.prog.tasks[def].phases[phase].ops[op_i];
+        if self.tracing && self.prog.ftrace.event {
+            let (ty, desc) = self.prog.tasks[def].phases[phase].markers[op_i].clone();
+            self.marker(
+                s,
+                id,
+                format!("rtapp_event: id={op_i} type={ty} desc={desc}"),
+            );
+        }
+        let th = &mut self.threads[id as usize];
+        th.op += 1;
+        match op {
+            Op::Work { units, us, perf } => {
+                th.row.perf += perf;
+                th.row.c_duration += us;
+                th.run_from = Some(now);
+                th.action = Action::Work { left: units };
+                Step::Busy
+            }
+            Op::Runtime { ns, us } => {
+                th.row.c_duration += us;
+                th.run_from = Some(now);
+                th.action = Action::Until(now.saturating_add(ns));
+                Step::Busy
+            }
+            Op::Sleep(ns) => {
+                self.sleep_until(s, id, now + ns);
+                Step::Off
+            }
+            Op::Timer { timer, period } => self.timer(s, id, def, timer, period),
+            Op::Lock(m) => self.lock(s, id, m),
+            Op::Unlock(m) => {
+                self.unlock(s, id, m);
+                Step::Busy
+            }
+            Op::Wait { cond, mutex } => self.cond_wait(s, id, cond, mutex),
+            Op::Signal(c) => {
+                self.cond_wake(s, id, c, false);
+                Step::Busy
+            }
+            Op::Broad(c) => {
+                self.cond_wake(s, id, c, true);
+                Step::Busy
+            }
+            Op::Sync { cond, mutex } => {
+                self.cond_wake(s, id, cond, false);
+                self.cond_wait(s, id, cond, mutex)
+            }
+            Op::Barrier(b) => {
+                let (needed, waiting) = &mut self.res.barriers[b as usize];
+                if waiting.len() as u32 + 1 >= *needed {
+                    let all = std::mem::take(waiting);
+                    self.wake_all(s, id, all);
+                    Step::Busy
+                } else {
+                    waiting.push(id);
+                    let name = format!("barrier {}", self.prog.names.barriers[b as usize]);
+                    self.block(s, id, name)
+                }
+            }
+            Op::Suspend(n) => {
+                self.res.suspends[n as usize].push(id);
+                let name = format!("suspend {}", self.prog.names.suspends[n as usize]);
+                self.block(s, id, name)
+            }
+            Op::Resume(n) => {
+                let all = std::mem::take(&mut self.res.suspends[n as usize]);
+                self.wake_all(s, id, all);
+                Step::Busy
+            }
+            Op::SemPost(n) => {
+                let (count, waiters) = &mut self.res.sems[n as usize];
+                match waiters.pop_front() {
+                    Some(w) => self.wake_all(s, id, vec![w]),
+                    None => *count += 1,
+                }
+                Step::Busy
+            }
+            Op::SemWait(n) => {
+                let (count, waiters) = &mut self.res.sems[n as usize];
+                if *count > 0 {
+                    *count -= 1;
+                    Step::Busy
+                } else {
+                    waiters.push_back(id);
+                    let name = format!("semaphore {}", self.prog.names.sems[n as usize]);
+                    self.block(s, id, name)
+                }
+            }
+            Op::Yield => {
+                s.sched_yield(id, self);
+                Self::busy_if_running(s, id)
+            }
+            Op::Fork(target) => {
+                self.fork_thread(s, target as usize, Some(id));
+                Self::busy_if_running(s, id)
+            }
+        }
+    }
+
+    fn block(&mut self, s: &mut Sched, id: u32, what: String) -> Step {
+        self.res.waiting.insert(s.tasks[id as usize].pid, what);
+        self.block_current(s, id, TaskState::Blocked);
+        Step::Off
+    }
+
+    /// Thread start: `rtapp_task: event=start`, then sleep until t_zero + delay.
+    fn thread_start(&mut self, s: &mut Sched, id: u32) -> Step {
+        self.threads[id as usize].started = true;
+        if self.tracing && self.prog.ftrace.task {
+            self.marker(s, id, "rtapp_task: event=start".into());
+        }
+        let t_first = self.threads[id as usize].t_first;
+        if t_first > self.now {
+            self.sleep_until(s, id, t_first);
+            return Step::Off;
+        }
+        Step::Busy
+    }
+
+    fn iteration_start(&mut self, s: &mut Sched, id: u32) {
+        let now = self.now;
+        let th = &mut self.threads[id as usize];
+        th.row = LogRow {
+            idx: th.idx,
+            ..Default::default()
+        };
+        th.iter_start = now;
+        let (def, phase) = (th.def as usize, th.phase);
+        let (task_iter, phase_iter) = (th.task_iter, th.phase_iter);
+        // Affinity per iteration: the phase's, else the task's, else every CPU (not sticky).
+        let ct = &self.prog.tasks[def];
+        let allowed = ct.phases[phase]
+            .cpus
+            .clone()
+            .or_else(|| ct.cpus.clone())
+            .unwrap_or_else(|| vec![true; s.rqs.len()]);
+        let (nice, uclamp) = (ct.phases[phase].nice, ct.phases[phase].uclamp);
+        s.set_cpus_allowed(id, allowed);
+        if let Some(nice) = nice {
+            s.set_user_nice(id, nice, self);
+        }
+        if uclamp != (None, None) {
+            s.sched_setattr_uclamp(id, uclamp.0, uclamp.1);
+        }
+        if self.tracing && self.prog.ftrace.loop_ {
+            self.marker(s, id, format!("rtapp_loop: event=start thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));
+        }
+    }
+
+    /// End of a phase iteration: the log row, then the loop counters.
+    fn iteration_end(&mut self, s: &mut Sched, id: u32) -> Step {
+        let start = self.threads[id as usize].iter_start;
+        let (st, e) = ((start + 500) / 1000, self.now_us());
+        let rel = self.rel_us(start);
+        let th = &mut self.threads[id as usize];
+        th.row.start = st;
+        th.row.end = e;
+        th.row.period = e - st;
+        th.row.rel_st = rel;
+        th.row.run = (th.row.run + 500) / 1000;
+        let row = th.row;
+        let (def, phase) = (th.def as usize, th.phase);
+        let (task_iter, phase_iter) = (th.task_iter, th.phase_iter);
+        if self.tracing {
+            if self.prog.ftrace.loop_ {
+                self.marker(s, id, format!("rtapp_loop: event=end thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));
+            }
+            if self.prog.ftrace.stats {
+                self.marker(
+                    s,
+                    id,
+                    format!(
+                        "rtapp_stats: period={} run={} wu_lat={} slack={} c_period={} c_run={}",
+                        row.period, row.run, row.wu_lat, row.slack, row.c_period, row.c_duration
+                    ),
+                );
+            }
+            if self.prog.logs {
+                self.log(id, row);
+            }
+        }
+        let ct = &self.prog.tasks[def];
+        let th = &mut self.threads[id as usize];
+        th.op = 0;
+        th.phase_iter += 1;
+        if th.phase_iter == ct.phases[phase].loops {
+            th.phase_iter = 0;
+            th.phase += 1;
+            if th.phase == ct.phases.len() {
+                th.phase = 0;
+                th.task_iter += 1;
+                if th.task_iter == ct.loops {
+                    return self.exit(s, id);
+                }
+            }
+        }
+        Step::Busy
+    }
+
+    fn exit(&mut self, s: &mut Sched, id: u32) -> Step {
+        if self.tracing && self.prog.ftrace.task {
+            self.marker(s, id, "rtapp_task: event=end".into());
+        }
+        self.block_current(s, id, TaskState::Dead);
+        Step::Off
+    }
+
+    /// rt-app's timer event: sleep to the next expiry, or record an overrun.
+    fn timer(&mut self, s: &mut Sched, id: u32, def: usize, timer: TimerRef, period: u64) -> Step {
+        let now = self.now;
+        let t_first = self.threads[id as usize].t_first;
+        let (slot, absolute) = match timer {
+            TimerRef::Unique(i) => (
+                &mut self.threads[id as usize].unique[i as usize],
+                self.prog.unique_absolute[def][i as usize],
+            ),
+            TimerRef::Shared(i) => (
+                &mut self.res.timers[i as usize],
+                self.prog.timer_absolute[i as usize],
+            ),
+        };
+        let next = slot.get_or_insert(t_first);
+        *next += period;
+        let expiry = *next;
+        let slack_us = (expiry as i64 - now as i64) / 1000;
+        if now >= expiry && !absolute {
+            *next = now; // relative: re-anchor at the late instant
+        }
+        let th = &mut self.threads[id as usize];
+        th.stats.timer_events += 1;
+        th.stats.slack_sum_us += slack_us;
+        th.stats.overruns += (now >= expiry) as u64;
+        th.row.c_period += period / 1000;
+        th.row.slack = if self.prog.cumulative_slack {
+            th.row.slack + slack_us
+        } else {
+            slack_us
+        };
+        if now < expiry {
+            th.timer_expiry = Some(expiry);
+            self.sleep_until(s, id, expiry);
+            return Step::Off;
+        }
+        th.row.wu_lat = 0; // an overrun wipes the iteration's latency (rt-app)
+        Step::Busy
+    }
+
+    fn lock(&mut self, s: &mut Sched, id: u32, m: u32) -> Step {
+        if s.rt_mutex_trylock(id, m) {
+            return Step::Busy;
+        }
+        s.rt_mutex_block(id, m, self);
+        let name = format!("mutex {}", self.prog.names.mutexes[m as usize]);
+        self.block(s, id, name)
+    }
+
+    /// Unlock, handing the mutex to the first waiter, who wakes.
+    fn unlock(&mut self, s: &mut Sched, id: u32, m: u32) {
+        let cpu = s.tasks[id as usize].cpu;
+        s.rt_mutex_unlock(id, m, self, |s, e, w| {
+            e.res.waiting.remove(&s.tasks[w as usize].pid);
+            e.wake(s, w, cpu);
+        });
+    }
+
+    fn cond_wait(&mut self, s: &mut Sched, id: u32, c: u32, m: u32) -> Step {
+        self.unlock(s, id, m);
+        self.res.conds[c as usize].push((id, m));
+        self.threads[id as usize].wait_mutex = Some(m);
+        let name = format!("condition {}", self.prog.names.conds[c as usize]);
+        self.block(s, id, name)
+    }
+
+    /// Signal (one waiter) or broadcast; a waiter takes its mutex back before it runs.
+    fn cond_wake(&mut self, s: &mut Sched, id: u32, c: u32, all: bool) {
+        let cpu = s.tasks[id as usize].cpu;
+        let n = if all {
+            self.res.conds[c as usize].len()
+        } else {
+            1.min(self.res.conds[c as usize].len())
+        };
+        let woken: Vec<(u32, u32)> = self.res.conds[c as usize].drain(..n).collect();
+        for (w, m) in woken {
+            self.threads[w as usize].wait_mutex = None;
+            if s.rt_mutex_trylock(w, m) {
+                self.res.waiting.remove(&s.tasks[w as usize].pid);
+                self.wake(s, w, cpu);
+            } else {
+                s.rt_mutex_block(w, m, self);
+                let name = format!("mutex {}", self.prog.names.mutexes[m as usize]);
+                self.res.waiting.insert(s.tasks[w as usize].pid, name);
+            }
+        }
+    }
+}

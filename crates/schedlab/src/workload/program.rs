@@ -1,0 +1,152 @@
+//! The program format the engine interprets: per task definition, its threads' scheduling
+//! attributes and phases of operations, with every resource (mutex, condition, barrier,
+//! semaphore, suspend point, timer) resolved to an index. The rt-app front end compiles into
+//! it (`workload::rtapp::compile`); workload generators target it too.
+//!
+//! Cost model: `Work` is work at the reference speed (the biggest CPU at its highest OPP) in
+//! `WORK_UNITS_PER_NS` units per ns; `Runtime` is wall-clock busy time; the other operations
+//! take no time.
+
+use super::Ftrace;
+use crate::sched::uapi::SchedAttr;
+
+/// Work units per reference ns (fixed point: a slower CPU consumes fewer per ns).
+pub const WORK_UNITS_PER_NS: u128 = 1 << 20;
+
+/// One operation of a thread, resources resolved to indices (times in ns).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Op {
+    /// CPU work of `units` (u128::MAX: for ever); `us` and `perf` are what rt-app's log
+    /// reports for it (the requested µs, and the loops of `pLoad` that are).
+    Work { units: u128, us: u64, perf: u64 },
+    /// Busy for `ns` of wall-clock time, whatever the CPU's speed.
+    Runtime { ns: u64, us: u64 },
+    Sleep(u64),
+    /// Sleep until the timer's next expiry, then arm it `period` later.
+    Timer { timer: TimerRef, period: u64 },
+    Lock(u32),
+    Unlock(u32),
+    /// `pthread_cond_wait`: release the mutex, wait for a signal, take the mutex back.
+    Wait { cond: u32, mutex: u32 },
+    Signal(u32),
+    /// Signal every waiter.
+    Broad(u32),
+    /// Signal, then wait, atomically.
+    Sync { cond: u32, mutex: u32 },
+    /// Wait until every user has reached it.
+    Barrier(u32),
+    /// Sleep until another thread resumes this point.
+    Suspend(u32),
+    Resume(u32),
+    SemPost(u32),
+    SemWait(u32),
+    Yield,
+    /// Create a thread of task definition `n`.
+    Fork(u32),
+}
+
+/// Which timer a `Timer` operation waits on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TimerRef {
+    /// Index among the task's `unique*` timers: one per thread.
+    Unique(u32),
+    Shared(u32),
+}
+
+/// One phase: its operations, run `loops` times (≤ 0: for ever), and the attributes it
+/// sets as it starts.
+pub struct Phase {
+    pub loops: i64,
+    pub ops: Vec<Op>,
+    /// rt-app `rtapp_event` type and desc of each op.
+    pub markers: Vec<(u32, String)>,
+    pub nice: Option<i32>,
+    /// util_min/util_max to set at the phase's start (None: unchanged).
+    pub uclamp: Clamps,
+    pub cpus: Option<Vec<bool>>,
+}
+
+/// Requested util_min and util_max; None leaves a clamp as it is.
+pub type Clamps = (Option<u32>, Option<u32>);
+
+/// A task definition: `instance` threads, each starting after `delay` ns and running the
+/// phases `loops` times (< 0: for ever) with the scheduling attributes `attr`.
+pub struct TaskProgram {
+    pub name: String,
+    pub instance: u32,
+    pub delay: u64,
+    pub loops: i64,
+    /// What its threads ask of the scheduler.
+    pub attr: SchedAttr,
+    pub cpus: Option<Vec<bool>>,
+    pub phases: Vec<Phase>,
+    /// Its `unique*` timers: one of each per thread.
+    pub unique_timers: u32,
+}
+
+/// The whole workload, compiled.
+pub struct Program {
+    pub tasks: Vec<TaskProgram>,
+    pub names: Names,
+    /// Each barrier's users (threads that must reach it).
+    pub barrier_users: Vec<u32>,
+    /// Each shared timer: absolute (else relative to the thread's last wakeup)?
+    pub timer_absolute: Vec<bool>,
+    /// The same, per task, for its `unique*` timers.
+    pub unique_absolute: Vec<Vec<bool>>,
+    pub ftrace: Ftrace,
+    pub logs: bool,
+    pub cumulative_slack: bool,
+    /// `pi_enabled`: mutexes are PTHREAD_PRIO_INHERIT, rt_mutexes in the kernel.
+    pub pi: bool,
+    /// Settings the engine does not simulate yet, one message each.
+    pub warnings: Vec<String>,
+}
+
+/// Resource names, by kind, in order of first use.
+#[derive(Default)]
+pub struct Names {
+    pub mutexes: Vec<String>,
+    pub conds: Vec<String>,
+    pub barriers: Vec<String>,
+    pub sems: Vec<String>,
+    pub suspends: Vec<String>,
+    pub timers: Vec<String>,
+}
+
+impl Program {
+    /// `sched_uclamp_used`: some task sets a clamp (until then the kernel skips the
+    /// runqueues' clamp accounting).
+    pub fn uses_uclamp(&self) -> bool {
+        let set = |c: &Clamps| *c != (None, None);
+        self.tasks.iter().any(|t| {
+            set(&(t.attr.util_min, t.attr.util_max)) || t.phases.iter().any(|p| set(&p.uclamp))
+        })
+    }
+
+    /// A task whose loops never end, if any.
+    pub fn runs_for_ever(&self) -> Option<&str> {
+        self.tasks
+            .iter()
+            .find(|t| {
+                t.instance > 0
+                    && (t.loops < 0
+                        || t.phases.iter().any(|p| p.loops <= 0)
+                        || t.phases.iter().flat_map(|p| &p.ops).any(|o| {
+                            matches!(
+                                o,
+                                Op::Work {
+                                    units: u128::MAX,
+                                    ..
+                                }
+                            )
+                        }))
+            })
+            .map(|t| t.name.as_str())
+    }
+
+    /// How many mutexes the workload names.
+    pub fn nr_mutexes(&self) -> usize {
+        self.names.mutexes.len()
+    }
+}
