@@ -117,6 +117,98 @@ pub enum Tracepoint {
     },
 }
 
+/// The kernel's name of every event a `Tracepoint` reports, once for every observer (the
+/// text trace's event names, the DataFrames' `event` and `signal` codes, in this order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum TraceEvent {
+    SchedSwitch,
+    SchedWaking,
+    SchedWakeup,
+    SchedWakeupNew,
+    SchedMigrateTask,
+    SchedProcessFork,
+    SchedProcessExit,
+    TaskRename,
+    CpuIdle,
+    CpuFrequency,
+    SchedCpuCapacity,
+    Print,
+    SchedDlThrottle,
+    SchedDlReplenish,
+    SchedDlMiss,
+    SchedPiSetprio,
+    // The LISA module's PELT and util_est tracepoints: the signals, after the events.
+    SchedPeltSe,
+    SchedPeltCfs,
+    SchedUtilEstSe,
+    SchedUtilEstCfs,
+}
+
+impl TraceEvent {
+    /// Every name, in code order.
+    pub const NAMES: [&'static str; 20] = [
+        "sched_switch",
+        "sched_waking",
+        "sched_wakeup",
+        "sched_wakeup_new",
+        "sched_migrate_task",
+        "sched_process_fork",
+        "sched_process_exit",
+        "task_rename",
+        "cpu_idle",
+        "cpu_frequency",
+        "sched_cpu_capacity",
+        "print",
+        "sched_dl_throttle",
+        "sched_dl_replenish",
+        "sched_dl_miss",
+        "sched_pi_setprio",
+        "sched_pelt_se",
+        "sched_pelt_cfs",
+        "sched_util_est_se",
+        "sched_util_est_cfs",
+    ];
+    /// The first signal: events' codes are below it, signals' count from it.
+    pub const FIRST_SIGNAL: TraceEvent = TraceEvent::SchedPeltSe;
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+impl Tracepoint {
+    /// The event it reports.
+    pub fn event(&self) -> TraceEvent {
+        match self {
+            Tracepoint::Switch { .. } => TraceEvent::SchedSwitch,
+            Tracepoint::Waking { .. } => TraceEvent::SchedWaking,
+            Tracepoint::Wakeup { .. } => TraceEvent::SchedWakeup,
+            Tracepoint::WakeupNew { .. } => TraceEvent::SchedWakeupNew,
+            Tracepoint::Migrate { .. } => TraceEvent::SchedMigrateTask,
+            Tracepoint::Fork { .. } => TraceEvent::SchedProcessFork,
+            Tracepoint::Rename { .. } => TraceEvent::TaskRename,
+            Tracepoint::Exit { .. } => TraceEvent::SchedProcessExit,
+            Tracepoint::CpuIdle { .. } => TraceEvent::CpuIdle,
+            Tracepoint::CpuFrequency { .. } => TraceEvent::CpuFrequency,
+            Tracepoint::CpuCapacity { .. } => TraceEvent::SchedCpuCapacity,
+            Tracepoint::Fair { note, .. } => match note {
+                Note::PeltSe { .. } => TraceEvent::SchedPeltSe,
+                Note::PeltCfs { .. } => TraceEvent::SchedPeltCfs,
+                Note::UtilEstSe { .. } => TraceEvent::SchedUtilEstSe,
+                Note::UtilEstCfs { .. } => TraceEvent::SchedUtilEstCfs,
+            },
+            Tracepoint::Dl { note, .. } => match note {
+                DlNote::Throttle { .. } => TraceEvent::SchedDlThrottle,
+                DlNote::Replenish { .. } => TraceEvent::SchedDlReplenish,
+                DlNote::Miss { .. } => TraceEvent::SchedDlMiss,
+            },
+            Tracepoint::PiSetprio { .. } => TraceEvent::SchedPiSetprio,
+            Tracepoint::Print { .. } => TraceEvent::Print,
+        }
+    }
+}
+
 /// The machine as the scheduler sees it. Generic (static dispatch): the engine implements
 /// it, and unit tests record what the scheduler asked for.
 pub trait Hooks {

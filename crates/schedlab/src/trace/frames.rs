@@ -7,66 +7,20 @@ use std::rc::Rc;
 use super::{switch_state, Observer, Tracepoint};
 use crate::sched::deadline::DlNote;
 use crate::sched::fair::Note;
+use crate::sched::hooks::TraceEvent;
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
 
-/// The `event` codes of the events columns, as the trace names them: `EventCode as usize`
-/// indexes this.
-pub const EVENT_NAMES: [&str; 16] = [
-    "sched_switch",
-    "sched_waking",
-    "sched_wakeup",
-    "sched_wakeup_new",
-    "sched_migrate_task",
-    "sched_process_fork",
-    "sched_process_exit",
-    "task_rename",
-    "cpu_idle",
-    "cpu_frequency",
-    "sched_cpu_capacity",
-    "print",
-    "sched_dl_throttle",
-    "sched_dl_replenish",
-    "sched_dl_miss",
-    "sched_pi_setprio",
-];
+/// The names of the events columns' `event` codes (`TraceEvent as u8`).
+pub const EVENT_NAMES: &[&str] = TraceEvent::NAMES
+    .split_at(TraceEvent::FIRST_SIGNAL as usize)
+    .0;
 
-/// The `signal` codes of the signals columns, the LISA module's tracepoints: `SignalCode as
-/// usize` indexes this.
-pub const SIGNAL_NAMES: [&str; 4] = [
-    "sched_pelt_se",
-    "sched_pelt_cfs",
-    "sched_util_est_se",
-    "sched_util_est_cfs",
-];
-
-#[derive(Clone, Copy)]
-enum EventCode {
-    Switch,
-    Waking,
-    Wakeup,
-    WakeupNew,
-    Migrate,
-    Fork,
-    Exit,
-    Rename,
-    CpuIdle,
-    CpuFrequency,
-    CpuCapacity,
-    Print,
-    DlThrottle,
-    DlReplenish,
-    DlMiss,
-    PiSetprio,
-}
-
-#[derive(Clone, Copy)]
-enum SignalCode {
-    PeltSe,
-    PeltCfs,
-    UtilEstSe,
-    UtilEstCfs,
-}
+/// The names of the signals columns' `signal` codes (`TraceEvent as u8 − FIRST_SIGNAL`), the
+/// LISA module's tracepoints.
+pub const SIGNAL_NAMES: &[&str] = TraceEvent::NAMES
+    .split_at(TraceEvent::FIRST_SIGNAL as usize)
+    .1;
 
 /// Marks a value the event or signal does not carry (NA in the DataFrame).
 pub const NONE: i64 = i64::MIN;
@@ -132,7 +86,7 @@ struct EventRow {
 }
 
 impl EventRow {
-    fn of(event: EventCode, cpu: usize, pid: i64) -> EventRow {
+    fn of(event: TraceEvent, cpu: usize, pid: i64) -> EventRow {
         EventRow {
             event: event as u8,
             cpu,
@@ -162,9 +116,10 @@ impl EventColumns {
 type SignalValues = [i64; 6];
 
 impl SignalColumns {
-    fn push(&mut self, now: Ns, signal: SignalCode, cpu: usize, pid: i64, v: SignalValues) {
+    fn push(&mut self, now: Ns, signal: TraceEvent, cpu: usize, pid: i64, v: SignalValues) {
         self.ts.push(now);
-        self.signal.push(signal as u8);
+        self.signal
+            .push(signal as u8 - TraceEvent::FIRST_SIGNAL as u8);
         self.cpu.push(cpu as u32);
         self.pid.push(pid);
         self.load.push(v[0]);
@@ -180,8 +135,8 @@ fn pid_of(tasks: &[SchedTask], task: Option<u32>) -> i64 {
     task.map_or(0, |t| tasks[t as usize].pid as i64)
 }
 
-/// The signal code, entity pid and values of a fair-class note.
-fn signal_of(note: &Note, tasks: &[SchedTask]) -> (SignalCode, i64, SignalValues) {
+/// The entity pid and values of a fair-class note.
+fn signal_of(note: &Note, tasks: &[SchedTask]) -> (i64, SignalValues) {
     let pid = |task: u32| tasks[task as usize].pid as i64;
     match *note {
         Note::PeltSe {
@@ -191,7 +146,6 @@ fn signal_of(note: &Note, tasks: &[SchedTask]) -> (SignalCode, i64, SignalValues
             util,
             update_time,
         } => (
-            SignalCode::PeltSe,
             pid(task),
             [
                 load as i64,
@@ -208,7 +162,6 @@ fn signal_of(note: &Note, tasks: &[SchedTask]) -> (SignalCode, i64, SignalValues
             util,
             update_time,
         } => (
-            SignalCode::PeltCfs,
             NONE,
             [
                 load as i64,
@@ -225,21 +178,19 @@ fn signal_of(note: &Note, tasks: &[SchedTask]) -> (SignalCode, i64, SignalValues
             ewma,
             util,
         } => (
-            SignalCode::UtilEstSe,
             pid(task),
             [NONE, NONE, util as i64, enqueued as i64, ewma as i64, NONE],
         ),
-        Note::UtilEstCfs { enqueued, util } => (
-            SignalCode::UtilEstCfs,
-            NONE,
-            [NONE, NONE, util as i64, enqueued as i64, NONE, NONE],
-        ),
+        Note::UtilEstCfs { enqueued, util } => {
+            (NONE, [NONE, NONE, util as i64, enqueued as i64, NONE, NONE])
+        }
     }
 }
 
 impl Frames {
     fn add(&mut self, now: Ns, tp: &Tracepoint, tasks: &[SchedTask]) {
         let pid = |t: u32| tasks[t as usize].pid as i64;
+        let ev = tp.event();
         let row = match tp {
             Tracepoint::Switch {
                 cpu,
@@ -249,70 +200,64 @@ impl Frames {
             } => EventRow {
                 other_pid: pid_of(tasks, *next),
                 prev_state: switch_state(*prev, *prev_state).as_bytes()[0],
-                ..EventRow::of(EventCode::Switch, *cpu, pid_of(tasks, *prev))
+                ..EventRow::of(ev, *cpu, pid_of(tasks, *prev))
             },
             Tracepoint::Waking { task, cpu, target } => EventRow {
                 target_cpu: *target as i64,
-                ..EventRow::of(EventCode::Waking, *cpu, pid(*task))
+                ..EventRow::of(ev, *cpu, pid(*task))
             },
             Tracepoint::Wakeup { task, target } | Tracepoint::WakeupNew { task, target } => {
-                let code = if matches!(tp, Tracepoint::Wakeup { .. }) {
-                    EventCode::Wakeup
-                } else {
-                    EventCode::WakeupNew
-                };
                 EventRow {
                     target_cpu: *target as i64,
-                    ..EventRow::of(code, *target, pid(*task))
+                    ..EventRow::of(ev, *target, pid(*task))
                 }
             }
             Tracepoint::Migrate { task, from, to } => EventRow {
                 target_cpu: *to as i64,
-                ..EventRow::of(EventCode::Migrate, *from, pid(*task))
+                ..EventRow::of(ev, *from, pid(*task))
             },
             Tracepoint::Fork { parent, child, cpu } => EventRow {
                 other_pid: pid(*child),
-                ..EventRow::of(EventCode::Fork, *cpu, parent.map_or(1, pid))
+                ..EventRow::of(ev, *cpu, parent.map_or(1, pid))
             },
-            Tracepoint::Exit { task, cpu } => EventRow::of(EventCode::Exit, *cpu, pid(*task)),
-            Tracepoint::Rename { task, cpu } => EventRow::of(EventCode::Rename, *cpu, pid(*task)),
+            Tracepoint::Exit { task, cpu } => EventRow::of(ev, *cpu, pid(*task)),
+            Tracepoint::Rename { task, cpu } => EventRow::of(ev, *cpu, pid(*task)),
             Tracepoint::CpuIdle { cpu, state } => EventRow {
                 value: *state as i32 as i64,
-                ..EventRow::of(EventCode::CpuIdle, *cpu, 0)
+                ..EventRow::of(ev, *cpu, 0)
             },
             Tracepoint::CpuFrequency { cpu, khz } => EventRow {
                 value: *khz as i64,
-                ..EventRow::of(EventCode::CpuFrequency, *cpu, 0)
+                ..EventRow::of(ev, *cpu, 0)
             },
             Tracepoint::CpuCapacity { cpu, capacity, .. } => EventRow {
                 value: *capacity as i64,
-                ..EventRow::of(EventCode::CpuCapacity, *cpu, 0)
+                ..EventRow::of(ev, *cpu, 0)
             },
             Tracepoint::Print { task, cpu, text } => {
                 let row = self.events.ts.len();
                 self.events.markers.push((row, text.clone()));
-                EventRow::of(EventCode::Print, *cpu, pid(*task))
+                EventRow::of(ev, *cpu, pid(*task))
             }
             Tracepoint::Dl { cpu, note } => {
-                let (code, value) = match *note {
-                    DlNote::Throttle { runtime, .. } => (EventCode::DlThrottle, runtime),
-                    DlNote::Replenish { runtime, .. } => (EventCode::DlReplenish, runtime),
-                    DlNote::Miss { deadline, .. } => (EventCode::DlMiss, deadline as i64),
+                let value = match *note {
+                    DlNote::Throttle { runtime, .. } | DlNote::Replenish { runtime, .. } => runtime,
+                    DlNote::Miss { deadline, .. } => deadline as i64,
                 };
                 EventRow {
                     value,
-                    ..EventRow::of(code, *cpu, pid(note.task()))
+                    ..EventRow::of(ev, *cpu, pid(note.task()))
                 }
             }
             Tracepoint::PiSetprio {
                 task, cpu, newprio, ..
             } => EventRow {
                 value: *newprio as i64,
-                ..EventRow::of(EventCode::PiSetprio, *cpu, pid(*task))
+                ..EventRow::of(ev, *cpu, pid(*task))
             },
             Tracepoint::Fair { cpu, note, .. } => {
-                let (signal, pid, values) = signal_of(note, tasks);
-                self.signals.push(now, signal, *cpu, pid, values);
+                let (pid, values) = signal_of(note, tasks);
+                self.signals.push(now, ev, *cpu, pid, values);
                 return;
             }
         };

@@ -7,6 +7,7 @@ use std::io::Write;
 use super::{switch_state, Observer, Tracepoint};
 use crate::sched::deadline::DlNote;
 use crate::sched::fair::Note;
+use crate::sched::hooks::TraceEvent;
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
 
@@ -25,12 +26,16 @@ impl<W: Write> FtraceWriter<W> {
         })
     }
 
-    fn head(&mut self, now: Ns, comm: &str, pid: u32, cpu: usize, event: &str) {
+    /// `comm-pid [cpu] secs.nsecs: event: ` with the event's name and colon in 20 columns.
+    fn head(&mut self, now: Ns, comm: &str, pid: u32, cpu: usize, event: TraceEvent) {
+        let name = event.name();
         let _ = write!(
             self.line,
-            "{comm:>16}-{pid:<7} [{cpu:03}] {:>5}.{:09}: {event:<20} ",
+            "{comm:>16}-{pid:<7} [{cpu:03}] {:>5}.{:09}: {name}:{:pad$} ",
             now / 1_000_000_000,
-            now % 1_000_000_000
+            now % 1_000_000_000,
+            "",
+            pad = 19usize.saturating_sub(name.len())
         );
     }
 }
@@ -47,6 +52,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
     fn record(&mut self, now: Ns, tp: &Tracepoint, tasks: &[SchedTask]) -> std::io::Result<()> {
         self.line.clear();
         let t = |id: u32| &tasks[id as usize];
+        let ev = tp.event();
         match tp {
             Tracepoint::Switch {
                 cpu,
@@ -58,7 +64,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
                 let (nc, np) = who(tasks, *next);
                 let (pc, nc) = (swapper(pc, *cpu), swapper(nc, *cpu));
                 let prio = |x: Option<u32>| x.map_or(120, |i| t(i).prio());
-                self.head(now, who(tasks, *prev).0, pp, *cpu, "sched_switch:");
+                self.head(now, who(tasks, *prev).0, pp, *cpu, ev);
                 let _ = write!(
                     self.line,
                     "prev_comm={pc} prev_pid={pp} prev_prio={} prev_state={} ==> next_comm={nc} next_pid={np} next_prio={}",
@@ -71,12 +77,11 @@ impl<W: Write> Observer for FtraceWriter<W> {
             | Tracepoint::Wakeup { task, target }
             | Tracepoint::WakeupNew { task, target } => {
                 let p = t(*task);
-                let (name, cpu) = match tp {
-                    Tracepoint::Waking { cpu, .. } => ("sched_waking:", *cpu),
-                    Tracepoint::Wakeup { .. } => ("sched_wakeup:", *target),
-                    _ => ("sched_wakeup_new:", *target),
+                let cpu = match tp {
+                    Tracepoint::Waking { cpu, .. } => *cpu,
+                    _ => *target,
                 };
-                self.head(now, &p.comm, p.pid, cpu, name);
+                self.head(now, &p.comm, p.pid, cpu, ev);
                 let _ = write!(
                     self.line,
                     "comm={} pid={} prio={} target_cpu={target:03}",
@@ -87,7 +92,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
             }
             Tracepoint::Migrate { task, from, to } => {
                 let p = t(*task);
-                self.head(now, &p.comm, p.pid, *from, "sched_migrate_task:");
+                self.head(now, &p.comm, p.pid, *from, ev);
                 let _ = write!(
                     self.line,
                     "comm={} pid={} prio={} orig_cpu={from} dest_cpu={to}",
@@ -104,7 +109,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     ("rt-app", 1)
                 };
                 let c = t(*child);
-                self.head(now, pc, pp, *cpu, "sched_process_fork:");
+                self.head(now, pc, pp, *cpu, ev);
                 let _ = write!(
                     self.line,
                     "comm={pc} pid={pp} child_comm={pc} child_pid={}",
@@ -113,7 +118,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
             }
             Tracepoint::Rename { task, cpu } => {
                 let p = t(*task);
-                self.head(now, &p.comm, p.pid, *cpu, "task_rename:");
+                self.head(now, &p.comm, p.pid, *cpu, ev);
                 let _ = write!(
                     self.line,
                     "pid={} oldcomm=rt-app newcomm={} oom_score_adj=0",
@@ -122,7 +127,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
             }
             Tracepoint::Exit { task, cpu } => {
                 let p = t(*task);
-                self.head(now, &p.comm, p.pid, *cpu, "sched_process_exit:");
+                self.head(now, &p.comm, p.pid, *cpu, ev);
                 let _ = write!(self.line, "comm={} pid={} prio={}", p.comm, p.pid, p.prio());
             }
             Tracepoint::PiSetprio {
@@ -132,7 +137,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
                 newprio,
             } => {
                 let p = t(*task);
-                self.head(now, &p.comm, p.pid, *cpu, "sched_pi_setprio:");
+                self.head(now, &p.comm, p.pid, *cpu, ev);
                 let _ = write!(
                     self.line,
                     "comm={} pid={} oldprio={oldprio} newprio={newprio}",
@@ -140,11 +145,11 @@ impl<W: Write> Observer for FtraceWriter<W> {
                 );
             }
             Tracepoint::CpuIdle { cpu, state } => {
-                self.head(now, "<idle>", 0, *cpu, "cpu_idle:");
+                self.head(now, "<idle>", 0, *cpu, ev);
                 let _ = write!(self.line, "state={state} cpu_id={cpu}");
             }
             Tracepoint::CpuFrequency { cpu, khz } => {
-                self.head(now, "<idle>", 0, *cpu, "cpu_frequency:");
+                self.head(now, "<idle>", 0, *cpu, ev);
                 let _ = write!(self.line, "state={khz} cpu_id={cpu}");
             }
             Tracepoint::CpuCapacity {
@@ -153,7 +158,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
                 orig,
                 curr,
             } => {
-                self.head(now, "<idle>", 0, *cpu, "sched_cpu_capacity:");
+                self.head(now, "<idle>", 0, *cpu, ev);
                 let _ = write!(
                     self.line,
                     "cpu={cpu} capacity={capacity} capacity_orig={orig} capacity_curr={curr}"
@@ -170,7 +175,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
                         update_time,
                     } => {
                         let p = t(entity_task);
-                        self.head(now, comm, pid, *cpu, "sched_pelt_se:");
+                        self.head(now, comm, pid, *cpu, ev);
                         let _ = write!(self.line, "cpu={cpu} path=(null) comm={} pid={} load={load} runnable={runnable} util={util} update_time={update_time}", p.comm, p.pid);
                     }
                     Note::PeltCfs {
@@ -179,7 +184,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
                         util,
                         update_time,
                     } => {
-                        self.head(now, comm, pid, *cpu, "sched_pelt_cfs:");
+                        self.head(now, comm, pid, *cpu, ev);
                         let _ = write!(self.line, "cpu={cpu} path=/ load={load} runnable={runnable} util={util} update_time={update_time}");
                     }
                     Note::UtilEstSe {
@@ -189,11 +194,11 @@ impl<W: Write> Observer for FtraceWriter<W> {
                         util,
                     } => {
                         let p = t(entity_task);
-                        self.head(now, comm, pid, *cpu, "sched_util_est_se:");
+                        self.head(now, comm, pid, *cpu, ev);
                         let _ = write!(self.line, "cpu={cpu} path=(null) comm={} pid={} enqueued={enqueued} ewma={ewma} util={util}", p.comm, p.pid);
                     }
                     Note::UtilEstCfs { enqueued, util } => {
-                        self.head(now, comm, pid, *cpu, "sched_util_est_cfs:");
+                        self.head(now, comm, pid, *cpu, ev);
                         let _ = write!(
                             self.line,
                             "cpu={cpu} path=/ enqueued={enqueued} ewma=0 util={util}"
@@ -206,7 +211,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
                 let (comm, pid) = (&p.comm, p.pid);
                 match *note {
                     DlNote::Throttle { runtime, .. } => {
-                        self.head(now, comm, pid, *cpu, "sched_dl_throttle:");
+                        self.head(now, comm, pid, *cpu, ev);
                         let _ = write!(
                             self.line,
                             "comm={comm} pid={pid} cpu={cpu} runtime={runtime}"
@@ -215,14 +220,14 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     DlNote::Replenish {
                         runtime, deadline, ..
                     } => {
-                        self.head(now, comm, pid, *cpu, "sched_dl_replenish:");
+                        self.head(now, comm, pid, *cpu, ev);
                         let _ = write!(
                             self.line,
                             "comm={comm} pid={pid} cpu={cpu} runtime={runtime} deadline={deadline}"
                         );
                     }
                     DlNote::Miss { deadline, .. } => {
-                        self.head(now, comm, pid, *cpu, "sched_dl_miss:");
+                        self.head(now, comm, pid, *cpu, ev);
                         let _ = write!(
                             self.line,
                             "comm={comm} pid={pid} cpu={cpu} deadline={deadline}"
@@ -232,7 +237,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
             }
             Tracepoint::Print { task, cpu, text } => {
                 let p = t(*task);
-                self.head(now, &p.comm, p.pid, *cpu, "print:");
+                self.head(now, &p.comm, p.pid, *cpu, ev);
                 let _ = write!(self.line, "tracing_mark_write: {text}");
             }
         }

@@ -18,21 +18,37 @@ pub const WORK_UNITS_PER_NS: u128 = 1 << 20;
 pub enum Op {
     /// CPU work of `units` (u128::MAX: for ever); `us` and `perf` are what rt-app's log
     /// reports for it (the requested µs, and the loops of `pLoad` that are).
-    Work { units: u128, us: u64, perf: u64 },
+    Work {
+        units: u128,
+        us: u64,
+        perf: u64,
+    },
     /// Busy for `ns` of wall-clock time, whatever the CPU's speed.
-    Runtime { ns: u64, us: u64 },
+    Runtime {
+        ns: u64,
+        us: u64,
+    },
     Sleep(u64),
     /// Sleep until the timer's next expiry, then arm it `period` later.
-    Timer { timer: TimerRef, period: u64 },
+    Timer {
+        timer: TimerRef,
+        period: u64,
+    },
     Lock(u32),
     Unlock(u32),
     /// `pthread_cond_wait`: release the mutex, wait for a signal, take the mutex back.
-    Wait { cond: u32, mutex: u32 },
+    Wait {
+        cond: u32,
+        mutex: u32,
+    },
     Signal(u32),
     /// Signal every waiter.
     Broad(u32),
     /// Signal, then wait, atomically.
-    Sync { cond: u32, mutex: u32 },
+    Sync {
+        cond: u32,
+        mutex: u32,
+    },
     /// Wait until every user has reached it.
     Barrier(u32),
     /// Sleep until another thread resumes this point.
