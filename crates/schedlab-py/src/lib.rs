@@ -7,7 +7,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+use schedlab::columns::Column;
 use schedlab::kernel::Kernel;
+use schedlab::run::{CpuSummary, PolicySummary, TaskSummary};
 use schedlab::run::{RunError, RunSpec, WorkloadSource};
 use schedlab::sched::clock_pelt::{CpuScale, Invariance};
 use schedlab::sched::features::Features;
@@ -260,85 +262,12 @@ fn run<'py>(
     d.set_item("refusals", r.refusals)?;
     d.set_item("deadlock", r.deadlock)?;
     d.set_item("switches", r.switches)?;
-    let tasks = PyDict::new(py);
-    macro_rules! column {
-        ($dict:expr, $rows:expr, $($field:ident),*) => {$(
-            $dict.set_item(stringify!($field), $rows.iter().map(|t| t.$field.clone()).collect::<Vec<_>>().into_pyarray(py))?;
-        )*};
-    }
-    tasks.set_item(
-        "comm",
-        r.tasks.iter().map(|t| t.comm.clone()).collect::<Vec<_>>(),
+    d.set_item("tasks", columns(py, TaskSummary::columns(&r.tasks))?)?;
+    d.set_item("cpus", columns(py, CpuSummary::columns(&r.cpus))?)?;
+    d.set_item(
+        "policies",
+        columns(py, PolicySummary::columns(&r.policies))?,
     )?;
-    tasks.set_item(
-        "policy",
-        r.tasks.iter().map(|t| t.policy.clone()).collect::<Vec<_>>(),
-    )?;
-    column!(
-        tasks,
-        r.tasks,
-        pid,
-        cpu,
-        run_ns,
-        wait_ns,
-        sleep_ns,
-        wakeups,
-        latency_p50_ns,
-        latency_p99_ns,
-        latency_max_ns,
-        migrations,
-        preemptions,
-        timer_events,
-        overruns,
-        mean_slack_us,
-        dl_exhaustions,
-        dl_throttled_ns,
-        dl_misses,
-        dl_reclaimed_ns,
-        refused
-    );
-    d.set_item("tasks", tasks)?;
-    let cpus = PyDict::new(py);
-    column!(cpus, r.cpus, cpu, capacity, busy_ns, energy_mj);
-    cpus.set_item(
-        "freq_residency",
-        r.cpus
-            .iter()
-            .map(|c| c.freq_residency.clone())
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item("cpus", cpus)?;
-    let policies = PyDict::new(py);
-    policies.set_item(
-        "policy",
-        r.policies
-            .iter()
-            .map(|p| p.name.clone())
-            .collect::<Vec<_>>(),
-    )?;
-    policies.set_item(
-        "governor",
-        r.policies
-            .iter()
-            .map(|p| p.governor.clone())
-            .collect::<Vec<_>>(),
-    )?;
-    policies.set_item(
-        "cpus",
-        r.policies
-            .iter()
-            .map(|p| p.cpus.clone())
-            .collect::<Vec<_>>(),
-    )?;
-    policies.set_item(
-        "residency",
-        r.policies
-            .iter()
-            .map(|p| p.residency.clone())
-            .collect::<Vec<_>>(),
-    )?;
-    column!(policies, r.policies, transitions);
-    d.set_item("policies", policies)?;
     d.set_item("cluster_energy_mj", r.cluster_energy_mj)?;
     d.set_item("energy_mj", r.energy_mj)?;
     if let Some(f) = r.frames {
@@ -348,39 +277,41 @@ fn run<'py>(
     Ok(d)
 }
 
-/// Columns moved into numpy arrays of a new dict, one key per field name.
-macro_rules! arrays {
-    ($py:expr, $cols:expr, $($field:ident),*) => {{
-        let d = PyDict::new($py);
-        $(d.set_item(stringify!($field), $cols.$field.into_pyarray($py))?;)*
-        d
-    }};
+/// A result's columns in a new dict, in their order: numbers as numpy arrays, the rest as
+/// lists.
+fn columns<'py>(
+    py: Python<'py>,
+    cols: Vec<(&'static str, Column)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, col) in cols {
+        match col {
+            Column::U8(v) => d.set_item(name, v.into_pyarray(py)),
+            Column::U32(v) => d.set_item(name, v.into_pyarray(py)),
+            Column::U64(v) => d.set_item(name, v.into_pyarray(py)),
+            Column::Usize(v) => d.set_item(name, v.into_pyarray(py)),
+            Column::I64(v) => d.set_item(name, v.into_pyarray(py)),
+            Column::F64(v) => d.set_item(name, v.into_pyarray(py)),
+            Column::Bool(v) => d.set_item(name, v.into_pyarray(py)),
+            Column::Str(v) => d.set_item(name, v),
+            Column::Cpus(v) => d.set_item(name, v),
+            Column::Residency(v) => d.set_item(name, v),
+            Column::Texts(v) => d.set_item(name, v),
+        }?;
+    }
+    Ok(d)
 }
 
-/// The events columns as numpy arrays, plus the code names and the marker texts.
+/// The events columns, plus the code names.
 fn events_dict(py: Python<'_>, e: EventColumns) -> PyResult<Bound<'_, PyDict>> {
-    let d = arrays!(py, e, ts, event, cpu, pid, other_pid, prev_state, target_cpu, value);
-    d.set_item("markers", e.markers)?;
+    let d = columns(py, e.into_columns())?;
     d.set_item("names", EVENT_NAMES.to_vec())?;
     Ok(d)
 }
 
-/// The signals columns as numpy arrays, plus the code names.
+/// The signals columns, plus the code names.
 fn signals_dict(py: Python<'_>, s: SignalColumns) -> PyResult<Bound<'_, PyDict>> {
-    let d = arrays!(
-        py,
-        s,
-        ts,
-        signal,
-        cpu,
-        pid,
-        load,
-        runnable,
-        util,
-        enqueued,
-        ewma,
-        update_time
-    );
+    let d = columns(py, s.into_columns())?;
     d.set_item("names", SIGNAL_NAMES.to_vec())?;
     Ok(d)
 }

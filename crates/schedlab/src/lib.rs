@@ -3,6 +3,8 @@
 //! `sched` mirrors kernel/sched (PELT, util_est, ...); `solo` drives one task alone on one
 //! CPU at the kernel's update points; `time` holds the units.
 
+#[macro_use]
+pub mod columns;
 pub mod cpufreq;
 pub mod energy;
 pub mod error;

@@ -49,55 +49,62 @@ pub enum RunError {
     Interrupted,
 }
 
-/// One thread's figures.
-#[derive(Debug, Clone)]
-pub struct TaskSummary {
-    pub comm: String,
-    pub pid: u32,
-    pub policy: String,
-    /// The CPU it was on last.
-    pub cpu: usize,
-    pub run_ns: Ns,
-    pub wait_ns: Ns,
-    pub sleep_ns: Ns,
-    pub wakeups: usize,
-    pub latency_p50_ns: Ns,
-    pub latency_p99_ns: Ns,
-    pub latency_max_ns: Ns,
-    pub migrations: u64,
-    pub preemptions: u64,
-    pub timer_events: u64,
-    pub overruns: u64,
-    pub mean_slack_us: f64,
-    /// SCHED_DEADLINE: budget exhaustions, time throttled, missed scheduling deadlines,
-    /// time GRUB let it run beyond its budget; refused by admission control.
-    pub dl_exhaustions: u64,
-    pub dl_throttled_ns: Ns,
-    pub dl_misses: u64,
-    pub dl_reclaimed_ns: Ns,
-    pub refused: bool,
+table! {
+    /// One thread's figures.
+    #[derive(Debug, Clone)]
+    pub struct TaskSummary {
+        pub comm: String,
+        pub policy: String,
+        pub pid: u32,
+        /// The CPU it was on last.
+        pub cpu: usize,
+        pub run_ns: Ns,
+        pub wait_ns: Ns,
+        pub sleep_ns: Ns,
+        pub wakeups: usize,
+        pub latency_p50_ns: Ns,
+        pub latency_p99_ns: Ns,
+        pub latency_max_ns: Ns,
+        pub migrations: u64,
+        pub preemptions: u64,
+        pub timer_events: u64,
+        pub overruns: u64,
+        pub mean_slack_us: f64,
+        /// SCHED_DEADLINE: budget exhaustions, time throttled, missed scheduling deadlines,
+        /// time GRUB let it run beyond its budget; refused by admission control.
+        pub dl_exhaustions: u64,
+        pub dl_throttled_ns: Ns,
+        pub dl_misses: u64,
+        pub dl_reclaimed_ns: Ns,
+        pub refused: bool,
+    }
 }
 
-/// One CPU's figures.
-#[derive(Debug, Clone)]
-pub struct CpuSummary {
-    pub cpu: usize,
-    pub capacity: u64,
-    pub busy_ns: Ns,
-    /// (kHz, ns) spent at each frequency of its policy.
-    pub freq_residency: Vec<(u32, Ns)>,
-    pub energy_mj: f64,
+table! {
+    /// One CPU's figures.
+    #[derive(Debug, Clone)]
+    pub struct CpuSummary {
+        pub cpu: usize,
+        pub capacity: u64,
+        pub busy_ns: Ns,
+        pub energy_mj: f64,
+        /// (kHz, ns) spent at each frequency of its policy.
+        pub freq_residency: Vec<(u32, Ns)>,
+    }
 }
 
-/// One cpufreq policy's figures.
-#[derive(Debug, Clone)]
-pub struct PolicySummary {
-    pub name: String,
-    pub cpus: Vec<usize>,
-    pub governor: String,
-    /// (kHz, ns) spent at each OPP.
-    pub residency: Vec<(u32, Ns)>,
-    pub transitions: u64,
+table! {
+    /// One cpufreq policy's figures.
+    #[derive(Debug, Clone)]
+    pub struct PolicySummary {
+        /// Its name (`policyN`, N its first CPU).
+        pub policy: String,
+        pub governor: String,
+        pub cpus: Vec<usize>,
+        /// (kHz, ns) spent at each OPP.
+        pub residency: Vec<(u32, Ns)>,
+        pub transitions: u64,
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -254,7 +261,7 @@ pub fn run(
     let cf = sim.cpufreq();
     let policies: Vec<PolicySummary> = (0..cf.policies.len())
         .map(|d| PolicySummary {
-            name: cf.names[d].clone(),
+            policy: cf.names[d].clone(),
             cpus: cf.policies[d].cpus.clone(),
             governor: cf.governor_names[d].to_string(),
             residency: cf.policies[d]

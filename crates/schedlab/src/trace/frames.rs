@@ -25,39 +25,45 @@ pub const SIGNAL_NAMES: &[&str] = TraceEvent::NAMES
 /// Marks a value the event or signal does not carry (NA in the DataFrame).
 pub const NONE: i64 = i64::MIN;
 
-/// One row per scheduler event. `pid` is the subject (switch: prev, fork: parent, 0 for the
-/// idle task); `other_pid` is the switch's next or the fork's child; `target_cpu` the
-/// wakeup's target or the migration's destination; `value` the idle state (-1 on exit, as
-/// LISA reads it), the frequency in kHz, the capacity, a deadline task's runtime left
-/// (throttle, replenish) or its missed absolute deadline, or a PI change's new priority.
-#[derive(Debug, Clone, Default)]
-pub struct EventColumns {
-    pub ts: Vec<u64>,
-    pub event: Vec<u8>,
-    pub cpu: Vec<u32>,
-    pub pid: Vec<i64>,
-    pub other_pid: Vec<i64>,
-    /// `prev_state` letter of a switch (b'R', b'S', b'X'), 0 otherwise.
-    pub prev_state: Vec<u8>,
-    pub target_cpu: Vec<i64>,
-    pub value: Vec<i64>,
-    /// The text of `print` rows: (row, text).
-    pub markers: Vec<(usize, String)>,
+columnar! {
+    /// One row per scheduler event. `pid` is the subject (switch: prev, fork: parent, 0 for
+    /// the idle task); `other_pid` is the switch's next or the fork's child; `target_cpu` the
+    /// wakeup's target or the migration's destination; `value` the idle state (-1 on exit, as
+    /// LISA reads it), the frequency in kHz, the capacity, a deadline task's runtime left
+    /// (throttle, replenish) or its missed absolute deadline, or a PI change's new priority.
+    #[derive(Debug, Clone, Default)]
+    pub struct EventColumns {
+        pub ts: Vec<u64>,
+        /// Its code: an index of `EVENT_NAMES`.
+        pub event: Vec<u8>,
+        pub cpu: Vec<u32>,
+        pub pid: Vec<i64>,
+        pub other_pid: Vec<i64>,
+        /// `prev_state` letter of a switch (b'R', b'S', b'X'), 0 otherwise.
+        pub prev_state: Vec<u8>,
+        pub target_cpu: Vec<i64>,
+        pub value: Vec<i64>,
+        /// The text of `print` rows: (row, text).
+        pub markers: Vec<(usize, String)>,
+    }
 }
 
-/// One row per PELT or util_est tracepoint; `pid` is NONE for a cfs_rq.
-#[derive(Debug, Clone, Default)]
-pub struct SignalColumns {
-    pub ts: Vec<u64>,
-    pub signal: Vec<u8>,
-    pub cpu: Vec<u32>,
-    pub pid: Vec<i64>,
-    pub load: Vec<i64>,
-    pub runnable: Vec<i64>,
-    pub util: Vec<i64>,
-    pub enqueued: Vec<i64>,
-    pub ewma: Vec<i64>,
-    pub update_time: Vec<i64>,
+columnar! {
+    /// One row per PELT or util_est tracepoint; `pid` is NONE for a cfs_rq.
+    #[derive(Debug, Clone, Default)]
+    pub struct SignalColumns {
+        pub ts: Vec<u64>,
+        /// Its code: an index of `SIGNAL_NAMES`.
+        pub signal: Vec<u8>,
+        pub cpu: Vec<u32>,
+        pub pid: Vec<i64>,
+        pub load: Vec<i64>,
+        pub runnable: Vec<i64>,
+        pub util: Vec<i64>,
+        pub enqueued: Vec<i64>,
+        pub ewma: Vec<i64>,
+        pub update_time: Vec<i64>,
+    }
 }
 
 /// Events and signals of a run. Shared (`Rc`) so that the caller reads it back once the
