@@ -222,9 +222,9 @@ pub fn run(
     let tasks = sched
         .tasks
         .iter()
-        .zip(&sched.dls)
         .enumerate()
-        .map(|(id, (t, dl))| {
+        .map(|(id, t)| {
+            let dl = sched.dl_of(id as u32);
             let mut lat = t.stats.wakeup_latencies.clone();
             lat.sort_unstable();
             let rtapp = sim.rtapp_stats(id as u32);

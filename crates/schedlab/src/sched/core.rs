@@ -151,6 +151,7 @@ impl Sched {
             uclamp: task_uclamp(attr.util_min, attr.util_max, class.rt_task()),
             cpus_mask,
             se: self.ses.len() as SeId,
+            dl: self.dls.len() as u32,
             woken_at: None,
             pi_blocked_on: None,
             stats: SchedStats {
@@ -161,6 +162,7 @@ impl Sched {
         let mut dl = attr.dl.map_or_else(SchedDlEntity::default, |d| {
             SchedDlEntity::new(d.runtime, d.deadline, d.period, d.reclaim)
         });
+        dl.task = Some(id);
         dl.migratable = migratable;
         let mut rt = SchedRtEntity::new(attr.rt_priority, policy == Policy::Rr);
         rt.migratable = migratable;
@@ -597,10 +599,7 @@ impl Sched {
     /// A scheduler timer expired; false when it was stale (cancelled or re-armed since).
     pub fn timer<H: Hooks>(&mut self, t: SchedTimer, h: &mut H) -> bool {
         match t {
-            SchedTimer::Dl { task, kind, gen } => self.dl_timer_fired(task, kind, gen, h),
-            SchedTimer::DlServer { cpu, kind, gen } => {
-                self.dl_server_timer_fired(cpu as usize, kind, gen, h)
-            }
+            SchedTimer::Dl { se, kind, gen } => self.dl_timer_fired(se, kind, gen, h),
             SchedTimer::RtPeriod => self.rt_period_timer(h),
         }
     }

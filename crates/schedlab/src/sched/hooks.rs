@@ -12,10 +12,8 @@ use crate::time::Ns;
 /// (stale unless its generation still matches).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SchedTimer {
-    /// A deadline reservation's hrtimer.
-    Dl { task: u32, kind: DlTimer, gen: u32 },
-    /// A CPU's fair server's hrtimer.
-    DlServer { cpu: u32, kind: DlTimer, gen: u32 },
+    /// A deadline entity's hrtimer (a task's reservation or a CPU's fair server).
+    Dl { se: u32, kind: DlTimer, gen: u32 },
     /// `sched_rt_period_timer`: RT throttling's period ends.
     RtPeriod,
 }
@@ -97,9 +95,10 @@ pub enum Tracepoint {
         task: Option<u32>,
         note: Note,
     },
-    /// A deadline reservation's throttle, replenishment or missed deadline on `cpu`.
+    /// Task `task`'s reservation throttled, replenished or missed its deadline on `cpu`.
     Dl {
         cpu: usize,
+        task: u32,
         note: DlNote,
     },
     /// `sched_pi_setprio`: a PI change of `task`'s priority.

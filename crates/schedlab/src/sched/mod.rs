@@ -45,7 +45,8 @@ pub struct Sched {
     pub rqs: Vec<Rq>,
     pub tasks: Vec<SchedTask>,
     pub ses: Vec<SchedEntity>,
-    /// Every thread's `sched_dl_entity` (all zero but for SCHED_DEADLINE threads).
+    /// The deadline entities: each CPU's fair server (entity `cpu`), then every thread's
+    /// `sched_dl_entity` (`tasks[p].dl`; all zero but for SCHED_DEADLINE threads).
     pub dls: Vec<SchedDlEntity>,
     /// Every thread's `sched_rt_entity`.
     pub rts: Vec<SchedRtEntity>,
@@ -89,8 +90,11 @@ impl Sched {
             .collect();
         let caps = plat.cpus.iter().map(|c| c.capacity_orig as u64);
         let mut dl_bw = DlBw::new(feat.rt_bandwidth(), caps.clone());
+        let mut dls = vec![SchedDlEntity::default(); plat.nr_cpus()];
         if let Some((runtime, period)) = feat.fair_server() {
-            deadline::admission::attach_fair_servers(&mut rqs, &mut dl_bw, runtime, period);
+            deadline::admission::attach_fair_servers(
+                &mut rqs, &mut dls, &mut dl_bw, runtime, period,
+            );
         }
         let asym = caps.clone().any(|c| c != plat.cpus[0].capacity_orig as u64);
         let topo = Topology::build(plat, BOOT);
@@ -98,7 +102,7 @@ impl Sched {
             rqs,
             tasks: Vec::new(),
             ses: Vec::new(),
-            dls: Vec::new(),
+            dls,
             rts: Vec::new(),
             dl_bw,
             refusals: Vec::new(),
@@ -137,6 +141,15 @@ impl Sched {
             queued: se.on_rq,
         };
         cpu_util::cpu_util_without(cpu, &rq.cfs, rq.capacity, p, self.util_est_on())
+    }
+
+    /// `p->dl`: task `p`'s deadline entity.
+    pub fn dl_of(&self, p: u32) -> &SchedDlEntity {
+        &self.dls[self.tasks[p as usize].dl as usize]
+    }
+
+    pub fn dl_of_mut(&mut self, p: u32) -> &mut SchedDlEntity {
+        &mut self.dls[self.tasks[p as usize].dl as usize]
     }
 
     pub fn util_est_on(&self) -> bool {

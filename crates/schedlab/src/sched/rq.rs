@@ -1,7 +1,7 @@
 //! `struct rq`: one CPU's scheduler state, with a runqueue per class.
 
 use super::clock_pelt::RqClock;
-use super::deadline::{DlRq, SchedDlEntity};
+use super::deadline::DlRq;
 use super::fair::CfsRq;
 use super::pelt::{update_class_avg, SchedAvg};
 use super::rt::RtRq;
@@ -12,8 +12,6 @@ pub struct Rq {
     pub cfs: CfsRq,
     pub dl: DlRq,
     pub rt: RtRq,
-    /// `rq->fair_server` (6.12; zero runtime: none).
-    pub fair_server: SchedDlEntity,
     /// `rq->dl_server`: the fair server picked the next task.
     pub dl_server: bool,
     /// TIF_NEED_RESCHED: a class asked for a resched outside a return value (`resched_curr`).
@@ -47,7 +45,6 @@ impl Rq {
             cfs: CfsRq::default(),
             dl,
             rt,
-            fair_server: SchedDlEntity::default(),
             dl_server: false,
             need_resched: false,
             curr: None,

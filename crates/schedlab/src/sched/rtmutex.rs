@@ -88,10 +88,7 @@ impl Sched {
     /// `rt_waiter_node_less`: by priority; deadline tasks by their deadline.
     fn waiter_less(&self, a: u32, b: u32) -> bool {
         let (pa, pb) = (self.tasks[a as usize].prio(), self.tasks[b as usize].prio());
-        pa < pb
-            || (pa == pb
-                && pa < 0
-                && before(self.dls[a as usize].deadline, self.dls[b as usize].deadline))
+        pa < pb || (pa == pb && pa < 0 && before(self.dl_of(a).deadline, self.dl_of(b).deadline))
     }
 
     /// `rt_mutex_adjust_prio_chain`: from mutex `m`'s owner, each owner takes the priority of
@@ -127,13 +124,13 @@ impl Sched {
             .reduce(|a, b| if self.waiter_less(b, a) { b } else { a });
         let normal = self.tasks[id as usize].normal_prio();
         let prio = top.map_or(normal, |w| self.tasks[w as usize].prio().min(normal));
-        let (dls, owner) = (&self.dls, &self.dls[id as usize]);
+        let owner = self.dl_of(id);
         let pi = top
             .filter(|&w| self.tasks[w as usize].prio() < 0)
-            .filter(|&w| normal >= 0 || before(dls[w as usize].deadline, owner.deadline))
-            .map(|w| dls[w as usize].pi_of());
+            .filter(|&w| normal >= 0 || before(self.dl_of(w).deadline, owner.deadline))
+            .map(|w| self.dl_of(w).pi_of());
         let boost = (prio < normal).then_some(prio);
-        if boost == self.tasks[id as usize].pi_prio && pi == self.dls[id as usize].pi {
+        if boost == self.tasks[id as usize].pi_prio && pi == self.dl_of(id).pi {
             return false;
         }
         self.rt_mutex_setprio(id, boost, pi, h);
@@ -182,7 +179,7 @@ impl Sched {
         let t = &mut self.tasks[id as usize];
         t.pi_prio = boost;
         t.class = new;
-        self.dls[id as usize].pi = pi;
+        self.dl_of_mut(id).pi = pi;
         let mut flags = ENQUEUE_RESTORE;
         if pi.is_some() {
             flags |= ENQUEUE_REPLENISH;

@@ -59,6 +59,8 @@ pub struct SchedTask {
     pub cpus_mask: Vec<bool>,
     /// `p->se`: the task's fair entity.
     pub se: SeId,
+    /// `p->dl`: its deadline entity.
+    pub dl: u32,
     /// When it became runnable after a sleep (wakeup latency, rt-app's wu_lat).
     pub woken_at: Option<Ns>,
     /// The mutex the thread waits to lock (`p->pi_blocked_on`).

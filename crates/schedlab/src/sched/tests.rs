@@ -142,10 +142,10 @@ fn an_exhausted_deadline_task_is_throttled_then_replenished_at_its_next_period()
         },
     );
     assert_eq!(s.rqs[0].curr, Some(p));
-    assert_eq!(s.dls[p as usize].deadline, T0 + 100 * MS);
+    assert_eq!(s.dl_of(p).deadline, T0 + 100 * MS);
     h.now = T0 + 12 * MS;
     s.sched_tick(0, &mut h);
-    let se = &s.dls[p as usize];
+    let se = s.dl_of(p);
     assert!(se.throttled);
     assert_eq!(se.runtime, -2 * MS as i64);
     assert_eq!(s.rqs[0].curr, None);
@@ -160,7 +160,7 @@ fn an_exhausted_deadline_task_is_throttled_then_replenished_at_its_next_period()
     ));
     h.now = at;
     assert!(s.timer(timer, &mut h));
-    let se = &s.dls[p as usize];
+    let se = s.dl_of(p);
     assert_eq!(
         (se.throttled, se.runtime, se.deadline),
         (false, 8 * MS as i64, T0 + 200 * MS)

@@ -245,14 +245,14 @@ impl Frames {
                 self.events.markers.push((row, text.clone()));
                 EventRow::of(ev, *cpu, pid(*task))
             }
-            Tracepoint::Dl { cpu, note } => {
+            Tracepoint::Dl { cpu, task, note } => {
                 let value = match *note {
                     DlNote::Throttle { runtime, .. } | DlNote::Replenish { runtime, .. } => runtime,
                     DlNote::Miss { deadline, .. } => deadline as i64,
                 };
                 EventRow {
                     value,
-                    ..EventRow::of(ev, *cpu, pid(note.task()))
+                    ..EventRow::of(ev, *cpu, pid(*task))
                 }
             }
             Tracepoint::PiSetprio {

@@ -206,8 +206,8 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     }
                 }
             }
-            Tracepoint::Dl { cpu, note } => {
-                let p = t(note.task());
+            Tracepoint::Dl { cpu, task, note } => {
+                let p = t(*task);
                 let (comm, pid) = (&p.comm, p.pid);
                 match *note {
                     DlNote::Throttle { runtime, .. } => {

@@ -69,12 +69,18 @@ fn dl_add(rqs: &mut [Rq], dl_bw: &mut DlBw, bw: u64) -> bool {
 /// `dl_server_apply_params(init)` for every CPU: the kernel does it at the CPU's first fair
 /// enqueue, which boot's kthreads make happen everywhere before any workload starts. A
 /// server the admission test refuses stays disabled, as the kernel's.
-pub fn attach_fair_servers(rqs: &mut [Rq], dl_bw: &mut DlBw, runtime: u64, period: u64) {
+pub fn attach_fair_servers(
+    rqs: &mut [Rq],
+    servers: &mut [SchedDlEntity],
+    dl_bw: &mut DlBw,
+    runtime: u64,
+    period: u64,
+) {
     for cpu in 0..rqs.len() {
         let server = SchedDlEntity::fair_server(runtime, period);
         let bw = server.server_bw();
         if dl_add(rqs, dl_bw, bw) {
-            rqs[cpu].fair_server = server;
+            servers[cpu] = server;
             rqs[cpu].dl.this_bw += bw;
         }
     }
@@ -84,12 +90,13 @@ impl Sched {
     /// `sched_dl_overflow` at the thread's sched_setattr: admit its bandwidth to the root
     /// domain, or refuse it (false), as the kernel's EBUSY.
     pub(crate) fn dl_admit(&mut self, id: u32) -> bool {
-        dl_add(&mut self.rqs, &mut self.dl_bw, self.dls[id as usize].dl_bw)
+        let bw = self.dl_of(id).dl_bw;
+        dl_add(&mut self.rqs, &mut self.dl_bw, bw)
     }
 
     /// `__dl_sub`: a dead task's bandwidth leaves the root domain.
     pub(crate) fn dl_release(&mut self, id: u32) {
-        let bw = self.dls[id as usize].dl_bw;
+        let bw = self.dl_of(id).dl_bw;
         let delta = self.dl_bw.sub(bw);
         self.rqs.iter_mut().for_each(|rq| rq.dl.update_extra(delta));
     }
@@ -101,7 +108,7 @@ impl Sched {
         t.stats.refused = true;
         t.stats.ended_at = Some(now);
         t.set_state(TaskState::Dead, now);
-        let se = &self.dls[id as usize];
+        let (t, se) = (&self.tasks[id as usize], self.dl_of(id));
         self.refusals.push(format!(
             "{}: sched_setattr(SCHED_DEADLINE, runtime {} µs, period {} µs) refused by admission control (EBUSY): {:.3} of {:.3} CPUs already reserved; the thread does not run",
             t.comm,

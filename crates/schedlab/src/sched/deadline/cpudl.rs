@@ -2,7 +2,7 @@
 //! `select_task_rq_dl`, the choices of `push_dl_task` and `pull_dl_task`). The engine moves
 //! the tasks; this file decides which and where.
 
-use super::{before, SchedDlEntity, BW_SHIFT, FAIR_SERVER};
+use super::{before, SchedDlEntity, BW_SHIFT};
 use crate::sched::rq::Rq;
 
 /// `dl_task_fits_capacity`: the CPU's capacity covers the task's density.
@@ -61,8 +61,10 @@ pub fn earliest_pushable(
     ses: &[SchedDlEntity],
     allowed: impl Fn(u32) -> bool,
 ) -> Option<u32> {
-    rq.dl.queued().map(|(_, p)| p).find(|&p| {
-        p != FAIR_SERVER && rq.curr != Some(p) && ses[p as usize].migratable && allowed(p)
+    rq.dl.queued().find_map(|(_, e)| {
+        let se = &ses[e as usize];
+        se.task
+            .filter(|&p| rq.curr != Some(p) && se.migratable && allowed(p))
     })
 }
 

@@ -16,18 +16,6 @@ use crate::sched::hooks::{RqHooks, SchedTimer, Tracepoint};
 use crate::sched::pelt::cap_scale;
 use crate::time::Ns;
 use grub::Grub;
-pub use server::FAIR_SERVER;
-
-/// The entity `p` names in a `Dl`: a task's, or this CPU's fair server.
-macro_rules! se {
-    ($dl:expr, $p:expr) => {
-        if $p == FAIR_SERVER {
-            &mut *$dl.server
-        } else {
-            &mut $dl.ses[$p as usize]
-        }
-    };
-}
 
 /// `BW_SHIFT`: bandwidths are fractions of 2^20.
 pub const BW_SHIFT: u32 = 20;
@@ -99,30 +87,9 @@ pub struct DlStats {
 /// What the trace shows of a reservation (custom events, see docs/deadline.md).
 #[derive(Debug, Clone, Copy)]
 pub enum DlNote {
-    Throttle {
-        task: u32,
-        runtime: i64,
-    },
-    Replenish {
-        task: u32,
-        runtime: i64,
-        deadline: u64,
-    },
-    Miss {
-        task: u32,
-        deadline: u64,
-    },
-}
-
-impl DlNote {
-    /// The task a record is about.
-    pub fn task(&self) -> u32 {
-        match *self {
-            DlNote::Throttle { task, .. }
-            | DlNote::Replenish { task, .. }
-            | DlNote::Miss { task, .. } => task,
-        }
-    }
+    Throttle { runtime: i64 },
+    Replenish { runtime: i64, deadline: u64 },
+    Miss { deadline: u64 },
 }
 
 /// The reservation a CBS runs by (`pi_of(dl_se)`'s runtime, deadline and period).
@@ -136,6 +103,8 @@ pub struct DlParams {
 /// `struct sched_dl_entity`.
 #[derive(Debug, Clone, Default)]
 pub struct SchedDlEntity {
+    /// The task it schedules (`dl_task_of`); None for a CPU's fair server.
+    pub task: Option<u32>,
     pub dl_runtime: u64,
     pub dl_deadline: u64,
     pub dl_period: u64,
@@ -379,45 +348,41 @@ impl DlRq {
 /// One CPU's deadline class at work.
 pub struct Dl<'a> {
     pub dl: &'a mut DlRq,
+    /// Every deadline entity: the CPUs' fair servers, the tasks'.
     pub ses: &'a mut [SchedDlEntity],
-    /// `rq->fair_server`.
-    pub server: &'a mut SchedDlEntity,
+    /// `rq->fair_server`: its entity's id.
+    pub server: u32,
     /// `rq_clock`: deadlines run on wall time.
     pub now: Ns,
     /// `rq_clock_task`: budgets are charged on task time (equal in schedlab: no IRQ time).
     pub clock_task: Ns,
     pub scale: CpuScale,
+    /// The running task's entity.
     pub curr: Option<u32>,
     /// The machine: its timers, its tracepoints.
     pub hooks: RqHooks<'a>,
 }
 
 impl Dl<'_> {
-    fn note(&mut self, note: DlNote) {
-        if self.hooks.tracing && note.task() != FAIR_SERVER {
+    /// Trace what happened to entity `p` (a task's: the fair server's are not traced).
+    fn note(&mut self, p: u32, note: DlNote) {
+        if let Some(task) = self.ses[p as usize].task.filter(|_| self.hooks.tracing) {
             let cpu = self.hooks.cpu;
-            self.hooks.trace(Tracepoint::Dl { cpu, note });
+            self.hooks.trace(Tracepoint::Dl { cpu, task, note });
         }
     }
 
-    /// Arm an entity's timer at `at` (the fair server's is its CPU's).
+    /// Arm entity `p`'s timer at `at`.
     fn arm(&mut self, p: u32, kind: DlTimer, at: Ns) {
-        let gen = se!(self, p).timer(kind).arm();
-        let timer = match p {
-            FAIR_SERVER => SchedTimer::DlServer {
-                cpu: self.hooks.cpu as u32,
-                kind,
-                gen,
-            },
-            task => SchedTimer::Dl { task, kind, gen },
-        };
+        let gen = self.ses[p as usize].timer(kind).arm();
+        let timer = SchedTimer::Dl { se: p, kind, gen };
         self.hooks.arm(at.max(self.now), timer);
     }
 
     /// `start_dl_timer`: arm the replenishment at the next period (a deferred server's at
     /// its zero-laxity instant); false when that instant is already a µs or more past.
     fn start_dl_timer(&mut self, p: u32) -> bool {
-        let se = se!(self, p);
+        let se = &mut self.ses[p as usize];
         let act = if se.defer_armed {
             se.zero_laxity()
         } else {
@@ -437,7 +402,7 @@ impl Dl<'_> {
     /// background, starts a new period; a server not handling starvation is deferred again.
     fn replenish(&mut self, p: u32) {
         let now = self.now;
-        let se = se!(self, p);
+        let se = &mut self.ses[p as usize];
         let pi = se.pi_of();
         if se.dl_deadline == 0 || (se.defer_armed && se.overflow(now)) {
             se.deadline = now + pi.deadline;
@@ -456,14 +421,14 @@ impl Dl<'_> {
         se.yielded = false;
         se.set_throttled(false, now);
         self.note_budget(p);
-        let se = se!(self, p);
+        let se = &mut self.ses[p as usize];
         if se.defer_armed {
             se.defer_armed = false;
         } else if se.defer && !se.defer_running && before(now, se.zero_laxity()) {
             se.defer_armed = true;
             se.set_throttled(true, now);
             if !self.start_dl_timer(p) {
-                let se = se!(self, p);
+                let se = &mut self.ses[p as usize];
                 se.dl_timer.cancel();
                 se.defer_armed = false;
                 se.set_throttled(false, now);
@@ -476,7 +441,7 @@ impl Dl<'_> {
     /// waits again.
     fn update_dl_entity(&mut self, p: u32) {
         let now = self.now;
-        let se = se!(self, p);
+        let se = &mut self.ses[p as usize];
         if before(se.deadline, now) || se.overflow(now) {
             if (!se.implicit() || (se.defer && se.defer_running))
                 && !before(se.deadline, now)
@@ -497,25 +462,21 @@ impl Dl<'_> {
 
     /// A new budget and deadline, for the trace.
     fn note_budget(&mut self, p: u32) {
-        let se = se!(self, p);
+        let se = &self.ses[p as usize];
         let (runtime, deadline) = (se.runtime, se.deadline);
-        self.note(DlNote::Replenish {
-            task: p,
-            runtime,
-            deadline,
-        });
+        self.note(p, DlNote::Replenish { runtime, deadline });
     }
 
     /// `dl_check_constrained_dl`: woken after its deadline but before its next period, a
     /// constrained task waits for that period, unless boosted.
     fn check_constrained(&mut self, p: u32) {
         let now = self.now;
-        let se = se!(self, p);
+        let se = &mut self.ses[p as usize];
         if before(se.deadline, now) && before(now, se.next_period()) {
             if se.boosted() || !self.start_dl_timer(p) {
                 return;
             }
-            let se = se!(self, p);
+            let se = &mut self.ses[p as usize];
             se.set_throttled(true, now);
             se.runtime = se.runtime.min(0);
         }
@@ -523,7 +484,7 @@ impl Dl<'_> {
 
     /// `task_contending`; nothing for a task boosted from another class (no bandwidth).
     fn task_contending(&mut self, p: u32, flags: u32) {
-        let se = se!(self, p);
+        let se = &mut self.ses[p as usize];
         if se.dl_runtime == 0 {
             return;
         }
@@ -543,7 +504,7 @@ impl Dl<'_> {
     /// exits and its bandwidth leaves this rq (and, by the caller, the root domain).
     fn task_non_contending(&mut self, p: u32, dead: bool) -> bool {
         let now = self.now;
-        let se = se!(self, p);
+        let se = &mut self.ses[p as usize];
         if se.dl_runtime == 0 {
             return false;
         }
@@ -565,7 +526,7 @@ impl Dl<'_> {
 
     /// `inactive_task_timer`: true when a dead task's bandwidth leaves the root domain.
     pub fn inactive_timer(&mut self, p: u32, dead: bool) -> bool {
-        let se = se!(self, p);
+        let se = &mut self.ses[p as usize];
         se.inactive_timer.armed = false;
         if dead {
             if se.non_contending {
@@ -588,7 +549,7 @@ impl Dl<'_> {
     pub fn enqueue(&mut self, p: u32, flags: u32) {
         let now = self.now;
         {
-            let se = se!(self, p);
+            let se = &mut self.ses[p as usize];
             if se.boosted() && se.throttled {
                 se.dl_timer.cancel();
                 se.set_throttled(false, now);
@@ -598,11 +559,11 @@ impl Dl<'_> {
             }
         }
         if flags & (ENQUEUE_INITIAL | ENQUEUE_RESTORE | ENQUEUE_MIGRATING) != 0 {
-            let se = se!(self, p);
+            let se = &mut self.ses[p as usize];
             self.dl.this_bw += se.dl_bw;
             self.dl.add_running(se);
         }
-        let se = se!(self, p);
+        let se = &mut self.ses[p as usize];
         if !se.defer && se.throttled && flags & ENQUEUE_REPLENISH == 0 {
             if flags & ENQUEUE_WAKEUP != 0 {
                 self.task_contending(p, flags);
@@ -622,10 +583,10 @@ impl Dl<'_> {
             self.note_budget(p);
         }
         // A deferred server still waiting for its zero-laxity instant is not queued.
-        if se!(self, p).throttled && self.start_dl_timer(p) {
+        if self.ses[p as usize].throttled && self.start_dl_timer(p) {
             return;
         }
-        let se = se!(self, p);
+        let se = &mut self.ses[p as usize];
         if se.throttled {
             se.dl_timer.cancel();
             se.defer_armed = false;
@@ -638,7 +599,7 @@ impl Dl<'_> {
 
     /// `__dequeue_dl_entity`.
     fn unqueue(&mut self, p: u32) {
-        let se = se!(self, p);
+        let se = &mut self.ses[p as usize];
         if se.on_rq {
             se.on_rq = false;
             self.dl.remove(p);
@@ -649,16 +610,16 @@ impl Dl<'_> {
     pub fn dequeue(&mut self, p: u32, flags: u32) -> bool {
         self.unqueue(p);
         if flags & (DEQUEUE_SAVE | DEQUEUE_MIGRATING) != 0 {
-            let se = se!(self, p);
+            let se = &mut self.ses[p as usize];
             self.dl.sub_running(se);
             self.dl.this_bw -= se.dl_bw;
         }
         if flags & DEQUEUE_SLEEP != 0 {
             let now = self.now;
-            let se = se!(self, p);
+            let se = &mut self.ses[p as usize];
             if se.check_miss(now) {
                 let deadline = se.deadline;
-                self.note(DlNote::Miss { task: p, deadline });
+                self.note(p, DlNote::Miss { deadline });
             }
             return self.task_non_contending(p, flags & DEQUEUE_SPECIAL != 0);
         }
@@ -684,10 +645,10 @@ impl Dl<'_> {
     /// server exhausted in the background needs no help this period: it waits again.
     fn update_curr_se(&mut self, p: u32, delta: i64) -> bool {
         let now = self.now;
-        let se = se!(self, p);
+        let se = &mut self.ses[p as usize];
         if delta > 0 {
             let delta = delta as u64;
-            let scaled = if p == FAIR_SERVER {
+            let scaled = if p == self.server {
                 delta
             } else if se.reclaim {
                 let s = grub::grub_reclaim(self.dl.grub, delta, self.dl, se.dl_bw);
@@ -699,9 +660,9 @@ impl Dl<'_> {
             se.runtime -= scaled as i64;
             if se.check_miss(now) {
                 let deadline = se.deadline;
-                self.note(DlNote::Miss { task: p, deadline });
+                self.note(p, DlNote::Miss { deadline });
             }
-            let se = se!(self, p);
+            let se = &mut self.ses[p as usize];
             if se.defer && se.throttled && se.runtime <= 0 {
                 se.defer_running = false;
                 se.dl_timer.cancel();
@@ -712,7 +673,7 @@ impl Dl<'_> {
         } else if !se.yielded {
             return false;
         }
-        let se = se!(self, p);
+        let se = &mut self.ses[p as usize];
         if se.runtime > 0 && !se.yielded {
             return false;
         }
@@ -721,9 +682,9 @@ impl Dl<'_> {
         }
         se.set_throttled(true, now);
         let runtime = se.runtime;
-        self.note(DlNote::Throttle { task: p, runtime });
+        self.note(p, DlNote::Throttle { runtime });
         self.unqueue(p);
-        if se!(self, p).boosted() || !self.start_dl_timer(p) {
+        if self.ses[p as usize].boosted() || !self.start_dl_timer(p) {
             self.enqueue(p, ENQUEUE_REPLENISH);
         }
         self.dl.first() != Some(p)

@@ -8,7 +8,7 @@ use crate::sched::Sched;
 impl Sched {
     /// `task_woken_dl`: a woken deadline task that will not run here is pushed away now.
     pub(crate) fn task_woken_dl<H: Hooks>(&mut self, cpu: usize, id: u32, h: &mut H) {
-        if self.rqs[cpu].curr != Some(id) && self.dls[id as usize].migratable {
+        if self.rqs[cpu].curr != Some(id) && self.dl_of(id).migratable {
             self.push_dl_tasks(cpu, h);
         }
     }
@@ -28,9 +28,9 @@ impl Sched {
         let Some(next) = cpudl::earliest_pushable(rq, &self.dls, |_| true) else {
             return false;
         };
-        let next_dl = &self.dls[next as usize];
+        let next_dl = self.dl_of(next);
         if let Some(c) = rq.curr {
-            let curr = &self.dls[c as usize];
+            let curr = self.dl_of(c);
             if curr.dl_runtime != 0 && next_dl.deadline < curr.deadline && curr.migratable {
                 self.resched_curr(cpu, h);
                 return false;
@@ -51,7 +51,7 @@ impl Sched {
     /// this CPU pull an earlier one. True when the CPU has no deadline work left, so that
     /// the classes below may balance too.
     pub(crate) fn balance_dl<H: Hooks>(&mut self, cpu: usize, prev: u32, h: &mut H) -> bool {
-        if !self.dls[prev as usize].on_rq {
+        if !self.dl_of(prev).on_rq {
             self.pull_dl_task(cpu, h);
         }
         self.rqs[cpu].dl.nr_running() == 0
@@ -78,11 +78,9 @@ impl Sched {
             let Some(p) = cpudl::earliest_pushable(&self.rqs[src], &self.dls, allowed) else {
                 continue;
             };
-            let pd = self.dls[p as usize].deadline;
-            let src_curr = self.rqs[src]
-                .curr
-                .map_or(0, |c| self.dls[c as usize].deadline);
-            if cpudl::is_earliest(&self.rqs[this], &self.dls[p as usize]) && pd >= src_curr {
+            let pd = self.dl_of(p).deadline;
+            let src_curr = self.rqs[src].curr.map_or(0, |c| self.dl_of(c).deadline);
+            if cpudl::is_earliest(&self.rqs[this], self.dl_of(p)) && pd >= src_curr {
                 self.move_queued_task(p, src, this, h);
             }
         }

@@ -1,6 +1,6 @@
 //! `dl_sched_class`: the deadline class behind the core's `SchedClass` interface.
 
-use super::{cpudl, Dl, FAIR_SERVER};
+use super::{cpudl, Dl};
 use crate::sched::class::{Dequeued, Env, SchedClass};
 use crate::sched::fair::sched_class::FAIR;
 use crate::sched::flags::*;
@@ -14,17 +14,30 @@ pub static DEADLINE: DeadlineClass = DeadlineClass;
 impl<'a> Dl<'a> {
     /// The deadline class of `rq`.
     pub fn on(rq: &'a mut Rq, env: &'a mut Env) -> Dl<'a> {
+        let (server, curr) = (fair_server(env), rq.curr.map(|c| dl_of(env, c)));
         Dl {
             dl: &mut rq.dl,
             ses: &mut *env.dl,
-            server: &mut rq.fair_server,
+            server,
             now: rq.clock.clock_task,
             clock_task: rq.clock.clock_task,
             scale: rq.clock.scale,
-            curr: rq.curr,
+            curr,
             hooks: env.hooks.reborrow(),
         }
     }
+}
+
+/// `&p->dl`.
+#[inline]
+pub fn dl_of(env: &Env, p: u32) -> u32 {
+    env.tasks[p as usize].dl
+}
+
+/// `rq->fair_server` of the operation's CPU: the first entities are the CPUs' servers.
+#[inline]
+pub fn fair_server(env: &Env) -> u32 {
+    env.hooks.cpu as u32
 }
 
 /// `update_curr_dl`; the time run also counts against the root rt_rq's budget, which
@@ -33,7 +46,7 @@ impl<'a> Dl<'a> {
 fn update_curr(rq: &mut Rq, env: &mut Env) -> bool {
     let ran = rq
         .curr
-        .map(|c| &env.dl[c as usize])
+        .map(|c| &env.dl[dl_of(env, c) as usize])
         .filter(|se| se.on_rq)
         .map_or(0, |se| rq.clock.clock_task.saturating_sub(se.exec_start));
     let resched = Dl::on(rq, env).update_curr();
@@ -46,7 +59,8 @@ fn update_curr(rq: &mut Rq, env: &mut Env) -> bool {
 impl SchedClass for DeadlineClass {
     /// `enqueue_task_dl`.
     fn enqueue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) {
-        Dl::on(rq, env).enqueue(p, flags);
+        let se = dl_of(env, p);
+        Dl::on(rq, env).enqueue(se, flags);
     }
 
     /// `dequeue_task_dl`: charge the budget first. A dead task's bandwidth leaving the
@@ -55,7 +69,8 @@ impl SchedClass for DeadlineClass {
         if rq.curr == Some(p) {
             update_curr(rq, env);
         }
-        if Dl::on(rq, env).dequeue(p, flags) {
+        let se = dl_of(env, p);
+        if Dl::on(rq, env).dequeue(se, flags) {
             Dequeued::Released
         } else {
             Dequeued::Off
@@ -69,8 +84,9 @@ impl SchedClass for DeadlineClass {
 
     /// `wakeup_preempt_dl`: earliest deadline first.
     fn wakeup_preempt(&self, rq: &mut Rq, env: &mut Env, p: u32, _wake_flags: u32) -> bool {
-        let curr = rq.curr.expect("a deadline task runs");
-        super::before(env.dl[p as usize].deadline, env.dl[curr as usize].deadline)
+        let curr = dl_of(env, rq.curr.expect("a deadline task runs"));
+        let se = dl_of(env, p);
+        super::before(env.dl[se as usize].deadline, env.dl[curr as usize].deadline)
     }
 
     /// `pick_task_dl`: the leftmost entity; when that is the fair server, the fair task it
@@ -78,8 +94,8 @@ impl SchedClass for DeadlineClass {
     fn pick_task(&self, rq: &mut Rq, env: &mut Env) -> Option<u32> {
         loop {
             let first = rq.dl.first()?;
-            if first != FAIR_SERVER {
-                return Some(first);
+            if let Some(task) = env.dl[first as usize].task {
+                return Some(task);
             }
             if let Some(p) = FAIR.pick_task(rq, env) {
                 rq.dl_server = true;
@@ -97,7 +113,8 @@ impl SchedClass for DeadlineClass {
 
     /// `set_next_task_dl`: avg_dl catches up on the time no deadline task ran.
     fn set_next_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        env.dl[p as usize].exec_start = rq.clock.clock_task;
+        let se = dl_of(env, p);
+        env.dl[se as usize].exec_start = rq.clock.clock_task;
         rq.update_dl_avg(false);
     }
 
@@ -111,7 +128,8 @@ impl SchedClass for DeadlineClass {
 
     /// `migrate_task_rq_dl`.
     fn migrate_task_rq(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        Dl::on(rq, env).migrate_task_rq(p);
+        let se = dl_of(env, p);
+        Dl::on(rq, env).migrate_task_rq(se);
     }
 
     /// `select_task_rq_dl`: on a wakeup, leave a CPU whose running deadline task would not
@@ -122,11 +140,11 @@ impl SchedClass for DeadlineClass {
             return FAIR.select_task_rq(s, p, prev, wake_flags);
         }
         let (rqs, allowed) = (&s.rqs, &s.tasks[p as usize].cpus_mask);
-        let se = &s.dls[p as usize];
+        let se = s.dl_of(p);
         let rq = &rqs[prev];
         let mut select = se.migratable
             && rq.curr.is_some_and(|c| {
-                let curr = &s.dls[c as usize];
+                let curr = s.dl_of(c);
                 curr.dl_runtime != 0 // dl_task(curr)
                     && (!curr.migratable || !super::before(se.deadline, curr.deadline))
             });

@@ -7,9 +7,6 @@ use super::{before, to_ratio, Dl, DlTimer, SchedDlEntity};
 use crate::sched::flags::*;
 use crate::time::Ns;
 
-/// The fair server's id where a task id goes (the EDF queue, timers).
-pub const FAIR_SERVER: u32 = u32::MAX;
-
 /// `dl_server_min_res`: a zero-laxity timer is pushed forward only by more than this.
 const DL_SERVER_MIN_RES: u64 = 1_000_000;
 
@@ -30,33 +27,42 @@ impl SchedDlEntity {
 }
 
 impl Dl<'_> {
+    /// This CPU's fair server.
+    fn server(&self) -> &SchedDlEntity {
+        &self.ses[self.server as usize]
+    }
+
+    fn server_mut(&mut self) -> &mut SchedDlEntity {
+        &mut self.ses[self.server as usize]
+    }
+
     /// `dl_server_start`: the CPU's first fair task is enqueued. True when the server is
     /// queued at once and should preempt the running task.
     pub fn server_start(&mut self) -> bool {
-        if self.server.dl_runtime == 0 || self.server.server_active {
+        if self.server().dl_runtime == 0 || self.server().server_active {
             return false;
         }
-        self.server.server_active = true;
-        self.enqueue(FAIR_SERVER, ENQUEUE_WAKEUP);
-        self.server.on_rq && self.server_preempts()
+        self.server_mut().server_active = true;
+        self.enqueue(self.server, ENQUEUE_WAKEUP);
+        self.server().on_rq && self.server_preempts()
     }
 
     /// `!dl_task(curr) || dl_entity_preempt(server, curr)`.
     pub fn server_preempts(&self) -> bool {
         self.curr.is_none_or(|c| {
             let curr = &self.ses[c as usize];
-            curr.dl_runtime == 0 || before(self.server.deadline, curr.deadline)
+            curr.dl_runtime == 0 || before(self.server().deadline, curr.deadline)
         })
     }
 
     /// `dl_server_stop`: picked with no fair task to run.
     pub fn server_stop(&mut self) {
-        if self.server.dl_runtime == 0 {
+        if self.server().dl_runtime == 0 {
             return;
         }
-        self.dequeue(FAIR_SERVER, DEQUEUE_SLEEP);
+        self.dequeue(self.server, DEQUEUE_SLEEP);
         let now = self.now;
-        let se = &mut *self.server;
+        let se = self.server_mut();
         se.dl_timer.cancel();
         se.defer_armed = false;
         se.set_throttled(false, now);
@@ -66,45 +72,47 @@ impl Dl<'_> {
     /// `dl_server_update` (from `update_curr_fair`): fair tasks ran `delta` ns, served or
     /// not. True asks for a resched.
     pub fn server_update(&mut self, delta: u64) -> bool {
-        if !self.server.server_active || self.server.dl_runtime == 0 {
+        if !self.server().server_active || self.server().dl_runtime == 0 {
             return false;
         }
-        self.update_curr_se(FAIR_SERVER, delta as i64)
+        self.update_curr_se(self.server, delta as i64)
     }
 
     /// `dl_server_update_idle_time`: idle time since `exec_start` (the idle task's) counts
     /// as time fair tasks could have had. Returns the new `exec_start`.
     pub fn server_update_idle_time(&mut self, exec_start: Ns) -> Ns {
-        let se = &mut *self.server;
-        if !se.defer || se.runtime < 0 || self.clock_task < exec_start {
+        let clock_task = self.clock_task;
+        let se = self.server_mut();
+        if !se.defer || se.runtime < 0 || clock_task < exec_start {
             return exec_start;
         }
-        se.runtime -= (self.clock_task - exec_start) as i64;
+        se.runtime -= (clock_task - exec_start) as i64;
         if se.runtime < 0 {
             se.defer_running = false;
             se.runtime = 0;
         }
-        self.clock_task
+        clock_task
     }
 
     /// `dl_server_timer`: at its zero-laxity instant the server starts serving (unless its
     /// budget went down in the meantime: the timer then moves on); at its next period it is
     /// replenished. True when it was queued: the caller checks preemption and pushes.
     pub fn server_timer(&mut self) -> bool {
-        let se = &mut *self.server;
+        let now = self.now;
+        let se = self.server_mut();
         se.dl_timer.armed = false;
         if !se.throttled || se.dl_runtime == 0 {
             return false;
         }
         if se.defer_armed {
             let zero_laxity = se.zero_laxity();
-            if before(self.now, zero_laxity.wrapping_sub(DL_SERVER_MIN_RES)) {
-                self.arm(FAIR_SERVER, DlTimer::Replenish, zero_laxity);
+            if before(now, zero_laxity.wrapping_sub(DL_SERVER_MIN_RES)) {
+                self.arm(self.server, DlTimer::Replenish, zero_laxity);
                 return false;
             }
             se.defer_running = true;
         }
-        self.enqueue(FAIR_SERVER, ENQUEUE_REPLENISH);
+        self.enqueue(self.server, ENQUEUE_REPLENISH);
         true
     }
 }

@@ -10,8 +10,8 @@ const T0: u64 = 1_000 * MS;
 
 struct Cpu {
     dl: DlRq,
+    /// The task's entity (0), then the CPU's fair server, disabled (1).
     ses: Vec<SchedDlEntity>,
-    server: SchedDlEntity,
     now: Ns,
     curr: Option<u32>,
     machine: Recorder,
@@ -22,8 +22,13 @@ impl Cpu {
     fn new(q: u64, d: u64, p: u64, reclaim: bool) -> Cpu {
         Cpu {
             dl: DlRq::new(Some((1_000_000, 950_000))),
-            ses: vec![SchedDlEntity::new(q * MS, d * MS, p * MS, reclaim)],
-            server: SchedDlEntity::default(),
+            ses: vec![
+                SchedDlEntity {
+                    task: Some(0),
+                    ..SchedDlEntity::new(q * MS, d * MS, p * MS, reclaim)
+                },
+                SchedDlEntity::default(),
+            ],
             now: T0,
             curr: None,
             machine: Recorder::default(),
@@ -35,7 +40,7 @@ impl Cpu {
         Dl {
             dl: &mut self.dl,
             ses: &mut self.ses,
-            server: &mut self.server,
+            server: 1,
             now: self.now,
             clock_task: self.now,
             scale: CpuScale {

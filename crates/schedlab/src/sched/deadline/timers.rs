@@ -1,59 +1,62 @@
 //! The two hrtimers of each reservation (and of each CPU's fair server), as the classes arm
 //! them and as they fire.
 
-use super::{Dl, DlTimer, FAIR_SERVER};
+use super::{Dl, DlTimer};
 use crate::sched::hooks::Hooks;
 use crate::sched::Sched;
 
 impl Sched {
-    /// A reservation's hrtimer fires (stale unless `gen` matches).
+    /// Entity `se`'s hrtimer fires (stale unless `gen` matches): a task's, or a CPU's fair
+    /// server's.
     pub(crate) fn dl_timer_fired<H: Hooks>(
         &mut self,
-        id: u32,
+        se: u32,
         kind: DlTimer,
         gen: u32,
         h: &mut H,
     ) -> bool {
-        if !self.dls[id as usize].timer_pending(kind, gen) {
+        let e = &mut self.dls[se as usize];
+        if !e.timer_pending(kind, gen) {
             return false;
         }
+        match e.task {
+            Some(id) => self.task_timer_fired(id, se, kind, h),
+            None => self.server_timer_fired(se as usize, kind, h),
+        }
+        true
+    }
+
+    /// Task `id`'s timer (its entity `se`).
+    fn task_timer_fired<H: Hooks>(&mut self, id: u32, se: u32, kind: DlTimer, h: &mut H) {
         let cpu = self.tasks[id as usize].cpu;
         self.update_rq_clock(cpu, h.now());
         let t = &self.tasks[id as usize];
         match kind {
             DlTimer::Inactive => {
                 let dead = t.state == crate::sched::task::TaskState::Dead;
-                if self.on_rq(cpu, h, |rq, env| Dl::on(rq, env).inactive_timer(id, dead)) {
+                if self.on_rq(cpu, h, |rq, env| Dl::on(rq, env).inactive_timer(se, dead)) {
                     self.dl_release(id);
                 }
             }
             DlTimer::Replenish => {
                 let queued = t.queued();
-                if self.on_rq(cpu, h, |rq, env| Dl::on(rq, env).dl_timer(id, queued)) {
+                if self.on_rq(cpu, h, |rq, env| Dl::on(rq, env).dl_timer(se, queued)) {
                     self.wakeup_preempt(cpu, id, 0, h);
                     self.push_dl_tasks(cpu, h);
                 }
             }
         }
-        true
     }
 
-    /// The fair server's hrtimer on `cpu` fires (stale unless `gen` matches).
-    pub(crate) fn dl_server_timer_fired<H: Hooks>(
-        &mut self,
-        cpu: usize,
-        kind: DlTimer,
-        gen: u32,
-        h: &mut H,
-    ) -> bool {
-        if !self.rqs[cpu].fair_server.timer_pending(kind, gen) {
-            return false;
-        }
+    /// The fair server's timer on `cpu` (its entity is the CPU's: `sched_class::fair_server`).
+    fn server_timer_fired<H: Hooks>(&mut self, cpu: usize, kind: DlTimer, h: &mut H) {
         self.update_rq_clock(cpu, h.now());
         match kind {
             DlTimer::Inactive => {
                 self.on_rq(cpu, h, |rq, env| {
-                    Dl::on(rq, env).inactive_timer(FAIR_SERVER, false)
+                    let mut dl = Dl::on(rq, env);
+                    let server = dl.server;
+                    dl.inactive_timer(server, false)
                 });
             }
             DlTimer::Replenish => {
@@ -67,6 +70,5 @@ impl Sched {
                 self.push_dl_tasks(cpu, h);
             }
         }
-        true
     }
 }

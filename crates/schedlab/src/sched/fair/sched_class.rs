@@ -2,6 +2,7 @@
 
 use super::{load_avg, Fair, SeId};
 use crate::sched::class::{Dequeued, Env, SchedClass};
+use crate::sched::deadline::sched_class::fair_server;
 use crate::sched::deadline::Dl;
 use crate::sched::flags::{WF_FORK, WF_TTWU};
 use crate::sched::idle;
@@ -40,7 +41,7 @@ fn se_of(env: &Env, p: u32) -> SeId {
 fn fair<R>(rq: &mut Rq, env: &mut Env, op: impl FnOnce(&mut Fair) -> R) -> R {
     let r = op(&mut Fair::on(rq, env));
     let delta = std::mem::take(&mut rq.cfs.server_delta);
-    if delta != 0 && rq.fair_server.server_active {
+    if delta != 0 && env.dl[fair_server(env) as usize].server_active {
         rq.need_resched |= Dl::on(rq, env).server_update(delta);
     }
     r
@@ -53,7 +54,7 @@ impl SchedClass for FairClass {
         let first = rq.cfs.h_nr_queued == 0;
         let se = se_of(env, p);
         fair(rq, env, |f| f.enqueue_task(se, flags));
-        if first && rq.cfs.h_nr_queued > 0 && rq.fair_server.dl_runtime != 0 {
+        if first && rq.cfs.h_nr_queued > 0 && env.dl[fair_server(env) as usize].dl_runtime != 0 {
             if rq.nr_running() == rq.cfs.h_nr_queued {
                 idle::put_prev_task_idle(rq, env);
             }

@@ -267,7 +267,7 @@ impl SchedClass for RtClass {
         let (rqs, allowed) = (&s.rqs, &s.tasks[p as usize].cpus_mask);
         let se = &s.rts[p as usize];
         let test = rqs[prev].curr.is_some_and(|c| {
-            let (dl, rt) = (&s.dls[c as usize], &s.rts[c as usize]);
+            let (dl, rt) = (s.dl_of(c), &s.rts[c as usize]);
             dl.dl_runtime != 0 // dl_task(curr): prio −1, above any RT
                 || (rt.on_rq && (!rt.migratable || rt.prio <= se.prio))
         });

@@ -48,8 +48,9 @@ fn an_admitted_implicit_set_on_one_cpu_misses_no_deadline() {
         format!(r#"{{"global": {{"duration": 2, "calibration": 100}}, "tasks": {{{tasks}}}}}"#);
     let s = run(&json, "smp:1");
     let jobs = [(2000, 10_000), (5000, 20_000), (10_000, 50_000)];
-    let tasks = s.sched().tasks.iter().zip(&s.sched().dls).enumerate();
-    for ((id, (t, dl)), (run_us, period_us)) in tasks.zip(jobs) {
+    let tasks = s.sched().tasks.iter().enumerate();
+    for ((id, t), (run_us, period_us)) in tasks.zip(jobs) {
+        let dl = s.sched().dl_of(id as u32);
         assert_eq!(dl.stats.misses, 0, "{}", t.comm);
         assert_eq!(dl.stats.exhaustions, 0, "{}: never over budget", t.comm);
         assert_eq!(

@@ -134,10 +134,10 @@ fn a_deadline_waiter_lends_its_reservation_to_a_fair_owner() {
     .join(",");
     let s = run(&tasks, true, Kernel::V6_12);
     assert_eq!(ended(&s, 2), 59);
-    assert_eq!(s.sched().dls[0].stats.exhaustions, 3);
-    assert_eq!(s.sched().dls[0].stats.throttled_ns, 0, "never throttled");
+    assert_eq!(s.sched().dl_of(0).stats.exhaustions, 3);
+    assert_eq!(s.sched().dl_of(0).stats.throttled_ns, 0, "never throttled");
     assert_eq!(
-        (s.sched().tasks[0].class, s.sched().dls[0].pi),
+        (s.sched().tasks[0].class, s.sched().dl_of(0).pi),
         (crate::sched::class::Class::Fair, None)
     );
     // Without PI low waits for other: other runs 12-32 ms (throttled at the 32 ms tick),
@@ -158,7 +158,7 @@ fn a_deadline_owner_runs_by_an_earlier_waiters_reservation_never_throttled() {
     .join(",");
     let s = run(&tasks, true, Kernel::V6_12);
     assert_eq!(ended(&s, 1), 31);
-    assert_eq!(s.sched().dls[0].stats.throttled_ns, 0);
+    assert_eq!(s.sched().dl_of(0).stats.throttled_ns, 0);
     // Without PI the owner is throttled at 20 ms until its next period at 1000 ms, ends its
     // last 10 ms at 1010 ms, and high runs 1010-1011 ms.
     assert_eq!(ended(&run(&tasks, false, Kernel::V6_12), 1), 1011);
