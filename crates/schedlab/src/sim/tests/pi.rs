@@ -3,6 +3,7 @@
 use crate::kernel::Kernel;
 use crate::platform::load_builtin;
 use crate::sched::features::Features;
+use crate::sched::uapi::Policy;
 use crate::sim::{RunOptions, Sim};
 use crate::workload::{parse, Dialect};
 
@@ -71,9 +72,11 @@ fn the_lock_owner_inherits_the_waiters_priority_and_gives_it_back() {
     assert_eq!(done, 61);
     let low = &s.sched().tasks[0];
     assert_eq!(low.stats.run_ns, 50 * MS);
+    // Unboosted: back in its policy's own class.
+    assert_eq!(low.policy, Policy::Other);
     assert_eq!(
         (low.pi_prio, low.class),
-        (None, crate::sched::class::Class::Fair)
+        (None, crate::sched::class::Class::of(low.policy))
     );
 }
 
@@ -136,9 +139,11 @@ fn a_deadline_waiter_lends_its_reservation_to_a_fair_owner() {
     assert_eq!(ended(&s, 2), 59);
     assert_eq!(s.sched().dl_of(0).stats.exhaustions, 3);
     assert_eq!(s.sched().dl_of(0).stats.throttled_ns, 0, "never throttled");
+    let low = &s.sched().tasks[0];
+    assert_eq!(low.policy, Policy::Other);
     assert_eq!(
-        (s.sched().tasks[0].class, s.sched().dl_of(0).pi),
-        (crate::sched::class::Class::Fair, None)
+        (low.class, s.sched().dl_of(0).pi),
+        (crate::sched::class::Class::of(low.policy), None)
     );
     // Without PI low waits for other: other runs 12-32 ms (throttled at the 32 ms tick),
     // low 32-70 ms, high 70-71 ms. (An RT boost would not put low ahead of other either.)
