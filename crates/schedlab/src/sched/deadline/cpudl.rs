@@ -55,20 +55,25 @@ pub fn is_earliest(rq: &Rq, se: &SchedDlEntity) -> bool {
 }
 
 /// `pick_earliest_pushable_dl_task` / `pick_next_pushable_dl_task`: the earliest queued,
-/// not running, migratable task of `rq` that `allowed` lets go (the fair server never moves).
+/// not running (`curr`: the running task's entity) and migratable task of `rq` that
+/// `allowed` lets go, and its entity (the fair server is not migratable).
 pub fn earliest_pushable(
     rq: &Rq,
+    curr: Option<u32>,
     ses: &[SchedDlEntity],
     allowed: impl Fn(u32) -> bool,
-) -> Option<u32> {
+) -> Option<(u32, u32)> {
     rq.dl.queued().find_map(|(_, e)| {
+        if curr == Some(e) {
+            return None;
+        }
         let se = &ses[e as usize];
-        se.task
-            .filter(|&p| rq.curr != Some(p) && se.migratable && allowed(p))
+        let p = se.task.filter(|&p| se.migratable && allowed(p))?;
+        Some((p, e))
     })
 }
 
 /// `dl_overloaded`: more than one deadline task and one of them can move.
-pub fn overloaded(rq: &Rq, ses: &[SchedDlEntity]) -> bool {
-    rq.dl.nr_running() > 1 && earliest_pushable(rq, ses, |_| true).is_some()
+pub fn overloaded(rq: &Rq, curr: Option<u32>, ses: &[SchedDlEntity]) -> bool {
+    rq.dl.nr_running() > 1 && earliest_pushable(rq, curr, ses, |_| true).is_some()
 }

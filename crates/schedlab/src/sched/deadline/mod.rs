@@ -103,8 +103,6 @@ pub struct DlParams {
 /// `struct sched_dl_entity`.
 #[derive(Debug, Clone, Default)]
 pub struct SchedDlEntity {
-    /// The task it schedules (`dl_task_of`); None for a CPU's fair server.
-    pub task: Option<u32>,
     pub dl_runtime: u64,
     pub dl_deadline: u64,
     pub dl_period: u64,
@@ -122,6 +120,8 @@ pub struct SchedDlEntity {
     /// `on_dl_rq`: in the rb-tree (the running task stays in it).
     pub on_rq: bool,
     pub exec_start: Ns,
+    /// The task it schedules (`dl_task_of`); None for a CPU's fair server.
+    pub task: Option<u32>,
     /// `nr_cpus_allowed > 1`.
     pub migratable: bool,
     pub dl_timer: Timer,

@@ -14,6 +14,12 @@ impl Sched {
     }
 
     /// `push_dl_tasks`.
+    /// The entity of the task running on `cpu`.
+    #[inline]
+    fn curr_dl(&self, cpu: usize) -> Option<u32> {
+        self.rqs[cpu].curr.map(|c| self.tasks[c as usize].dl)
+    }
+
     pub(crate) fn push_dl_tasks<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
         while self.push_dl_task(cpu, h) {}
     }
@@ -21,16 +27,16 @@ impl Sched {
     /// `push_dl_task`: move the earliest pushable task of an overloaded `cpu` to a CPU
     /// where it runs at once; true if one moved.
     fn push_dl_task<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> bool {
-        let rq = &self.rqs[cpu];
-        if !cpudl::overloaded(rq, &self.dls) {
+        let (rq, curr) = (&self.rqs[cpu], self.curr_dl(cpu));
+        if !cpudl::overloaded(rq, curr, &self.dls) {
             return false;
         }
-        let Some(next) = cpudl::earliest_pushable(rq, &self.dls, |_| true) else {
+        let Some((next, e)) = cpudl::earliest_pushable(rq, curr, &self.dls, |_| true) else {
             return false;
         };
-        let next_dl = self.dl_of(next);
-        if let Some(c) = rq.curr {
-            let curr = self.dl_of(c);
+        let next_dl = &self.dls[e as usize];
+        if let Some(c) = curr {
+            let curr = &self.dls[c as usize];
             if curr.dl_runtime != 0 && next_dl.deadline < curr.deadline && curr.migratable {
                 self.resched_curr(cpu, h);
                 return false;
@@ -71,16 +77,18 @@ impl Sched {
     fn pull_dl_task<H: Hooks>(&mut self, this: usize, h: &mut H) {
         let n = self.rqs.len();
         for src in (1..n).map(|i| (this + i) % n) {
-            if !cpudl::overloaded(&self.rqs[src], &self.dls) {
+            let curr = self.curr_dl(src);
+            if !cpudl::overloaded(&self.rqs[src], curr, &self.dls) {
                 continue;
             }
             let allowed = |p: u32| self.tasks[p as usize].cpus_mask[this];
-            let Some(p) = cpudl::earliest_pushable(&self.rqs[src], &self.dls, allowed) else {
+            let Some((p, e)) = cpudl::earliest_pushable(&self.rqs[src], curr, &self.dls, allowed)
+            else {
                 continue;
             };
-            let pd = self.dl_of(p).deadline;
-            let src_curr = self.rqs[src].curr.map_or(0, |c| self.dl_of(c).deadline);
-            if cpudl::is_earliest(&self.rqs[this], self.dl_of(p)) && pd >= src_curr {
+            let se = &self.dls[e as usize];
+            let src_curr = curr.map_or(0, |c| self.dls[c as usize].deadline);
+            if cpudl::is_earliest(&self.rqs[this], se) && se.deadline >= src_curr {
                 self.move_queued_task(p, src, this, h);
             }
         }

@@ -44,12 +44,13 @@ pub fn fair_server(env: &Env) -> u32 {
 /// deadline tasks share with RT tasks where RT throttling is on (≤ 6.11). Simplified: the
 /// kernel stops counting it once over budget while its period timer is idle.
 fn update_curr(rq: &mut Rq, env: &mut Env) -> bool {
-    let ran = rq
+    let mut dl = Dl::on(rq, env);
+    let ran = dl
         .curr
-        .map(|c| &env.dl[dl_of(env, c) as usize])
+        .map(|c| &dl.ses[c as usize])
         .filter(|se| se.on_rq)
-        .map_or(0, |se| rq.clock.clock_task.saturating_sub(se.exec_start));
-    let resched = Dl::on(rq, env).update_curr();
+        .map_or(0, |se| dl.clock_task.saturating_sub(se.exec_start));
+    let resched = dl.update_curr();
     if rq.rt.rt_runtime.is_some() {
         rq.rt.rt_time += ran;
     }
