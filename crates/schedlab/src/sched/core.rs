@@ -100,7 +100,7 @@ impl Sched {
         let Some(sd) = self.topo.domains[cpu].first_mut() else {
             return;
         };
-        if !super::fair::capacity::balance_due(sd, &self.feat, h.now()) {
+        if !super::fair::capacity::balance_due(sd, self.feat.hz, self.tun.tick_ns, h.now()) {
             return;
         }
         let rq = &mut self.rqs[cpu];

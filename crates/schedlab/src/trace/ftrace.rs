@@ -28,15 +28,17 @@ impl<W: Write> FtraceWriter<W> {
 
     /// `comm-pid [cpu] secs.nsecs: event: ` with the event's name and colon in 20 columns.
     fn head(&mut self, now: Ns, comm: &str, pid: u32, cpu: usize, event: TraceEvent) {
-        let name = event.name();
         let _ = write!(
             self.line,
-            "{comm:>16}-{pid:<7} [{cpu:03}] {:>5}.{:09}: {name}:{:pad$} ",
+            "{comm:>16}-{pid:<7} [{cpu:03}] {:>5}.{:09}: ",
             now / 1_000_000_000,
-            now % 1_000_000_000,
-            "",
-            pad = 19usize.saturating_sub(name.len())
+            now % 1_000_000_000
         );
+        let name = event.name();
+        self.line.push_str(name);
+        self.line.push(':');
+        let pad = 20usize.saturating_sub(name.len() + 1) + 1;
+        self.line.extend(std::iter::repeat_n(' ', pad));
     }
 }
 

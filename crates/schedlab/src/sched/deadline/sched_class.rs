@@ -95,8 +95,8 @@ impl SchedClass for DeadlineClass {
     fn pick_task(&self, rq: &mut Rq, env: &mut Env) -> Option<u32> {
         loop {
             let first = rq.dl.first()?;
-            if let Some(task) = env.dl[first as usize].task {
-                return Some(task);
+            if first != fair_server(env) {
+                return env.dl[first as usize].task;
             }
             if let Some(p) = FAIR.pick_task(rq, env) {
                 rq.dl_server = true;

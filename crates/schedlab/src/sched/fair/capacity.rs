@@ -2,7 +2,6 @@
 //! periodic load balance visits the CPU's lowest domain. Simplified: only that visit is
 //! modelled (no task moves), at the interval a balanced busy domain settles to.
 
-use crate::sched::features::Features;
 use crate::sched::rq::Rq;
 use crate::sched::topology::SchedDomain;
 use crate::time::Ns;
@@ -10,8 +9,8 @@ use crate::time::Ns;
 /// `sched_balance_domains`' test for a busy CPU's domain `sd` at `now`: is it due? Then it
 /// is balanced now (`last_balance`). Simplified: the interval is the one a balanced busy
 /// domain settles to (`busy_balance_interval`), not the one its own history gives.
-pub fn balance_due(sd: &mut SchedDomain, feat: &Features, now: Ns) -> bool {
-    let interval = busy_balance_interval(sd, feat.hz as u64) * feat.tick_ns();
+pub fn balance_due(sd: &mut SchedDomain, hz: u32, tick_ns: Ns, now: Ns) -> bool {
+    let interval = busy_balance_interval(sd, hz as u64) * tick_ns;
     if now < sd.last_balance + interval {
         return false;
     }
@@ -40,6 +39,7 @@ mod tests {
     use super::*;
     use crate::kernel::Kernel;
     use crate::platform::load_builtin;
+    use crate::sched::features::Features;
     use crate::sched::topology::Topology;
 
     /// CPU 0's lowest domain on smp:`n`: one MC domain of `n` CPUs.
@@ -68,10 +68,10 @@ mod tests {
         assert_eq!(feat.hz, 250);
         let mut sd = mc(4);
         const MS: Ns = 1_000_000;
-        assert!(!balance_due(&mut sd, &feat, 124 * MS - 1));
-        assert!(balance_due(&mut sd, &feat, 124 * MS));
+        assert!(!balance_due(&mut sd, feat.hz, feat.tick_ns(), 124 * MS - 1));
+        assert!(balance_due(&mut sd, feat.hz, feat.tick_ns(), 124 * MS));
         assert_eq!(sd.last_balance, 124 * MS);
-        assert!(!balance_due(&mut sd, &feat, 248 * MS - 1));
-        assert!(balance_due(&mut sd, &feat, 300 * MS));
+        assert!(!balance_due(&mut sd, feat.hz, feat.tick_ns(), 248 * MS - 1));
+        assert!(balance_due(&mut sd, feat.hz, feat.tick_ns(), 300 * MS));
     }
 }
