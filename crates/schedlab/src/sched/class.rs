@@ -4,7 +4,7 @@
 //! above the ones it preempts.
 
 use super::deadline::SchedDlEntity;
-use super::fair::{SchedEntity, Tunables};
+use super::fair::{CfsRq, SchedEntity, Tunables};
 use super::features::Features;
 use super::hooks::{Hooks, RqHooks};
 use super::rq::Rq;
@@ -17,6 +17,8 @@ use crate::sched::uapi::Policy;
 /// What a class operation on one runqueue reaches besides it: the entities, the switches,
 /// the tunables, and the machine (tracepoints, timers).
 pub struct Env<'a> {
+    /// Every cfs_rq (this CPU's root one is `cfs()`).
+    pub cfs_rqs: &'a mut [CfsRq],
     pub ses: &'a mut [SchedEntity],
     pub dl: &'a mut [SchedDlEntity],
     pub rt: &'a mut [SchedRtEntity],
@@ -27,6 +29,14 @@ pub struct Env<'a> {
     /// The tasks (`p->se` of task `p`).
     pub tasks: &'a [SchedTask],
     pub hooks: RqHooks<'a>,
+}
+
+impl Env<'_> {
+    /// `rq->cfs`: the operation's CPU's root cfs_rq.
+    #[inline]
+    pub fn cfs(&mut self) -> &mut CfsRq {
+        &mut self.cfs_rqs[self.hooks.cpu]
+    }
 }
 
 /// What `dequeue_task` did.

@@ -3,7 +3,7 @@
 
 use super::class::{self, Class, Dequeued, Env, SchedClass};
 use super::deadline::SchedDlEntity;
-use super::fair::{SchedEntity, SeId};
+use super::fair::{CfsRqId, SchedEntity, SeId};
 use super::flags::*;
 use super::hooks::{Hooks, PrevState, RqHooks, SchedTimer, Switch, Tracepoint};
 use super::idle;
@@ -35,6 +35,7 @@ impl Sched {
         op: impl FnOnce(&mut Rq, &mut Env) -> R,
     ) -> R {
         let mut env = Env {
+            cfs_rqs: &mut self.cfs_rqs,
             ses: &mut self.ses,
             dl: &mut self.dls,
             rt: &mut self.rts,
@@ -58,7 +59,7 @@ impl Sched {
     /// `cpufreq_update_util` after a class operation that changed the root cfs_rq's PELT
     /// signals (`cfs_rq_util_change`).
     fn util_change<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
-        if std::mem::take(&mut self.rqs[cpu].cfs.util_changed) {
+        if std::mem::take(&mut self.cfs_rqs[cpu].util_changed) {
             h.cpufreq_update_util(self, cpu, Hook::UtilChange);
         }
     }
@@ -194,7 +195,7 @@ impl Sched {
         }
         let parent_cpu = parent.map_or(0, |p| self.tasks[p as usize].cpu);
         let cpu = self.select_task_rq(id, parent_cpu, WF_FORK);
-        self.tasks[id as usize].cpu = cpu;
+        self.set_task_rq(id, cpu);
         if h.tracing() {
             let fork = Tracepoint::Fork {
                 parent,
@@ -390,12 +391,19 @@ impl Sched {
 
     /// `set_task_cpu`: the task is now on `to`; `sched_migrate_task`.
     fn set_task_cpu<H: Hooks>(&mut self, id: u32, from: usize, to: usize, h: &mut H) {
-        let t = &mut self.tasks[id as usize];
-        t.cpu = to;
-        t.stats.migrations += 1;
+        self.set_task_rq(id, to);
+        self.tasks[id as usize].stats.migrations += 1;
         if h.tracing() {
             h.trace(&self.tasks, Tracepoint::Migrate { task: id, from, to });
         }
+    }
+
+    /// `__set_task_cpu`: task `id` is on `cpu`, its entity to be queued on `cpu`'s root
+    /// cfs_rq (`set_task_rq`).
+    fn set_task_rq(&mut self, id: u32, cpu: usize) {
+        let t = &mut self.tasks[id as usize];
+        t.cpu = cpu;
+        self.ses[t.se as usize].cfs_rq = cpu as CfsRqId;
     }
 
     /// `move_queued_task` (push and pull): `deactivate_task` + `set_task_cpu` +
@@ -481,7 +489,7 @@ impl Sched {
                     }
                     c.ops().set_next_task(rq, env, n)
                 }
-                None if prev.is_some() => idle::set_next_task_idle(rq),
+                None if prev.is_some() => idle::set_next_task_idle(rq, env),
                 None => {}
             }
             rq.need_resched = false;

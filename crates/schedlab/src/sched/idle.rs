@@ -7,9 +7,9 @@ use super::rq::Rq;
 
 /// `set_next_task_idle`: the CPU goes idle, so clock_pelt may have lost idle time
 /// (`update_idle_rq_clock_pelt`).
-pub fn set_next_task_idle(rq: &mut Rq) {
-    let util_sum = rq
-        .cfs
+pub fn set_next_task_idle(rq: &mut Rq, env: &mut Env) {
+    let util_sum = env
+        .cfs()
         .avg
         .util_sum
         .wrapping_add(rq.avg_rt.util_sum)

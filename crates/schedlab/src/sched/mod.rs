@@ -28,7 +28,7 @@ use crate::time::Ns;
 use clock_pelt::{CpuScale, RqClock};
 use deadline::admission::DlBw;
 use deadline::{DlRq, SchedDlEntity};
-use fair::{cpu_util, SchedEntity, Tunables};
+use fair::{cpu_util, CfsRq, SchedEntity, Tunables};
 use features::{Feat, Features};
 use rq::Rq;
 use rt::{RtRq, SchedRtEntity};
@@ -43,6 +43,8 @@ const BOOT: Ns = 0;
 /// The kernel's scheduler state, whole.
 pub struct Sched {
     pub rqs: Vec<Rq>,
+    /// The cfs_rqs: CPU `cpu`'s root cfs_rq is `cfs_rqs[cpu]` (`rq->cfs`).
+    pub cfs_rqs: Vec<CfsRq>,
     pub tasks: Vec<SchedTask>,
     pub ses: Vec<SchedEntity>,
     /// The deadline entities: each CPU's fair server (entity `cpu`), then every thread's
@@ -99,6 +101,7 @@ impl Sched {
         let asym = caps.clone().any(|c| c != plat.cpus[0].capacity_orig as u64);
         let topo = Topology::build(plat, BOOT);
         Sched {
+            cfs_rqs: vec![CfsRq::default(); rqs.len()],
             rqs,
             tasks: Vec::new(),
             ses: Vec::new(),
@@ -118,11 +121,10 @@ impl Sched {
 
     /// `cpu_util_cfs(cpu)`: the CPU's utilization as schedutil and placement read it.
     pub fn cpu_util(&self, cpu: usize) -> u64 {
-        let rq = &self.rqs[cpu];
         cpu_util::cpu_util(
             cpu,
-            &rq.cfs,
-            rq.capacity,
+            &self.cfs_rqs[cpu],
+            self.rqs[cpu].capacity,
             None,
             None,
             false,
@@ -140,7 +142,18 @@ impl Sched {
             cpu: t.cpu,
             queued: se.on_rq,
         };
-        cpu_util::cpu_util_without(cpu, &rq.cfs, rq.capacity, p, self.util_est_on())
+        cpu_util::cpu_util_without(cpu, &self.cfs_rqs[cpu], rq.capacity, p, self.util_est_on())
+    }
+
+    /// `rq->nr_running`: tasks queued in every class, curr and delayed ones included (the
+    /// fair class's share is its h_nr_queued, not its root cfs_rq's nr_running).
+    pub fn nr_running(&self, cpu: usize) -> u32 {
+        self.cfs_rqs[cpu].h_nr_queued + self.rqs[cpu].nr_running_rt_dl()
+    }
+
+    /// `idle_cpu`: the idle task runs and nothing is queued.
+    pub fn idle_cpu(&self, cpu: usize) -> bool {
+        self.rqs[cpu].curr.is_none() && self.nr_running(cpu) == 0
     }
 
     /// `p->dl`: task `p`'s deadline entity.

@@ -1,15 +1,14 @@
-//! `struct rq`: one CPU's scheduler state, with a runqueue per class.
+//! `struct rq`: one CPU's scheduler state, with the RT and deadline runqueues (its root
+//! cfs_rq is `Sched::cfs_rqs[cpu]`).
 
 use super::clock_pelt::RqClock;
 use super::deadline::DlRq;
-use super::fair::CfsRq;
 use super::pelt::{update_class_avg, SchedAvg};
 use super::rt::RtRq;
 use super::uclamp::UclampRq;
 
 pub struct Rq {
     pub clock: RqClock,
-    pub cfs: CfsRq,
     pub dl: DlRq,
     pub rt: RtRq,
     /// `rq->dl_server`: the fair server picked the next task.
@@ -42,7 +41,6 @@ impl Rq {
             avg_rt: avg,
             avg_dl: avg,
             clock,
-            cfs: CfsRq::default(),
             dl,
             rt,
             dl_server: false,
@@ -54,11 +52,11 @@ impl Rq {
         }
     }
 
-    /// `rq->nr_running`: tasks queued in every class, curr and delayed ones included (the
-    /// fair class's share is its h_nr_queued, not its root cfs_rq's nr_running), and the
-    /// fair server while queued (6.12's `inc_dl_tasks` counts it).
-    pub fn nr_running(&self) -> u32 {
-        self.cfs.h_nr_queued + self.dl.nr_running() + self.rt.nr_running
+    /// `rq->nr_running` less the fair class's share (its root cfs_rq's `h_nr_queued`,
+    /// `Sched::nr_running`): the RT tasks, and the deadline entities, the fair server
+    /// while queued included (6.12's `inc_dl_tasks` counts it).
+    pub fn nr_running_rt_dl(&self) -> u32 {
+        self.dl.nr_running() + self.rt.nr_running
     }
 
     /// `update_rt_rq_load_avg`.
@@ -71,10 +69,5 @@ impl Rq {
     pub fn update_dl_avg(&mut self, running: bool) {
         let (now, scale) = (self.clock.pelt_now(), self.clock.contrib_scale());
         update_class_avg(now, &mut self.avg_dl, running, scale);
-    }
-
-    /// `idle_cpu`: the idle task runs and nothing is queued.
-    pub fn idle(&self) -> bool {
-        self.curr.is_none() && self.nr_running() == 0
     }
 }

@@ -186,7 +186,7 @@ fn fair_pick(kernel: Kernel, spare: usize) {
     let b = fork(&mut s, &mut h, attr(Policy::Other));
     assert_eq!(s.tasks[b as usize].se as usize, b as usize + spare);
     assert_eq!(s.rqs[0].curr, Some(a), "{kernel:?}");
-    assert_eq!(s.rqs[0].cfs.h_nr_queued, 2);
+    assert_eq!(s.cfs_rqs[0].h_nr_queued, 2);
     h.now = T0 + MS;
     s.deactivate(a, TaskState::Sleeping, &mut h);
     assert_eq!(s.rqs[0].curr, Some(b), "{kernel:?}");
@@ -200,7 +200,7 @@ fn fair_pick(kernel: Kernel, spare: usize) {
     assert_eq!(cpu0, [(None, Some(a)), (Some(a), Some(b))], "{kernel:?}");
     s.deactivate(b, TaskState::Sleeping, &mut h);
     assert!(
-        s.rqs[0].idle(),
+        s.idle_cpu(0),
         "{kernel:?}: nothing left, the idle task runs"
     );
 }
@@ -230,7 +230,7 @@ fn placement_wakes_on_an_idle_prev_else_the_least_loaded_allowed_cpu() {
     fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[2]));
     let t = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
     s.deactivate(t, TaskState::Sleeping, &mut h);
-    assert!(s.rqs[0].idle() && s.rqs[3].idle());
+    assert!(s.idle_cpu(0) && s.idle_cpu(3));
     let mut select = |cpus: &[usize], prev: usize, wake_flags: u32| {
         s.tasks[t as usize].cpus_mask = (0..4).map(|c| cpus.contains(&c)).collect();
         Class::Fair.ops().select_task_rq(&s, t, prev, wake_flags)
@@ -245,4 +245,24 @@ fn placement_wakes_on_an_idle_prev_else_the_least_loaded_allowed_cpu() {
     assert_eq!(select(&all, 3, WF_FORK), 0, "a fork ignores prev");
     assert_eq!(select(&[1, 2], 2, WF_TTWU), 1);
     assert_eq!(select(&[2], 0, WF_TTWU), 2);
+}
+
+#[test]
+fn a_task_woken_on_another_cpu_is_queued_on_that_cpus_root_cfs_rq() {
+    // smp:2: t runs on CPU 0 and sleeps; it may then run on CPU 1 only, so its wakeup
+    // migrates it: set_task_rq points its entity at CPU 1's root cfs_rq, where it is queued
+    // (and runs, CPU 1 being idle), CPU 0's left empty.
+    let (mut s, mut h) = machine("smp:2", Kernel::V6_12);
+    let t = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
+    let se = s.tasks[t as usize].se as usize;
+    assert_eq!(s.ses[se].cfs_rq, 0);
+    h.now = T0 + MS;
+    s.deactivate(t, TaskState::Sleeping, &mut h);
+    s.tasks[t as usize].cpus_mask = vec![false, true];
+    h.now = T0 + 2 * MS;
+    assert!(s.try_to_wake_up(t, 0, &mut h));
+    assert_eq!((s.tasks[t as usize].cpu, s.ses[se].cfs_rq), (1, 1));
+    assert_eq!((s.cfs_rqs[0].h_nr_queued, s.cfs_rqs[1].h_nr_queued), (0, 1));
+    assert_eq!(s.cfs_rqs[1].curr, Some(se as u32));
+    assert_eq!(s.rqs[1].curr, Some(t));
 }

@@ -25,12 +25,16 @@ use crate::time::Ns;
 
 /// Index of an entity in the entity arena (a task's entity has its task's index).
 pub type SeId = u32;
+/// A cfs_rq's id in `Sched::cfs_rqs`.
+pub type CfsRqId = u32;
 
 /// `struct sched_entity`.
 #[derive(Debug, Clone)]
 pub struct SchedEntity {
     /// `task_of(se)`: the task it schedules.
     pub task: u32,
+    /// `se->cfs_rq`: the cfs_rq it is (to be) queued on, its CPU's (`set_task_rq`).
+    pub cfs_rq: CfsRqId,
     pub load: LoadWeight,
     pub on_rq: bool,
     pub sched_delayed: bool,
@@ -56,6 +60,7 @@ impl SchedEntity {
     pub fn new(task: u32, load: LoadWeight, util_est: UtilEst) -> SchedEntity {
         SchedEntity {
             task,
+            cfs_rq: 0,
             load,
             on_rq: false,
             sched_delayed: false,

@@ -1,6 +1,6 @@
 //! `fair_sched_class`: the fair class behind the core's `SchedClass` interface.
 
-use super::{load_avg, Fair, SeId};
+use super::{load_avg, CfsRqId, Fair, SeId};
 use crate::sched::class::{Dequeued, Env, SchedClass};
 use crate::sched::deadline::sched_class::fair_server;
 use crate::sched::deadline::Dl;
@@ -15,10 +15,10 @@ pub struct FairClass;
 pub static FAIR: FairClass = FairClass;
 
 impl<'a> Fair<'a, 'a> {
-    /// The fair class of `rq`.
-    pub fn on(rq: &'a mut Rq, env: &'a mut Env) -> Fair<'a, 'a> {
+    /// The fair class of `rq` at work on its cfs_rq `cfs_rq`.
+    pub fn on(rq: &'a mut Rq, env: &'a mut Env, cfs_rq: CfsRqId) -> Fair<'a, 'a> {
         Fair {
-            cfs: &mut rq.cfs,
+            cfs: &mut env.cfs_rqs[cfs_rq as usize],
             ses: &mut *env.ses,
             clock: &rq.clock,
             feat: env.feat,
@@ -29,18 +29,26 @@ impl<'a> Fair<'a, 'a> {
     }
 }
 
-/// `&p->se`.
+/// `&p->se`, and `cfs_rq_of(&p->se)`.
 #[inline]
-fn se_of(env: &Env, p: u32) -> SeId {
-    env.tasks[p as usize].se
+fn se_of(env: &Env, p: u32) -> (SeId, CfsRqId) {
+    let se = env.tasks[p as usize].se;
+    (se, env.ses[se as usize].cfs_rq)
 }
 
-/// Run a fair operation on `rq`, then charge the fair server for the running time it
-/// accounted (`update_curr_fair` → `dl_server_update`); its exhaustion asks for a resched.
+/// `rq->cfs` of the operation's CPU.
 #[inline]
-fn fair<R>(rq: &mut Rq, env: &mut Env, op: impl FnOnce(&mut Fair) -> R) -> R {
-    let r = op(&mut Fair::on(rq, env));
-    let delta = std::mem::take(&mut rq.cfs.server_delta);
+fn root(env: &Env) -> CfsRqId {
+    env.hooks.cpu as CfsRqId
+}
+
+/// Run a fair operation on `rq`'s cfs_rq `cfs_rq`, then charge the fair server for the
+/// running time it accounted (`update_curr_fair` → `dl_server_update`); its exhaustion asks
+/// for a resched.
+#[inline]
+fn fair<R>(rq: &mut Rq, env: &mut Env, cfs_rq: CfsRqId, op: impl FnOnce(&mut Fair) -> R) -> R {
+    let r = op(&mut Fair::on(rq, env, cfs_rq));
+    let delta = std::mem::take(&mut env.cfs().server_delta);
     if delta != 0 && env.dl[fair_server(env) as usize].server_active {
         rq.need_resched |= Dl::on(rq, env).server_update(delta);
     }
@@ -51,11 +59,11 @@ impl SchedClass for FairClass {
     /// `enqueue_task_fair`; the CPU's first fair task starts the fair server, charging it
     /// first for the idle time if the CPU was idle.
     fn enqueue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) {
-        let first = rq.cfs.h_nr_queued == 0;
-        let se = se_of(env, p);
-        fair(rq, env, |f| f.enqueue_task(se, flags));
-        if first && rq.cfs.h_nr_queued > 0 && env.dl[fair_server(env) as usize].dl_runtime != 0 {
-            if rq.nr_running() == rq.cfs.h_nr_queued {
+        let first = env.cfs().h_nr_queued == 0;
+        let (se, cfs_rq) = se_of(env, p);
+        fair(rq, env, cfs_rq, |f| f.enqueue_task(se, flags));
+        if first && env.cfs().h_nr_queued > 0 && env.dl[fair_server(env) as usize].dl_runtime != 0 {
+            if rq.nr_running_rt_dl() == 0 {
                 idle::put_prev_task_idle(rq, env);
             }
             rq.need_resched |= Dl::on(rq, env).server_start();
@@ -63,8 +71,8 @@ impl SchedClass for FairClass {
     }
 
     fn dequeue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) -> Dequeued {
-        let se = se_of(env, p);
-        if fair(rq, env, |f| f.dequeue_task(se, flags)) {
+        let (se, cfs_rq) = se_of(env, p);
+        if fair(rq, env, cfs_rq, |f| f.dequeue_task(se, flags)) {
             Dequeued::Off
         } else {
             Dequeued::Delayed
@@ -72,67 +80,67 @@ impl SchedClass for FairClass {
     }
 
     fn yield_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        let se = se_of(env, p);
-        fair(rq, env, |f| f.yield_task(se));
+        let (se, cfs_rq) = se_of(env, p);
+        fair(rq, env, cfs_rq, |f| f.yield_task(se));
     }
 
     /// `check_preempt_wakeup_fair`.
     fn wakeup_preempt(&self, rq: &mut Rq, env: &mut Env, p: u32, wake_flags: u32) -> bool {
-        let curr = se_of(env, rq.curr.expect("a fair task runs"));
-        let se = se_of(env, p);
-        fair(rq, env, |f| {
+        let (curr, _) = se_of(env, rq.curr.expect("a fair task runs"));
+        let (se, cfs_rq) = se_of(env, p);
+        fair(rq, env, cfs_rq, |f| {
             f.check_preempt_wakeup(curr, se, wake_flags & WF_FORK != 0)
         })
     }
 
     /// `pick_task_fair`; a delayed sleeper reached first finishes its dequeue here.
     fn pick_task(&self, rq: &mut Rq, env: &mut Env) -> Option<u32> {
-        let se = fair(rq, env, |f| f.pick_next_entity().0)?;
+        let se = fair(rq, env, root(env), |f| f.pick_next_entity().0)?;
         Some(env.ses[se as usize].task)
     }
 
     fn put_prev_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        let se = se_of(env, p);
-        fair(rq, env, |f| f.put_prev_entity(se));
+        let (se, cfs_rq) = se_of(env, p);
+        fair(rq, env, cfs_rq, |f| f.put_prev_entity(se));
     }
 
     fn set_next_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        let se = se_of(env, p);
-        fair(rq, env, |f| f.set_next_entity(se));
+        let (se, cfs_rq) = se_of(env, p);
+        fair(rq, env, cfs_rq, |f| f.set_next_entity(se));
     }
 
     /// `task_tick_fair` → `entity_tick`.
     fn task_tick(&self, rq: &mut Rq, env: &mut Env, p: u32) -> bool {
-        let se = se_of(env, p);
-        fair(rq, env, |f| f.entity_tick(se))
+        let (se, cfs_rq) = se_of(env, p);
+        fair(rq, env, cfs_rq, |f| f.entity_tick(se))
     }
 
     /// `init_entity_runnable_average` (sched_fork) and `post_init_entity_util_avg`
     /// (wake_up_new_task) together, since schedlab places a new task before either; then
     /// `task_fork_fair`.
     fn task_fork(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        let se = se_of(env, p);
-        fair(rq, env, |f| {
+        let (se, cfs_rq) = se_of(env, p);
+        fair(rq, env, cfs_rq, |f| {
             load_avg::init_new_task(f, se);
             f.task_fork(se);
         });
     }
 
     fn migrate_task_rq(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        let se = se_of(env, p);
-        fair(rq, env, |f| f.migrate_task_rq(se));
+        let (se, cfs_rq) = se_of(env, p);
+        fair(rq, env, cfs_rq, |f| f.migrate_task_rq(se));
     }
 
     /// `task_dead_fair`.
     fn task_dead(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        let se = se_of(env, p);
-        fair(rq, env, |f| load_avg::remove_entity_load_avg(f, se));
+        let (se, cfs_rq) = se_of(env, p);
+        fair(rq, env, cfs_rq, |f| load_avg::remove_entity_load_avg(f, se));
     }
 
     /// `reweight_task_fair`.
     fn reweight_task(&self, rq: &mut Rq, env: &mut Env, p: u32, lw: LoadWeight) {
-        let se = se_of(env, p);
-        fair(rq, env, |f| f.reweight_task(se, lw));
+        let (se, cfs_rq) = se_of(env, p);
+        fair(rq, env, cfs_rq, |f| f.reweight_task(se, lw));
     }
 
     /// Placement for now, not `select_task_rq_fair` (its wake_affine and
@@ -140,12 +148,12 @@ impl SchedClass for FairClass {
     /// otherwise (and at fork) the allowed CPU with the fewest tasks, lowest number first.
     fn select_task_rq(&self, s: &Sched, p: u32, prev: usize, wake_flags: u32) -> usize {
         let (rqs, allowed) = (&s.rqs, &s.tasks[p as usize].cpus_mask);
-        if wake_flags & WF_TTWU != 0 && allowed[prev] && rqs[prev].idle() {
+        if wake_flags & WF_TTWU != 0 && allowed[prev] && s.idle_cpu(prev) {
             return prev;
         }
         (0..rqs.len())
             .filter(|&c| allowed[c])
-            .min_by_key(|&c| (rqs[c].curr.is_some() as u32 + rqs[c].nr_running(), c))
+            .min_by_key(|&c| (rqs[c].curr.is_some() as u32 + s.nr_running(c), c))
             .expect("an allowed CPU exists")
     }
 }

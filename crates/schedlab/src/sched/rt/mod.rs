@@ -187,7 +187,7 @@ impl SchedClass for RtClass {
         }
         rq.rt.push(se.prio, p, flags & ENQUEUE_HEAD != 0);
         rq.rt.nr_running += 1;
-        rq.cfs.util_changed = true; // enqueue_top_rt_rq: cpufreq_update_util
+        env.cfs().util_changed = true; // enqueue_top_rt_rq: cpufreq_update_util
     }
 
     fn dequeue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, _flags: u32) -> Dequeued {
@@ -198,7 +198,7 @@ impl SchedClass for RtClass {
         se.on_rq = false;
         rq.rt.remove(se.prio, p);
         rq.rt.nr_running -= 1;
-        rq.cfs.util_changed = true; // dequeue_top_rt_rq: cpufreq_update_util
+        env.cfs().util_changed = true; // dequeue_top_rt_rq: cpufreq_update_util
         Dequeued::Off
     }
 

@@ -119,7 +119,7 @@ fn eevdf_weighted_lags_sum_to_zero() {
         let sched = &mut s.sched;
         let rq = &mut sched.rqs[0];
         let mut f = Fair {
-            cfs: &mut rq.cfs,
+            cfs: &mut sched.cfs_rqs[0],
             ses: &mut sched.ses,
             clock: &rq.clock,
             feat: &sched.feat,
@@ -151,7 +151,7 @@ fn a_phase_nice_change_reweights_the_queued_entity() {
         let on_rq: Vec<usize> = (0..s.sched().ses.len())
             .filter(|&i| s.sched().ses[i].on_rq)
             .collect();
-        let cfs = &s.sched().rqs[0].cfs;
+        let cfs = &s.sched().cfs_rqs[0];
         let sum: u64 = on_rq.iter().map(|&i| s.sched().ses[i].load.weight).sum();
         assert_eq!(cfs.load.weight, sum, "{kernel:?} at {ms} ms");
         let queued: u64 = cfs
@@ -189,7 +189,7 @@ fn cpu_util_reads_the_cfs_rq_and_cpu_util_without_removes_the_task() {
         s.eng.stop_at = Some(SIM_START + (ms * 1e6) as u64);
         s.run(|_, _| true).unwrap();
         let (cfs, se) = (
-            &s.sched().rqs[0].cfs,
+            &s.sched().cfs_rqs[0],
             &s.sched().ses[s.sched().tasks[0].se as usize],
         );
         assert_eq!(
