@@ -72,8 +72,3 @@ pub fn earliest_pushable(
         Some((p, e))
     })
 }
-
-/// `dl_overloaded`: more than one deadline task and one of them can move.
-pub fn overloaded(rq: &Rq, curr: Option<u32>, ses: &[SchedDlEntity]) -> bool {
-    rq.dl.nr_running() > 1 && earliest_pushable(rq, curr, ses, |_| true).is_some()
-}

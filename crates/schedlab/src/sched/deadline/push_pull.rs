@@ -13,13 +13,13 @@ impl Sched {
         }
     }
 
-    /// `push_dl_tasks`.
     /// The entity of the task running on `cpu`.
     #[inline]
     fn curr_dl(&self, cpu: usize) -> Option<u32> {
         self.rqs[cpu].curr.map(|c| self.tasks[c as usize].dl)
     }
 
+    /// `push_dl_tasks`.
     pub(crate) fn push_dl_tasks<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
         while self.push_dl_task(cpu, h) {}
     }
@@ -27,11 +27,13 @@ impl Sched {
     /// `push_dl_task`: move the earliest pushable task of an overloaded `cpu` to a CPU
     /// where it runs at once; true if one moved.
     fn push_dl_task<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> bool {
-        let (rq, curr) = (&self.rqs[cpu], self.curr_dl(cpu));
-        if !cpudl::overloaded(rq, curr, &self.dls) {
+        // dl_overloaded: more than one deadline task, one of them pushable.
+        if self.rqs[cpu].dl.nr_running() <= 1 {
             return false;
         }
-        let Some((next, e)) = cpudl::earliest_pushable(rq, curr, &self.dls, |_| true) else {
+        let curr = self.curr_dl(cpu);
+        let Some((next, e)) = cpudl::earliest_pushable(&self.rqs[cpu], curr, &self.dls, |_| true)
+        else {
             return false;
         };
         let next_dl = &self.dls[e as usize];
@@ -77,10 +79,11 @@ impl Sched {
     fn pull_dl_task<H: Hooks>(&mut self, this: usize, h: &mut H) {
         let n = self.rqs.len();
         for src in (1..n).map(|i| (this + i) % n) {
-            let curr = self.curr_dl(src);
-            if !cpudl::overloaded(&self.rqs[src], curr, &self.dls) {
+            // dl_overloaded, then a pushable task this CPU may take.
+            if self.rqs[src].dl.nr_running() <= 1 {
                 continue;
             }
+            let curr = self.curr_dl(src);
             let allowed = |p: u32| self.tasks[p as usize].cpus_mask[this];
             let Some((p, e)) = cpudl::earliest_pushable(&self.rqs[src], curr, &self.dls, allowed)
             else {
