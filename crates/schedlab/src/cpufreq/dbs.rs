@@ -16,6 +16,10 @@ pub trait DbsGovernor {
 }
 
 impl<G: DbsGovernor> Governor for G {
+    fn update_util_hook(&self) -> bool {
+        true
+    }
+
     /// `cpufreq_dbs_governor_start`.
     fn start(&mut self, pol: &Policy, now: Ns, sample: &dyn Fn(usize) -> CpuSample) -> u32 {
         self.dbs().start(pol, now, sample);

@@ -168,6 +168,11 @@ pub trait Governor {
     fn start(&mut self, pol: &Policy, _now: Ns, _sample: &dyn Fn(usize) -> CpuSample) -> u32 {
         pol.cur
     }
+    /// Does it hook the scheduler's `cpufreq_update_util` (`cpufreq_add_update_util_hook`)?
+    /// A fixed-frequency governor does not: the hook finds nothing on its CPUs.
+    fn update_util_hook(&self) -> bool {
+        false
+    }
     /// A fixed-frequency governor never answers.
     fn update(
         &mut self,
@@ -216,6 +221,22 @@ pub(crate) mod test_util {
 mod tests {
     use super::test_util::hikey;
     use super::*;
+
+    #[test]
+    fn only_the_governors_that_follow_utilization_hook_the_scheduler() {
+        // cpufreq_add_update_util_hook: schedutil (sugov_start), ondemand and conservative
+        // (cpufreq_dbs_governor_start), and the 2015 prototype; performance, powersave and
+        // userspace set a frequency and register nothing.
+        let tun = crate::sched::features::Features::preset(crate::kernel::Kernel::V6_12).cpufreq;
+        for (name, g) in tunables::GOVERNORS {
+            let gov = governor(g, &tun, &hikey(1)).unwrap();
+            let follows = !matches!(
+                g,
+                GovName::Performance | GovName::Powersave | GovName::Userspace
+            );
+            assert_eq!(gov.update_util_hook(), follows, "{name}");
+        }
+    }
 
     #[test]
     fn relations_pick_as_the_table_search_does() {

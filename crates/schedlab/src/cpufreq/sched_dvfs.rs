@@ -73,6 +73,10 @@ fn usage(s: &CpuSample) -> u64 {
 }
 
 impl Governor for SchedDvfs {
+    fn update_util_hook(&self) -> bool {
+        true
+    }
+
     fn update(
         &mut self,
         pol: &Policy,

@@ -87,6 +87,10 @@ impl Schedutil {
 }
 
 impl Governor for Schedutil {
+    fn update_util_hook(&self) -> bool {
+        true
+    }
+
     /// `sugov_update_single_freq` or `sugov_update_shared`.
     fn update(
         &mut self,

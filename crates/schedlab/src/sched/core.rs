@@ -16,6 +16,7 @@ use super::uclamp::{task_uclamp, UCLAMP_MAX, UCLAMP_MIN};
 use super::weight::LoadWeight;
 use super::Sched;
 use crate::cpufreq::Hook;
+use crate::time::Ns;
 
 impl Sched {
     /// `update_rq_clock`.
@@ -43,7 +44,7 @@ impl Sched {
             tun: &self.tun,
             asym: self.asym,
             tasks: &self.tasks,
-            hooks: RqHooks::new(h, &self.tasks, cpu),
+            hooks: RqHooks::new(h, &self.tasks, cpu, self.rqs[cpu].curr),
         };
         let r = op(&mut self.rqs[cpu], &mut env);
         self.util_change(cpu, h);
@@ -98,10 +99,18 @@ impl Sched {
     /// balance refreshes the CPU's capacity (`update_cpu_capacity`). The NOHZ idle balance of
     /// idle CPUs is not modelled: an idle CPU's capacity stays as it is.
     fn sched_balance_trigger<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
+        let now = h.now();
+        if now < self.rqs[cpu].next_balance {
+            return;
+        }
         let Some(sd) = self.topo.domains[cpu].first_mut() else {
+            self.rqs[cpu].next_balance = Ns::MAX;
             return;
         };
-        if !super::fair::capacity::balance_due(sd, self.feat.hz, self.tun.tick_ns, h.now()) {
+        let (due, next) =
+            super::fair::capacity::balance_due(sd, self.feat.hz, self.tun.tick_ns, now);
+        self.rqs[cpu].next_balance = next;
+        if !due {
             return;
         }
         let rq = &mut self.rqs[cpu];

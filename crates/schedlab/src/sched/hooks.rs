@@ -237,17 +237,26 @@ pub struct RqHooks<'a> {
     h: &'a mut dyn Hooks,
     tasks: &'a [SchedTask],
     pub cpu: usize,
+    /// The task running on `cpu` as the operation starts (a class operation never changes
+    /// it): the context its tracepoints fire in.
+    pub curr: Option<u32>,
     /// `h.tracing()`, read once.
     pub tracing: bool,
 }
 
 impl<'a> RqHooks<'a> {
-    pub fn new<H: Hooks>(h: &'a mut H, tasks: &'a [SchedTask], cpu: usize) -> RqHooks<'a> {
+    pub fn new<H: Hooks>(
+        h: &'a mut H,
+        tasks: &'a [SchedTask],
+        cpu: usize,
+        curr: Option<u32>,
+    ) -> RqHooks<'a> {
         let tracing = h.tracing();
         RqHooks {
             h,
             tasks,
             cpu,
+            curr,
             tracing,
         }
     }
@@ -258,6 +267,7 @@ impl<'a> RqHooks<'a> {
             h: &mut *self.h,
             tasks: self.tasks,
             cpu: self.cpu,
+            curr: self.curr,
             tracing: self.tracing,
         }
     }

@@ -6,6 +6,7 @@ use super::deadline::DlRq;
 use super::pelt::{update_class_avg, SchedAvg};
 use super::rt::RtRq;
 use super::uclamp::UclampRq;
+use crate::time::Ns;
 
 pub struct Rq {
     pub clock: RqClock,
@@ -15,6 +16,8 @@ pub struct Rq {
     pub dl_server: bool,
     /// TIF_NEED_RESCHED: a class asked for a resched outside a return value (`resched_curr`).
     pub need_resched: bool,
+    /// `rq->next_balance`: when its periodic balance is next due.
+    pub next_balance: Ns,
     /// The idle task's `se.exec_start`.
     pub idle_exec_start: u64,
     /// `rq->avg_rt`, `rq->avg_dl`: the time RT and deadline tasks ran, as PELT signals.
@@ -38,6 +41,7 @@ impl Rq {
         };
         Rq {
             idle_exec_start: clock.clock_task,
+            next_balance: 0,
             avg_rt: avg,
             avg_dl: avg,
             clock,

@@ -27,6 +27,8 @@ pub struct Cpufreq {
     pub names: Vec<String>,
     pub governor_names: Vec<&'static str>,
     governors: Vec<Box<dyn Governor>>,
+    /// Each policy's governor hooks `cpufreq_update_util`.
+    hooked: Vec<bool>,
     pub stats: Vec<FreqStats>,
 }
 
@@ -53,13 +55,15 @@ impl Cpufreq {
             names: Vec::new(),
             governor_names: Vec::new(),
             governors: Vec::new(),
+            hooked: Vec::new(),
             stats: Vec::new(),
         };
         for d in &plat.freq_domains {
             let pol = Policy::new(d, feat.tick_ns());
             let g = tun.governor_of(&d.name);
-            cf.governors
-                .push(governor(g, tun, &pol).map_err(|m| err(format!("policy {}: {m}", d.name)))?);
+            let gov = governor(g, tun, &pol).map_err(|m| err(format!("policy {}: {m}", d.name)))?;
+            cf.hooked.push(gov.update_util_hook());
+            cf.governors.push(gov);
             cf.stats.push(FreqStats {
                 residency: vec![0; pol.freqs.len()],
                 transitions: 0,
@@ -138,8 +142,11 @@ impl Engine {
 
     /// `cpufreq_update_util` on `cpu`: its policy's governor may pick a new frequency.
     pub(super) fn cpufreq_hook(&mut self, s: &mut Sched, cpu: usize, hook: Hook) {
-        let (now, ue) = (self.now, (s.util_est_on(), s.uclamp_used));
         let d = self.plat.cpus[cpu].freq_domain;
+        if !self.cpufreq.hooked[d] {
+            return;
+        }
+        let (now, ue) = (self.now, (s.util_est_on(), s.uclamp_used));
         let cpus = &self.cpus;
         let sample = |j: usize| cpu_sample(s, cpus, now, ue, j);
         let cf = &mut self.cpufreq;

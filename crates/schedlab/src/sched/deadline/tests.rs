@@ -48,7 +48,7 @@ impl Cpu {
                 freq: 1024,
             },
             curr: self.curr,
-            hooks: RqHooks::new(&mut self.machine, &[], 0),
+            hooks: RqHooks::new(&mut self.machine, &[], 0, None),
         }
     }
 

@@ -6,16 +6,17 @@ use crate::sched::rq::Rq;
 use crate::sched::topology::SchedDomain;
 use crate::time::Ns;
 
-/// `sched_balance_domains`' test for a busy CPU's domain `sd` at `now`: is it due? Then it
-/// is balanced now (`last_balance`). Simplified: the interval is the one a balanced busy
-/// domain settles to (`busy_balance_interval`), not the one its own history gives.
-pub fn balance_due(sd: &mut SchedDomain, hz: u32, tick_ns: Ns, now: Ns) -> bool {
+/// `sched_balance_domains`' test for a busy CPU's domain `sd` at `now`: is it due (then it
+/// is balanced now: `last_balance`), and when is it due next (`next_balance`)? Simplified:
+/// the interval is the one a balanced busy domain settles to (`busy_balance_interval`), not
+/// the one its own history gives.
+pub fn balance_due(sd: &mut SchedDomain, hz: u32, tick_ns: Ns, now: Ns) -> (bool, Ns) {
     let interval = busy_balance_interval(sd, hz as u64) * tick_ns;
-    if now < sd.last_balance + interval {
-        return false;
+    let due = now >= sd.last_balance + interval;
+    if due {
+        sd.last_balance = now;
     }
-    sd.last_balance = now;
-    true
+    (due, sd.last_balance + interval)
 }
 
 /// `scale_rt_capacity`: the CPU's capacity less what RT and deadline tasks used by their PELT
@@ -68,10 +69,15 @@ mod tests {
         assert_eq!(feat.hz, 250);
         let mut sd = mc(4);
         const MS: Ns = 1_000_000;
-        assert!(!balance_due(&mut sd, feat.hz, feat.tick_ns(), 124 * MS - 1));
-        assert!(balance_due(&mut sd, feat.hz, feat.tick_ns(), 124 * MS));
-        assert_eq!(sd.last_balance, 124 * MS);
-        assert!(!balance_due(&mut sd, feat.hz, feat.tick_ns(), 248 * MS - 1));
-        assert!(balance_due(&mut sd, feat.hz, feat.tick_ns(), 300 * MS));
+        let mut at = |now| balance_due(&mut sd, feat.hz, feat.tick_ns(), now);
+        assert_eq!(at(124 * MS - 1), (false, 124 * MS));
+        assert_eq!(
+            at(124 * MS),
+            (true, 248 * MS),
+            "balanced now, due again an interval on"
+        );
+        assert_eq!(at(248 * MS - 1), (false, 248 * MS));
+        assert_eq!(at(300 * MS), (true, 424 * MS));
+        assert_eq!(sd.last_balance, 300 * MS);
     }
 }

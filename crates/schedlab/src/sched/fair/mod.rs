@@ -168,8 +168,8 @@ pub struct Fair<'a, 'n> {
     /// `arch_scale_cpu_capacity` of this CPU.
     pub capacity: u64,
     /// Where its tracepoints (`pelt_se_tp`, `pelt_cfs_tp`, `sched_util_est_*_tp`) go, when
-    /// tracing, with the running task they fire in the context of.
-    pub trace: Option<(RqHooks<'n>, Option<u32>)>,
+    /// tracing.
+    pub trace: Option<&'a mut RqHooks<'n>>,
 }
 
 /// What a PELT or util_est tracepoint saw, captured when it fired.
@@ -366,8 +366,8 @@ impl Fair<'_, '_> {
     /// Fire a tracepoint when tracing.
     #[inline(always)]
     pub(crate) fn note(&mut self, note: Note) {
-        if let Some((hooks, task)) = &mut self.trace {
-            let (cpu, task) = (hooks.cpu, *task);
+        if let Some(hooks) = self.trace.as_deref_mut() {
+            let (cpu, task) = (hooks.cpu, hooks.curr);
             hooks.trace(Tracepoint::Fair { cpu, task, note });
         }
     }

@@ -14,9 +14,9 @@ pub struct FairClass;
 
 pub static FAIR: FairClass = FairClass;
 
-impl<'a> Fair<'a, 'a> {
+impl<'a, 'n> Fair<'a, 'n> {
     /// The fair class of `rq` at work on its cfs_rq `cfs_rq`.
-    pub fn on(rq: &'a mut Rq, env: &'a mut Env, cfs_rq: CfsRqId) -> Fair<'a, 'a> {
+    pub fn on(rq: &'a mut Rq, env: &'a mut Env<'n>, cfs_rq: CfsRqId) -> Fair<'a, 'n> {
         Fair {
             cfs: &mut env.cfs_rqs[cfs_rq as usize],
             ses: &mut *env.ses,
@@ -24,7 +24,7 @@ impl<'a> Fair<'a, 'a> {
             feat: env.feat,
             tun: env.tun,
             capacity: rq.capacity,
-            trace: env.hooks.tracing.then(|| (env.hooks.reborrow(), rq.curr)),
+            trace: env.hooks.tracing.then_some(&mut env.hooks),
         }
     }
 }
@@ -47,8 +47,9 @@ fn root(env: &Env) -> CfsRqId {
 /// for a resched.
 #[inline]
 fn fair<R>(rq: &mut Rq, env: &mut Env, cfs_rq: CfsRqId, op: impl FnOnce(&mut Fair) -> R) -> R {
-    let r = op(&mut Fair::on(rq, env, cfs_rq));
-    let delta = std::mem::take(&mut env.cfs().server_delta);
+    let mut f = Fair::on(rq, env, cfs_rq);
+    let r = op(&mut f);
+    let delta = std::mem::take(&mut f.cfs.server_delta);
     if delta != 0 && env.dl[fair_server(env) as usize].server_active {
         rq.need_resched |= Dl::on(rq, env).server_update(delta);
     }
