@@ -107,14 +107,6 @@ impl Class {
         }
     }
 
-    pub fn ops(self) -> &'static dyn SchedClass {
-        match self {
-            Class::Deadline => &super::deadline::sched_class::DEADLINE,
-            Class::Rt => &super::rt::RT,
-            Class::Fair => &super::fair::sched_class::FAIR,
-        }
-    }
-
     /// `sched_class_above`.
     pub fn above(self, other: Class) -> bool {
         self < other
@@ -202,12 +194,46 @@ impl Class {
     }
 }
 
+/// Each operation of a task's class, dispatched statically to the class's own (`p->sched_class->op`).
+macro_rules! dispatch {
+    ($($op:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;)*) => {
+        impl SchedClass for Class {
+            $(
+                #[inline]
+                fn $op(&self, $($arg: $ty),*) $(-> $ret)? {
+                    match self {
+                        Class::Deadline => super::deadline::sched_class::DEADLINE.$op($($arg),*),
+                        Class::Rt => super::rt::RT.$op($($arg),*),
+                        Class::Fair => super::fair::sched_class::FAIR.$op($($arg),*),
+                    }
+                }
+            )*
+        }
+    };
+}
+
+dispatch! {
+    enqueue_task(rq: &mut Rq, env: &mut Env, p: u32, flags: u32);
+    dequeue_task(rq: &mut Rq, env: &mut Env, p: u32, flags: u32) -> Dequeued;
+    yield_task(rq: &mut Rq, env: &mut Env, p: u32);
+    wakeup_preempt(rq: &mut Rq, env: &mut Env, p: u32, wake_flags: u32) -> bool;
+    pick_task(rq: &mut Rq, env: &mut Env) -> Option<u32>;
+    put_prev_task(rq: &mut Rq, env: &mut Env, p: u32);
+    set_next_task(rq: &mut Rq, env: &mut Env, p: u32);
+    task_tick(rq: &mut Rq, env: &mut Env, p: u32) -> bool;
+    task_fork(rq: &mut Rq, env: &mut Env, p: u32);
+    migrate_task_rq(rq: &mut Rq, env: &mut Env, p: u32);
+    task_dead(rq: &mut Rq, env: &mut Env, p: u32);
+    reweight_task(rq: &mut Rq, env: &mut Env, p: u32, lw: LoadWeight);
+    select_task_rq(s: &Sched, p: u32, prev: usize, wake_flags: u32) -> usize;
+}
+
 /// `__pick_next_task`: the first class, highest first, with a task to run (a fair task the
 /// fair server picked is of the fair class); `None` runs the idle task.
 pub fn pick_next_task(rq: &mut Rq, env: &mut Env) -> Option<(Class, u32)> {
     rq.dl_server = false;
     let (c, p) = Class::ORDER
         .iter()
-        .find_map(|&c| c.ops().pick_task(rq, env).map(|p| (c, p)))?;
+        .find_map(|&c| c.pick_task(rq, env).map(|p| (c, p)))?;
     Some((if rq.dl_server { Class::Fair } else { c }, p))
 }

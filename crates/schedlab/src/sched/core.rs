@@ -53,8 +53,8 @@ impl Sched {
 
     /// `p->sched_class`.
     #[inline]
-    pub(super) fn class(&self, p: u32) -> &'static dyn SchedClass {
-        self.tasks[p as usize].class.ops()
+    pub(super) fn class(&self, p: u32) -> Class {
+        self.tasks[p as usize].class
     }
 
     /// `cpufreq_update_util` after a class operation that changed the root cfs_rq's PELT
@@ -451,9 +451,9 @@ impl Sched {
         let p = self.tasks[id as usize].class;
         let resched = match self.rqs[cpu].curr {
             None => true,
-            Some(curr) if self.tasks[curr as usize].class == p => self.on_rq(cpu, h, |rq, env| {
-                p.ops().wakeup_preempt(rq, env, id, wake_flags)
-            }),
+            Some(curr) if self.tasks[curr as usize].class == p => {
+                self.on_rq(cpu, h, |rq, env| p.wakeup_preempt(rq, env, id, wake_flags))
+            }
             Some(curr) => p.above(self.tasks[curr as usize].class),
         };
         if resched || self.rqs[cpu].need_resched {
@@ -496,7 +496,7 @@ impl Sched {
                     if prev.is_none() {
                         idle::put_prev_task_idle(rq, env);
                     }
-                    c.ops().set_next_task(rq, env, n)
+                    c.set_next_task(rq, env, n)
                 }
                 None if prev.is_some() => idle::set_next_task_idle(rq, env),
                 None => {}
@@ -558,7 +558,7 @@ impl Sched {
         self.update_rq_clock(cpu, h.now());
         let c = self.tasks[curr as usize].class;
         c.decay_other_class_avgs(&mut self.rqs[cpu]);
-        let class = c.ops();
+        let class = c;
         let resched = self.on_rq(cpu, h, |rq, env| class.task_tick(rq, env, curr));
         h.cpufreq_update_util(self, cpu, Hook::Tick);
         self.sched_balance_trigger(cpu, h);

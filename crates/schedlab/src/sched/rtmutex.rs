@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 
-use super::class::Class;
+use super::class::{Class, SchedClass};
 use super::deadline::{before, DlParams};
 use super::flags::*;
 use super::hooks::{Hooks, Tracepoint};
@@ -157,13 +157,12 @@ impl Sched {
         let queued = t.queued();
         let running = self.rqs[cpu].curr == Some(id);
         self.update_rq_clock(cpu, h.now());
-        let (old_ops, new_ops) = (old.ops(), new.ops());
         if queued {
             self.uclamp_dec(id, cpu);
             self.on_rq(cpu, h, |rq, env| {
-                old_ops.dequeue_task(rq, env, id, DEQUEUE_SAVE);
+                old.dequeue_task(rq, env, id, DEQUEUE_SAVE);
                 if running {
-                    old_ops.put_prev_task(rq, env, id);
+                    old.put_prev_task(rq, env, id);
                 }
             });
         }
@@ -194,9 +193,9 @@ impl Sched {
             return;
         }
         self.on_rq(cpu, h, |rq, env| {
-            new_ops.enqueue_task(rq, env, id, flags);
+            new.enqueue_task(rq, env, id, flags);
             if running {
-                new_ops.set_next_task(rq, env, id);
+                new.set_next_task(rq, env, id);
             }
         });
         self.uclamp_inc(id, cpu);

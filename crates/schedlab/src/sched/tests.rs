@@ -1,7 +1,7 @@
 //! The scheduler alone, driven through a recording `Hooks`: no engine, no threads. The
 //! recorder reschedules at once, as the engine does, and keeps what was asked of it.
 
-use super::class::Class;
+use super::class::{Class, SchedClass};
 use super::deadline::DlTimer;
 use super::features::Features;
 use super::flags::{WF_FORK, WF_TTWU};
@@ -233,7 +233,7 @@ fn placement_wakes_on_an_idle_prev_else_the_least_loaded_allowed_cpu() {
     assert!(s.idle_cpu(0) && s.idle_cpu(3));
     let mut select = |cpus: &[usize], prev: usize, wake_flags: u32| {
         s.tasks[t as usize].cpus_mask = (0..4).map(|c| cpus.contains(&c)).collect();
-        Class::Fair.ops().select_task_rq(&s, t, prev, wake_flags)
+        Class::Fair.select_task_rq(&s, t, prev, wake_flags)
     };
     let all = [0, 1, 2, 3];
     assert_eq!(select(&all, 3, WF_TTWU), 3, "an idle prev");
