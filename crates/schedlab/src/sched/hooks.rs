@@ -272,6 +272,9 @@ impl<'a> RqHooks<'a> {
         }
     }
 
+    /// Out of line: untraced runs keep it out of the hot paths' code.
+    #[cold]
+    #[inline(never)]
     pub fn trace(&mut self, tp: Tracepoint) {
         self.h.trace(self.tasks, tp);
     }

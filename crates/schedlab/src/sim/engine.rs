@@ -72,6 +72,8 @@ impl Hooks for Engine {
         self.tracing
     }
 
+    /// Out of line: untraced runs keep it out of the hot paths' code.
+    #[inline(never)]
     fn trace(&mut self, tasks: &[SchedTask], tp: Tracepoint) {
         self.emit(tasks, &tp);
     }
