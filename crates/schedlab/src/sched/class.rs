@@ -4,7 +4,7 @@
 //! above the ones it preempts.
 
 use super::deadline::SchedDlEntity;
-use super::fair::{CfsRq, SchedEntity, Tunables};
+use super::fair::{CfsRq, CfsRqId, SchedEntity, Tunables};
 use super::features::Features;
 use super::hooks::{Hooks, RqHooks};
 use super::rq::Rq;
@@ -26,16 +26,26 @@ pub struct Env<'a> {
     pub tun: &'a Tunables,
     /// `sched_asym_cpucap_active`: CPUs of different capacities.
     pub asym: bool,
-    /// The tasks (`p->se` of task `p`).
-    pub tasks: &'a [SchedTask],
     pub hooks: RqHooks<'a>,
 }
 
 impl Env<'_> {
-    /// `rq->cfs`: the operation's CPU's root cfs_rq.
+    /// The tasks (`p->se`, `p->dl` of task `p`).
+    #[inline]
+    pub fn tasks(&self) -> &[SchedTask] {
+        self.hooks.tasks
+    }
+
+    /// `rq->cfs` of the operation's CPU: its root cfs_rq's id.
+    #[inline]
+    pub fn root(&self) -> CfsRqId {
+        self.hooks.cpu as CfsRqId
+    }
+
+    /// `rq->cfs`.
     #[inline]
     pub fn cfs(&mut self) -> &mut CfsRq {
-        &mut self.cfs_rqs[self.hooks.cpu]
+        &mut self.cfs_rqs[self.root() as usize]
     }
 }
 

@@ -43,7 +43,6 @@ impl Sched {
             feat: &self.feat,
             tun: &self.tun,
             asym: self.asym,
-            tasks: &self.tasks,
             hooks: RqHooks::new(h, &self.tasks, cpu, self.rqs[cpu].curr),
         };
         let r = op(&mut self.rqs[cpu], &mut env);

@@ -235,7 +235,8 @@ pub trait Hooks {
 /// measurable), with the tasks a tracepoint names.
 pub struct RqHooks<'a> {
     h: &'a mut dyn Hooks,
-    tasks: &'a [SchedTask],
+    /// The tasks its tracepoints name (and the class operations look up).
+    pub tasks: &'a [SchedTask],
     pub cpu: usize,
     /// The task running on `cpu` as the operation starts (a class operation never changes
     /// it): the context its tracepoints fire in.

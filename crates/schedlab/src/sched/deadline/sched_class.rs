@@ -31,7 +31,7 @@ impl<'a> Dl<'a> {
 /// `&p->dl`.
 #[inline]
 pub fn dl_of(env: &Env, p: u32) -> u32 {
-    env.tasks[p as usize].dl
+    env.tasks()[p as usize].dl
 }
 
 /// `rq->fair_server` of the operation's CPU: the first entities are the CPUs' servers.

@@ -32,14 +32,8 @@ impl<'a, 'n> Fair<'a, 'n> {
 /// `&p->se`, and `cfs_rq_of(&p->se)`.
 #[inline]
 fn se_of(env: &Env, p: u32) -> (SeId, CfsRqId) {
-    let se = env.tasks[p as usize].se;
+    let se = env.tasks()[p as usize].se;
     (se, env.ses[se as usize].cfs_rq)
-}
-
-/// `rq->cfs` of the operation's CPU.
-#[inline]
-fn root(env: &Env) -> CfsRqId {
-    env.hooks.cpu as CfsRqId
 }
 
 /// Run a fair operation on `rq`'s cfs_rq `cfs_rq`, then charge the fair server for the
@@ -96,7 +90,7 @@ impl SchedClass for FairClass {
 
     /// `pick_task_fair`; a delayed sleeper reached first finishes its dequeue here.
     fn pick_task(&self, rq: &mut Rq, env: &mut Env) -> Option<u32> {
-        let se = fair(rq, env, root(env), |f| f.pick_next_entity().0)?;
+        let se = fair(rq, env, env.root(), |f| f.pick_next_entity().0)?;
         Some(env.ses[se as usize].task)
     }
 
