@@ -103,9 +103,8 @@ impl Governor for Schedutil {
         if hook != Hook::UtilChange || !self.should_update_freq(now) {
             return None;
         }
-        let s = sample(cpu);
         let next = if pol.cpus.len() == 1 {
-            let cached = self.cached_raw_freq;
+            let (s, cached) = (sample(cpu), self.cached_raw_freq);
             let mut next = self.get_next_freq(pol, cpu_perf(&s), s.capacity);
             if self.hold_freq(0, &s) && next < self.next_freq && !self.need_freq_update {
                 next = self.next_freq;
@@ -113,13 +112,16 @@ impl Governor for Schedutil {
             }
             next
         } else {
-            let util = pol
-                .cpus
-                .iter()
-                .map(|&j| cpu_perf(&sample(j)))
-                .max()
-                .unwrap_or(0);
-            self.get_next_freq(pol, util, s.capacity)
+            // sugov_next_freq_shared: each CPU's utilization once, the max capacity the
+            // updating CPU's.
+            let (util, max_cap) = pol.cpus.iter().fold((0, 0), |(util, cap), &j| {
+                let s = sample(j);
+                (
+                    util.max(cpu_perf(&s)),
+                    if j == cpu { s.capacity } else { cap },
+                )
+            });
+            self.get_next_freq(pol, util, max_cap)
         };
         self.update_next_freq(now, next).then_some(next)
     }
@@ -181,10 +183,14 @@ mod tests {
         let mut g = Schedutil::new(&Tunables::default(), &pol);
         let utils = [10, 500, 40, 0];
         // 1.25 × 500 = 625 → 732421 kHz → 960 MHz, whichever CPU asks.
+        let asked = std::cell::RefCell::new(Vec::new());
         let f = g.update(&pol, 3, Hook::UtilChange, 1_000_000, &|j| {
+            asked.borrow_mut().push(j);
             sample(utils[j], 0)
         });
         assert_eq!(f, Some(960_000));
+        // sugov_next_freq_shared reads each CPU of the policy once.
+        assert_eq!(*asked.borrow(), [0, 1, 2, 3]);
     }
 
     #[test]
