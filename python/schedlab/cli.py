@@ -1,16 +1,12 @@
 """The `schedlab` command: a thin layer over the library."""
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
-import pandas as pd
-
-from rich.console import Console
-from rich.table import Table
-
 import schedlab
-from schedlab import _core, pelt
+from schedlab import _core
 from schedlab.reproduce import experiments
 from schedlab.units import UNITS_NS, parse_duration
 
@@ -20,6 +16,12 @@ def _duration(text: str) -> int:
         return parse_duration(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) > 1 << 31:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a count (0 to {1 << 31})")
+    return int(text)
 
 
 def _targets(text: str) -> list[int]:
@@ -53,12 +55,24 @@ def _sets(args) -> list[str]:
     return args.set + ([f"fair.policy={args.fair}"] if args.fair else []) + govs
 
 
+EXIT_CODES = """exit status:
+  0    success
+  1    a reproduced figure outside its tolerance, or an internal error (a schedlab bug)
+  2    bad input: usage, workload, platform, switches, unwritable outputs; a deadlock
+  130  interrupted (Ctrl-C); no output file is left behind
+
+docs/outputs.md describes every output, the summary JSON's fields and these codes."""
+
+
 def parser() -> argparse.ArgumentParser:
     units = "/".join(UNITS_NS)
     top = argparse.ArgumentParser(
         prog="schedlab",
         description="A fast, deterministic, Linux-faithful simulator of the kernel's CPU scheduler.",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    top.add_argument("--debug", action="store_true",
+                     help="print the traceback of an internal error (also SCHEDLAB_DEBUG=1)")
     top.add_argument("--version", action="version", version=f"schedlab {schedlab.__version__}")
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -92,6 +106,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--summary", metavar="FILE.json", help="write the run summary as JSON")
     r.add_argument("--json-c", action="store_true",
                    help="read repeated keys as rt-app's json-c does (default: workgen, keep them in order)")
+    r.add_argument("--top", type=_count, default=30, metavar="N",
+                   help="show the N tasks with the most run time (default 30; 0: all)")
+    r.add_argument("--quiet", "-q", action="store_true", help="print no table (warnings and errors only)")
 
     r = commands.add_parser("check", help="validate a workload and print its task/phase structure")
     r.add_argument("workload", metavar="WORKLOAD.json")
@@ -124,6 +141,8 @@ def _replay(args) -> int:
 
 
 def _periodic(args) -> int:
+    from schedlab import pelt
+
     df = pelt.periodic(run=args.run, period=args.period, capacity=args.capacity, freq_ratio=args.freq_ratio,
                        invariance=args.invariance, duration=args.duration, tick=args.tick, kernel=args.kernel)
     a = df.attrs
@@ -134,6 +153,10 @@ def _periodic(args) -> int:
 
 
 def _ramp(args) -> int:
+    import pandas as pd
+
+    from schedlab import pelt
+
     df = pelt.ramp(args.to, capacity=args.capacity, freq_ratio=args.freq_ratio, invariance=args.invariance,
                    tick=args.tick)
     lines = ["target,periods,ms"]
@@ -147,11 +170,12 @@ def _ramp(args) -> int:
 
 
 def _reproduce(args) -> int:
+    _, Table = _rich()
     registry = experiments()
     unknown = [n for n in args.names if n not in registry]
     if unknown:
         return _fail(f"reproduce: unknown experiment '{unknown[0]}' (known: {', '.join(registry)})")
-    console = Console(soft_wrap=False, width=max(Console().width, 120))
+    console = _stdout_console(120)
     if args.list:
         for e in registry.values():
             console.print(f"{e.name}: {e.title} [{e.source}]", highlight=False)
@@ -189,8 +213,10 @@ def _run(args) -> int:
 
     from schedlab.run import run
 
+    Console, Table = _rich()
     sets = _sets(args)
     _core.check_switches(args.kernel, sets, args.feature)
+    summary = _Staged(args.summary) if args.summary else None
     console = Console(stderr=True, soft_wrap=True)
     with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
         job = bar.add_task("simulating", total=None)
@@ -202,58 +228,124 @@ def _run(args) -> int:
             r = run(args.workload, args.platform, kernel=args.kernel, sets=sets, features=args.feature,
                     duration_ns=args.duration, trace=args.trace, log_dir=args.log_dir, json_c=args.json_c,
                     frames=False, progress=progress)
-        except OSError as e:
-            return _fail(str(e))
-        except KeyboardInterrupt:
-            print("schedlab: interrupted; no output written", file=sys.stderr)
-            return 130
+        except BaseException:
+            if summary:
+                summary.discard()
+            raise
+    if summary:
+        import json
+
+        summary.commit(json.dumps(r.summary(), indent=1, default=int))
     for w in r.warnings:
         console.print(f"warning: {w}", highlight=False, markup=False)
     for w in r.refusals:
         console.print(f"refused: {w}", highlight=False, markup=False)
-    out = Console(soft_wrap=False, width=max(Console().width, 120))
+    if not args.quiet:
+        _run_tables(args, r, Table)
+    if r.deadlock:
+        return _fail(r.deadlock)
+    return 0
+
+
+def _run_tables(args, r, Table) -> None:
+    """The run's tables on stdout: tasks (the `--top` busiest, in pid order), deadline
+    tasks, CPUs and cpufreq policies."""
+    out = _stdout_console()
+    tasks = r.task_rows
+    shown = tasks
+    if args.top and len(tasks) > args.top:
+        busiest = sorted(tasks, key=lambda t: (-t["run_ns"], t["pid"]))[:args.top]
+        shown = sorted(busiest, key=lambda t: t["pid"])
     table = Table(title=f"{args.workload} on {r.platform}, kernel {r.kernel}: {r.simulated_ns / 1e9:g} s, "
-                        f"{r.nr_events} events", title_justify="left")
+                        f"{r.nr_events} events", title_justify="left",
+                  caption=f"… {len(tasks) - len(shown)} more tasks with less run time (--top 0 shows all)"
+                  if len(shown) < len(tasks) else None, caption_justify="left")
     for c in ("task", "pid", "run ms", "wait ms", "sleep ms", "wakeups", "lat p50 us", "lat p99 us",
               "lat max us", "migr", "preempt", "overruns", "mean slack us"):
-        table.add_column(c, justify="left" if c == "task" else "right")
-    for t in r.tasks.itertuples():
-        table.add_row(t.comm, str(t.pid), f"{t.run_ns / 1e6:.1f}", f"{t.wait_ns / 1e6:.1f}",
-                      f"{t.sleep_ns / 1e6:.1f}", str(t.wakeups), f"{t.latency_p50_ns / 1e3:.1f}",
-                      f"{t.latency_p99_ns / 1e3:.1f}", f"{t.latency_max_ns / 1e3:.1f}", str(t.migrations),
-                      str(t.preemptions), str(t.overruns), f"{t.mean_slack_us:.0f}")
+        table.add_column(c, justify="left" if c == "task" else "right", overflow="fold")
+    for t in shown:
+        table.add_row(t["comm"], str(t["pid"]), f"{t['run_ns'] / 1e6:.1f}", f"{t['wait_ns'] / 1e6:.1f}",
+                      f"{t['sleep_ns'] / 1e6:.1f}", str(t["wakeups"]), f"{t['latency_p50_ns'] / 1e3:.1f}",
+                      f"{t['latency_p99_ns'] / 1e3:.1f}", f"{t['latency_max_ns'] / 1e3:.1f}", str(t["migrations"]),
+                      str(t["preemptions"]), str(t["overruns"]), f"{t['mean_slack_us']:.0f}")
     out.print(table, highlight=False)
-    dl = r.tasks[r.tasks["policy"] == "SCHED_DEADLINE"]
-    if len(dl):
+    dl = [t for t in shown if t["policy"] == "SCHED_DEADLINE"]
+    if dl:
         dlt = Table(title="SCHED_DEADLINE", title_justify="left")
         for c in ("task", "util %", "exhaustions", "throttled ms", "deadline misses", "reclaimed ms"):
-            dlt.add_column(c, justify="left" if c == "task" else "right")
-        for t in dl.itertuples():
-            dlt.add_row(t.comm, "refused" if t.refused else f"{100 * t.utilization:.2f}", str(t.dl_exhaustions),
-                        f"{t.dl_throttled_ns / 1e6:.1f}", str(t.dl_misses), f"{t.dl_reclaimed_ns / 1e6:.1f}")
+            dlt.add_column(c, justify="left" if c == "task" else "right", overflow="fold")
+        for t in dl:
+            dlt.add_row(t["comm"], "refused" if t["refused"] else f"{100 * t['utilization']:.2f}",
+                        str(t["dl_exhaustions"]), f"{t['dl_throttled_ns'] / 1e6:.1f}", str(t["dl_misses"]),
+                        f"{t['dl_reclaimed_ns'] / 1e6:.1f}")
         out.print(dlt, highlight=False)
     cpus = Table(title="CPUs", title_justify="left")
     for c in ("cpu", "capacity", "busy %", "energy mJ"):
         cpus.add_column(c, justify="right")
-    for c in r.cpus.itertuples():
-        cpus.add_row(str(c.cpu), str(c.capacity), f"{c.busy_pct:.1f}", f"{c.energy_mj:.1f}")
+    for c in r.cpu_rows:
+        cpus.add_row(str(c["cpu"]), str(c["capacity"]), f"{c['busy_pct']:.1f}", f"{c['energy_mj']:.1f}")
     out.print(cpus, highlight=False)
     pols = Table(title=f"cpufreq policies (total energy {r.energy_mj:.1f} mJ, clusters "
                        f"{', '.join(f'{e:.1f}' for e in r.cluster_energy_mj)} mJ)", title_justify="left")
     for c in ("policy", "governor", "transitions", "frequency residency"):
-        pols.add_column(c, justify="left" if c != "transitions" else "right")
-    for p in r.policies.itertuples():
+        pols.add_column(c, justify="left" if c != "transitions" else "right", overflow="fold")
+    for p in r.policy_rows:
         res = ", ".join(f"{int(k) // 1000} MHz {ns / max(r.simulated_ns, 1):.0%}"
-                        for k, ns in p.residency.items() if ns)
-        pols.add_row(p.policy, p.governor, str(p.transitions), res)
+                        for k, ns in p["residency"].items() if ns)
+        pols.add_row(p["policy"], p["governor"], str(p["transitions"]), res)
     out.print(pols, highlight=False)
-    if args.summary:
-        import json
-        with open(args.summary, "w") as f:
-            json.dump(r.summary(), f, indent=1, default=int)
-    if r.deadlock:
-        return _fail(r.deadlock)
-    return 0
+
+
+def _stdout_console(width: int = 250):
+    """A console for tables: the terminal's width on a terminal (columns fold, never
+    truncate, when it is narrow), at least `width` ($COLUMNS if wider) in a pipe or file. A closed pipe raises
+    BrokenPipeError (rich would exit 1)."""
+    from rich.console import Console
+
+    console = Console(soft_wrap=False)
+    if not console.is_terminal:
+        console = Console(soft_wrap=False, width=max(console.width, width))
+    console.on_broken_pipe = _raise_broken_pipe
+    return console
+
+
+def _raise_broken_pipe():
+    raise BrokenPipeError
+
+
+class _Staged:
+    """An output file written whole or not at all: checked writable before the run (a
+    temporary file beside it), renamed over it at the end, removed on failure."""
+
+    def __init__(self, path: str):
+        import os
+        import tempfile
+
+        target = Path(path)
+        if target.is_dir():
+            raise OSError(f"{path}: is a directory")
+        try:
+            fd, self.tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                                            dir=target.parent if str(target.parent) else ".")
+        except OSError as e:
+            raise OSError(f"{path}: cannot write: {e.strerror}") from None
+        os.close(fd)
+        self.path = path
+
+    def commit(self, text: str) -> None:
+        import os
+
+        with open(self.tmp, "w") as f:
+            f.write(text)
+        os.replace(self.tmp, self.path)
+
+    def discard(self) -> None:
+        import os
+
+        try:
+            os.unlink(self.tmp)
+        except OSError:
+            pass
 
 
 def _check(args) -> int:
@@ -265,6 +357,7 @@ def _check(args) -> int:
 
 
 def _platforms(args) -> int:
+    _, Table = _rich()
     if args.domains or args.name:
         if not args.name:
             return _fail("platforms --domains: name a platform (e.g. hikey960, smp:4)")
@@ -278,18 +371,27 @@ def _platforms(args) -> int:
         table.add_column(c)
     for name, desc, n, caps in _core.platforms():
         table.add_row(name, str(n), caps if n <= 16 else f"{caps[:40]}...", desc)
-    Console(soft_wrap=False, width=max(Console().width, 140)).print(table, highlight=False)
+    _stdout_console(140).print(table, highlight=False)
     return 0
 
 
 def _features(args) -> int:
+    _, Table = _rich()
     table = Table(title="Switches: --set KEY=VALUE, --feature NAME|NO_NAME", title_justify="left")
     for c in ("switch", "6.12", "6.1"):
         table.add_column(c)
     for key, values in _core.features():
         table.add_row(key, *values)
-    Console().print(table, highlight=False)
+    _stdout_console().print(table, highlight=False)
     return 0
+
+
+def _rich():
+    """rich's Console and Table, imported when a command prints a table (not for --version)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    return Console, Table
 
 
 def _fail(message: str) -> int:
@@ -304,6 +406,30 @@ def main(argv=None) -> int:
                 "reproduce": _reproduce}
     handler = handlers[args.pelt_command] if args.command == "pelt" else commands[args.command]
     try:
-        return handler(args)
+        status = handler(args)
+        sys.stdout.flush()
+        return status
     except schedlab.InputError as e:
         return _fail(str(e))
+    except OSError as e:
+        if isinstance(e, BrokenPipeError):
+            return _closed_stdout()
+        return _fail(f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e))
+    except KeyboardInterrupt:
+        print("schedlab: interrupted; no output written", file=sys.stderr)
+        return 130
+    except BaseException as e:  # pyo3's PanicException is a BaseException
+        if isinstance(e, SystemExit):
+            raise
+        if args.debug or os.environ.get("SCHEDLAB_DEBUG") == "1":
+            raise
+        print(f"schedlab: internal error (a bug in schedlab, please report it): {type(e).__name__}: {e}\n"
+              "schedlab: run again with --debug (or SCHEDLAB_DEBUG=1) for the traceback", file=sys.stderr)
+        return 1
+
+
+def _closed_stdout() -> int:
+    """stdout was closed (`| head`): the outputs are complete; end quietly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 0

@@ -1,29 +1,38 @@
-"""`schedlab.run`: simulate an rt-app workload on a platform; results as DataFrames."""
+"""`schedlab.run`: simulate an rt-app workload on a platform; results as DataFrames.
+
+numpy and pandas are imported only when a DataFrame is built: the CLI prints and writes a
+run's summary from plain rows."""
+
+from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from schedlab import _core
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 # The core marks a value an event or signal does not carry with the smallest int64.
-_NA = np.iinfo(np.int64).min
+_NA = -(1 << 63)
 
 
 @dataclass
 class RunResult:
-    """A finished run: per-task and per-CPU figures, warnings, and the switches in force."""
+    """A finished run: per-task and per-CPU figures, warnings, and the switches in force.
+    `task_rows`, `cpu_rows` and `policy_rows` are the tables as plain rows (dicts);
+    `tasks`, `cpus` and `policies` the same as DataFrames."""
 
     platform: str
     kernel: str
     simulated_ns: int
     nr_events: int
-    tasks: pd.DataFrame
-    cpus: pd.DataFrame
-    policies: pd.DataFrame
+    task_rows: list[dict]
+    cpu_rows: list[dict]
+    policy_rows: list[dict]
     energy_mj: float
     cluster_energy_mj: list[float]
     events: pd.DataFrame | None = None
@@ -33,8 +42,27 @@ class RunResult:
     deadlock: str | None = None
     switches: dict[str, str] = field(default_factory=dict)
 
+    @cached_property
+    def tasks(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(self.task_rows)
+
+    @cached_property
+    def cpus(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(self.cpu_rows)
+
+    @cached_property
+    def policies(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(self.policy_rows)
+
     def summary(self) -> dict:
-        """The run summary as plain data (what `--summary FILE.json` writes)."""
+        """The run summary as plain data (what `--summary FILE.json` writes; docs/outputs.md
+        describes every field)."""
         return {
             "platform": self.platform,
             "kernel": self.kernel,
@@ -42,9 +70,9 @@ class RunResult:
             "events": self.nr_events,
             "deadlock": self.deadlock,
             "switches": self.switches,
-            "tasks": self.tasks.to_dict(orient="records"),
-            "cpus": self.cpus.to_dict(orient="records"),
-            "policies": self.policies.to_dict(orient="records"),
+            "tasks": self.task_rows,
+            "cpus": self.cpu_rows,
+            "policies": self.policy_rows,
             "energy_mj": {"total": self.energy_mj, "clusters": self.cluster_energy_mj},
             "warnings": self.warnings,
             "refusals": self.refusals,
@@ -112,33 +140,44 @@ def run(workload, platform: str = "smp:4", *, kernel: str = "6.12", fair: str | 
     return spec.run(trace=trace, log_dir=log_dir, frames=frames, progress=progress)
 
 
+def _rows(cols: dict) -> list[dict]:
+    """Columns (name → list) as rows (name → value), in the columns' order."""
+    return [dict(zip(cols, row)) for row in zip(*cols.values())]
+
+
 def _result(r: dict, frames: bool) -> RunResult:
-    tasks = pd.DataFrame(r["tasks"])
-    tasks["utilization"] = tasks["run_ns"] / max(r["simulated_ns"], 1)
-    cpus = pd.DataFrame({k: v for k, v in r["cpus"].items() if k != "freq_residency"})
-    cpus["busy_pct"] = 100.0 * cpus["busy_ns"] / max(r["simulated_ns"], 1)
-    cpus["freq_residency"] = [{str(khz): ns for khz, ns in fr} for fr in r["cpus"]["freq_residency"]]
-    pol = r["policies"]
-    policies = pd.DataFrame({
-        "policy": pol["policy"], "governor": pol["governor"], "cpus": pol["cpus"],
-        "transitions": pol["transitions"],
-        "residency": [{str(khz): ns for khz, ns in res} for res in pol["residency"]],
-    })
-    comms = {0: "<idle>", 1: "rt-app", **dict(zip(tasks["pid"], tasks["comm"]))}
+    span = max(r["simulated_ns"], 1)
+    tasks = _rows(r["tasks"])
+    for t in tasks:
+        t["utilization"] = t["run_ns"] / span
+    cpus = _rows(r["cpus"])
+    for c in cpus:
+        residency = c.pop("freq_residency")
+        c["busy_pct"] = 100.0 * c["busy_ns"] / span
+        c["freq_residency"] = {str(khz): ns for khz, ns in residency}
+    policies = [{"policy": p["policy"], "governor": p["governor"], "cpus": p["cpus"],
+                 "transitions": p["transitions"],
+                 "residency": {str(khz): ns for khz, ns in p["residency"]}}
+                for p in _rows(r["policies"])]
+    comms = {0: "<idle>", 1: "rt-app", **{t["pid"]: t["comm"] for t in tasks}}
     events = _events(r["events"], comms) if frames else None
     signals = _signals(r["signals"], comms) if frames else None
     return RunResult(r["platform"], r["kernel"], r["simulated_ns"], r["nr_events"], tasks, cpus,
-                     policies, r["energy_mj"], list(r["cluster_energy_mj"]), events, signals, r["warnings"], r["refusals"], r["deadlock"],
-                     dict(r["switches"]))
+                     policies, r["energy_mj"], list(r["cluster_energy_mj"]), events, signals,
+                     r["warnings"], r["refusals"], r["deadlock"], dict(r["switches"]))
 
 
-def _nullable(values: np.ndarray) -> pd.arrays.IntegerArray:
+def _nullable(values):
+    import pandas as pd
+
     return pd.arrays.IntegerArray(values, values == _NA)
 
 
 def _frame(cols: dict, code: str, comms: dict, nullable: tuple[str, ...]) -> pd.DataFrame:
     """Columns from the core: `time` in seconds (the trace's clock) as index, codes as
     categories, NA where a row does not carry a value."""
+    import pandas as pd
+
     df = pd.DataFrame({
         "ts": cols["ts"],
         code: pd.Categorical.from_codes(cols[code], categories=cols["names"]),
@@ -152,6 +191,9 @@ def _frame(cols: dict, code: str, comms: dict, nullable: tuple[str, ...]) -> pd.
 
 
 def _events(cols: dict, comms: dict) -> pd.DataFrame:
+    import numpy as np
+    import pandas as pd
+
     df = _frame(cols, "event", comms, ("pid", "other_pid", "target_cpu", "value"))
     # prev_state letters as a categorical: code −1 (NA) where the byte is 0.
     letters = ["R", "S", "X"]

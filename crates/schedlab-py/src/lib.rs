@@ -262,12 +262,9 @@ fn run<'py>(
     d.set_item("refusals", r.refusals)?;
     d.set_item("deadlock", r.deadlock)?;
     d.set_item("switches", r.switches)?;
-    d.set_item("tasks", columns(py, TaskSummary::columns(&r.tasks))?)?;
-    d.set_item("cpus", columns(py, CpuSummary::columns(&r.cpus))?)?;
-    d.set_item(
-        "policies",
-        columns(py, PolicySummary::columns(&r.policies))?,
-    )?;
+    d.set_item("tasks", lists(py, TaskSummary::columns(&r.tasks))?)?;
+    d.set_item("cpus", lists(py, CpuSummary::columns(&r.cpus))?)?;
+    d.set_item("policies", lists(py, PolicySummary::columns(&r.policies))?)?;
     d.set_item("cluster_energy_mj", r.cluster_energy_mj)?;
     d.set_item("energy_mj", r.energy_mj)?;
     if let Some(f) = r.frames {
@@ -277,22 +274,38 @@ fn run<'py>(
     Ok(d)
 }
 
-/// A result's columns in a new dict, in their order: numbers as numpy arrays, the rest as
-/// lists.
+/// A summary's columns in a new dict, in their order, numbers as lists: the CLI prints and
+/// writes them without importing numpy (pandas builds its frames from them on demand).
+fn lists<'py>(
+    py: Python<'py>,
+    cols: Vec<(&'static str, Column)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    dict(py, cols, false)
+}
+
+/// Event or signal columns in a new dict, in their order, numbers as numpy arrays.
 fn columns<'py>(
     py: Python<'py>,
     cols: Vec<(&'static str, Column)>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    dict(py, cols, true)
+}
+
+fn dict<'py>(
+    py: Python<'py>,
+    cols: Vec<(&'static str, Column)>,
+    arrays: bool,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (name, col) in cols {
         match col {
-            Column::U8(v) => d.set_item(name, v.into_pyarray(py)),
-            Column::U32(v) => d.set_item(name, v.into_pyarray(py)),
-            Column::U64(v) => d.set_item(name, v.into_pyarray(py)),
-            Column::Usize(v) => d.set_item(name, v.into_pyarray(py)),
-            Column::I64(v) => d.set_item(name, v.into_pyarray(py)),
-            Column::F64(v) => d.set_item(name, v.into_pyarray(py)),
-            Column::Bool(v) => d.set_item(name, v.into_pyarray(py)),
+            Column::U8(v) => d.set_item(name, numbers(py, v, arrays)?),
+            Column::U32(v) => d.set_item(name, numbers(py, v, arrays)?),
+            Column::U64(v) => d.set_item(name, numbers(py, v, arrays)?),
+            Column::Usize(v) => d.set_item(name, numbers(py, v, arrays)?),
+            Column::I64(v) => d.set_item(name, numbers(py, v, arrays)?),
+            Column::F64(v) => d.set_item(name, numbers(py, v, arrays)?),
+            Column::Bool(v) => d.set_item(name, numbers(py, v, arrays)?),
             Column::Str(v) => d.set_item(name, v),
             Column::Cpus(v) => d.set_item(name, v),
             Column::Residency(v) => d.set_item(name, v),
@@ -300,6 +313,18 @@ fn columns<'py>(
         }?;
     }
     Ok(d)
+}
+
+/// A numeric column as a numpy array, or as a list of Python numbers (u8 too, not bytes).
+fn numbers<'py, T>(py: Python<'py>, v: Vec<T>, arrays: bool) -> PyResult<Bound<'py, PyAny>>
+where
+    T: numpy::Element + IntoPyObject<'py>,
+{
+    if arrays {
+        Ok(v.into_pyarray(py).into_any())
+    } else {
+        Ok(pyo3::types::PyList::new(py, v)?.into_any())
+    }
 }
 
 /// The events columns, plus the code names.
@@ -456,6 +481,8 @@ fn check_switches(kernel: &str, sets: Vec<String>, features: Vec<String>) -> PyR
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
+    // The package's version is the crate's (maturin takes it from Cargo.toml).
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(pelt_replay_csv, m)?)?;
     m.add_function(wrap_pyfunction!(pelt_replay, m)?)?;
     m.add_function(wrap_pyfunction!(pelt_periodic, m)?)?;

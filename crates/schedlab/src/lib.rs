@@ -9,6 +9,7 @@ pub mod cpufreq;
 pub mod energy;
 pub mod error;
 pub mod kernel;
+pub mod limits;
 pub mod platform;
 pub mod run;
 pub mod sched;

@@ -1,5 +1,7 @@
 //! The kernel's cpulist syntax ("0-3,8,10-11"), as in sysfs and `taskset -c`.
 
+use crate::limits::NR_CPUS;
+
 /// Parse a cpulist into ascending, distinct CPU ids.
 pub fn parse_cpulist(text: &str) -> Result<Vec<usize>, String> {
     let mut cpus = Vec::new();
@@ -15,6 +17,13 @@ pub fn parse_cpulist(text: &str) -> Result<Vec<usize>, String> {
                 (n, n)
             }
         };
+        if hi >= NR_CPUS {
+            return Err(format!(
+                "bad cpulist {text:?}: CPU {hi} is out of range (at most {} CPUs: 0-{})",
+                NR_CPUS,
+                NR_CPUS - 1
+            ));
+        }
         if lo > hi {
             return Err(format!(
                 "bad cpulist {text:?}: {part:?} is a decreasing range"

@@ -2,6 +2,7 @@
 
 use serde::Deserialize;
 
+use crate::limits::NR_CPUS;
 use super::{parse_cpulist, Cpu, FreqDomain, IdleState, Opp, Platform};
 use crate::error::InputError;
 
@@ -23,8 +24,6 @@ const BUILTIN: [(&str, &str); 5] = [
     ),
 ];
 
-/// Largest `smp:N`.
-const MAX_SMP: usize = 4096;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -96,10 +95,10 @@ pub fn builtin_names() -> impl Iterator<Item = &'static str> {
 pub fn load_builtin(name: &str) -> Result<Platform, InputError> {
     if let Some(n) = name.strip_prefix("smp:") {
         return match n.parse::<usize>() {
-            Ok(n) if (1..=MAX_SMP).contains(&n) => Ok(Platform::smp(n)),
+            Ok(n) if (1..=NR_CPUS).contains(&n) => Ok(Platform::smp(n)),
             _ => Err(InputError::new(
                 "--platform",
-                format!("{name:?}: smp:N needs N between 1 and {MAX_SMP}"),
+                format!("{name:?}: smp:N needs N between 1 and {NR_CPUS}"),
             )),
         };
     }

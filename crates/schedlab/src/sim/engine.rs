@@ -59,6 +59,8 @@ pub(super) struct Engine {
     pub(super) stop_at: Option<Ns>,
     pub(super) totals: Totals,
     pub(super) io_error: Option<std::io::Error>,
+    /// The thread whose program ran last (named by a livelock report).
+    pub(super) last_thread: u32,
 }
 
 impl Hooks for Engine {

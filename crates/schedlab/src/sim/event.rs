@@ -76,4 +76,9 @@ impl EventQueue {
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }
+
+    /// Events queued, stale ones included.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
 }

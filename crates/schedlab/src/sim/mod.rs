@@ -10,6 +10,7 @@ mod thread;
 
 use crate::energy::Meter;
 use crate::error::InputError;
+use crate::limits::MAX_SIM_NS;
 use crate::platform::Platform;
 use crate::sched::features::Features;
 use crate::sched::Sched;
@@ -26,6 +27,10 @@ pub use thread::RtappStats;
 /// The simulated clock at the start of a run: 1 s after boot, so that no PELT timestamp is 0
 /// (the kernel's "not attached" mark).
 pub const SIM_START: Ns = 1_000_000_000;
+
+/// Events at one instant after which the run is a livelock (a loop of zero-length sleeps
+/// or runs goes through the queue): far above what 32,768 threads waking together make.
+const MAX_EVENTS_AT_ONE_INSTANT: u32 = 1 << 22;
 
 /// Options of a run beyond workload, platform and switches.
 #[derive(Debug, Clone, Default)]
@@ -61,6 +66,12 @@ impl Sim {
     ) -> Result<Sim, InputError> {
         let prog = compile(wl, &plat).map_err(|e| e.within(&wl.origin))?;
         let duration = opts.duration.or(wl.global.duration);
+        if let Some(d) = opts.duration.filter(|&d| !(1..=MAX_SIM_NS).contains(&d)) {
+            return Err(InputError::new(
+                "--duration",
+                format!("{d} ns is out of range: 1 ns to {MAX_SIM_NS} ns (366 days)"),
+            ));
+        }
         if duration.is_none() {
             if let Some(t) = prog.runs_for_ever() {
                 return Err(InputError::new(
@@ -103,6 +114,7 @@ impl Sim {
             stop_at: duration.map(|d| SIM_START + d),
             totals: Totals::default(),
             io_error: None,
+            last_thread: 0,
         };
         Ok(Sim { sched, eng })
     }
@@ -126,8 +138,13 @@ impl Sim {
             e.queue.push(at, e.now, Ev::Stop);
         }
         s.start_rt_bandwidth(e);
-        let mut next_report = e.now;
+        let (mut next_report, mut same_instant) = (e.now, 0u32);
         while let Some((at, ev)) = e.queue.pop() {
+            if at - SIM_START > MAX_SIM_NS {
+                e.totals.deadlock = Some(format!("the workload runs past the longest simulated time ({} s, 366 days) without ending: give a shorter --duration", MAX_SIM_NS / 1_000_000_000));
+                break;
+            }
+            same_instant = if at == e.now { same_instant + 1 } else { 0 };
             e.now = at;
             let live = match ev {
                 Ev::Stop => break,
@@ -149,8 +166,13 @@ impl Sim {
                 }
                 next_report = e.now + 100_000_000;
             }
-            if e.queue.is_empty() {
+            // Nothing left but the end of the run: whoever is blocked stays blocked.
+            if e.queue.len() == e.stop_at.is_some() as usize {
                 e.check_deadlock(s);
+            }
+            if same_instant > MAX_EVENTS_AT_ONE_INSTANT {
+                e.livelock(s);
+                break;
             }
         }
         e.finish(s).map(|()| true)

@@ -154,6 +154,7 @@ impl Engine {
             return;
         }
         let now = self.now;
+        self.last_thread = id;
         let th = &mut self.threads[id as usize];
         if let Some(from) = th.run_from.take() {
             th.row.run += now - from;
@@ -173,7 +174,12 @@ impl Engine {
             }
         }
         // Only zero-length events, for ever: simulated time could never move on.
-        let comm = &s.tasks[id as usize].comm;
+        self.livelock(s);
+    }
+
+    /// Report that the thread that last ran its program keeps simulated time from moving.
+    pub(super) fn livelock(&mut self, s: &Sched) {
+        let comm = &s.tasks[self.last_thread as usize].comm;
         self.totals.deadlock = Some(format!(
             "livelock at {:.6} s: {comm} loops on events that take no time",
             (self.now - SIM_START) as f64 / 1e9

@@ -8,6 +8,7 @@
 
 use super::json::{self, Node, Value};
 use crate::error::InputError;
+use crate::limits::{MAX_DURATION_S, MAX_THREADS, MAX_TIME_US};
 use crate::sched::uapi::Policy;
 use crate::time::Ns;
 
@@ -408,6 +409,14 @@ impl<'a> Reader<'a> {
         if tasks.is_empty() {
             return Err(self.err("tasks", tasks_node, "no task is defined"));
         }
+        let threads: usize = tasks.iter().map(|t| t.instance as usize).sum();
+        if threads > MAX_THREADS {
+            return Err(self.err(
+                "tasks",
+                tasks_node,
+                format!("{threads} threads (instances summed): at most {MAX_THREADS}, the kernel's default pid_max"),
+            ));
+        }
         for t in &tasks {
             for p in &t.phases {
                 for e in &p.events {
@@ -438,6 +447,9 @@ impl<'a> Reader<'a> {
             match key {
                 "duration" => {
                     let d = self.int(&path, v)?;
+                    if d > MAX_DURATION_S as i64 {
+                        return Err(self.err(&path, v, format!("{d} s is out of range: at most {MAX_DURATION_S} s (366 days)")));
+                    }
                     g.duration = (d > 0).then(|| d as u64 * 1_000_000_000);
                 }
                 "calibration" => {
@@ -551,9 +563,14 @@ impl<'a> Reader<'a> {
             match key {
                 "instance" => {
                     let n = self.int(&at, v)?;
-                    t.instance = u32::try_from(n).map_err(|_| self.err(&at, v, "must be ≥ 0"))?;
+                    t.instance = u32::try_from(n)
+                        .ok()
+                        .filter(|&i| i as usize <= MAX_THREADS)
+                        .ok_or_else(|| {
+                            self.err(&at, v, format!("{n} is outside 0..={MAX_THREADS}"))
+                        })?;
                 }
-                "delay" => t.delay_us = self.non_negative(&at, v)?,
+                "delay" => t.delay_us = self.micros(&at, v)?,
                 "loop" => loop_key = Some(self.int(&at, v)?),
                 "phases" => {
                     for (pname, pnode) in self.entries(&at, v, |_| true)? {
@@ -563,7 +580,7 @@ impl<'a> Reader<'a> {
                 }
                 "period" | "deadline" => {
                     legacy_dl[if key == "period" { 1 } else { 2 }] =
-                        Some(self.non_negative(&at, v)?)
+                        Some(self.micros(&at, v)?)
                 }
                 k if SCHED_KEYS.contains(&k) => single_phase_keys.push((key, v)),
                 k if event_kind(k).is_some() => {
@@ -707,9 +724,9 @@ impl<'a> Reader<'a> {
                             .map_err(|_| self.err(&at, v, "out of range"))?,
                     )
                 }
-                "dl-runtime" => p.dl_runtime_us = Some(self.non_negative(&at, v)?),
-                "dl-period" => p.dl_period_us = Some(self.non_negative(&at, v)?),
-                "dl-deadline" => p.dl_deadline_us = Some(self.non_negative(&at, v)?),
+                "dl-runtime" => p.dl_runtime_us = Some(self.micros(&at, v)?),
+                "dl-period" => p.dl_period_us = Some(self.micros(&at, v)?),
+                "dl-deadline" => p.dl_deadline_us = Some(self.micros(&at, v)?),
                 "dl-reclaim" => p.dl_reclaim = Some(self.boolean(&at, v)?),
                 "util_min" => p.util_min = self.uclamp(&at, v)?,
                 "util_max" => p.util_max = self.uclamp(&at, v)?,
@@ -784,7 +801,7 @@ impl<'a> Reader<'a> {
         Ok(match kind {
             "run" => Event::Run(self.work(path, v)?),
             "runtime" => Event::Runtime(self.work(path, v)?),
-            "sleep" => Event::Sleep(self.non_negative(path, v)?),
+            "sleep" => Event::Sleep(self.micros(path, v)?),
             "mem" => Event::Mem(self.non_negative(path, v)?),
             "iorun" => Event::Iorun(self.non_negative(path, v)?),
             "lock" => Event::Lock(self.event_string(path, kind, v)?),
@@ -820,7 +837,7 @@ impl<'a> Reader<'a> {
     fn work(&mut self, path: &str, v: &Node) -> Result<Work, InputError> {
         match self.int(path, v)? {
             -1 => Ok(Work::Forever),
-            n if n >= 0 => Ok(Work::Us(n as u64)),
+            n if n >= 0 => self.micros(path, v).map(Work::Us),
             n => Err(self.err(
                 path,
                 v,
@@ -865,7 +882,7 @@ impl<'a> Reader<'a> {
                 let at = format!("{path}.{key}");
                 match key {
                     "ref" => name = self.string(&at, n)?,
-                    "period" => period_us = self.non_negative(&at, n)?,
+                    "period" => period_us = self.micros(&at, n)?,
                     "mode" => {
                         absolute = match self.string(&at, n)?.as_str() {
                             "absolute" => true,
@@ -942,6 +959,20 @@ impl<'a> Reader<'a> {
     fn non_negative(&self, path: &str, v: &Node) -> Result<u64, InputError> {
         let n = self.int(path, v)?;
         u64::try_from(n).map_err(|_| self.err(path, v, format!("must not be negative (found {n})")))
+    }
+
+    /// A time in µs: non-negative and at most `MAX_TIME_US`, so that it converts to ns
+    /// without wrapping.
+    fn micros(&self, path: &str, v: &Node) -> Result<u64, InputError> {
+        let us = self.non_negative(path, v)?;
+        if us > MAX_TIME_US {
+            return Err(self.err(
+                path,
+                v,
+                format!("{us} µs is out of range: at most {MAX_TIME_US} µs (366 days)"),
+            ));
+        }
+        Ok(us)
     }
 
     fn boolean(&self, path: &str, v: &Node) -> Result<bool, InputError> {
