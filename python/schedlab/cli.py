@@ -8,7 +8,7 @@ from pathlib import Path
 import schedlab
 from schedlab import _core
 from schedlab.reproduce import experiments
-from schedlab.units import UNITS_NS, parse_duration
+from schedlab.units import UNITS_NS, parse_duration, unsigned
 
 
 def _duration(text: str) -> int:
@@ -133,7 +133,7 @@ def _replay(args) -> int:
     except OSError as e:
         return _fail(f"{name}: {e.strerror}")
     try:
-        out = schedlab._core.pelt_replay_csv(data, args.weight)
+        out = schedlab._core.pelt_replay_csv(data, unsigned("--weight", args.weight))
     except schedlab.InputError as e:
         return _fail(f"{name}: {e}")
     sys.stdout.buffer.write(out)

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from schedlab import _core
-from schedlab.units import as_ns
+from schedlab.units import as_ns, unsigned
 
 PELT_PERIOD_NS = 1024 * 1024
 LOAD_AVG_PERIOD = 32  # periods in which a contribution halves (y^32 = 1/2)
@@ -40,7 +40,8 @@ def replay(df: pd.DataFrame, weight: int = 1024) -> pd.DataFrame:
     now = df["now_ns"].to_numpy()
     if not np.issubdtype(now.dtype, np.integer) or (now < 0).any():
         raise _core.InputError("column now_ns: values must be non-negative integers")
-    out = _core.pelt_replay(now.astype(np.uint64), flags["load"], flags["runnable"], flags["running"], weight)
+    out = _core.pelt_replay(now.astype(np.uint64), flags["load"], flags["runnable"], flags["running"],
+                            unsigned("--weight", weight))
     return pd.DataFrame({"now_ns": now.astype(np.uint64), **out})
 
 
@@ -60,8 +61,9 @@ def periodic(
     One row per update (wakeup, tick, sleep). `df.attrs` holds the settled min/max util_avg
     over the last period and seed 000's closed-form bounds."""
     columns, summary = _core.pelt_periodic(
-        as_ns(run), as_ns(period), as_ns(duration), as_ns(tick),
-        capacity, freq_scale(freq_ratio), invariance, kernel, weight,
+        unsigned("--run", as_ns(run)), unsigned("--period", as_ns(period)),
+        unsigned("--duration", as_ns(duration)), unsigned("--tick", as_ns(tick)),
+        unsigned("--capacity", capacity), freq_scale(freq_ratio), invariance, kernel, unsigned("--weight", weight),
     )
     df = pd.DataFrame(columns)
     df.attrs.update(summary)
@@ -78,8 +80,9 @@ def ramp(
     """Time for an always-running task to bring util_avg from zero to each value in `to`,
     updated at every PELT period boundary (or every `tick`). Columns: target, reached_ns
     (<NA> if not reachable), periods, ms."""
-    step = PELT_PERIOD_NS if tick is None else as_ns(tick)
-    rows = _core.pelt_ramp([int(t) for t in to], step, capacity, freq_scale(freq_ratio), invariance)
+    step = PELT_PERIOD_NS if tick is None else unsigned("--tick", as_ns(tick))
+    rows = _core.pelt_ramp([unsigned("--to", t) for t in to], step, unsigned("--capacity", capacity),
+                           freq_scale(freq_ratio), invariance)
     reached = pd.array([ns for _, ns in rows], dtype="UInt64")
     return pd.DataFrame({
         "target": [t for t, _ in rows],

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from schedlab import _core
+from schedlab.units import unsigned
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -119,6 +120,8 @@ class RunSpec:
         """Simulate; the GIL is released meanwhile. Ctrl-C (or an exception raised by
         `progress(simulated_ns, total_ns)`) stops the run, leaving no partial output."""
         text = self.origin is not None
+        if self.duration_ns is not None:
+            unsigned("--duration", self.duration_ns)
         r = _core.run(None if text else Path(self.workload), self.workload if text else None,
                       self.origin or "", self.platform, self.kernel, self.switches(), list(self.features),
                       self.duration_ns, None if trace is None else Path(trace),

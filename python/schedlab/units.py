@@ -2,6 +2,8 @@
 
 import re
 
+from schedlab._core import InputError
+
 UNITS_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|ms|s)\s*$")
 
@@ -23,3 +25,11 @@ def as_ns(value) -> int:
     if isinstance(value, int):
         return value
     return parse_duration(value)
+
+
+def unsigned(option: str, value) -> int:
+    """`value` as the core takes it (a u64), or InputError naming `option`: a negative or
+    huge number is bad input, never an OverflowError."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << 64:
+        raise InputError(f"{option}: {value!r} is not an integer in 0..{(1 << 64) - 1}")
+    return value

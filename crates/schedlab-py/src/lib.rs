@@ -276,10 +276,7 @@ fn run<'py>(
 
 /// A summary's columns in a new dict, in their order, numbers as lists: the CLI prints and
 /// writes them without importing numpy (pandas builds its frames from them on demand).
-fn lists<'py>(
-    py: Python<'py>,
-    cols: Vec<(&'static str, Column)>,
-) -> PyResult<Bound<'py, PyDict>> {
+fn lists<'py>(py: Python<'py>, cols: Vec<(&'static str, Column)>) -> PyResult<Bound<'py, PyDict>> {
     dict(py, cols, false)
 }
 

@@ -10,6 +10,7 @@ pub mod energy;
 pub mod error;
 pub mod kernel;
 pub mod limits;
+pub mod output;
 pub mod platform;
 pub mod run;
 pub mod sched;

@@ -1,10 +1,13 @@
 //! One run from files and switches to outputs: what `schedlab run` and `schedlab.run` do.
 
+use std::cell::RefCell;
 use std::io::BufWriter;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 use crate::error::InputError;
 use crate::kernel::Kernel;
+use crate::output::{Staged, StagedDir};
 use crate::platform::{self, Platform};
 use crate::sched::features::Features;
 use crate::sim::{RunOptions, Sim};
@@ -163,6 +166,62 @@ fn percentile(sorted: &[Ns], p: f64) -> Ns {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
+fn io_error(what: &str, p: &std::path::Path, e: std::io::Error) -> RunError {
+    RunError::Io(format!("{}: {what}: {e}", p.display()))
+}
+
+/// Open the outputs (under temporary names: an unwritable one fails before the run), run,
+/// and move them into place. On failure or interruption, dropping the staged files removes
+/// them.
+fn simulate(
+    mut sim: Sim,
+    spec: &RunSpec,
+    wl: &Workload,
+    progress: impl FnMut(Ns, Option<Ns>) -> bool,
+) -> Result<(Sim, Option<Rc<RefCell<Frames>>>), RunError> {
+    let mut trace = None;
+    if let Some(path) = &spec.trace {
+        let (staged, file) =
+            Staged::create(path).map_err(|e| io_error("cannot write the trace", path, e))?;
+        let w = FtraceWriter::new(
+            BufWriter::with_capacity(1 << 20, file),
+            sim.platform().nr_cpus(),
+        )
+        .map_err(|e| io_error("cannot write the trace", path, e))?;
+        sim.observe(Box::new(w));
+        trace = Some(staged);
+    }
+    let mut logs = None;
+    if let Some(dir) = &spec.log_dir {
+        let (observer, done) = RtappLogs::new(dir.clone(), wl.global.log_basename.clone());
+        let probe = dir.join(format!("{}-probe.log", wl.global.log_basename));
+        drop(Staged::create(&probe).map_err(|e| io_error("cannot write the logs", dir, e))?);
+        sim.observe(Box::new(observer));
+        logs = Some(done);
+    }
+    let frames = spec.frames.then(Frames::shared);
+    if let Some(f) = &frames {
+        sim.observe(Box::new(f.clone()));
+    }
+    let finished = sim
+        .run(progress)
+        .map_err(|e| RunError::Io(format!("writing outputs: {e}")))?;
+    if !finished {
+        return Err(RunError::Interrupted);
+    }
+    let commit = |s: Staged| {
+        s.commit()
+            .map_err(|e| RunError::Io(format!("moving an output into place: {e}")))
+    };
+    if let Some(t) = trace {
+        commit(t)?;
+    }
+    for staged in logs.map(|d| d.take()).unwrap_or_default() {
+        commit(staged)?;
+    }
+    Ok((sim, frames))
+}
+
 /// Run: every input is checked before any output is opened. `progress(simulated, total)`
 /// returns false to stop the run, which then removes the outputs it had opened.
 pub fn run(
@@ -176,46 +235,19 @@ pub fn run(
     let opts = RunOptions {
         duration: spec.duration,
     };
-    let mut sim = Sim::new(&wl, plat, feat, &opts)?;
-    let io = |what: &str, p: &PathBuf, e: std::io::Error| {
-        RunError::Io(format!("{}: {what}: {e}", p.display()))
+    let sim = Sim::new(&wl, plat, feat, &opts)?;
+    // The log directory outlives the simulation (which holds its files) so that, on
+    // failure, it is removed once they are.
+    let log_dir = match &spec.log_dir {
+        Some(dir) => Some(
+            StagedDir::create(dir)
+                .map_err(|e| io_error("cannot create the log directory", dir, e))?,
+        ),
+        None => None,
     };
-    if let Some(path) = &spec.trace {
-        let file =
-            std::fs::File::create(path).map_err(|e| io("cannot write the trace", path, e))?;
-        let w = FtraceWriter::new(
-            BufWriter::with_capacity(1 << 20, file),
-            sim.platform().nr_cpus(),
-        )
-        .map_err(|e| io("cannot write the trace", path, e))?;
-        sim.observe(Box::new(w));
-    }
-    let new_log_dir = spec.log_dir.as_ref().filter(|d| !d.exists());
-    if let Some(dir) = &spec.log_dir {
-        std::fs::create_dir_all(dir).map_err(|e| io("cannot create the log directory", dir, e))?;
-        sim.observe(Box::new(RtappLogs::new(
-            dir.clone(),
-            wl.global.log_basename.clone(),
-        )));
-    }
-    let frames = spec.frames.then(Frames::shared);
-    if let Some(f) = &frames {
-        sim.observe(Box::new(f.clone()));
-    }
-    let finished = sim
-        .run(progress)
-        .map_err(|e| RunError::Io(format!("writing outputs: {e}")))?;
-    if !finished {
-        drop(sim);
-        // Nothing half-written stays: the trace, and a log directory the run created (the
-        // logs themselves are written at the end).
-        if let Some(path) = &spec.trace {
-            let _ = std::fs::remove_file(path);
-        }
-        if let Some(dir) = new_log_dir {
-            let _ = std::fs::remove_dir(dir);
-        }
-        return Err(RunError::Interrupted);
+    let (sim, frames) = simulate(sim, spec, &wl, progress)?;
+    if let Some(d) = log_dir {
+        d.commit();
     }
     let elapsed = sim.elapsed();
     let (sched, totals) = (sim.sched(), sim.totals());

@@ -2,9 +2,9 @@
 
 use serde::Deserialize;
 
-use crate::limits::NR_CPUS;
 use super::{parse_cpulist, Cpu, FreqDomain, IdleState, Opp, Platform};
 use crate::error::InputError;
+use crate::limits::NR_CPUS;
 
 /// The platforms shipped in `platforms/`, by name.
 const BUILTIN: [(&str, &str); 5] = [
@@ -23,7 +23,6 @@ const BUILTIN: [(&str, &str); 5] = [
         include_str!("../../../../platforms/icelake-2s.toml"),
     ),
 ];
-
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,10 +1,14 @@
 //! rt-app's per-thread logs: `<logdir>/<log_basename>-<thread>.log`, one row per phase
 //! iteration, the columns and widths of rt-app's `log_timing`.
 
-use std::io::Write;
+use std::cell::RefCell;
+use std::fs::OpenOptions;
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
+use std::rc::Rc;
 
 use super::Observer;
+use crate::output::Staged;
 use crate::sched::task::SchedTask;
 
 /// The header line rt-app writes.
@@ -45,21 +49,69 @@ impl LogRow {
     }
 }
 
-/// Collects rows per thread and writes one file each at the end (rt-app's buffered mode;
-/// file mode gives the same files once the run is over).
+/// Rows kept in memory before they are appended to the threads' files (about 6 MB): a
+/// run's memory does not grow with simulated time.
+const MAX_BUFFERED_ROWS: usize = 1 << 16;
+
+/// Writes one file per thread (rt-app's buffered mode; file mode gives the same files once
+/// the run is over), under temporary names: `finish` hands the files over in `done`, and
+/// the caller moves them into place once the whole run has succeeded.
 pub struct RtappLogs {
     dir: PathBuf,
     basename: String,
     rows: Vec<Vec<LogRow>>,
+    buffered: usize,
+    files: Vec<Option<Staged>>,
+    error: Option<std::io::Error>,
+    done: Rc<RefCell<Vec<Staged>>>,
 }
 
 impl RtappLogs {
-    pub fn new(dir: PathBuf, basename: String) -> RtappLogs {
-        RtappLogs {
+    /// The logs, and where their finished files will be.
+    pub fn new(dir: PathBuf, basename: String) -> (RtappLogs, Rc<RefCell<Vec<Staged>>>) {
+        let done = Rc::new(RefCell::new(Vec::new()));
+        let logs = RtappLogs {
             dir,
             basename,
             rows: Vec::new(),
+            buffered: 0,
+            files: Vec::new(),
+            error: None,
+            done: done.clone(),
+        };
+        (logs, done)
+    }
+
+    /// Append task `i`'s buffered rows to its file, created with rt-app's header first.
+    fn spill(&mut self, i: usize) -> std::io::Result<()> {
+        if self.files.len() <= i {
+            self.files.resize_with(i + 1, || None);
         }
+        let file = match &self.files[i] {
+            Some(staged) => OpenOptions::new().append(true).open(staged.tmp())?,
+            None => {
+                let name = format!("{}-{i}.log", self.basename);
+                let (staged, mut file) = Staged::create(&self.dir.join(name))?;
+                self.files[i] = Some(staged);
+                writeln!(file, "{LOG_HEADER}")?;
+                file
+            }
+        };
+        let mut out = BufWriter::new(file);
+        for r in self.rows.get_mut(i).map(std::mem::take).unwrap_or_default() {
+            writeln!(out, "{}", r.format())?;
+        }
+        out.flush()
+    }
+
+    fn spill_all(&mut self) -> std::io::Result<()> {
+        for i in 0..self.rows.len() {
+            if !self.rows[i].is_empty() {
+                self.spill(i)?;
+            }
+        }
+        self.buffered = 0;
+        Ok(())
     }
 }
 
@@ -70,22 +122,24 @@ impl Observer for RtappLogs {
             self.rows.resize(i + 1, Vec::new());
         }
         self.rows[i].push(row);
+        self.buffered += 1;
+        if self.buffered >= MAX_BUFFERED_ROWS && self.error.is_none() {
+            self.error = self.spill_all().err();
+        }
     }
 
     fn finish(&mut self, tasks: &[SchedTask]) -> std::io::Result<()> {
-        for (task, rows) in tasks
-            .iter()
-            .zip(self.rows.iter().chain(std::iter::repeat(&Vec::new())))
-        {
-            let path = self
-                .dir
-                .join(format!("{}-{}.log", self.basename, task.comm));
-            let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-            writeln!(out, "{LOG_HEADER}")?;
-            for r in rows {
-                writeln!(out, "{}", r.format())?;
-            }
-            out.flush()?;
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        for (i, task) in tasks.iter().enumerate() {
+            self.spill(i)?;
+            let mut staged = self.files[i].take().expect("spill creates the file");
+            staged.retarget(
+                self.dir
+                    .join(format!("{}-{}.log", self.basename, task.comm)),
+            );
+            self.done.borrow_mut().push(staged);
         }
         Ok(())
     }

@@ -448,7 +448,11 @@ impl<'a> Reader<'a> {
                 "duration" => {
                     let d = self.int(&path, v)?;
                     if d > MAX_DURATION_S as i64 {
-                        return Err(self.err(&path, v, format!("{d} s is out of range: at most {MAX_DURATION_S} s (366 days)")));
+                        return Err(self.err(
+                            &path,
+                            v,
+                            format!("{d} s is out of range: at most {MAX_DURATION_S} s (366 days)"),
+                        ));
                     }
                     g.duration = (d > 0).then(|| d as u64 * 1_000_000_000);
                 }
@@ -579,8 +583,7 @@ impl<'a> Reader<'a> {
                     }
                 }
                 "period" | "deadline" => {
-                    legacy_dl[if key == "period" { 1 } else { 2 }] =
-                        Some(self.micros(&at, v)?)
+                    legacy_dl[if key == "period" { 1 } else { 2 }] = Some(self.micros(&at, v)?)
                 }
                 k if SCHED_KEYS.contains(&k) => single_phase_keys.push((key, v)),
                 k if event_kind(k).is_some() => {
