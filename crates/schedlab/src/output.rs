@@ -18,10 +18,7 @@ impl Staged {
     /// Create the temporary file for `path` (which proves the destination writable).
     pub fn create(path: &Path) -> io::Result<(Staged, File)> {
         if path.is_dir() {
-            return Err(io::Error::new(
-                io::ErrorKind::IsADirectory,
-                "is a directory",
-            ));
+            return Err(io::Error::other("is a directory"));
         }
         let name = path
             .file_name()

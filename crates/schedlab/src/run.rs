@@ -1,9 +1,7 @@
 //! One run from files and switches to outputs: what `schedlab run` and `schedlab.run` do.
 
-use std::cell::RefCell;
 use std::io::BufWriter;
 use std::path::PathBuf;
-use std::rc::Rc;
 
 use crate::error::InputError;
 use crate::kernel::Kernel;
@@ -12,7 +10,7 @@ use crate::platform::{self, Platform};
 use crate::sched::features::Features;
 use crate::sim::{RunOptions, Sim};
 use crate::time::Ns;
-use crate::trace::{Frames, FtraceWriter, RtappLogs};
+use crate::trace::{Frames, FtraceWriter, RtappLogs, SharedFrames};
 use crate::workload::{self, Dialect, Workload};
 
 /// Where a workload comes from: a file, or JSON text named by `origin` in error messages
@@ -178,7 +176,7 @@ fn simulate(
     spec: &RunSpec,
     wl: &Workload,
     progress: impl FnMut(Ns, Option<Ns>) -> bool,
-) -> Result<(Sim, Option<Rc<RefCell<Frames>>>), RunError> {
+) -> Result<(Sim, Option<SharedFrames>), RunError> {
     let mut trace = None;
     if let Some(path) = &spec.trace {
         let (staged, file) =

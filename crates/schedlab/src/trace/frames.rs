@@ -74,8 +74,11 @@ pub struct Frames {
     pub signals: SignalColumns,
 }
 
+/// Frames an observer fills while the run's owner keeps a handle on them.
+pub type SharedFrames = Rc<RefCell<Frames>>;
+
 impl Frames {
-    pub fn shared() -> Rc<RefCell<Frames>> {
+    pub fn shared() -> SharedFrames {
         Rc::new(RefCell::new(Frames::default()))
     }
 }

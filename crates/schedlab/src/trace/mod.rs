@@ -6,7 +6,9 @@ mod frames;
 mod ftrace;
 mod rtapp_log;
 
-pub use frames::{EventColumns, Frames, SignalColumns, EVENT_NAMES, NONE, SIGNAL_NAMES};
+pub use frames::{
+    EventColumns, Frames, SharedFrames, SignalColumns, EVENT_NAMES, NONE, SIGNAL_NAMES,
+};
 pub use ftrace::FtraceWriter;
 pub use rtapp_log::{LogRow, RtappLogs, LOG_HEADER};
 
