@@ -2,6 +2,8 @@
 //! single-quoted strings) with object keys kept in file order and duplicates kept, each value
 //! carrying its line and column. The rt-app layer decides what duplicates mean.
 
+use crate::limits::MAX_JSON_DEPTH;
+
 /// A parsed value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
@@ -57,6 +59,7 @@ pub fn parse(text: &str, bare_keys: bool) -> Result<Node, SyntaxError> {
         line: 1,
         col: 1,
         bare_keys,
+        depth: 0,
     };
     p.skip_space()?;
     let node = p.value()?;
@@ -73,6 +76,8 @@ struct Parser<'a> {
     line: u32,
     col: u32,
     bare_keys: bool,
+    /// Objects and arrays open around the current position.
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -134,14 +139,29 @@ impl Parser<'_> {
         let (line, col) = (self.line, self.col);
         let value = match self.peek() {
             None => return Err(self.error("unexpected end of file: a value is missing")),
-            Some(b'{') => self.object()?,
-            Some(b'[') => self.array()?,
+            Some(b'{' | b'[') if self.depth == MAX_JSON_DEPTH => {
+                return Err(self.error(format!(
+                    "objects and arrays nested more than {MAX_JSON_DEPTH} deep (json-c's limit)"
+                )))
+            }
+            Some(b'{') => self.nested(Self::object)?,
+            Some(b'[') => self.nested(Self::array)?,
             Some(b'"' | b'\'') => Value::Str(self.string()?),
             Some(b'-' | b'0'..=b'9') => self.number()?,
             Some(c) if c.is_ascii_alphabetic() => self.literal()?,
             Some(c) => return Err(self.error(format!("unexpected character {:?}", c as char))),
         };
         Ok(Node { value, line, col })
+    }
+
+    fn nested(
+        &mut self,
+        parse: fn(&mut Self) -> Result<Value, SyntaxError>,
+    ) -> Result<Value, SyntaxError> {
+        self.depth += 1;
+        let value = parse(self);
+        self.depth -= 1;
+        value
     }
 
     fn object(&mut self) -> Result<Value, SyntaxError> {
@@ -223,24 +243,24 @@ impl Parser<'_> {
                         b'r' => out.push(b'\r'),
                         b'b' => out.push(8),
                         b'f' => out.push(12),
+                        // \' too: a single-quoted string (json-c's leniency) needs it.
+                        b'"' | b'\'' | b'\\' | b'/' => out.push(c),
                         b'u' => {
-                            let hex: String = (0..4)
-                                .map(|_| {
-                                    let h = self.peek().unwrap_or(b'?') as char;
-                                    if self.peek().is_some() {
-                                        self.bump();
-                                    }
-                                    h
-                                })
-                                .collect();
-                            let code = u32::from_str_radix(&hex, 16)
-                                .ok()
-                                .and_then(char::from_u32)
-                                .ok_or_else(|| self.error("bad \\u escape"))?;
+                            let code = self.unicode_escape()?;
                             out.extend_from_slice(code.encode_utf8(&mut [0; 4]).as_bytes());
                         }
-                        other => out.push(other),
+                        other => {
+                            return Err(self.error(format!(
+                                "invalid escape \\{} in a string (json-c accepts \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)",
+                                other as char
+                            )))
+                        }
                     }
+                }
+                Some(c) if c < 0x20 => {
+                    return Err(self.error(format!(
+                        "control character 0x{c:02x} in a string: write it as an escape"
+                    )))
                 }
                 Some(c) => {
                     out.push(c);
@@ -248,6 +268,40 @@ impl Parser<'_> {
                 }
             }
         }
+    }
+
+    /// The code point of `\uXXXX` (the `\u` read), a UTF-16 surrogate pair included.
+    fn unicode_escape(&mut self) -> Result<char, SyntaxError> {
+        let high = self.hex4()?;
+        let code = if (0xD800..0xDC00).contains(&high) {
+            if self.peek() != Some(b'\\') || self.s.get(self.i + 1) != Some(&b'u') {
+                return Err(self.error("a \\u high surrogate not followed by a low one"));
+            }
+            self.bump();
+            self.bump();
+            let low = self.hex4()?;
+            if !(0xDC00..0xE000).contains(&low) {
+                return Err(self.error("a \\u high surrogate not followed by a low one"));
+            }
+            0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+        } else {
+            high
+        };
+        char::from_u32(code).ok_or_else(|| self.error("a lone \\u low surrogate"))
+    }
+
+    /// Four hex digits.
+    fn hex4(&mut self) -> Result<u32, SyntaxError> {
+        let mut code = 0;
+        for _ in 0..4 {
+            let digit = self
+                .peek()
+                .and_then(|c| (c as char).to_digit(16))
+                .ok_or_else(|| self.error("a \\u escape needs four hex digits"))?;
+            code = code * 16 + digit;
+            self.bump();
+        }
+        Ok(code)
     }
 
     fn number(&mut self) -> Result<Value, SyntaxError> {
@@ -266,7 +320,7 @@ impl Parser<'_> {
         match text.parse::<i64>() {
             Ok(n) => Ok(Value::Int(n)),
             // json-c saturates integers that do not fit in 64 bits
-            Err(_) if text.bytes().skip(1).all(|c| c.is_ascii_digit()) => {
+            Err(_) if text.len() > 1 && text.bytes().skip(1).all(|c| c.is_ascii_digit()) => {
                 Ok(Value::Int(if text.starts_with('-') {
                     i64::MIN
                 } else {
@@ -356,6 +410,36 @@ mod tests {
             .unwrap_err()
             .message
             .contains("after the document"));
+    }
+
+    #[test]
+    fn strict_where_json_c_is() {
+        let err = |text: &str| parse(text, false).unwrap_err().message;
+        assert!(err(r#"{"a": "\q"}"#).contains("invalid escape \\q"));
+        assert!(err("{\"a\": \"tab\there\"}").contains("control character 0x09"));
+        assert!(err(r#"{"a": NaN}"#).contains("expected a value"));
+        assert!(err(r#"{"a": Infinity}"#).contains("expected a value"));
+        assert!(err(r#"{"a": -Infinity}"#).contains("bad number"));
+        assert!(err(r#"{"a": -}"#).contains("bad number"));
+        assert!(err(r#"{"a": "\ud83d"}"#).contains("surrogate"));
+        assert!(err(r#"{"a": "\u12"}"#).contains("four hex digits"));
+        let ok = |text: &str| parse(text, false).unwrap().value;
+        assert_eq!(
+            ok(r#""\u00e9\ud83d\ude00\/\"""#),
+            Value::Str("é😀/\"".into())
+        );
+        assert_eq!(ok(r"'it\'s'"), Value::Str("it's".into()));
+    }
+
+    #[test]
+    fn nesting_is_bounded_by_json_c_s_depth() {
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(parse(&nested(MAX_JSON_DEPTH), false).is_ok());
+        let e = parse(&nested(MAX_JSON_DEPTH + 1), false).unwrap_err();
+        assert_eq!((e.line, e.col), (1, MAX_JSON_DEPTH as u32 + 1));
+        assert!(e.message.contains("nested more than 32"), "{}", e.message);
+        // Far deeper input fails the same way, without exhausting the stack.
+        assert!(parse(&nested(40_000), false).is_err());
     }
 
     #[test]

@@ -307,8 +307,20 @@ pub fn parse(text: &str, origin: &str, dialect: Dialect) -> Result<Workload, Inp
 /// Read a workload file.
 pub fn load(path: &std::path::Path, dialect: Dialect) -> Result<Workload, InputError> {
     let origin = path.display().to_string();
-    let text =
-        std::fs::read_to_string(path).map_err(|e| InputError::new(&origin, e.to_string()))?;
+    let bytes = std::fs::read(path).map_err(|e| InputError::new(&origin, e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let before = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let col = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
+        InputError::new(
+            format!("{origin}: line {line}, column {col}"),
+            "not UTF-8 text (json-c refuses invalid UTF-8)",
+        )
+    })?;
     parse(&text, &origin, dialect)
 }
 
