@@ -4,7 +4,7 @@ BIN     := $(VENV)/bin
 PYTHON  ?= python3
 STAMP   := $(VENV)/.maturin-stamp
 
-.PHONY: run test bench develop fmt clean
+.PHONY: run test bench develop fmt clean fuzz
 
 # The virtualenv and the build tool; the project's own dependencies come from pyproject.toml.
 $(STAMP):
@@ -32,3 +32,15 @@ fmt:
 
 clean:
 	rm -rf $(VENV) target
+
+# Fuzz each target for FUZZ_SECONDS (cargo-fuzz on the nightly toolchain: `cargo install
+# cargo-fuzz`). Inputs that crash land in fuzz/artifacts/TARGET: copy them to
+# fuzz/regressions/TARGET, where `make test` replays them.
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS := json rtapp platform
+fuzz:
+	cd fuzz && for t in $(FUZZ_TARGETS); do \
+		mkdir -p corpus/$$t && \
+		cargo +nightly fuzz run -O $$t corpus/$$t seeds/$$t -- \
+			-max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 || exit 1; \
+	done

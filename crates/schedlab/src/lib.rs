@@ -8,6 +8,8 @@ pub mod columns;
 pub mod cpufreq;
 pub mod energy;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod kernel;
 pub mod limits;
 pub mod output;
