@@ -62,7 +62,7 @@ table! {
         pub run_ns: Ns,
         pub wait_ns: Ns,
         pub sleep_ns: Ns,
-        pub wakeups: usize,
+        pub wakeups: u64,
         pub latency_p50_ns: Ns,
         pub latency_p99_ns: Ns,
         pub latency_max_ns: Ns,
@@ -157,13 +157,6 @@ pub fn load_workload(spec: &RunSpec) -> Result<Workload, InputError> {
     }
 }
 
-fn percentile(sorted: &[Ns], p: f64) -> Ns {
-    if sorted.is_empty() {
-        return 0;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
 fn io_error(what: &str, p: &std::path::Path, e: std::io::Error) -> RunError {
     RunError::Io(format!("{}: {what}: {e}", p.display()))
 }
@@ -255,8 +248,7 @@ pub fn run(
         .enumerate()
         .map(|(id, t)| {
             let dl = sched.dl_of(id as u32);
-            let mut lat = t.stats.wakeup_latencies.clone();
-            lat.sort_unstable();
+            let lat = &t.stats.wakeup_latencies;
             let rtapp = sim.rtapp_stats(id as u32);
             let throttled_now = dl.stats.throttled_since.map_or(0, |s| totals.end - s);
             TaskSummary {
@@ -267,10 +259,10 @@ pub fn run(
                 run_ns: t.stats.run_ns,
                 wait_ns: t.stats.wait_ns,
                 sleep_ns: t.stats.sleep_ns,
-                wakeups: lat.len(),
-                latency_p50_ns: percentile(&lat, 0.5),
-                latency_p99_ns: percentile(&lat, 0.99),
-                latency_max_ns: lat.last().copied().unwrap_or(0),
+                wakeups: lat.count(),
+                latency_p50_ns: lat.percentile(0.5),
+                latency_p99_ns: lat.percentile(0.99),
+                latency_max_ns: lat.max(),
                 migrations: t.stats.migrations,
                 preemptions: t.stats.preemptions,
                 timer_events: rtapp.timer_events,

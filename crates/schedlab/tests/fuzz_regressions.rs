@@ -10,7 +10,9 @@ fn replay(target: &str, body: fn(&[u8])) {
         let Ok(entries) = std::fs::read_dir(root.join(dir).join(target)) else {
             continue;
         };
-        let mut paths: Vec<_> = entries.map(|e| e.expect("a readable entry").path()).collect();
+        let mut paths: Vec<_> = entries
+            .map(|e| e.expect("a readable entry").path())
+            .collect();
         paths.sort();
         for path in paths.iter().filter(|p| p.is_file()) {
             let data = std::fs::read(path).expect("a readable file");

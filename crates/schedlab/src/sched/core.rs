@@ -542,7 +542,7 @@ impl Sched {
             let t = &mut self.tasks[n as usize];
             t.set_state(TaskState::Running, now);
             if let Some(w) = t.woken_at.take() {
-                t.stats.wakeup_latencies.push(now - w);
+                t.stats.wakeup_latencies.record(now - w);
             }
         }
         prev_state

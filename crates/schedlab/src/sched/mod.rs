@@ -12,6 +12,7 @@ pub mod features;
 pub mod flags;
 pub mod hooks;
 pub mod idle;
+pub mod latency;
 pub mod pelt;
 pub mod rq;
 pub mod rt;

@@ -5,6 +5,7 @@ use super::class::Class;
 use super::fair::SeId;
 use super::uapi::Policy;
 use super::uclamp::{TaskUclamp, UCLAMP_MAX, UCLAMP_MIN};
+use crate::sched::latency::Latencies;
 use crate::time::Ns;
 
 /// `p->__state` as schedlab tracks it.
@@ -27,7 +28,7 @@ pub struct SchedStats {
     pub run_ns: Ns,
     pub wait_ns: Ns,
     pub sleep_ns: Ns,
-    pub wakeup_latencies: Vec<Ns>,
+    pub wakeup_latencies: Latencies,
     pub migrations: u64,
     pub preemptions: u64,
     pub created_at: Ns,
