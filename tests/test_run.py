@@ -230,14 +230,16 @@ def test_ctrl_c_stops_the_cli_with_status_130_and_no_output(tmp_path):
                           "hikey960", "--duration", "100000s", "--trace", str(trace), "--summary",
                           str(tmp_path / "s.json")], stderr=subprocess.PIPE, stdout=subprocess.PIPE)
     deadline = time.monotonic() + 60
-    while not trace.exists() and time.monotonic() < deadline:  # the run has started
+    # The run has started once its outputs exist under their temporary names.
+    while len(list(tmp_path.glob(".*.tmp"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert not trace.exists(), "the trace is in place only when the run is over"
     time.sleep(0.5)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130, err.decode()
     assert b"interrupted" in err and b"Traceback" not in err
-    assert not trace.exists() and not (tmp_path / "s.json").exists()
+    assert list(tmp_path.iterdir()) == [], "no output and no temporary file is left"
 
 
 def test_platforms_domains_prints_each_cpus_sched_domains(cli):
