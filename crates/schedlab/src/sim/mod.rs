@@ -30,7 +30,7 @@ pub const SIM_START: Ns = 1_000_000_000;
 
 /// Events at one instant after which the run is a livelock (a loop of zero-length sleeps
 /// or runs goes through the queue): far above what 32,768 threads waking together make.
-const MAX_EVENTS_AT_ONE_INSTANT: u32 = 1 << 22;
+const MAX_EVENTS_AT_ONE_INSTANT: u32 = 1 << 20;
 
 /// Options of a run beyond workload, platform and switches.
 #[derive(Debug, Clone, Default)]

@@ -17,7 +17,7 @@ use crate::workload::program::{Op, Program, TimerRef};
 
 const PID_BASE: u32 = 1000;
 /// Zero-length events one thread may run without time moving before the run is stopped.
-const MAX_EVENTS_AT_ONE_INSTANT: u32 = 1_000_000;
+const MAX_EVENTS_AT_ONE_INSTANT: u32 = 100_000;
 
 /// Synchronisation objects, global by (name, kind) as in rt-app (the mutexes are the
 /// scheduler's: `sched::rtmutex`).
