@@ -218,24 +218,23 @@ def _run(args) -> int:
     _core.check_switches(args.kernel, sets, args.feature)
     summary = _Staged(args.summary) if args.summary else None
     console = Console(stderr=True, soft_wrap=True)
-    with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
-        job = bar.add_task("simulating", total=None)
+    try:
+        with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
+            job = bar.add_task("simulating", total=None)
 
-        def progress(now, total):
-            bar.update(job, completed=now / 1e9, total=None if total is None else total / 1e9)
+            def progress(now, total):
+                bar.update(job, completed=now / 1e9, total=None if total is None else total / 1e9)
 
-        try:
             r = run(args.workload, args.platform, kernel=args.kernel, sets=sets, features=args.feature,
                     duration_ns=args.duration, trace=args.trace, log_dir=args.log_dir, json_c=args.json_c,
                     frames=False, progress=progress)
-        except BaseException:
-            if summary:
-                summary.discard()
-            raise
-    if summary:
-        import json
+        if summary:
+            import json
 
-        summary.commit(json.dumps(r.summary(), indent=1, default=int))
+            summary.commit(json.dumps(r.summary(), indent=1, default=int))
+    finally:
+        if summary:
+            summary.discard()
     for w in r.warnings:
         console.print(f"warning: {w}", highlight=False, markup=False)
     for w in r.refusals:
@@ -315,10 +314,9 @@ def _raise_broken_pipe():
 
 class _Staged:
     """An output file written whole or not at all: checked writable before the run (a
-    temporary file beside it), renamed over it at the end, removed on failure."""
+    temporary file beside it), renamed over it by `commit`; `discard` removes what is left."""
 
     def __init__(self, path: str):
-        import os
         import tempfile
 
         target = Path(path)
@@ -333,18 +331,15 @@ class _Staged:
         self.path = path
 
     def commit(self, text: str) -> None:
-        import os
-
         with open(self.tmp, "w") as f:
             f.write(text)
         os.replace(self.tmp, self.path)
 
     def discard(self) -> None:
-        import os
-
+        """Remove the temporary file, unless `commit` moved it into place."""
         try:
             os.unlink(self.tmp)
-        except OSError:
+        except FileNotFoundError:
             pass
 
 
@@ -411,16 +406,16 @@ def main(argv=None) -> int:
         return status
     except schedlab.InputError as e:
         return _fail(str(e))
+    except BrokenPipeError:
+        return _closed_stdout()
     except OSError as e:
-        if isinstance(e, BrokenPipeError):
-            return _closed_stdout()
         return _fail(f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e))
     except KeyboardInterrupt:
         print("schedlab: interrupted; no output written", file=sys.stderr)
         return 130
+    except SystemExit:
+        raise
     except BaseException as e:  # pyo3's PanicException is a BaseException
-        if isinstance(e, SystemExit):
-            raise
         if args.debug or os.environ.get("SCHEDLAB_DEBUG") == "1":
             raise
         print(f"schedlab: internal error (a bug in schedlab, please report it): {type(e).__name__}: {e}\n"
