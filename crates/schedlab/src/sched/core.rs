@@ -330,7 +330,7 @@ impl Sched {
         self.on_rq(cpu, h, |rq, env| class.enqueue_task(rq, env, id, flags));
         // enqueue_task: uclamp_rq_inc after the class (a delayed task is not RUNNABLE).
         self.uclamp_inc(id, cpu);
-        self.tasks[id as usize].set_state(TaskState::Runnable, h.now());
+        self.set_state(id, TaskState::Runnable, h.now());
         if flags & ENQUEUE_WAKEUP != 0 {
             h.cpufreq_update_util(self, cpu, Hook::Wakeup);
         }
@@ -592,8 +592,8 @@ impl Sched {
             self.dl_release(id);
         }
         h.cpufreq_update_util(self, cpu, Hook::Sleep);
+        self.set_state(id, state, now);
         let t = &mut self.tasks[id as usize];
-        t.set_state(state, now);
         if state == TaskState::Dead {
             t.stats.ended_at = Some(now);
             if h.tracing() {

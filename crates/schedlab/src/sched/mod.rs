@@ -34,7 +34,7 @@ use features::{Feat, Features};
 use rq::Rq;
 use rt::{RtRq, SchedRtEntity};
 use rtmutex::RtMutex;
-use task::SchedTask;
+use task::{SchedTask, TaskState};
 use topology::Topology;
 
 /// When the kernel booted and built its sched domains: runs start later (`Sched::new`'s
@@ -69,6 +69,10 @@ pub struct Sched {
     pub asym: bool,
     /// `sched_uclamp_used`.
     pub uclamp_used: bool,
+    /// Threads blocked (on a mutex, condition, barrier, semaphore or resume) and ended:
+    /// when they are all the threads, none can ever wake another.
+    nr_blocked: u32,
+    nr_dead: u32,
 }
 
 impl Sched {
@@ -117,7 +121,35 @@ impl Sched {
             tun,
             asym,
             uclamp_used,
+            nr_blocked: 0,
+            nr_dead: 0,
         }
+    }
+
+    /// Move thread `id` to `state`, counting the blocked and the ended.
+    pub(crate) fn set_state(&mut self, id: u32, state: TaskState, now: Ns) {
+        if let Some(n) = self.nr_in(self.tasks[id as usize].state) {
+            *n -= 1;
+        }
+        if let Some(n) = self.nr_in(state) {
+            *n += 1;
+        }
+        self.tasks[id as usize].set_state(state, now);
+    }
+
+    /// The count of threads in `state`, for the states counted.
+    fn nr_in(&mut self, state: TaskState) -> Option<&mut u32> {
+        match state {
+            TaskState::Blocked => Some(&mut self.nr_blocked),
+            TaskState::Dead => Some(&mut self.nr_dead),
+            _ => None,
+        }
+    }
+
+    /// Some thread is blocked and every other one is blocked or ended: nobody is left to
+    /// release them (the kernel's hung-task detector would name them in the end).
+    pub fn deadlocked(&self) -> bool {
+        self.nr_blocked > 0 && (self.nr_blocked + self.nr_dead) as usize == self.tasks.len()
     }
 
     /// `cpu_util_cfs(cpu)`: the CPU's utilization as schedutil and placement read it.

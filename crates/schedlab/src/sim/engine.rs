@@ -313,21 +313,19 @@ impl Engine {
         }
     }
 
-    /// Threads that can never proceed: report them, as the kernel's hung-task detector would.
-    pub(super) fn check_deadlock(&mut self, s: &Sched) {
+    /// Name the threads that can never proceed, as the kernel's hung-task detector would.
+    pub(super) fn report_deadlock(&mut self, s: &Sched) {
         let stuck: Vec<String> = s
             .tasks
             .iter()
             .filter(|t| t.state == TaskState::Blocked)
             .map(|t| format!("{} ({})", t.comm, self.res.blocked_on(t.pid)))
             .collect();
-        if !stuck.is_empty() {
-            self.totals.deadlock = Some(format!(
-                "deadlock at {:.6} s: {} can never proceed",
-                (self.now - SIM_START) as f64 / 1e9,
-                stuck.join(", ")
-            ));
-        }
+        self.totals.deadlock = Some(format!(
+            "deadlock at {:.6} s: {} can never proceed",
+            (self.now - SIM_START) as f64 / 1e9,
+            stuck.join(", ")
+        ));
     }
 
     /// The end: time charged up to now everywhere, observers flushed.

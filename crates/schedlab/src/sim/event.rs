@@ -72,13 +72,4 @@ impl EventQueue {
     pub fn pop(&mut self) -> Option<(Ns, Ev)> {
         self.heap.pop().map(|e| ((e.key >> 64) as Ns, e.ev))
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
-    }
-
-    /// Events queued, stale ones included.
-    pub fn len(&self) -> usize {
-        self.heap.len()
-    }
 }

@@ -139,7 +139,14 @@ impl Sim {
         }
         s.start_rt_bandwidth(e);
         let (mut next_report, mut same_instant) = (e.now, 0u32);
-        while let Some((at, ev)) = e.queue.pop() {
+        loop {
+            if s.deadlocked() {
+                e.report_deadlock(s);
+            }
+            if e.totals.deadlock.is_some() {
+                break;
+            }
+            let Some((at, ev)) = e.queue.pop() else { break };
             if at - SIM_START > MAX_SIM_NS {
                 e.totals.deadlock = Some(format!("the workload runs past the longest simulated time ({} s, 366 days) without ending: give a shorter --duration", MAX_SIM_NS / 1_000_000_000));
                 break;
@@ -157,22 +164,14 @@ impl Sim {
             if let Some(err) = e.io_error.take() {
                 return Err(err);
             }
-            if e.totals.deadlock.is_some() {
-                break;
-            }
             if e.now >= next_report {
                 if !progress(e.now - SIM_START, e.stop_at.map(|s| s - SIM_START)) {
                     return Ok(false);
                 }
                 next_report = e.now + 100_000_000;
             }
-            // Nothing left but the end of the run: whoever is blocked stays blocked.
-            if e.queue.len() == e.stop_at.is_some() as usize {
-                e.check_deadlock(s);
-            }
             if same_instant > MAX_EVENTS_AT_ONE_INSTANT {
                 e.livelock(s);
-                break;
             }
         }
         e.finish(s).map(|()| true)

@@ -107,7 +107,7 @@ impl Sched {
         let t = &mut self.tasks[id as usize];
         t.stats.refused = true;
         t.stats.ended_at = Some(now);
-        t.set_state(TaskState::Dead, now);
+        self.set_state(id, TaskState::Dead, now);
         let (t, se) = (&self.tasks[id as usize], self.dl_of(id));
         self.refusals.push(format!(
             "{}: sched_setattr(SCHED_DEADLINE, runtime {} µs, period {} µs) refused by admission control (EBUSY): {:.3} of {:.3} CPUs already reserved; the thread does not run",
