@@ -1,6 +1,7 @@
 """`schedlab run/check/platforms/features` and `schedlab.run`, end to end."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,11 @@ def test_run_writes_trace_logs_and_summary(cli, tmp_path):
     assert rows[1].split()[1] == "40"
     summary = json.loads((tmp_path / "s.json").read_text())
     assert [t["comm"] for t in summary["tasks"]] == ["periodic-0", "periodic-1", "phased-2"]
+    # Staged under temporary names, yet created as open(2) creates a file: 0666 less the umask.
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in (tmp_path / "s.json", tmp_path / "trace.txt", tmp_path / "logs/rt-phased-2.log"):
+        assert path.stat().st_mode & 0o777 == 0o666 & ~umask, path
 
 
 def test_same_input_same_bytes(cli, tmp_path):

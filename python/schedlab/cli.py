@@ -317,17 +317,15 @@ class _Staged:
     temporary file beside it), renamed over it by `commit`; `discard` removes what is left."""
 
     def __init__(self, path: str):
-        import tempfile
-
         target = Path(path)
         if target.is_dir():
             raise OSError(f"{path}: is a directory")
+        # Created as open(2) creates any output (0666 less the umask), then renamed.
+        self.tmp = target.with_name(f".{target.name}.schedlab-{os.getpid()}.tmp")
         try:
-            fd, self.tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                                            dir=target.parent if str(target.parent) else ".")
+            os.close(os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666))
         except OSError as e:
             raise OSError(f"{path}: cannot write: {e.strerror}") from None
-        os.close(fd)
         self.path = path
 
     def commit(self, text: str) -> None:

@@ -11,6 +11,7 @@ use crate::sched::hooks::Tracepoint;
 use crate::sched::task::TaskState;
 use crate::sched::uapi::SchedAttr;
 use crate::sched::Sched;
+use crate::limits::MAX_THREADS;
 use crate::time::Ns;
 use crate::trace::LogRow;
 use crate::workload::program::{Op, Program, TimerRef};
@@ -326,9 +327,18 @@ impl Engine {
                 s.sched_yield(id, self);
                 Self::busy_if_running(s, id)
             }
-            Op::Fork(target) => {
+            Op::Fork(target) if s.tasks.len() < MAX_THREADS => {
                 self.fork_thread(s, target as usize, Some(id));
                 Self::busy_if_running(s, id)
+            }
+            Op::Fork(_) => {
+                // fork() fails with EAGAIN past pid_max: the run stops there.
+                self.totals.deadlock = Some(format!(
+                    "at {:.6} s: {} forks a thread past the limit of {MAX_THREADS} threads",
+                    (self.now - SIM_START) as f64 / 1e9,
+                    s.tasks[id as usize].comm
+                ));
+                Step::Off
             }
         }
     }
