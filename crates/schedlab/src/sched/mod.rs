@@ -12,6 +12,8 @@ pub mod features;
 pub mod flags;
 pub mod hooks;
 pub mod idle;
+#[cfg(debug_assertions)]
+mod invariants;
 pub mod latency;
 pub mod pelt;
 pub mod rq;

@@ -18,7 +18,8 @@ use crate::time::Ns;
 pub struct FreqStats {
     pub residency: Vec<Ns>,
     pub transitions: u64,
-    since: Ns,
+    /// When the current OPP's time started to count.
+    pub(super) since: Ns,
 }
 
 /// The policies of a platform, their governors and statistics.

@@ -17,6 +17,11 @@ use crate::workload::program::Program;
 /// `cpu_idle` state printed when a CPU leaves idle.
 const PWR_EVENT_EXIT: u32 = u32::MAX;
 
+/// Threads run from inside a context switch, nested (each leaves its CPU at once, which
+/// switches to the next): past this depth the next one runs from its `Done` event instead,
+/// so that a chain of zero-length programs cannot exhaust the stack.
+const MAX_NESTED_RUNS: u32 = 64;
+
 /// What the machine keeps per CPU.
 pub(super) struct Cpu {
     /// Work units per ns: capacity·freq_scale (both /1024).
@@ -61,6 +66,12 @@ pub(super) struct Engine {
     pub(super) io_error: Option<std::io::Error>,
     /// The thread whose program ran last (named by a livelock report).
     pub(super) last_thread: u32,
+    /// Threads running their programs from nested context switches.
+    pub(super) nested_runs: u32,
+    /// The instant of the last program run, and the runs at it.
+    pub(super) instant_runs: (Ns, u32),
+    /// The CPU whose running thread is on its way to block (`set_current_state`).
+    pub(super) going_to_sleep: Option<usize>,
 }
 
 impl Hooks for Engine {
@@ -84,10 +95,16 @@ impl Hooks for Engine {
         self.queue.push(at, self.now, Ev::Sched(timer));
     }
 
-    /// At once: schedlab's CPUs take a reschedule request immediately.
+    /// At once: schedlab's CPUs take a reschedule request immediately; but for a thread
+    /// on its way to sleep, which only gets TIF_NEED_RESCHED: the switch comes with the
+    /// sleep, as `schedule()` follows `set_current_state()`.
     #[inline]
     fn resched_curr(&mut self, s: &mut Sched, cpu: usize) {
-        s.schedule(cpu, self);
+        if self.going_to_sleep == Some(cpu) {
+            s.rqs[cpu].need_resched = true;
+        } else {
+            s.schedule(cpu, self);
+        }
     }
 
     #[inline]
@@ -172,9 +189,12 @@ impl Engine {
                 self.emit(&s.tasks, &Tracepoint::CpuIdle { cpu, state: 0 });
             }
         }
-        // Last: the thread may sleep at once, which switches again.
-        if let Some(n) = sw.next {
+        // Last: the thread may sleep at once, which switches again. Deep in such a chain,
+        // `context_switch` arms its `Done` event at this instant instead.
+        if let Some(n) = sw.next.filter(|_| self.nested_runs < MAX_NESTED_RUNS) {
+            self.nested_runs += 1;
             self.thread_runs(s, n);
+            self.nested_runs -= 1;
         }
     }
 
@@ -282,6 +302,7 @@ impl Engine {
     /// The running thread stops: sleep, block or exit.
     #[inline]
     pub(super) fn block_current(&mut self, s: &mut Sched, id: u32, state: TaskState) {
+        self.going_to_sleep = None;
         self.progress(id, s.tasks[id as usize].cpu);
         s.deactivate(id, state, self);
     }

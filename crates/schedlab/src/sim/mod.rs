@@ -6,6 +6,8 @@
 pub mod cpufreq;
 mod engine;
 pub mod event;
+#[cfg(debug_assertions)]
+mod invariants;
 mod thread;
 
 use crate::energy::Meter;
@@ -115,6 +117,9 @@ impl Sim {
             totals: Totals::default(),
             io_error: None,
             last_thread: 0,
+            nested_runs: 0,
+            instant_runs: (0, 0),
+            going_to_sleep: None,
         };
         Ok(Sim { sched, eng })
     }
@@ -161,6 +166,8 @@ impl Sim {
                 Ev::Sched(t) => s.timer(t, e),
             };
             e.totals.events += live as u64;
+            #[cfg(debug_assertions)]
+            e.check_invariants(s);
             if let Some(err) = e.io_error.take() {
                 return Err(err);
             }

@@ -7,11 +7,11 @@ use std::collections::{HashMap, VecDeque};
 
 use super::engine::{Action, Engine};
 use super::SIM_START;
+use crate::limits::MAX_THREADS;
 use crate::sched::hooks::Tracepoint;
 use crate::sched::task::TaskState;
 use crate::sched::uapi::SchedAttr;
 use crate::sched::Sched;
-use crate::limits::MAX_THREADS;
 use crate::time::Ns;
 use crate::trace::LogRow;
 use crate::workload::program::{Op, Program, TimerRef};
@@ -19,6 +19,9 @@ use crate::workload::program::{Op, Program, TimerRef};
 const PID_BASE: u32 = 1000;
 /// Zero-length events one thread may run without time moving before the run is stopped.
 const MAX_EVENTS_AT_ONE_INSTANT: u32 = 100_000;
+/// Programs run (by all threads) at one instant before the run is a livelock: far above
+/// what 32,768 threads waking together make.
+const MAX_RUNS_AT_ONE_INSTANT: u32 = 1 << 20;
 
 /// Synchronisation objects, global by (name, kind) as in rt-app (the mutexes are the
 /// scheduler's: `sched::rtmutex`).
@@ -151,11 +154,22 @@ impl Engine {
     pub(super) fn thread_runs(&mut self, s: &mut Sched, id: u32) {
         if self.threads[id as usize].action != Action::Continue
             || s.tasks[id as usize].state != TaskState::Running
+            || self.totals.deadlock.is_some()
         {
             return;
         }
         let now = self.now;
         self.last_thread = id;
+        // Threads that hand a CPU to each other at once (yields, zero-length sleeps) run
+        // for ever without time moving: count every program run at this instant.
+        if self.instant_runs.0 != now {
+            self.instant_runs = (now, 0);
+        }
+        self.instant_runs.1 += 1;
+        if self.instant_runs.1 > MAX_RUNS_AT_ONE_INSTANT {
+            self.livelock(s);
+            return;
+        }
         let th = &mut self.threads[id as usize];
         if let Some(from) = th.run_from.take() {
             th.row.run += now - from;
@@ -495,6 +509,8 @@ impl Engine {
         if s.rt_mutex_trylock(id, m) {
             return Step::Busy;
         }
+        // rt_mutex_slowlock: the owner it boosts preempts it only when it sleeps.
+        self.going_to_sleep = Some(s.tasks[id as usize].cpu);
         s.rt_mutex_block(id, m, self);
         let name = format!("mutex {}", self.prog.names.mutexes[m as usize]);
         self.block(s, id, name)
@@ -509,7 +525,11 @@ impl Engine {
         });
     }
 
+    /// Simplified: the unlock and the sleep are one step, so the thread the mutex goes to
+    /// runs once the caller sleeps (glibc unlocks before its futex wait, and may be
+    /// preempted in between).
     fn cond_wait(&mut self, s: &mut Sched, id: u32, c: u32, m: u32) -> Step {
+        self.going_to_sleep = Some(s.tasks[id as usize].cpu);
         self.unlock(s, id, m);
         self.res.conds[c as usize].push((id, m));
         self.threads[id as usize].wait_mutex = Some(m);

@@ -129,6 +129,11 @@ impl RtRq {
         None
     }
 
+    /// Queued tasks, the running one included, most important first.
+    pub fn queued(&self) -> impl Iterator<Item = u32> + '_ {
+        self.queue.iter().flatten().copied()
+    }
+
     /// `rt_rq->highest_prio.curr`: MAX_RT_PRIO − 1 with no RT task.
     pub fn highest_prio_curr(&self) -> u32 {
         self.highest_prio().unwrap_or(MAX_RT_PRIO as u32 - 1)

@@ -1,0 +1,153 @@
+//! What must hold between any two events, checked after every event in debug builds (the
+//! test suite): the kernel's own SCHED_WARN_ONs, and the accounting identities that
+//! schedlab's figures rest on. A broken one panics, naming it.
+
+use super::pelt::{
+    SchedAvg, LOAD_AVG_MAX, PELT_MIN_DIVIDER, RUNNABLE_AVG_YN_INV, SCHED_CAPACITY_SCALE,
+};
+use super::task::TaskState;
+use super::Sched;
+use crate::time::Ns;
+
+/// The most an entity's `util_sum` or `runnable_sum` reaches: they gain up to 1024 << 10 a
+/// period and decay by y each, so they stay below S = 2^20 / (1 − y) ≈ 48,934,993 (with
+/// y = runnable_avg_yN_inv[1] / 2^32). That is above LOAD_AVG_MAX << 10: these sums,
+/// shifted by SCHED_CAPACITY_SHIFT, lose less to truncation than the unshifted series
+/// LOAD_AVG_MAX was computed from.
+const MAX_SUM: u64 = (1 << 52) / ((1 << 32) - RUNNABLE_AVG_YN_INV[1] as u64) + 1;
+
+/// Hence the most their averages reach: S·y / PELT_MIN_DIVIDER = 1025 (at a period
+/// boundary, when the divider is smallest).
+const MAX_AVG: u64 = SCHED_CAPACITY_SCALE + 1;
+
+impl Sched {
+    /// Panic on the first broken invariant at `now`.
+    pub fn check_invariants(&self, now: Ns) {
+        self.check_placement();
+        self.check_task_time(now);
+        self.check_pelt();
+        self.check_dl_bw();
+    }
+
+    /// A task is queued on one CPU at most; a running task is its CPU's `curr`, and a CPU's
+    /// `curr` is running.
+    fn check_placement(&self) {
+        let mut on: Vec<Option<usize>> = vec![None; self.tasks.len()];
+        for (cpu, rq) in self.rqs.iter().enumerate() {
+            let cfs = &self.cfs_rqs[cpu];
+            let fair = cfs
+                .queue
+                .iter()
+                .chain(&cfs.curr)
+                .map(|&se| self.ses[se as usize].task);
+            let dl = rq
+                .dl
+                .queued()
+                .filter_map(|(_, p)| self.dls[p as usize].task);
+            for t in fair.chain(rq.rt.queued()).chain(dl).chain(rq.curr) {
+                match on[t as usize].replace(cpu) {
+                    Some(other) if other != cpu => {
+                        panic!("task {t} is on the runqueues of CPU {other} and CPU {cpu}")
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(t) = rq.curr {
+                let state = self.tasks[t as usize].state;
+                assert_eq!(
+                    state,
+                    TaskState::Running,
+                    "CPU {cpu} runs task {t}, {state:?}"
+                );
+            }
+        }
+        for (id, t) in self.tasks.iter().enumerate() {
+            if t.state == TaskState::Running {
+                assert_eq!(
+                    self.rqs[t.cpu].curr,
+                    Some(id as u32),
+                    "task {id} runs off CPU {}",
+                    t.cpu
+                );
+            }
+        }
+    }
+
+    /// run + wait + sleep = lifetime, per task.
+    fn check_task_time(&self, now: Ns) {
+        for t in &self.tasks {
+            let s = &t.stats;
+            let open = if t.state == TaskState::Dead {
+                0
+            } else {
+                now - t.state_since
+            };
+            let lifetime = s.ended_at.unwrap_or(now) - s.created_at;
+            assert_eq!(
+                s.run_ns + s.wait_ns + s.sleep_ns + open,
+                lifetime,
+                "{}: run {} + wait {} + sleep {} + {} in {:?} is not its lifetime",
+                t.comm,
+                s.run_ns,
+                s.wait_ns,
+                s.sleep_ns,
+                open,
+                t.state
+            );
+        }
+    }
+
+    /// Every task's PELT signals within their maxima, the RT and deadline ones too; every
+    /// cfs_rq's util and runnable sums at least their averages times PELT_MIN_DIVIDER (the
+    /// kernel keeps them synced so that a removal never leaves a sum its average cannot
+    /// come from). Not load_sum: `attach_entity_load_avg` adds w·⌊load_avg·divider / w⌋,
+    /// up to w − 1 short of load_avg·divider, and only the next removal restores the floor.
+    fn check_pelt(&self) {
+        for t in &self.tasks {
+            let a = &self.ses[t.se as usize].avg;
+            let weight = self.ses[t.se as usize].weight();
+            assert!(
+                bounded(a) && a.load_sum <= LOAD_AVG_MAX as u64 && a.load_avg <= weight,
+                "{}'s se: PELT signals above their maxima (weight {weight}): {a:?}",
+                t.comm
+            );
+        }
+        for (cpu, rq) in self.rqs.iter().enumerate() {
+            for (class, a) in [("rt", &rq.avg_rt), ("dl", &rq.avg_dl)] {
+                assert!(
+                    bounded(a),
+                    "CPU {cpu}'s avg_{class} above its maxima: {a:?}"
+                );
+            }
+        }
+        for (i, cfs) in self.cfs_rqs.iter().enumerate() {
+            let a = &cfs.avg;
+            let floor = PELT_MIN_DIVIDER as u64;
+            assert!(
+                a.util_sum as u64 >= a.util_avg * floor && a.runnable_sum >= a.runnable_avg * floor,
+                "cfs_rq {i}: sums out of sync with their averages: {a:?}"
+            );
+        }
+    }
+
+    /// `running_bw ≤ this_bw` on every deadline runqueue (`__add_running_bw`'s warning).
+    fn check_dl_bw(&self) {
+        for (cpu, rq) in self.rqs.iter().enumerate() {
+            let dl = &rq.dl;
+            assert!(
+                dl.running_bw <= dl.this_bw,
+                "CPU {cpu}: running_bw {} above this_bw {}",
+                dl.running_bw,
+                dl.this_bw
+            );
+        }
+    }
+}
+
+/// util and runnable of one entity (or class) within their maxima.
+fn bounded(a: &SchedAvg) -> bool {
+    a.util_avg <= MAX_AVG
+        && a.runnable_avg <= MAX_AVG
+        && a.util_sum as u64 <= MAX_SUM
+        && a.runnable_sum <= MAX_SUM
+}
