@@ -19,9 +19,9 @@ use crate::workload::program::{Op, Program, TimerRef};
 const PID_BASE: u32 = 1000;
 /// Zero-length events one thread may run without time moving before the run is stopped.
 const MAX_EVENTS_AT_ONE_INSTANT: u32 = 100_000;
-/// Programs run (by all threads) at one instant before the run is a livelock: far above
-/// what 32,768 threads waking together make.
-const MAX_RUNS_AT_ONE_INSTANT: u32 = 1 << 20;
+/// Programs run (by all threads) at one instant before the run is a livelock: four for
+/// each of 32,768 threads (one at a barrier's release and one at its arrival make two).
+const MAX_RUNS_AT_ONE_INSTANT: u32 = 1 << 17;
 
 /// Synchronisation objects, global by (name, kind) as in rt-app (the mutexes are the
 /// scheduler's: `sched::rtmutex`).
