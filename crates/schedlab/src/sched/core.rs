@@ -474,9 +474,11 @@ impl Sched {
         }
     }
 
-    /// `__schedule`: put the running thread back (if still queued), pick the next one.
-    /// As 6.1's generic path: put_prev_task first, so the pick sees prev in its class's queue;
-    /// then set_next_task on the one picked (prev again included).
+    /// `__schedule`: pick the next thread with the running one still current, then
+    /// `put_prev_set_next_task`, which does nothing when the pick is prev again (so a fair
+    /// task's slice goes on: `prev_sum_exec_runtime` is not reset). Simplified: 6.1 puts
+    /// prev back before the pick when an RT or deadline task is involved (its slow path);
+    /// schedlab picks first under both kernels, as 6.12 and 6.1's fair fast path do.
     #[inline]
     fn pick_next<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> Switch {
         self.update_rq_clock(cpu, h.now());
@@ -486,19 +488,16 @@ impl Sched {
         }
         let prev_class = prev.map(|p| self.class(p));
         let next = self.on_rq(cpu, h, |rq, env| {
-            if let (Some(p), Some(c)) = (prev, prev_class) {
-                c.put_prev_task(rq, env, p);
-            }
             let next = class::pick_next_task(rq, env);
-            match next {
-                Some((c, n)) => {
-                    if prev.is_none() {
-                        idle::put_prev_task_idle(rq, env);
-                    }
-                    c.set_next_task(rq, env, n)
+            if next.map(|(_, n)| n) != prev {
+                match (prev, prev_class) {
+                    (Some(p), Some(c)) => c.put_prev_task(rq, env, p),
+                    _ => idle::put_prev_task_idle(rq, env),
                 }
-                None if prev.is_some() => idle::set_next_task_idle(rq, env),
-                None => {}
+                match next {
+                    Some((c, n)) => c.set_next_task(rq, env, n),
+                    None => idle::set_next_task_idle(rq, env),
+                }
             }
             rq.need_resched = false;
             next.map(|(_, n)| n)

@@ -88,9 +88,15 @@ impl SchedClass for FairClass {
         })
     }
 
-    /// `pick_task_fair`; a delayed sleeper reached first finishes its dequeue here.
+    /// `pick_task_fair`: curr is charged first (its put_prev_entity may not have run); a
+    /// delayed sleeper reached first finishes its dequeue here.
     fn pick_task(&self, rq: &mut Rq, env: &mut Env) -> Option<u32> {
-        let se = fair(rq, env, env.root(), |f| f.pick_next_entity().0)?;
+        let se = fair(rq, env, env.root(), |f| {
+            if f.cfs.curr.is_some_and(|c| f.ses[c as usize].on_rq) {
+                f.update_curr();
+            }
+            f.pick_next_entity().0
+        })?;
         Some(env.ses[se as usize].task)
     }
 
