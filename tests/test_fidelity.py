@@ -31,3 +31,33 @@ def test_repicking_the_running_task_does_not_restart_its_slice():
     assert set(a) == {12.0, 16.0}
     long = [i for i, ms in enumerate(a) if ms == 16.0]
     assert len(long) >= 8 and {j - i for i, j in zip(long, long[1:])} <= {17, 18}
+
+
+def test_a_phase_that_narrows_the_affinity_moves_the_running_task_at_once():
+    # tutorial/example8: the task's mask is CPU 2, its phases CPU 0, CPU 1, then the task's.
+    # Each phase runs 1500 µs (capacity 1024 at smp:4's only OPP). At each phase start the
+    # running task's CPU leaves the new mask, so set_cpus_allowed_ptr sends it through the
+    # stopper to the mask's CPU at that instant: 2→0 at 0, 0→1 at 1.5 ms, 1→2 at 3 ms, ...
+    w = {"global": {"duration": 1}, "tasks": {"t": {"cpus": [2], "loop": 2, "phases": {
+        "a": {"cpus": [0], "run": 1500}, "b": {"cpus": [1], "run": 1500}, "c": {"run": 1500}}}}}
+    r = schedlab.run(w, "smp:4")
+    m = r.events[r.events.event == "sched_migrate_task"]
+    moves = list(zip((m.ts - 10**9).tolist(), m.cpu.tolist(), m.target_cpu.tolist()))
+    step = 1_500_000
+    assert moves == [(i * step, src, dst) for i, (src, dst) in
+                     enumerate([(2, 0), (0, 1), (1, 2), (2, 0), (0, 1), (1, 2)])]
+
+
+def test_a_new_mask_takes_the_next_allowed_cpu_after_the_last_one_given():
+    # cpumask_any_and_distribute, per calling CPU, returns the allowed CPU after the one it
+    # gave last (0 at boot), wrapping; it is drawn at every mask change, used only when the
+    # task's CPU left the mask. Started on CPU 0, phases {1,2,3}, {0,2,3}, {1,3}, twice:
+    #   a from 0: 0 → next after 0 = 1, move 0→1      b from 1: 1 → after 0 = 2, move 1→2
+    #   c from 2: 2 → after 0 = 1, move 2→1           a from 1: after 2 = 3, CPU 1 allowed: stays
+    #   b from 1: after 3 (wrap) = 0, move 1→0        c from 0: after 1 = 3, move 0→3
+    w = {"global": {"duration": 1}, "tasks": {"t": {"cpus": [0], "loop": 2, "phases": {
+        "a": {"cpus": [1, 2, 3], "run": 100}, "b": {"cpus": [0, 2, 3], "run": 100},
+        "c": {"cpus": [1, 3], "run": 100}}}}}
+    r = schedlab.run(w, "smp:4")
+    m = r.events[r.events.event == "sched_migrate_task"]
+    assert list(zip(m.cpu, m.target_cpu)) == [(0, 1), (1, 2), (2, 1), (1, 0), (0, 3)]

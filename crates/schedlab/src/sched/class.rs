@@ -77,8 +77,9 @@ pub trait SchedClass: Sync {
     // The optional operations (NULL in a kernel `sched_class`) do nothing by default.
     /// A new task `p` placed on `rq`, before its first enqueue.
     fn task_fork(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
-    /// `p` leaves `rq` for another CPU while it sleeps.
-    fn migrate_task_rq(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
+    /// `p` leaves `rq` for another CPU: waking (`migrating` false) or, already dequeued,
+    /// moved while queued (`task_on_rq_migrating`).
+    fn migrate_task_rq(&self, _rq: &mut Rq, _env: &mut Env, _p: u32, _migrating: bool) {}
     /// `p` has exited and been dequeued.
     fn task_dead(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
     /// `p` takes a new weight (a nice change).
@@ -232,7 +233,7 @@ dispatch! {
     set_next_task(rq: &mut Rq, env: &mut Env, p: u32);
     task_tick(rq: &mut Rq, env: &mut Env, p: u32) -> bool;
     task_fork(rq: &mut Rq, env: &mut Env, p: u32);
-    migrate_task_rq(rq: &mut Rq, env: &mut Env, p: u32);
+    migrate_task_rq(rq: &mut Rq, env: &mut Env, p: u32, migrating: bool);
     task_dead(rq: &mut Rq, env: &mut Env, p: u32);
     reweight_task(rq: &mut Rq, env: &mut Env, p: u32, lw: LoadWeight);
     select_task_rq(s: &Sched, p: u32, prev: usize, wake_flags: u32) -> usize;

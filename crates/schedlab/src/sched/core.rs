@@ -318,10 +318,44 @@ impl Sched {
         self.rts[id as usize].uclamp_cap = t.uclamp_cap();
     }
 
-    /// `set_cpus_allowed_ptr`. Simplified: the mask applies from the task's next wakeup (a
-    /// running task is not migrated at once).
-    pub fn set_cpus_allowed(&mut self, id: u32, mask: Vec<bool>) {
+    /// `__set_cpus_allowed_ptr_locked`: a new mask draws a destination from it
+    /// (`cpumask_any_and_distribute`, by the CPU making the call), used only if the task's
+    /// CPU left the mask (`affine_move_task`): a queued task moves at once, a running one
+    /// through the stopper (`migration_cpu_stop`: preempted, then `move_queued_task`). A
+    /// sleeping one is placed by its next wakeup. Simplified: the stopper takes no time and
+    /// does not appear in the trace.
+    pub fn set_cpus_allowed<H: Hooks>(&mut self, id: u32, mask: Vec<bool>, h: &mut H) {
+        let t = &self.tasks[id as usize];
+        if t.cpus_mask == mask {
+            return;
+        }
+        let (cpu, queued) = (t.cpu, t.queued());
+        let dest = self.cpumask_any_and_distribute(cpu, &mask);
+        let stays = mask[cpu];
         self.tasks[id as usize].cpus_mask = mask;
+        if stays || !queued {
+            return;
+        }
+        self.update_rq_clock(cpu, h.now());
+        self.detach_task(id, cpu, h);
+        if self.rqs[cpu].curr == Some(id) {
+            self.schedule(cpu, h);
+        }
+        self.attach_task(id, cpu, dest, h);
+        self.wakeup_preempt(dest, id, 0, h);
+    }
+
+    /// `cpumask_any_and_distribute` called on `this_cpu`: the allowed CPU after the one it
+    /// returned last (`distribute_cpu_mask_prev`, 0 at boot), wrapping around.
+    fn cpumask_any_and_distribute(&mut self, this_cpu: usize, mask: &[bool]) -> usize {
+        let n = mask.len();
+        let prev = self.distribute_prev[this_cpu];
+        let next = (1..=n)
+            .map(|i| (prev + i) % n)
+            .find(|&c| mask[c])
+            .expect("an affinity mask has a CPU");
+        self.distribute_prev[this_cpu] = next;
+        next
     }
 
     /// `activate_task`: enqueue, and mark runnable.
@@ -380,7 +414,7 @@ impl Sched {
         if cpu != prev {
             self.update_rq_clock(prev, now);
             let class = self.class(id);
-            self.on_rq(prev, h, |rq, env| class.migrate_task_rq(rq, env, id));
+            self.on_rq(prev, h, |rq, env| class.migrate_task_rq(rq, env, id, false));
             self.set_task_cpu(id, prev, cpu, h);
             flags |= ENQUEUE_MIGRATED;
         }
@@ -423,17 +457,29 @@ impl Sched {
         to: usize,
         h: &mut H,
     ) {
-        let now = h.now();
-        self.update_rq_clock(from, now);
-        self.update_rq_clock(to, now);
+        self.update_rq_clock(from, h.now());
+        self.detach_task(id, from, h);
+        self.attach_task(id, from, to, h);
+    }
+
+    /// `deactivate_task` of a migrating task (TASK_ON_RQ_MIGRATING): off `from`'s queues.
+    fn detach_task<H: Hooks>(&mut self, id: u32, from: usize, h: &mut H) {
         let class = self.class(id);
         self.uclamp_dec(id, from);
         self.on_rq(from, h, |rq, env| {
             class.dequeue_task(rq, env, id, DEQUEUE_MIGRATING);
         });
+    }
+
+    /// `set_task_cpu` (with the class's `migrate_task_rq`) + `activate_task` on `to`, which
+    /// adds ENQUEUE_MIGRATED for a migrating task.
+    fn attach_task<H: Hooks>(&mut self, id: u32, from: usize, to: usize, h: &mut H) {
+        let class = self.class(id);
+        self.on_rq(from, h, |rq, env| class.migrate_task_rq(rq, env, id, true));
         self.set_task_cpu(id, from, to, h);
+        self.update_rq_clock(to, h.now());
         self.on_rq(to, h, |rq, env| {
-            class.enqueue_task(rq, env, id, ENQUEUE_MIGRATING)
+            class.enqueue_task(rq, env, id, ENQUEUE_MIGRATING | ENQUEUE_MIGRATED)
         });
         self.uclamp_inc(id, to);
     }

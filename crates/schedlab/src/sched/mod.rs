@@ -75,6 +75,8 @@ pub struct Sched {
     /// when they are all the threads, none can ever wake another.
     nr_blocked: u32,
     nr_dead: u32,
+    /// Per CPU, `distribute_cpu_mask_prev`: the CPU `cpumask_any_and_distribute` gave last.
+    distribute_prev: Vec<usize>,
 }
 
 impl Sched {
@@ -125,6 +127,7 @@ impl Sched {
             uclamp_used,
             nr_blocked: 0,
             nr_dead: 0,
+            distribute_prev: vec![0; plat.nr_cpus()],
         }
     }
 

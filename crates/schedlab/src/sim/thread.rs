@@ -84,6 +84,8 @@ pub(super) struct Thread {
     phase_iter: i64,
     task_iter: i64,
     op: usize,
+    /// The iteration has begun (its settings applied; the thread may have moved since).
+    in_iteration: bool,
     started: bool,
     t_first: u64,
     unique: Vec<Option<u64>>,
@@ -133,6 +135,7 @@ impl Engine {
             phase_iter: 0,
             task_iter: 0,
             op: 0,
+            in_iteration: false,
             started: false,
             // Forked threads skip the start barrier but keep t_zero + delay as their anchor.
             t_first: SIM_START + t.delay,
@@ -245,8 +248,15 @@ impl Engine {
         if op_i == nr_ops {
             return self.iteration_end(s, id);
         }
-        if op_i == 0 {
+        if op_i == 0 && !self.threads[id as usize].in_iteration {
+            self.threads[id as usize].in_iteration = true;
+            let cpu = s.tasks[id as usize].cpu;
             self.iteration_start(s, id);
+            if s.tasks[id as usize].cpu != cpu {
+                // Moved away by its new affinity: it goes on where it runs next (perhaps
+                // already, from the switch that put it there).
+                return Step::Off;
+            }
         }
         let op = self.prog.tasks[def].phases[phase].ops[op_i];
         if self.tracing && self.prog.ftrace.event {
@@ -395,7 +405,6 @@ impl Engine {
             .or_else(|| ct.cpus.clone())
             .unwrap_or_else(|| vec![true; s.rqs.len()]);
         let (nice, uclamp) = (ct.phases[phase].nice, ct.phases[phase].uclamp);
-        s.set_cpus_allowed(id, allowed);
         if let Some(nice) = nice {
             s.set_user_nice(id, nice, self);
         }
@@ -405,6 +414,8 @@ impl Engine {
         if self.tracing && self.prog.ftrace.loop_ {
             self.marker(s, id, format!("rtapp_loop: event=start thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));
         }
+        // Last: the thread may move to another CPU, where it goes on when it runs.
+        s.set_cpus_allowed(id, allowed, self);
     }
 
     /// End of a phase iteration: the log row, then the loop counters.
@@ -442,6 +453,7 @@ impl Engine {
         let ct = &self.prog.tasks[def];
         let th = &mut self.threads[id as usize];
         th.op = 0;
+        th.in_iteration = false;
         th.phase_iter += 1;
         if th.phase_iter == ct.phases[phase].loops {
             th.phase_iter = 0;

@@ -127,8 +127,11 @@ impl SchedClass for DeadlineClass {
         resched
     }
 
-    /// `migrate_task_rq_dl`.
-    fn migrate_task_rq(&self, rq: &mut Rq, env: &mut Env, p: u32) {
+    /// `migrate_task_rq_dl`: only for a waking task.
+    fn migrate_task_rq(&self, rq: &mut Rq, env: &mut Env, p: u32, migrating: bool) {
+        if migrating {
+            return;
+        }
         let se = dl_of(env, p);
         Dl::on(rq, env).migrate_task_rq(se);
     }

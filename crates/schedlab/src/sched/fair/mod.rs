@@ -457,14 +457,17 @@ impl Fair<'_, '_> {
         }
     }
 
-    /// `migrate_task_rq_fair` on the old CPU (CFS normalises vruntime against it).
-    pub fn migrate_task_rq(&mut self, id: SeId) {
-        if !self.is_eevdf() {
-            let min = self.cfs.min_vruntime;
-            let se = self.se(id);
-            se.vruntime = se.vruntime.wrapping_sub(min);
+    /// `migrate_task_rq_fair` on the old CPU: a waking task is normalised against its
+    /// min_vruntime (CFS) and its load removed; a migrating one was detached at its dequeue.
+    pub fn migrate_task_rq(&mut self, id: SeId, migrating: bool) {
+        if !migrating {
+            if !self.is_eevdf() {
+                let min = self.cfs.min_vruntime;
+                let se = self.se(id);
+                se.vruntime = se.vruntime.wrapping_sub(min);
+            }
+            load_avg::remove_entity_load_avg(self, id);
         }
-        load_avg::remove_entity_load_avg(self, id);
         let se = self.se(id);
         se.avg.last_update_time = 0;
         se.exec_start = 0;

@@ -127,9 +127,9 @@ impl SchedClass for FairClass {
         });
     }
 
-    fn migrate_task_rq(&self, rq: &mut Rq, env: &mut Env, p: u32) {
+    fn migrate_task_rq(&self, rq: &mut Rq, env: &mut Env, p: u32, migrating: bool) {
         let (se, cfs_rq) = se_of(env, p);
-        fair(rq, env, cfs_rq, |f| f.migrate_task_rq(se));
+        fair(rq, env, cfs_rq, |f| f.migrate_task_rq(se, migrating));
     }
 
     /// `task_dead_fair`.
