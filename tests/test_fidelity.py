@@ -61,3 +61,51 @@ def test_a_new_mask_takes_the_next_allowed_cpu_after_the_last_one_given():
     r = schedlab.run(w, "smp:4")
     m = r.events[r.events.event == "sched_migrate_task"]
     assert list(zip(m.cpu, m.target_cpu)) == [(0, 1), (1, 2), (2, 1), (1, 0), (0, 3)]
+
+
+def wu_lat(tmp_path, workload, platform="smp:1"):
+    """Each thread's rt-app log `wu_lat` column, by thread name."""
+    schedlab.run(workload, platform, log_dir=tmp_path, frames=False)
+    out = {}
+    for log in sorted(tmp_path.glob("*.log")):
+        rows = [line.split() for line in log.read_text().splitlines()[1:]]
+        out[log.stem.split("-")[2]] = [int(r[10]) for r in rows]
+    return out
+
+
+def test_a_fair_sleep_ends_within_its_timer_slack_and_an_rt_sleep_on_time(tmp_path):
+    # Each alone on an idle CPU (no tick or other timer to end a range early): a SCHED_OTHER
+    # task's timer fires at the end of its range [expiry, expiry + 50 µs], so every row's
+    # wu_lat (the wakeup that ends the row's iteration) is 50 µs; SCHED_FIFO timers have no
+    # slack: 0.
+    w = {"global": {"duration": 1}, "tasks": {
+        "o": {"cpus": [0], "loop": 6, "run": 1000, "timer": {"ref": "a", "period": 10000}},
+        "f": {"cpus": [1], "policy": "SCHED_FIFO", "priority": 10, "loop": 6, "run": 1000,
+              "timer": {"ref": "b", "period": 10000}}}}
+    lat = wu_lat(tmp_path, w, "smp:2")
+    assert lat["o"] == [50] * 6 and lat["f"] == [0] * 6
+
+
+def test_a_busy_cpus_tick_ends_a_sleep_inside_its_range(tmp_path):
+    # A SCHED_IDLE hog keeps CPU 0 busy, so it ticks every 4 ms from boot (runs start at
+    # 1 s = 250 ticks); the SCHED_OTHER sleeper there (which preempts the hog at once) has
+    # expiries every 10 ms: at 20, 40, 60 ms a tick falls at the expiry, inside the range, and
+    # ends the sleep at once; at 10, 30, 50, 70 ms the next tick (12, 32, 52, 72 ms) is past
+    # the range's end, 50 µs.
+    w = {"global": {"duration": 1}, "tasks": {
+        "hog": {"policy": "SCHED_IDLE", "loop": 1, "run": 900000},
+        "s": {"loop": 7, "run": 1000, "timer": {"ref": "a", "period": 10000}}}}
+    assert wu_lat(tmp_path, w)["s"] == [50, 0, 50, 0, 50, 0, 50]
+
+
+def test_timers_in_range_on_one_cpu_end_together(tmp_path):
+    # Two SCHED_OTHER sleepers pinned to idle CPU 0, expiries 20 µs apart (same period, b
+    # delayed 20 µs). a's hard expiry (+50 µs) is an interrupt on CPU 0 inside b's range, so
+    # b's sleep ends with a's, 30 µs after b's expiry. a, woken first, runs its 10 µs at once
+    # (wu_lat 50), then b: wu_lat 30 + 10 = 40. At the third wakeup a has no loop left and
+    # exits without running: b's is 30. Alone, b's range would end at +50 µs.
+    w = {"global": {"duration": 1}, "tasks": {
+        "a": {"cpus": [0], "loop": 3, "run": 10, "timer": {"ref": "ta", "period": 10000}},
+        "b": {"cpus": [0], "delay": 20, "loop": 3, "run": 10, "timer": {"ref": "tb", "period": 10000}}}}
+    lat = wu_lat(tmp_path, w)
+    assert lat["a"] == [50] * 3 and lat["b"] == [40, 40, 30]

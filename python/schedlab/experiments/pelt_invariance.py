@@ -38,7 +38,10 @@ opps = [{ khz = 500000 }, { khz = 1000000 }]
 # As schedutil-ramp: 30 wakeups for 10 µs every 50 ms bring util_avg near zero, then the task
 # runs for good; HZ=1000 so that util_avg is read every millisecond.
 WARMUP = {"loop": 30, "run": 10, "sleep": 50_000}
-ENGINE_TOLERANCE = 2
+# The kernel's integer series is up to 2 periods off the seed's continuous reading (the
+# arithmetic rows: 28 periods for its 26), and the engine reads util_avg at ticks, up to one
+# more (HZ=1000: 1 ms = 0.95 periods).
+ENGINE_TOLERANCE = 3
 
 
 def _verdict(expected, periods, tolerance) -> bool:
@@ -107,7 +110,8 @@ register(Experiment(
         "With clock_pelt at half capacity one period of the PELT clock lasts two wall periods, "
         "so the tolerance there is ±2 wall periods.",
         "The engine rows run a task on one CPU held at 500 MHz of 1 GHz by the userspace governor, "
-        "HZ=1000, after 30 short wakeups that leave util_avg near zero; util_avg is read at each "
-        "update (every tick), hence ±2 periods.",
+        "HZ=1000, after 30 short wakeups that leave util_avg near zero. The kernel's integer series "
+        "is up to 2 periods off the seed's reading (rows above) and util_avg is read at each update "
+        "(every tick, 0.95 periods), hence ±3 periods.",
     ),
 ))

@@ -94,6 +94,8 @@ pub struct Features {
     pub rt_throttling: bool,
     /// `sched_rr_timeslice_ms`.
     pub rr_timeslice_ms: u32,
+    /// `current->timer_slack_ns` of fair tasks (RT and deadline ones have none).
+    pub timer_slack_ns: u64,
     /// debugfs `fair_server/cpuN/{runtime,period}` (ns; runtime 0: no fair server, as ≤ 6.11).
     pub fair_server_runtime_ns: u64,
     pub fair_server_period_ns: u64,
@@ -127,7 +129,7 @@ macro_rules! positive {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 16] = [
+pub const SWITCHES: [Switch; 17] = [
     Switch {
         key: "fair.policy",
         doc: "eevdf | cfs",
@@ -238,6 +240,16 @@ pub const SWITCHES: [Switch; 16] = [
             Some(())
         },
     },
+    Switch {
+        key: "timer.slack_ns",
+        doc: "a fair task's sleep timer slack (timer_slack_ns): 0 .. 1000000000",
+        preset: ["50000", "50000"],
+        get: |f| f.timer_slack_ns.to_string(),
+        set: |f, v| {
+            f.timer_slack_ns = v.parse().ok().filter(|&v| v <= 1_000_000_000)?;
+            Some(())
+        },
+    },
     positive!(
         "rt.rr_timeslice_ms",
         "sched_rr_timeslice_ms: SCHED_RR slice, > 0",
@@ -333,6 +345,7 @@ impl Features {
             rt_runtime_us: None,
             rt_throttling: false,
             rr_timeslice_ms: 0,
+            timer_slack_ns: 0,
             fair_server_runtime_ns: 0,
             fair_server_period_ns: 4_194_304_000,
             bits: 0,

@@ -2,6 +2,7 @@
 //! and busy time, ticks, context switches, and the observers. It implements `sched::Hooks`.
 
 use super::event::{Ev, EventQueue};
+use super::hrtimer::HrTimers;
 use super::thread::{Resources, Thread};
 use super::{Cpufreq, Totals, SIM_START};
 use crate::cpufreq::Hook;
@@ -72,6 +73,10 @@ pub(super) struct Engine {
     pub(super) instant_runs: (Ns, u32),
     /// The CPU whose running thread is on its way to block (`set_current_state`).
     pub(super) going_to_sleep: Option<usize>,
+    /// Fair tasks' sleep timers, with their slack.
+    pub(super) hrtimers: HrTimers,
+    /// The timers an interrupt runs (kept to reuse its allocation).
+    pub(super) fired: Vec<(u32, u32)>,
 }
 
 impl Hooks for Engine {
@@ -248,6 +253,7 @@ impl Engine {
             self.cpus[cpu].tick_armed = false;
             return false;
         }
+        self.hrtimer_interrupt(s, cpu, None); // the tick is one of the CPU's hrtimers
         if s.rqs[cpu].curr.is_some() {
             let at = self.now + self.tick_ns;
             self.queue.push(at, self.now, Ev::Tick { cpu: cpu as u32 });
@@ -290,13 +296,41 @@ impl Engine {
 
     /// A sleep or timer of `id` ends.
     pub(super) fn timer_fired(&mut self, s: &mut Sched, id: u32, gen: u32) -> bool {
-        let t = &s.tasks[id as usize];
-        if self.threads[id as usize].wake_gen != gen || t.state != TaskState::Sleeping {
+        if !self.sleeping(s, id, gen) {
             return false;
         }
-        let cpu = t.cpu;
-        self.wake(s, id, cpu);
+        let cpu = s.tasks[id as usize].cpu;
+        self.hrtimer_interrupt(s, cpu, Some((id, gen)));
         true
+    }
+
+    /// Thread `id` still sleeps the sleep of wake generation `gen`.
+    fn sleeping(&self, s: &Sched, id: u32, gen: u32) -> bool {
+        self.threads[id as usize].wake_gen == gen
+            && s.tasks[id as usize].state == TaskState::Sleeping
+    }
+
+    /// `hrtimer_interrupt` on `cpu`, for the timer `firing` (if any): `__hrtimer_run_queues`
+    /// takes every timer whose range has begun, then their sleepers wake in expiry order (a
+    /// woken thread runs only after the interrupt: a sleep it starts is not in this one).
+    pub(super) fn hrtimer_interrupt(
+        &mut self,
+        s: &mut Sched,
+        cpu: usize,
+        firing: Option<(u32, u32)>,
+    ) {
+        let mut fired = std::mem::take(&mut self.fired);
+        fired.extend(firing);
+        while let Some(t) = self.hrtimers.expired(cpu, self.now) {
+            fired.push(t);
+        }
+        for &(id, gen) in &fired {
+            if self.sleeping(s, id, gen) {
+                self.wake(s, id, cpu);
+            }
+        }
+        fired.clear();
+        self.fired = fired;
     }
 
     /// The running thread stops: sleep, block or exit.
@@ -307,10 +341,21 @@ impl Engine {
         s.deactivate(id, state, self);
     }
 
-    /// Sleep the running thread `id` until `at`.
+    /// Sleep the running thread `id` until `at` (`hrtimer_nanosleep`): a fair task's timer
+    /// may end up to its slack later; an RT or deadline task's has none.
     pub(super) fn sleep_until(&mut self, s: &mut Sched, id: u32, at: u64) {
         let gen = self.threads[id as usize].wake_gen;
-        self.queue.push(at, self.now, Ev::Wake { task: id, gen });
+        let t = &s.tasks[id as usize];
+        let slack = if t.class.rt_task() {
+            0
+        } else {
+            s.feat.timer_slack_ns
+        };
+        if slack > 0 {
+            self.hrtimers.start(t.cpu, at, at + slack, id, gen);
+        }
+        self.queue
+            .push(at + slack, self.now, Ev::Wake { task: id, gen });
         self.block_current(s, id, TaskState::Sleeping);
     }
 

@@ -6,6 +6,7 @@
 pub mod cpufreq;
 mod engine;
 pub mod event;
+mod hrtimer;
 #[cfg(debug_assertions)]
 mod invariants;
 mod thread;
@@ -23,6 +24,7 @@ use crate::workload::Workload;
 pub use cpufreq::Cpufreq;
 use engine::{Cpu, Engine};
 use event::{Ev, EventQueue};
+use hrtimer::HrTimers;
 use thread::Resources;
 pub use thread::RtappStats;
 
@@ -82,6 +84,7 @@ impl Sim {
                 ));
             }
         }
+        let nr_cpus = plat.nr_cpus();
         let cpus = plat
             .cpus
             .iter()
@@ -120,6 +123,8 @@ impl Sim {
             nested_runs: 0,
             instant_runs: (0, 0),
             going_to_sleep: None,
+            hrtimers: HrTimers::new(nr_cpus),
+            fired: Vec::new(),
         };
         Ok(Sim { sched, eng })
     }
