@@ -235,6 +235,30 @@ fn corpus_workloads_keep_every_invariant() {
     assert_eq!(runs, traced, "corpus runs that fit");
 }
 
+/// While `a` (CPU 0) is on its way to sleep in a condition wait, the PI mutex it hands over
+/// wakes `h` on CPU 1, which runs at once and blocks in turn (on m2, which `o` holds);
+/// then `a`'s PI boost ends, and the reschedule that asks for must wait for `a`'s sleep:
+/// CPU 0's window is its own, whatever CPU 1 does meanwhile. (`hog`, queued on CPU 0 behind
+/// the boosted `a`, would otherwise take the CPU from under it.) Nothing signals `c`: once
+/// `o` wakes (SCHED_OTHER: 100 ms + 50 µs of timer slack) and `h` and `o` end, `a` is
+/// certain never to proceed.
+#[test]
+fn a_sleep_window_on_one_cpu_survives_threads_blocking_on_another() {
+    let text = r#"{"global": {"duration": 1, "pi_enabled": true}, "tasks": {
+        "a": {"cpus": [0], "loop": 1, "phases": {"p": {"lock": "mc", "run": 2000, "wait": {"ref": "c", "mutex": "mc"}, "unlock": "mc"}}},
+        "hog": {"cpus": [0], "delay": 500, "loop": 1, "run": 20000},
+        "h": {"cpus": [1], "policy": "SCHED_FIFO", "priority": 50, "delay": 1000, "loop": 1,
+              "phases": {"p": {"lock": "mc", "lock2": "m2", "unlock2": "m2", "unlock": "mc"}}},
+        "o": {"cpus": [1], "loop": 1, "phases": {"p": {"lock": "m2", "sleep": 100000, "unlock": "m2"}}}}}"#;
+    let wl = parse(text, "<test>", Dialect::JsonC).expect("the workload parses");
+    let plat = load_platform("smp:2").expect("smp:2");
+    let sim = simulate(&wl, plat, Kernel::V6_12, &[], RUN_NS).expect("it fits");
+    assert_eq!(
+        sim.totals().deadlock.as_deref(),
+        Some("deadlock at 0.100050 s: a-0 (condition c) can never proceed")
+    );
+}
+
 #[test]
 fn random_workloads_keep_every_invariant() {
     let cases = std::env::var("SCHEDLAB_RANDOM_CASES").map_or(200, |n| n.parse().expect("a count"));

@@ -71,8 +71,9 @@ pub(super) struct Engine {
     pub(super) nested_runs: u32,
     /// The instant of the last program run, and the runs at it.
     pub(super) instant_runs: (Ns, u32),
-    /// The CPU whose running thread is on its way to block (`set_current_state`).
-    pub(super) going_to_sleep: Option<usize>,
+    /// Per CPU: its running thread is on its way to block (`set_current_state`). One flag
+    /// per CPU, as threads on other CPUs may run (and block) meanwhile.
+    pub(super) going_to_sleep: Vec<bool>,
     /// Fair tasks' sleep timers, with their slack.
     pub(super) hrtimers: HrTimers,
     /// The timers an interrupt runs (kept to reuse its allocation).
@@ -105,7 +106,7 @@ impl Hooks for Engine {
     /// sleep, as `schedule()` follows `set_current_state()`.
     #[inline]
     fn resched_curr(&mut self, s: &mut Sched, cpu: usize) {
-        if self.going_to_sleep == Some(cpu) {
+        if self.going_to_sleep[cpu] {
             s.rqs[cpu].need_resched = true;
         } else {
             s.schedule(cpu, self);
@@ -336,8 +337,9 @@ impl Engine {
     /// The running thread stops: sleep, block or exit.
     #[inline]
     pub(super) fn block_current(&mut self, s: &mut Sched, id: u32, state: TaskState) {
-        self.going_to_sleep = None;
-        self.progress(id, s.tasks[id as usize].cpu);
+        let cpu = s.tasks[id as usize].cpu;
+        self.going_to_sleep[cpu] = false;
+        self.progress(id, cpu);
         s.deactivate(id, state, self);
     }
 

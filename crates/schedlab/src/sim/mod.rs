@@ -122,7 +122,7 @@ impl Sim {
             last_thread: 0,
             nested_runs: 0,
             instant_runs: (0, 0),
-            going_to_sleep: None,
+            going_to_sleep: vec![false; nr_cpus],
             hrtimers: HrTimers::new(nr_cpus),
             fired: Vec::new(),
         };

@@ -522,7 +522,7 @@ impl Engine {
             return Step::Busy;
         }
         // rt_mutex_slowlock: the owner it boosts preempts it only when it sleeps.
-        self.going_to_sleep = Some(s.tasks[id as usize].cpu);
+        self.going_to_sleep[s.tasks[id as usize].cpu] = true;
         s.rt_mutex_block(id, m, self);
         let name = format!("mutex {}", self.prog.names.mutexes[m as usize]);
         self.block(s, id, name)
@@ -541,7 +541,7 @@ impl Engine {
     /// runs once the caller sleeps (glibc unlocks before its futex wait, and may be
     /// preempted in between).
     fn cond_wait(&mut self, s: &mut Sched, id: u32, c: u32, m: u32) -> Step {
-        self.going_to_sleep = Some(s.tasks[id as usize].cpu);
+        self.going_to_sleep[s.tasks[id as usize].cpu] = true;
         self.unlock(s, id, m);
         self.res.conds[c as usize].push((id, m));
         self.threads[id as usize].wait_mutex = Some(m);
