@@ -6,6 +6,7 @@
 //! insertion puts equal keys to the right). Task groups (a group entity owning a cfs_rq) come
 //! with a later issue: every entity here is a task on its CPU's root cfs_rq.
 
+pub mod balance;
 pub mod capacity;
 mod cfs;
 pub mod cpu_util;

@@ -1,0 +1,243 @@
+//! The balancer's decisions on hand-built domains, worked out from fair.c's rules.
+
+use super::stats::*;
+use crate::sched::topology::{SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_LLC};
+
+/// A CPU running `nr` always-running fair tasks (load 1024 and util 1024 each, util capped
+/// at the CPU's 1024, runnable one per task).
+fn busy(nr: u32) -> CpuStats {
+    CpuStats {
+        load: 1024 * nr as u64,
+        util: 1024,
+        runnable: 1024 * nr as u64,
+        h_nr_queued: nr,
+        nr_running: nr,
+        ..CpuStats::default()
+    }
+}
+
+fn idle() -> CpuStats {
+    CpuStats {
+        idle: true,
+        ..CpuStats::default()
+    }
+}
+
+/// A group of `cpus` CPUs of capacity 1024, one core each, its child's `flags`.
+fn group(cpus: u32, flags: u32) -> GroupInfo {
+    GroupInfo {
+        capacity: 1024 * cpus as u64,
+        min_capacity: 1024,
+        max_capacity: 1024,
+        weight: cpus,
+        flags,
+        imbalance: false,
+        cores: cpus,
+    }
+}
+
+/// An MC domain (LLC shared, imbalance_pct 117) balanced for a CPU `idle`.
+fn mc(idle: CpuIdleType) -> Dst {
+    Dst {
+        sd_flags: SD_SHARE_LLC,
+        imbalance_pct: 117,
+        imb_numa_nr: 0,
+        idle,
+        capacity: 1024,
+        core_idle: true,
+    }
+}
+
+/// `update_sd_lb_stats` over groups of (info, CPUs); the local group is the first.
+fn domain(dst: &Dst, groups: &[(GroupInfo, Vec<CpuStats>)]) -> SdLbStats {
+    let mut sds = SdLbStats::new();
+    for (i, (g, cpus)) in groups.iter().enumerate() {
+        let (s, _, _) = update_sg_lb_stats(dst, g, i == 0, cpus.iter().copied());
+        sds.add_group(dst, i, *g, s, i == 0);
+    }
+    sds
+}
+
+#[test]
+fn groups_are_classified_by_tasks_and_capacity() {
+    let dst = mc(CpuIdleType::Idle);
+    let stats = |cpus: Vec<CpuStats>| {
+        update_sg_lb_stats(&dst, &group(cpus.len() as u32, 0), false, cpus.into_iter()).0
+    };
+    // 2 tasks on 1 CPU: more tasks than CPUs, and util 1024·117 > capacity 1024·100.
+    assert_eq!(stats(vec![busy(2)]).group_type, GroupType::Overloaded);
+    // 1 task on 1 CPU: not more tasks than CPUs; util 1024·117 ≥ 1024·100, so no capacity left.
+    assert_eq!(stats(vec![busy(1)]).group_type, GroupType::FullyBusy);
+    // 1 task on 2 CPUs: fewer tasks than CPUs.
+    assert_eq!(stats(vec![busy(1), idle()]).group_type, GroupType::HasSpare);
+    // A light task (util 300, runnable 300) alone: capacity left (1024·100 > 300·117).
+    let light = CpuStats {
+        load: 300,
+        util: 300,
+        runnable: 300,
+        h_nr_queued: 1,
+        nr_running: 1,
+        ..CpuStats::default()
+    };
+    assert_eq!(stats(vec![light]).group_type, GroupType::HasSpare);
+    // avg_load only for an overloaded group: 2048 load on 1024 capacity = 2048.
+    assert_eq!(stats(vec![busy(2)]).avg_load, 2048);
+    assert_eq!(stats(vec![busy(1)]).avg_load, 0);
+}
+
+#[test]
+fn an_idle_cpu_pulls_half_the_excess_tasks_of_a_single_cpu_group() {
+    // smp:2, CPU 1 idle, four hogs on CPU 0. Busiest = CPU 0's group, overloaded (4 tasks on
+    // 1 CPU). Local has spare; the domain shares its LLC, so not by util: the busiest group
+    // has one CPU, so by sibling_imbalance: same core counts, 4 − 0 = 4 tasks, halved: 2.
+    let dst = mc(CpuIdleType::Idle);
+    let mut sds = domain(
+        &dst,
+        &[(group(1, 0), vec![idle()]), (group(1, 0), vec![busy(4)])],
+    );
+    let want = Imbalance {
+        migration_type: MigrationType::Task,
+        imbalance: 2,
+    };
+    assert_eq!(find_src_group(&dst, &mut sds, false), Some((1, want)));
+    // Not when EAS places tasks (an energy model, not overutilized) and nothing is misfit.
+    let mut sds = domain(
+        &dst,
+        &[(group(1, 0), vec![idle()]), (group(1, 0), vec![busy(4)])],
+    );
+    assert_eq!(find_src_group(&dst, &mut sds, true), None);
+}
+
+#[test]
+fn a_busy_cpu_leaves_a_not_overloaded_group_to_idle_ones() {
+    // CPU 0 runs one task, CPU 1 one task: both fully busy, nothing to pull.
+    let dst = mc(CpuIdleType::NotIdle);
+    let mut sds = domain(
+        &dst,
+        &[(group(1, 0), vec![busy(1)]), (group(1, 0), vec![busy(1)])],
+    );
+    assert_eq!(find_src_group(&dst, &mut sds, false), None);
+    // Two tasks each: both overloaded at avg_load 2048 = the domain's: balanced.
+    let mut sds = domain(
+        &dst,
+        &[(group(1, 0), vec![busy(2)]), (group(1, 0), vec![busy(2)])],
+    );
+    assert_eq!(find_src_group(&dst, &mut sds, false), None);
+}
+
+#[test]
+fn overloaded_groups_balance_load_down_to_the_average() {
+    // Local: 2 hogs on 1 CPU (avg_load 2048); busiest: 4 hogs (4096). The domain's average:
+    // 6144·1024/2048 = 3072. 100·4096 > 117·2048, so pull min((4096−3072)·1024,
+    // (3072−2048)·1024)/1024 = 1024 of load: one hog.
+    let dst = mc(CpuIdleType::NotIdle);
+    let mut sds = domain(
+        &dst,
+        &[(group(1, 0), vec![busy(2)]), (group(1, 0), vec![busy(4)])],
+    );
+    let want = Imbalance {
+        migration_type: MigrationType::Load,
+        imbalance: 1024,
+    };
+    assert_eq!(find_src_group(&dst, &mut sds, false), Some((1, want)));
+    // 2 against 2.2 (within imbalance_pct: 100·2253 ≤ 117·2048): balanced.
+    let mut heavier = busy(2);
+    heavier.load = 2253;
+    let mut sds = domain(
+        &dst,
+        &[(group(1, 0), vec![busy(2)]), (group(1, 0), vec![heavier])],
+    );
+    assert_eq!(find_src_group(&dst, &mut sds, false), None);
+}
+
+#[test]
+fn without_a_shared_llc_an_idle_group_fills_its_spare_capacity() {
+    // A PKG-like domain (no SD_SHARE_LLC) of two 2-CPU groups: local idle (capacity 2048,
+    // util 0), busiest overloaded (3 hogs on 2 CPUs: util 2048·117 > 2048·100). Pull util up
+    // to the local capacity: 2048.
+    let mut dst = mc(CpuIdleType::Idle);
+    dst.sd_flags = 0;
+    let mut sds = domain(
+        &dst,
+        &[
+            (group(2, 0), vec![idle(), idle()]),
+            (group(2, 0), vec![busy(2), busy(1)]),
+        ],
+    );
+    let want = Imbalance {
+        migration_type: MigrationType::Util,
+        imbalance: 2048,
+    };
+    assert_eq!(find_src_group(&dst, &mut sds, false), Some((1, want)));
+}
+
+#[test]
+fn idle_cpus_are_evened_out_between_groups_with_spare_capacity() {
+    // Two 4-CPU groups (no prefer_sibling): local all idle, busiest with 2 lone tasks. Not
+    // overloaded; local has 4 idle CPUs, busiest 2: 4 > 2 + 1, so pull (4 − 2) / 2 = 1 task.
+    let dst = mc(CpuIdleType::Idle);
+    let idle4 = vec![idle(); 4];
+    let two = vec![busy(1), busy(1), idle(), idle()];
+    let mut sds = domain(&dst, &[(group(4, 0), idle4.clone()), (group(4, 0), two)]);
+    let want = Imbalance {
+        migration_type: MigrationType::Task,
+        imbalance: 1,
+    };
+    assert_eq!(find_src_group(&dst, &mut sds, false), Some((1, want)));
+    // With 3 idle there against 4 here: 4 ≤ 3 + 1, balanced.
+    let one = vec![busy(1), idle(), idle(), idle()];
+    let mut sds = domain(&dst, &[(group(4, 0), idle4), (group(4, 0), one)]);
+    assert_eq!(find_src_group(&dst, &mut sds, false), None);
+}
+
+#[test]
+fn prefer_sibling_spreads_tasks_evenly_over_child_domains() {
+    // Groups are SMT cores (child flags: SD_SHARE_CPUCAPACITY | SD_PREFER_SIBLING), 2 CPUs
+    // and 1 core each. Busiest runs 2 tasks (has spare? no: 2 = weight and util 2048·117 >
+    // 2048·100: fully busy); local is idle. sibling_imbalance: same core counts, 2 − 0 = 2 >
+    // 1: force; then by tasks: 2 >> 1 = 1.
+    let flags = SD_SHARE_CPUCAPACITY | SD_PREFER_SIBLING;
+    let core = GroupInfo {
+        cores: 1,
+        ..group(2, flags)
+    };
+    let dst = mc(CpuIdleType::Idle);
+    let mut sds = domain(
+        &dst,
+        &[(core, vec![idle(), idle()]), (core, vec![busy(1), busy(1)])],
+    );
+    assert!(sds.prefer_sibling);
+    let want = Imbalance {
+        migration_type: MigrationType::Task,
+        imbalance: 1,
+    };
+    assert_eq!(find_src_group(&dst, &mut sds, false), Some((1, want)));
+}
+
+#[test]
+fn the_busiest_of_two_overloaded_groups_has_the_higher_avg_load() {
+    let dst = mc(CpuIdleType::Idle);
+    let sds = domain(
+        &dst,
+        &[
+            (group(1, 0), vec![idle()]),
+            (group(1, 0), vec![busy(3)]),
+            (group(1, 0), vec![busy(5)]),
+        ],
+    );
+    assert_eq!(sds.busiest.map(|(i, _)| i), Some(2));
+    // Among fully busy groups avg_load is not computed (0 = 0): the later group replaces the
+    // earlier unless the earlier is made of SMT siblings (the code, whatever its comment says).
+    let one = |flags| (group(1, flags), vec![busy(1)]);
+    let sds = domain(&dst, &[(group(1, 0), vec![idle()]), one(0), one(0)]);
+    assert_eq!(sds.busiest.map(|(i, _)| i), Some(2));
+    let sds = domain(
+        &dst,
+        &[
+            (group(1, 0), vec![idle()]),
+            one(SD_SHARE_CPUCAPACITY),
+            one(0),
+        ],
+    );
+    assert_eq!(sds.busiest.map(|(i, _)| i), Some(1));
+}
