@@ -158,7 +158,8 @@ impl Class {
     /// `prev_balance` from `prev`'s class down while none has work: a deadline task that
     /// left the queue (blocked, throttled) may let this CPU pull an earlier one
     /// (`balance_dl`); with no deadline work left, or after an RT task that left the queue,
-    /// this CPU may pull RT tasks more important than any it has (`balance_rt`).
+    /// this CPU may pull RT tasks more important than any it has (`balance_rt`); with
+    /// nothing at all, fair tasks (`balance_fair` → `sched_balance_newidle`).
     #[inline]
     pub fn balance<H: Hooks>(self, s: &mut Sched, cpu: usize, prev: u32, h: &mut H) {
         if self == Class::Deadline && !s.balance_dl(cpu, prev, h) {
@@ -166,6 +167,10 @@ impl Class {
         }
         if self != Class::Fair {
             s.balance_rt(cpu, prev, h);
+        }
+        // balance_fair: nothing left to run here, so pull before going idle.
+        if s.nr_running(cpu) == 0 {
+            s.sched_balance_newidle(cpu, h);
         }
     }
 

@@ -3,6 +3,7 @@
 
 use super::class::{self, Class, Dequeued, Env, SchedClass};
 use super::deadline::SchedDlEntity;
+use super::fair::balance::stats::CpuIdleType;
 use super::fair::{CfsRqId, SchedEntity, SeId};
 use super::flags::*;
 use super::hooks::{Hooks, PrevState, RqHooks, SchedTimer, Switch, Tracepoint};
@@ -16,12 +17,11 @@ use super::uclamp::{task_uclamp, UCLAMP_MAX, UCLAMP_MIN};
 use super::weight::LoadWeight;
 use super::Sched;
 use crate::cpufreq::Hook;
-use crate::time::Ns;
 
 impl Sched {
     /// `update_rq_clock`.
     #[inline]
-    pub(super) fn update_rq_clock(&mut self, cpu: usize, now: u64) {
+    pub(crate) fn update_rq_clock(&mut self, cpu: usize, now: u64) {
         let rq = &mut self.rqs[cpu];
         rq.clock.update(now, rq.curr.is_none());
     }
@@ -94,24 +94,23 @@ impl Sched {
         }
     }
 
-    /// `sched_balance_trigger` on a busy CPU: when its lowest domain is due, the periodic
-    /// balance refreshes the CPU's capacity (`update_cpu_capacity`). The NOHZ idle balance of
-    /// idle CPUs is not modelled: an idle CPU's capacity stays as it is.
+    /// `sched_balance_trigger` from a busy CPU's tick: the periodic balance
+    /// (`sched_balance_softirq` → `sched_balance_domains`) when a domain is due, then the
+    /// NOHZ idle balance kick.
     fn sched_balance_trigger<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
-        let now = h.now();
-        if now < self.rqs[cpu].next_balance {
-            return;
+        if h.now() >= self.rqs[cpu].next_balance {
+            let idle = if self.idle_cpu(cpu) {
+                CpuIdleType::Idle
+            } else {
+                CpuIdleType::NotIdle
+            };
+            self.rqs[cpu].next_balance = self.sched_balance_domains(cpu, idle, h);
         }
-        let Some(sd) = self.topo.domains[cpu].first_mut() else {
-            self.rqs[cpu].next_balance = Ns::MAX;
-            return;
-        };
-        let (due, next) =
-            super::fair::capacity::balance_due(sd, self.feat.hz, self.tun.tick_ns, now);
-        self.rqs[cpu].next_balance = next;
-        if !due {
-            return;
-        }
+        self.nohz_balancer_kick(cpu, h);
+    }
+
+    /// `update_cpu_capacity`: the capacity RT and deadline tasks leave to fair ones.
+    pub(crate) fn update_cpu_capacity<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
         let rq = &mut self.rqs[cpu];
         rq.cpu_capacity = super::fair::capacity::scale_rt_capacity(rq);
         if h.tracing() {
@@ -463,7 +462,7 @@ impl Sched {
     }
 
     /// `deactivate_task` of a migrating task (TASK_ON_RQ_MIGRATING): off `from`'s queues.
-    fn detach_task<H: Hooks>(&mut self, id: u32, from: usize, h: &mut H) {
+    pub(crate) fn detach_task<H: Hooks>(&mut self, id: u32, from: usize, h: &mut H) {
         let class = self.class(id);
         self.uclamp_dec(id, from);
         self.on_rq(from, h, |rq, env| {
@@ -473,7 +472,7 @@ impl Sched {
 
     /// `set_task_cpu` (with the class's `migrate_task_rq`) + `activate_task` on `to`, which
     /// adds ENQUEUE_MIGRATED for a migrating task.
-    fn attach_task<H: Hooks>(&mut self, id: u32, from: usize, to: usize, h: &mut H) {
+    pub(crate) fn attach_task<H: Hooks>(&mut self, id: u32, from: usize, to: usize, h: &mut H) {
         let class = self.class(id);
         self.on_rq(from, h, |rq, env| class.migrate_task_rq(rq, env, id, true));
         self.set_task_cpu(id, from, to, h);
@@ -486,7 +485,7 @@ impl Sched {
 
     /// `wakeup_preempt`: the idle task always yields; a task of the same class asks the
     /// class; a task of a higher class is preempted by any of a lower one's.
-    pub(super) fn wakeup_preempt<H: Hooks>(
+    pub(crate) fn wakeup_preempt<H: Hooks>(
         &mut self,
         cpu: usize,
         id: u32,

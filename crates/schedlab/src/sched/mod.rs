@@ -77,6 +77,8 @@ pub struct Sched {
     nr_dead: u32,
     /// Per CPU, `distribute_cpu_mask_prev`: the CPU `cpumask_any_and_distribute` gave last.
     distribute_prev: Vec<usize>,
+    /// `nohz.next_balance`: when an idle CPU's balance is next due.
+    pub(crate) nohz_next_balance: Ns,
 }
 
 impl Sched {
@@ -128,6 +130,7 @@ impl Sched {
             nr_blocked: 0,
             nr_dead: 0,
             distribute_prev: vec![0; plat.nr_cpus()],
+            nohz_next_balance: 0,
         }
     }
 

@@ -31,6 +31,9 @@ pub struct Rq {
     pub cpu_capacity: u64,
     /// `rq->uclamp`: the clamps of the RUNNABLE tasks, max-aggregated.
     pub uclamp: UclampRq,
+    /// `rq->cfs_tasks`: the queued fair tasks, least recently picked first (the kernel's
+    /// list read from its tail, where load balancing starts).
+    pub cfs_tasks: Vec<u32>,
 }
 
 impl Rq {
@@ -53,6 +56,7 @@ impl Rq {
             capacity,
             cpu_capacity: capacity,
             uclamp: UclampRq::default(),
+            cfs_tasks: Vec::new(),
         }
     }
 

@@ -90,6 +90,8 @@ impl SchedDomain {
 #[derive(Debug, Clone)]
 pub struct Topology {
     pub domains: Vec<Vec<SchedDomain>>,
+    /// Each CPU's core (SMT siblings share one).
+    pub cores: Vec<usize>,
 }
 
 /// A topology level: its name, which CPUs it groups with a CPU, and its `tl->sd_flags`.
@@ -267,7 +269,8 @@ impl Topology {
         for doms in &mut domains {
             cpu_attach_domain(doms);
         }
-        Topology { domains }
+        let cores = plat.cpus.iter().map(|c| c.core).collect();
+        Topology { domains, cores }
     }
 
     /// The lowest domain of `cpu`, if it has any.

@@ -162,6 +162,8 @@ impl Tunables {
 /// One CPU's fair class at work: its cfs_rq, the entities, the clock and the switches.
 pub struct Fair<'a, 'n> {
     pub cfs: &'a mut CfsRq,
+    /// `rq->cfs_tasks` of this CPU.
+    pub cfs_tasks: &'a mut Vec<u32>,
     pub ses: &'a mut [SchedEntity],
     pub clock: &'a RqClock,
     pub feat: &'a Features,
@@ -237,18 +239,23 @@ impl Fair<'_, '_> {
         }
     }
 
-    /// `account_entity_enqueue`.
+    /// `account_entity_enqueue`: a task joins the head of `rq->cfs_tasks`.
     fn account_enqueue(&mut self, id: SeId) {
-        let w = self.ses[id as usize].load.weight;
-        self.cfs.load.add(w);
+        let se = &self.ses[id as usize];
+        self.cfs.load.add(se.load.weight);
         self.cfs.nr_running += 1;
+        self.cfs_tasks.push(se.task);
     }
 
     /// `account_entity_dequeue`.
     fn account_dequeue(&mut self, id: SeId) {
-        let w = self.ses[id as usize].load.weight;
-        self.cfs.load.sub(w);
+        let se = &self.ses[id as usize];
+        self.cfs.load.sub(se.load.weight);
         self.cfs.nr_running -= 1;
+        let task = se.task;
+        if let Some(i) = self.cfs_tasks.iter().position(|&t| t == task) {
+            self.cfs_tasks.remove(i);
+        }
     }
 
     /// `__enqueue_entity`: into the tree, after the entities with the same key (EEVDF: the
@@ -289,7 +296,7 @@ impl Fair<'_, '_> {
             crate::sched::util_est::util_est_enqueue(&mut self.cfs.util_est, &est);
             self.note_util_est_cfs();
         }
-        if delayed {
+        if delayed && self.ses[id as usize].on_rq {
             eevdf::requeue_delayed_entity(self, id);
             return;
         }
@@ -298,8 +305,9 @@ impl Fair<'_, '_> {
         } else {
             cfs::enqueue_entity(self, id, flags);
         }
+        // A delayed sleeper the balancer moved stays delayed there (6.12's h_nr_delayed).
         self.cfs.h_nr_queued += 1;
-        self.cfs.h_nr_runnable += 1;
+        self.cfs.h_nr_runnable += !delayed as u32;
     }
 
     /// `dequeue_task_fair`. Returns false when the entity stays queued, delayed (6.12
@@ -308,6 +316,7 @@ impl Fair<'_, '_> {
         let sleep = flags & DEQUEUE_SLEEP != 0;
         let migrating = flags & DEQUEUE_MIGRATING != 0;
         let se = &self.ses[id as usize];
+        let was_delayed = se.sched_delayed;
         if self.feat.has(Feat::UtilEst)
             && !(se.sched_delayed && migrating)
             && flags & DEQUEUE_DELAYED == 0
@@ -331,7 +340,8 @@ impl Fair<'_, '_> {
         }
         if dequeued {
             self.cfs.h_nr_queued -= 1;
-            if flags & DEQUEUE_DELAYED == 0 {
+            // A delayed entity left the runnable count when its dequeue was delayed.
+            if !was_delayed {
                 self.cfs.h_nr_runnable -= 1;
             }
         } else {

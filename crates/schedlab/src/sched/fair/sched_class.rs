@@ -19,6 +19,7 @@ impl<'a, 'n> Fair<'a, 'n> {
     pub fn on(rq: &'a mut Rq, env: &'a mut Env<'n>, cfs_rq: CfsRqId) -> Fair<'a, 'n> {
         Fair {
             cfs: &mut env.cfs_rqs[cfs_rq as usize],
+            cfs_tasks: &mut rq.cfs_tasks,
             ses: &mut *env.ses,
             clock: &rq.clock,
             feat: env.feat,
@@ -105,8 +106,14 @@ impl SchedClass for FairClass {
         fair(rq, env, cfs_rq, |f| f.put_prev_entity(se));
     }
 
+    /// `set_next_task_fair`: a queued task moves to the head of `rq->cfs_tasks` (most
+    /// recently picked), then `set_next_entity`.
     fn set_next_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
         let (se, cfs_rq) = se_of(env, p);
+        if let Some(i) = rq.cfs_tasks.iter().position(|&t| t == p) {
+            rq.cfs_tasks.remove(i);
+            rq.cfs_tasks.push(p);
+        }
         fair(rq, env, cfs_rq, |f| f.set_next_entity(se));
     }
 

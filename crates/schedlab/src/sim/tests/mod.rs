@@ -120,6 +120,7 @@ fn eevdf_weighted_lags_sum_to_zero() {
         let rq = &mut sched.rqs[0];
         let mut f = Fair {
             cfs: &mut sched.cfs_rqs[0],
+            cfs_tasks: &mut rq.cfs_tasks,
             ses: &mut sched.ses,
             clock: &rq.clock,
             feat: &sched.feat,

@@ -1,7 +1,275 @@
 //! Load balancing of the fair class (fair.c, 6.12's `sched_balance_*`; 6.1's names where
-//! they differ): the statistics and decisions of a pass (`stats`).
+//! they differ): the periodic balance of a CPU's domains (`sched_balance_domains`), the
+//! newly idle one (`sched_balance_newidle`), and one pass over a domain
+//! (`sched_balance_rq`): should this CPU balance, which group and queue are busiest (the
+//! arithmetic in `stats`), which tasks may move (`migrate`). Simplified: no NUMA balancing,
+//! no asym packing, no `sgc->imbalance` hand-over between levels.
 
+mod migrate;
+mod nohz;
 pub mod stats;
+
+use super::cpu_util;
+use crate::sched::hooks::Hooks;
+use crate::sched::topology::{SchedDomain, SD_BALANCE_NEWIDLE, SD_SHARE_CPUCAPACITY};
+use crate::sched::Sched;
+use crate::time::Ns;
+use migrate::LbEnv;
+use stats::{
+    find_src_group, find_src_rq, update_sg_lb_stats, CpuIdleType, CpuStats, Dst, GroupInfo,
+    SdLbStats,
+};
+
+/// `sysctl_sched_migration_cost`: 0.5 ms.
+pub const MIGRATION_COST_NS: Ns = 500_000;
+
+/// `MAX_PINNED_INTERVAL`, ms: how far the interval backs off when every task is pinned.
+const MAX_PINNED_INTERVAL: u64 = 512;
+
+impl Sched {
+    /// `check_cpu_capacity`: RT, deadline (and IRQ) time took a noticeable share of `cpu`.
+    pub(crate) fn check_cpu_capacity(&self, cpu: usize, sd: &SchedDomain) -> bool {
+        let rq = &self.rqs[cpu];
+        rq.cpu_capacity * (sd.imbalance_pct as u64) < rq.capacity * 100
+    }
+
+    /// What `update_sg_lb_stats` and `sched_balance_find_src_rq` read of `cpu`.
+    fn lb_cpu_stats(&self, cpu: usize, sd: &SchedDomain) -> CpuStats {
+        let (cfs, rq) = (&self.cfs_rqs[cpu], &self.rqs[cpu]);
+        let reduced = self.check_cpu_capacity(cpu, sd);
+        let util_boost =
+            cpu_util::cpu_util(cpu, cfs, rq.capacity, None, None, true, self.util_est_on());
+        CpuStats {
+            load: cfs.avg.load_avg,
+            util: self.cpu_util(cpu),
+            runnable: cfs.avg.runnable_avg,
+            h_nr_queued: cfs.h_nr_queued,
+            nr_running: self.nr_running(cpu),
+            idle: self.idle_cpu(cpu),
+            overutilized: false, // cpu_overutilized: only with an energy model (EAS)
+            misfit_task_load: 0,
+            reduced_capacity: cfs.h_nr_queued == 1 && reduced,
+            capacity: rq.cpu_capacity,
+            capacity_reduced: reduced,
+            util_boost,
+        }
+    }
+
+    /// A group of `cpu`'s domain `level` as the balancer sees it: its capacity now, its
+    /// child domain's flags (none at the lowest level, whose child was degenerate), cores.
+    fn lb_group_info(&self, cpu: usize, level: usize, span: &[usize]) -> GroupInfo {
+        let caps = span.iter().map(|&c| self.rqs[c].cpu_capacity);
+        let mut cores: Vec<usize> = span.iter().map(|&c| self.topo.cores[c]).collect();
+        cores.dedup();
+        GroupInfo {
+            capacity: caps.clone().sum(),
+            min_capacity: caps.clone().min().unwrap_or(0),
+            max_capacity: caps.max().unwrap_or(0),
+            weight: span.len() as u32,
+            flags: level
+                .checked_sub(1)
+                .map_or(0, |c| self.topo.domains[cpu][c].flags),
+            imbalance: false,
+            cores: cores.len() as u32,
+        }
+    }
+
+    /// `is_core_idle`: every SMT sibling of `cpu` is idle.
+    fn is_core_idle(&self, cpu: usize) -> bool {
+        let core = self.topo.cores[cpu];
+        (0..self.rqs.len())
+            .filter(|&c| self.topo.cores[c] == core)
+            .all(|c| self.idle_cpu(c))
+    }
+
+    /// `should_we_balance`: a newly idle CPU balances if still empty; otherwise only the
+    /// local group's first idle CPU (on an idle core above the SMT level) does, or its first
+    /// CPU when none is idle.
+    fn should_we_balance(&self, cpu: usize, level: usize, idle: CpuIdleType) -> bool {
+        if idle == CpuIdleType::NewlyIdle {
+            return self.nr_running(cpu) == 0;
+        }
+        let sd = &self.topo.domains[cpu][level];
+        let local = &sd.groups[0];
+        let smt_level = sd.flags & SD_SHARE_CPUCAPACITY != 0;
+        let mut idle_smt = None;
+        for &c in local.iter().filter(|&&c| self.idle_cpu(c)) {
+            if !smt_level && !self.is_core_idle(c) {
+                idle_smt.get_or_insert(c);
+                continue;
+            }
+            return c == cpu;
+        }
+        idle_smt.unwrap_or(local[0]) == cpu
+    }
+
+    /// `sched_balance_rq` of `cpu`'s domain `level`: the tasks moved, and whether balancing
+    /// should go on to the parent domains (`continue_balancing`).
+    pub(crate) fn sched_balance_rq<H: Hooks>(
+        &mut self,
+        cpu: usize,
+        level: usize,
+        idle: CpuIdleType,
+        h: &mut H,
+    ) -> (u32, bool) {
+        if !self.should_we_balance(cpu, level, idle) {
+            self.balanced(cpu, level, idle, false);
+            return (0, false);
+        }
+        let sd = self.topo.domains[cpu][level].clone();
+        if level == 0 {
+            self.update_cpu_capacity(cpu, h);
+        }
+        let dst = Dst {
+            sd_flags: sd.flags,
+            imbalance_pct: sd.imbalance_pct as u64,
+            imb_numa_nr: 0,
+            idle,
+            capacity: self.rqs[cpu].cpu_capacity,
+            core_idle: self.is_core_idle(cpu),
+        };
+        let mut sds = SdLbStats::new();
+        for (i, span) in sd.groups.iter().enumerate() {
+            let g = self.lb_group_info(cpu, level, span);
+            let cpus = span.iter().map(|&c| self.lb_cpu_stats(c, &sd));
+            let (s, _, _) = update_sg_lb_stats(&dst, &g, i == 0, cpus);
+            sds.add_group(&dst, i, g, s, i == 0);
+        }
+        let Some((busiest, imb)) = find_src_group(&dst, &mut sds, false) else {
+            self.balanced(cpu, level, idle, false);
+            return (0, true);
+        };
+        let cpus = sd.groups[busiest]
+            .iter()
+            .map(|&c| (c, self.lb_cpu_stats(c, &sd)));
+        let Some(src) = find_src_rq(&dst, &imb, cpus) else {
+            self.balanced(cpu, level, idle, false);
+            return (0, true);
+        };
+        let mut env = LbEnv::new(cpu, src, idle, imb, &sd);
+        let moved = if self.nr_running(src) > 1 {
+            self.detach_attach(&mut env, h)
+        } else {
+            0
+        };
+        if env.all_pinned() {
+            self.balanced(cpu, level, idle, true);
+            return (0, true);
+        }
+        let sd = &mut self.topo.domains[cpu][level];
+        if moved == 0 {
+            if idle != CpuIdleType::NewlyIdle {
+                sd.nr_balance_failed += 1;
+            }
+        } else {
+            sd.nr_balance_failed = 0;
+        }
+        sd.balance_interval = sd.min_interval; // unbalanced: balance again soon
+        (moved, true)
+    }
+
+    /// `out_balanced`: no failure counted, and the interval backs off (up to twice the
+    /// domain's weight, or MAX_PINNED_INTERVAL when every task was pinned), but for a
+    /// newly idle pass, which ignores intervals.
+    fn balanced(&mut self, cpu: usize, level: usize, idle: CpuIdleType, all_pinned: bool) {
+        let sd = &mut self.topo.domains[cpu][level];
+        sd.nr_balance_failed = 0;
+        if idle != CpuIdleType::NewlyIdle
+            && ((all_pinned && sd.balance_interval < MAX_PINNED_INTERVAL)
+                || sd.balance_interval < sd.max_interval)
+        {
+            sd.balance_interval *= 2;
+        }
+    }
+
+    /// `get_sd_balance_interval` in jiffies: the domain's interval, times `busy_factor` on a
+    /// busy CPU less a jiffy (so that levels do not balance in step), within
+    /// [1, `max_load_balance_interval` = HZ·#CPUs/10].
+    fn sd_balance_interval(&self, sd: &SchedDomain, busy: bool) -> u64 {
+        let hz = self.feat.hz as u64;
+        let mut ms = sd.balance_interval;
+        if busy {
+            ms *= sd.busy_factor as u64;
+        }
+        let jiffies = (ms * hz).div_ceil(1000) - busy as u64; // msecs_to_jiffies
+        let max = (hz * self.rqs.len() as u64 / 10).max(1);
+        jiffies.clamp(1, max)
+    }
+
+    /// `sched_balance_domains` of `cpu` at `now`, from its tick: each domain bottom-up, when
+    /// due, until a level where another CPU balances for its group. Returns when the next
+    /// domain is due (`rq->next_balance`).
+    pub(crate) fn sched_balance_domains<H: Hooks>(
+        &mut self,
+        cpu: usize,
+        mut idle: CpuIdleType,
+        h: &mut H,
+    ) -> Ns {
+        let (now, tick) = (h.now(), self.tun.tick_ns);
+        let mut busy = idle != CpuIdleType::Idle;
+        let mut next = now + 60 * self.feat.hz as u64 * tick;
+        for level in 0..self.topo.domains[cpu].len() {
+            let mut interval =
+                self.sd_balance_interval(&self.topo.domains[cpu][level], busy) * tick;
+            if now >= self.topo.domains[cpu][level].last_balance + interval {
+                let (moved, go_on) = self.sched_balance_rq(cpu, level, idle, h);
+                if moved > 0 {
+                    idle = if self.idle_cpu(cpu) {
+                        CpuIdleType::Idle
+                    } else {
+                        CpuIdleType::NotIdle
+                    };
+                    busy = idle == CpuIdleType::NotIdle;
+                }
+                let sd = &mut self.topo.domains[cpu][level];
+                sd.last_balance = now;
+                interval = self.sd_balance_interval(&self.topo.domains[cpu][level], busy) * tick;
+                next = next.min(now + interval);
+                if !go_on {
+                    break;
+                }
+            } else {
+                next = next.min(self.topo.domains[cpu][level].last_balance + interval);
+            }
+        }
+        next
+    }
+
+    /// `sched_balance_newidle`: a CPU about to go idle pulls from its domains, bottom-up,
+    /// while the root domain has a CPU with more than one task; it stops at the first task
+    /// pulled. True when one came. Simplified: balancing costs no time here, so `avg_idle`
+    /// and `max_newidle_lb_cost` never stop it.
+    pub(crate) fn sched_balance_newidle<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> bool {
+        // The CPU's next idle balance: each domain's idle interval after its last one.
+        let tick = self.tun.tick_ns;
+        let mut next = h.now() + self.feat.hz as u64 * tick;
+        for sd in &self.topo.domains[cpu] {
+            next = next.min(sd.last_balance + self.sd_balance_interval(sd, false) * tick);
+        }
+        self.rqs[cpu].next_balance = self.rqs[cpu].next_balance.min(next);
+        if !self.rd_overloaded() {
+            return false;
+        }
+        self.update_cpu_capacity(cpu, h);
+        for level in 0..self.topo.domains[cpu].len() {
+            if self.topo.domains[cpu][level].flags & SD_BALANCE_NEWIDLE == 0 {
+                continue;
+            }
+            let (moved, _) = self.sched_balance_rq(cpu, level, CpuIdleType::NewlyIdle, h);
+            if moved > 0 || self.nr_running(cpu) > 0 {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// `rd->overloaded`: some CPU runs more than one task. Simplified: read from the
+    /// runqueues when needed, where the kernel keeps a flag the enqueue path sets and the
+    /// root domain's balance clears.
+    fn rd_overloaded(&self) -> bool {
+        (0..self.rqs.len()).any(|c| self.nr_running(c) > 1)
+    }
+}
 
 #[cfg(test)]
 mod tests;

@@ -69,6 +69,10 @@ pub struct CpuStats {
     pub misfit_task_load: u64,
     /// `sched_reduced_capacity`: one fair task on a CPU `check_cpu_capacity` finds reduced.
     pub reduced_capacity: bool,
+    /// `capacity_of`, `check_cpu_capacity` and `cpu_util_cfs_boost`, for the busiest queue.
+    pub capacity: u64,
+    pub capacity_reduced: bool,
+    pub util_boost: u64,
 }
 
 /// A sched_group as the balancer sees it.
@@ -464,4 +468,55 @@ pub fn find_src_group(dst: &Dst, sds: &mut SdLbStats, eas: bool) -> Option<(usiz
     }
     let imb = calculate_imbalance(dst, sds);
     (imb.imbalance != 0).then_some((i, imb))
+}
+
+/// `sched_balance_find_src_rq`: the CPU of the busiest group to pull from, among
+/// (cpu, statistics) pairs.
+pub fn find_src_rq(
+    dst: &Dst,
+    imb: &Imbalance,
+    cpus: impl Iterator<Item = (usize, CpuStats)>,
+) -> Option<usize> {
+    let mut busiest = None;
+    let (mut busiest_load, mut busiest_capacity, mut busiest_util, mut busiest_nr) = (0, 1, 0, 0);
+    for (cpu, c) in cpus {
+        let nr = c.h_nr_queued;
+        if nr == 0 {
+            continue;
+        }
+        // Higher per-CPU capacity beats balancing average load.
+        if dst.sd_flags & SD_ASYM_CPUCAPACITY != 0
+            && !capacity_greater(dst.capacity, c.capacity)
+            && nr == 1
+        {
+            continue;
+        }
+        match imb.migration_type {
+            MigrationType::Load => {
+                if nr == 1 && c.load as i64 > imb.imbalance && !c.capacity_reduced {
+                    continue;
+                }
+                // max(load / capacity), cross-multiplied.
+                if c.load * busiest_capacity > busiest_load * c.capacity {
+                    (busiest_load, busiest_capacity, busiest) = (c.load, c.capacity, Some(cpu));
+                }
+            }
+            MigrationType::Util => {
+                if nr > 1 && busiest_util < c.util_boost {
+                    (busiest_util, busiest) = (c.util_boost, Some(cpu));
+                }
+            }
+            MigrationType::Task => {
+                if busiest_nr < nr {
+                    (busiest_nr, busiest) = (nr, Some(cpu));
+                }
+            }
+            MigrationType::Misfit => {
+                if c.misfit_task_load > busiest_load {
+                    (busiest_load, busiest) = (c.misfit_task_load, Some(cpu));
+                }
+            }
+        }
+    }
+    busiest
 }
