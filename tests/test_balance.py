@@ -1,0 +1,41 @@
+"""Load balancing (fair.c, 6.12): what the periodic, NOHZ idle and newly idle balances do
+on small machines, against bounds worked out from the domains' intervals."""
+
+import schedlab
+
+
+def test_four_hogs_started_on_one_cpu_end_two_and_two():
+    # smp:2: one MC domain over both CPUs (groups of one CPU, imbalance_pct 117, intervals
+    # 2-4 ms, busy_factor 16, HZ=250). Four hogs start pinned to CPU 0 for 1 ms of work, then
+    # may run anywhere. CPU 1 is idle, so CPU 0's tick kicks it (NOHZ): as an idle CPU it pulls
+    # half of the excess, by tasks. Then CPU 1 is busy and balances itself at most every
+    # 4 ms × 16 − 1 jiffy = 60 ms: by load, each failed pass halving the load a task may bring
+    # (shr_bound on nr_balance_failed), so it takes a second hog within 4 passes: by
+    # 8 + 4 · 60 = 248 ms. Over 10 s each hog then runs half the time (±1%: losing at most a
+    # third of 248 ms).
+    w = {"global": {"duration": 10}, "tasks": {"h": {"instance": 4, "loop": 1, "phases": {
+        "p0": {"cpus": [0], "run": 1000}, "p1": {"cpus": [0, 1], "run": 100_000_000}}}}}
+    r = schedlab.run(w, "smp:2", duration_ns=10**10)
+    moves = r.events[r.events.event == "sched_migrate_task"]
+    # Moves at 0 are the pinned phase taking back the hogs forked on CPU 1.
+    balance = moves[moves.ts > 10**9]
+    assert (balance.ts - 10**9).max() <= 248_000_000
+    assert sorted(r.tasks.cpu) == [0, 0, 1, 1]
+    assert all(abs(u - 0.5) <= 0.01 for u in r.tasks.utilization), r.tasks.utilization.tolist()
+
+
+def test_a_cpu_going_idle_pulls_a_waiting_task_at_once():
+    # smp:2: two hogs on CPU 0 (pinned for their first 1 ms), one task of 10 ms pinned to CPU 1.
+    # Before 10 ms CPU 1 is busy: its own periodic balance (at its first tick, 4 ms) finds
+    # CPU 0 overloaded against its fully busy self and asks for load min((2048 − 1536)·1024,
+    # (1536 − 1024)·1024)/1024 = 512, less than a hog's 1023: nothing moves, and the next
+    # pass is 28 ms away. At 10 ms the task exits: CPU 1, newly idle, balances at once and
+    # pulls one task (the excess halved) — the hog waiting on CPU 0, which last ran a tick
+    # (4 ms) before, colder than the 0.5 ms of sysctl_sched_migration_cost.
+    w = {"global": {"duration": 1}, "tasks": {
+        "h": {"instance": 2, "loop": 1, "phases": {"p0": {"cpus": [0], "run": 1000},
+                                                   "p1": {"cpus": [0, 1], "run": 100_000_000}}},
+        "t": {"cpus": [1], "loop": 1, "run": 10_000}}}
+    r = schedlab.run(w, "smp:2")
+    moves = r.events[(r.events.event == "sched_migrate_task") & (r.events.ts > 10**9)]
+    assert list(zip(moves.ts - 10**9, moves.cpu, moves.target_cpu))[:1] == [(10_000_000, 0, 1)]
