@@ -113,15 +113,15 @@ pub struct Switch {
 }
 
 /// A switch that takes any value above zero, the same under both presets.
-macro_rules! positive {
-    ($key:literal, $doc:literal, $preset:literal, $field:ident) => {
+macro_rules! ranged {
+    ($key:literal, $doc:literal, $preset:literal, $field:ident, $range:expr) => {
         Switch {
             key: $key,
             doc: $doc,
             preset: [$preset, $preset],
             get: |f| f.$field.to_string(),
             set: |f, v| {
-                f.$field = v.parse().ok().filter(|&v| v > 0)?;
+                f.$field = v.parse().ok().filter(|v| ($range).contains(v))?;
                 Some(())
             },
         }
@@ -202,29 +202,33 @@ pub const SWITCHES: [Switch; 17] = [
             Some(())
         },
     },
-    positive!(
+    ranged!(
         "fair.base_slice_ns",
         "EEVDF base slice, normalised (sysctl_sched_base_slice)",
         "700000",
-        base_slice_ns
+        base_slice_ns,
+        1..
     ),
-    positive!(
+    ranged!(
         "fair.latency_ns",
         "CFS sched_latency, normalised",
         "6000000",
-        latency_ns
+        latency_ns,
+        1..
     ),
-    positive!(
+    ranged!(
         "fair.min_granularity_ns",
         "CFS min_granularity, normalised",
         "750000",
-        min_granularity_ns
+        min_granularity_ns,
+        1..
     ),
-    positive!(
+    ranged!(
         "fair.wakeup_granularity_ns",
         "CFS wakeup_granularity, normalised",
         "1000000",
-        wakeup_granularity_ns
+        wakeup_granularity_ns,
+        1..
     ),
     Switch {
         key: "rt.throttling",
@@ -240,21 +244,19 @@ pub const SWITCHES: [Switch; 17] = [
             Some(())
         },
     },
-    Switch {
-        key: "timer.slack_ns",
-        doc: "a fair task's sleep timer slack (timer_slack_ns): 0 .. 1000000000",
-        preset: ["50000", "50000"],
-        get: |f| f.timer_slack_ns.to_string(),
-        set: |f, v| {
-            f.timer_slack_ns = v.parse().ok().filter(|&v| v <= 1_000_000_000)?;
-            Some(())
-        },
-    },
-    positive!(
+    ranged!(
+        "timer.slack_ns",
+        "a fair task's sleep timer slack (timer_slack_ns): 0 .. 1000000000",
+        "50000",
+        timer_slack_ns,
+        0..=1_000_000_000
+    ),
+    ranged!(
         "rt.rr_timeslice_ms",
         "sched_rr_timeslice_ms: SCHED_RR slice, > 0",
         "100",
-        rr_timeslice_ms
+        rr_timeslice_ms,
+        1..
     ),
     Switch {
         key: "dl.grub",
