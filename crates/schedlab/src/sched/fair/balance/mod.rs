@@ -17,7 +17,7 @@ use crate::time::Ns;
 use migrate::LbEnv;
 use stats::{
     find_src_group, find_src_rq, update_sg_lb_stats, CpuIdleType, CpuStats, Dst, GroupInfo,
-    SdLbStats,
+    Imbalance, SdLbStats,
 };
 
 /// `sysctl_sched_migration_cost`: 0.5 ms.
@@ -59,8 +59,10 @@ impl Sched {
     /// child domain's flags (none at the lowest level, whose child was degenerate), cores.
     fn lb_group_info(&self, cpu: usize, level: usize, span: &[usize]) -> GroupInfo {
         let caps = span.iter().map(|&c| self.rqs[c].cpu_capacity);
-        let mut cores: Vec<usize> = span.iter().map(|&c| self.topo.cores[c]).collect();
-        cores.dedup();
+        let core = |c: usize| self.topo.cores[c];
+        let cores = (span.iter().enumerate())
+            .filter(|&(i, &c)| !span[..i].iter().any(|&d| core(d) == core(c)))
+            .count();
         GroupInfo {
             capacity: caps.clone().sum(),
             min_capacity: caps.clone().min().unwrap_or(0),
@@ -70,7 +72,7 @@ impl Sched {
                 .checked_sub(1)
                 .map_or(0, |c| self.topo.domains[cpu][c].flags),
             imbalance: false,
-            cores: cores.len() as u32,
+            cores: cores as u32,
         }
     }
 
@@ -116,37 +118,14 @@ impl Sched {
             self.balanced(cpu, level, idle, false);
             return (0, false);
         }
-        let sd = self.topo.domains[cpu][level].clone();
         if level == 0 {
             self.update_cpu_capacity(cpu, h);
         }
-        let dst = Dst {
-            sd_flags: sd.flags,
-            imbalance_pct: sd.imbalance_pct as u64,
-            imb_numa_nr: 0,
-            idle,
-            capacity: self.rqs[cpu].cpu_capacity,
-            core_idle: self.is_core_idle(cpu),
-        };
-        let mut sds = SdLbStats::new();
-        for (i, span) in sd.groups.iter().enumerate() {
-            let g = self.lb_group_info(cpu, level, span);
-            let cpus = span.iter().map(|&c| self.lb_cpu_stats(c, &sd));
-            let (s, _, _) = update_sg_lb_stats(&dst, &g, i == 0, cpus);
-            sds.add_group(&dst, i, g, s, i == 0);
-        }
-        let Some((busiest, imb)) = find_src_group(&dst, &mut sds, false) else {
+        let Some((src, imb)) = self.find_src(cpu, level, idle) else {
             self.balanced(cpu, level, idle, false);
             return (0, true);
         };
-        let cpus = sd.groups[busiest]
-            .iter()
-            .map(|&c| (c, self.lb_cpu_stats(c, &sd)));
-        let Some(src) = find_src_rq(&dst, &imb, cpus) else {
-            self.balanced(cpu, level, idle, false);
-            return (0, true);
-        };
-        let mut env = LbEnv::new(cpu, src, idle, imb, &sd);
+        let mut env = LbEnv::new(cpu, src, idle, imb, &self.topo.domains[cpu][level]);
         let moved = if self.nr_running(src) > 1 {
             self.detach_attach(&mut env, h)
         } else {
@@ -166,6 +145,32 @@ impl Sched {
         }
         sd.balance_interval = sd.min_interval; // unbalanced: balance again soon
         (moved, true)
+    }
+
+    /// `sched_balance_find_src_group` then `sched_balance_find_src_rq` for `cpu`'s domain
+    /// `level`: the CPU to pull from and what to pull, or None when balanced.
+    fn find_src(&self, cpu: usize, level: usize, idle: CpuIdleType) -> Option<(usize, Imbalance)> {
+        let sd = &self.topo.domains[cpu][level];
+        let dst = Dst {
+            sd_flags: sd.flags,
+            imbalance_pct: sd.imbalance_pct as u64,
+            imb_numa_nr: 0,
+            idle,
+            capacity: self.rqs[cpu].cpu_capacity,
+            core_idle: self.is_core_idle(cpu),
+        };
+        let mut sds = SdLbStats::new();
+        for (i, span) in sd.groups.iter().enumerate() {
+            let g = self.lb_group_info(cpu, level, span);
+            let cpus = span.iter().map(|&c| self.lb_cpu_stats(c, sd));
+            let (s, _, _) = update_sg_lb_stats(&dst, &g, i == 0, cpus);
+            sds.add_group(&dst, i, g, s, i == 0);
+        }
+        let (busiest, imb) = find_src_group(&dst, &mut sds, false)?;
+        let cpus = sd.groups[busiest]
+            .iter()
+            .map(|&c| (c, self.lb_cpu_stats(c, sd)));
+        Some((find_src_rq(&dst, &imb, cpus)?, imb))
     }
 
     /// `out_balanced`: no failure counted, and the interval backs off (up to twice the
