@@ -61,6 +61,24 @@ impl Sched {
                 );
             }
         }
+        // rq->cfs_tasks lists each queued fair task of its CPU, once.
+        for (cpu, rq) in self.rqs.iter().enumerate() {
+            let queued = (self.tasks.iter().enumerate())
+                .filter(|(_, t)| {
+                    let se = &self.ses[t.se as usize];
+                    se.on_rq && se.cfs_rq as usize == cpu
+                })
+                .count();
+            let listed = rq.cfs_tasks.iter().filter(|&&p| {
+                let se = &self.ses[self.tasks[p as usize].se as usize];
+                se.on_rq && se.cfs_rq as usize == cpu
+            });
+            assert!(
+                listed.count() == queued && rq.cfs_tasks.len() == queued,
+                "CPU {cpu}'s cfs_tasks {:?} are not its {queued} queued fair tasks",
+                rq.cfs_tasks
+            );
+        }
         for (id, t) in self.tasks.iter().enumerate() {
             if t.state == TaskState::Running {
                 assert_eq!(

@@ -14,7 +14,7 @@ use crate::kernel::Kernel;
 use crate::platform::load_builtin;
 use crate::time::Ns;
 
-const T0: Ns = 1_000_000_000;
+pub(crate) const T0: Ns = 1_000_000_000;
 const MS: Ns = 1_000_000;
 
 /// A machine that only records: timers armed, CPUs rescheduled, switches.
@@ -55,7 +55,7 @@ impl Hooks for Recorder {
     fn cpufreq_update_util(&mut self, _s: &mut Sched, _cpu: usize, _hook: Hook) {}
 }
 
-fn machine(platform: &str, kernel: Kernel) -> (Sched, Recorder) {
+pub(crate) fn machine(platform: &str, kernel: Kernel) -> (Sched, Recorder) {
     let plat = load_builtin(platform).unwrap();
     let s = Sched::new(&plat, Features::preset(kernel), false, T0);
     let h = Recorder {
@@ -65,7 +65,7 @@ fn machine(platform: &str, kernel: Kernel) -> (Sched, Recorder) {
     (s, h)
 }
 
-fn attr(policy: Policy) -> SchedAttr {
+pub(crate) fn attr(policy: Policy) -> SchedAttr {
     SchedAttr {
         policy,
         nice: 0,
@@ -90,7 +90,12 @@ fn fork(s: &mut Sched, h: &mut Recorder, a: SchedAttr) -> u32 {
 }
 
 /// Fork a task allowed on `cpus` only (None: every CPU).
-fn fork_on(s: &mut Sched, h: &mut Recorder, a: SchedAttr, cpus: Option<&[usize]>) -> u32 {
+pub(crate) fn fork_on(
+    s: &mut Sched,
+    h: &mut Recorder,
+    a: SchedAttr,
+    cpus: Option<&[usize]>,
+) -> u32 {
     let id = s.tasks.len() as u32;
     let mask = cpus.map(|cpus| (0..s.rqs.len()).map(|c| cpus.contains(&c)).collect());
     assert!(s.wake_up_new_task(1000 + id, format!("t{id}"), &a, mask, None, h));

@@ -241,3 +241,111 @@ fn the_busiest_of_two_overloaded_groups_has_the_higher_avg_load() {
     );
     assert_eq!(sds.busiest.map(|(i, _)| i), Some(1));
 }
+
+mod hot {
+    use super::super::stats::CpuIdleType;
+    use crate::kernel::Kernel;
+    use crate::sched::tests::{attr, fork_on, machine, T0};
+    use crate::sched::uapi::Policy;
+
+    const US: u64 = 1_000;
+
+    /// smp:2: t0 and t1 forked on CPU 0 (then allowed everywhere), t0 running; at 1 ms t0
+    /// yields to t1, which charges t0 up to then (exec_start = 1 ms). CPU 1, idle, balances
+    /// `after` µs later: CPU 0's group has spare capacity but two tasks (the fresh tasks'
+    /// util is half a CPU) against none, one CPU each: by tasks, one. The least recently
+    /// picked queued task is t0. Returns the balancer and the tasks' ids.
+    fn two_on_cpu0(after: u64) -> (crate::sched::Sched, crate::sched::tests::Recorder) {
+        let (mut s, mut h) = machine("smp:2", Kernel::V6_12);
+        for _ in 0..2 {
+            let t = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
+            s.set_cpus_allowed(t, vec![true, true], &mut h);
+        }
+        assert_eq!(s.rqs[0].curr, Some(0));
+        h.now = T0 + 1000 * US;
+        s.sched_yield(0, &mut h);
+        assert_eq!(s.rqs[0].curr, Some(1));
+        h.now += after * US;
+        (s, h)
+    }
+
+    #[test]
+    fn a_task_that_ran_within_the_migration_cost_stays_until_balancing_fails_enough() {
+        // 200 µs after it ran, t0 is hot (< 500 µs). MC's cache_nice_tries is 1: the first
+        // two passes fail (nr_balance_failed 0, then 1, not above 1), the third takes it.
+        let (mut s, mut h) = two_on_cpu0(200);
+        for failed in 0..2 {
+            assert_eq!(s.topo.domains[1][0].nr_balance_failed, failed);
+            assert_eq!(s.sched_balance_rq(1, 0, CpuIdleType::Idle, &mut h).0, 0);
+        }
+        assert_eq!(s.sched_balance_rq(1, 0, CpuIdleType::Idle, &mut h).0, 1);
+        assert_eq!(
+            (s.tasks[0].cpu, s.topo.domains[1][0].nr_balance_failed),
+            (1, 0)
+        );
+    }
+
+    #[test]
+    fn a_task_that_ran_longer_ago_than_the_migration_cost_moves_at_once() {
+        let (mut s, mut h) = two_on_cpu0(600);
+        assert_eq!(s.sched_balance_rq(1, 0, CpuIdleType::Idle, &mut h).0, 1);
+        assert_eq!(s.tasks[0].cpu, 1);
+    }
+
+    #[test]
+    fn tasks_pinned_away_from_the_idle_cpu_stay() {
+        // t0 allowed on CPU 0 only again: it cannot go (LBF_SOME_PINNED; no other CPU in CPU
+        // 1's group to try instead). t1 is allowed but running: not all pinned, so a failure
+        // (nr_balance_failed 1) with the interval at its minimum, 2 ms.
+        let (mut s, mut h) = two_on_cpu0(600);
+        s.set_cpus_allowed(0, vec![true, false], &mut h);
+        assert_eq!(s.sched_balance_rq(1, 0, CpuIdleType::Idle, &mut h).0, 0);
+        let sd = &s.topo.domains[1][0];
+        assert_eq!(
+            (s.tasks[0].cpu, sd.nr_balance_failed, sd.balance_interval),
+            (0, 1, 2)
+        );
+        // Both pinned: LBF_ALL_PINNED, balanced at this level (no failure), interval doubled.
+        s.set_cpus_allowed(1, vec![true, false], &mut h);
+        assert_eq!(s.sched_balance_rq(1, 0, CpuIdleType::Idle, &mut h).0, 0);
+        let sd = &s.topo.domains[1][0];
+        assert_eq!((sd.nr_balance_failed, sd.balance_interval), (0, 4));
+    }
+}
+
+mod intervals {
+    use crate::kernel::Kernel;
+    use crate::sched::tests::machine;
+
+    #[test]
+    fn a_busy_cpu_balances_busy_factor_times_less_often_less_a_jiffy() {
+        // smp:n's MC domain: balance_interval starts at n ms (min_interval), max 2n ms.
+        // HZ=250 (4 ms jiffies): busy, 2 ms × 16 = 32 ms = 8 jiffies, less one: 7; backed off
+        // to 4 ms: 64 ms = 16 − 1 = 15; idle: 2 ms rounds up to 1 jiffy. smp:16 backed off:
+        // 32 ms × 16 = 512 ms = 128 jiffies − 1, under max_load_balance_interval (HZ·16/10 =
+        // 400). HZ=100: 32 ms is 3.2 jiffies, rounded up to 4, less one: 3.
+        let (mut s, _) = machine("smp:2", Kernel::V6_12);
+        let sd = s.topo.domains[0][0].clone();
+        assert_eq!(
+            (
+                s.sd_balance_interval(&sd, true),
+                s.sd_balance_interval(&sd, false)
+            ),
+            (7, 1)
+        );
+        let backed = crate::sched::topology::SchedDomain {
+            balance_interval: sd.max_interval,
+            ..sd.clone()
+        };
+        assert_eq!(s.sd_balance_interval(&backed, true), 15);
+        let (s16, _) = machine("smp:16", Kernel::V6_12);
+        let sd16 = &s16.topo.domains[0][0];
+        let sd16 = crate::sched::topology::SchedDomain {
+            balance_interval: sd16.max_interval,
+            ..sd16.clone()
+        };
+        assert_eq!(s16.sd_balance_interval(&sd16, true), 127);
+        s.feat.set("hz=100").unwrap();
+        assert_eq!(s.sd_balance_interval(&sd, true), 3);
+    }
+}
