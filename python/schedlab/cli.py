@@ -104,6 +104,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--trace", metavar="FILE", help="write a trace-cmd report text trace (LISA, Perfetto)")
     r.add_argument("--log-dir", metavar="DIR", help="write rt-app per-thread logs there")
     r.add_argument("--summary", metavar="FILE.json", help="write the run summary as JSON")
+    r.add_argument("--schedstat", metavar="FILE",
+                   help="write /proc/schedstat as it reads at the end of the run (version 16; 15 under 6.1)")
     r.add_argument("--json-c", action="store_true",
                    help="read repeated keys as rt-app's json-c does (default: workgen, keep them in order)")
     r.add_argument("--top", type=_count, default=30, metavar="N",
@@ -226,8 +228,8 @@ def _run(args) -> int:
                 bar.update(job, completed=now / 1e9, total=None if total is None else total / 1e9)
 
             r = run(args.workload, args.platform, kernel=args.kernel, sets=sets, features=args.feature,
-                    duration_ns=args.duration, trace=args.trace, log_dir=args.log_dir, json_c=args.json_c,
-                    frames=False, progress=progress)
+                    duration_ns=args.duration, trace=args.trace, log_dir=args.log_dir,
+                    schedstat=args.schedstat, json_c=args.json_c, frames=False, progress=progress)
         if summary:
             import json
 

@@ -195,7 +195,7 @@ fn kernel_of(name: &str) -> PyResult<Kernel> {
 /// the GIL released; `progress(simulated_ns, total_ns or None)` is called as it goes, and
 /// an exception it raises (or a pending Ctrl-C) stops the run and is raised again here.
 #[pyfunction]
-#[pyo3(signature = (path, text, origin, platform, kernel, sets, features, duration_ns, trace, log_dir, json_c, frames, progress))]
+#[pyo3(signature = (path, text, origin, platform, kernel, sets, features, duration_ns, trace, log_dir, schedstat, json_c, frames, progress))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -209,6 +209,7 @@ fn run<'py>(
     duration_ns: Option<u64>,
     trace: Option<std::path::PathBuf>,
     log_dir: Option<std::path::PathBuf>,
+    schedstat: Option<std::path::PathBuf>,
     json_c: bool,
     frames: bool,
     progress: Py<PyAny>,
@@ -227,6 +228,7 @@ fn run<'py>(
         duration: duration_ns,
         trace,
         log_dir,
+        schedstat,
         frames,
         dialect: if json_c {
             Dialect::JsonC

@@ -8,7 +8,7 @@ use crate::kernel::Kernel;
 use crate::output::{Staged, StagedDir};
 use crate::platform::{self, Platform};
 use crate::sched::features::Features;
-use crate::sim::{RunOptions, Sim};
+use crate::sim::{RunOptions, Sim, SIM_START};
 use crate::time::Ns;
 use crate::trace::{Frames, FtraceWriter, RtappLogs, SharedFrames};
 use crate::workload::{self, Dialect, Workload};
@@ -33,6 +33,8 @@ pub struct RunSpec {
     pub duration: Option<Ns>,
     pub trace: Option<PathBuf>,
     pub log_dir: Option<PathBuf>,
+    /// Write `/proc/schedstat` as it reads at the end of the run there.
+    pub schedstat: Option<PathBuf>,
     /// Keep events and signals as columns (`RunResult::frames`).
     pub frames: bool,
     pub dialect: Dialect,
@@ -190,6 +192,13 @@ fn simulate(
         sim.observe(Box::new(observer));
         logs = Some(done);
     }
+    let schedstat = match &spec.schedstat {
+        Some(path) => Some((
+            path,
+            Staged::create(path).map_err(|e| io_error("cannot write the schedstat", path, e))?,
+        )),
+        None => None,
+    };
     let frames = spec.frames.then(Frames::shared);
     if let Some(f) = &frames {
         sim.observe(Box::new(f.clone()));
@@ -206,6 +215,13 @@ fn simulate(
     };
     if let Some(t) = trace {
         commit(t)?;
+    }
+    if let Some((path, (staged, mut file))) = schedstat {
+        let jiffies = (SIM_START + sim.elapsed()) / sim.sched().tun.tick_ns;
+        let text = crate::trace::schedstat::render(sim.sched(), spec.kernel, jiffies);
+        std::io::Write::write_all(&mut file, text.as_bytes())
+            .map_err(|e| io_error("cannot write the schedstat", path, e))?;
+        commit(staged)?;
     }
     for staged in logs.map(|d| d.take()).unwrap_or_default() {
         commit(staged)?;

@@ -162,6 +162,7 @@ impl Sched {
             dl: self.dls.len() as u32,
             woken_at: None,
             pi_blocked_on: None,
+            sched_info: Default::default(),
             stats: SchedStats {
                 created_at: now,
                 ..Default::default()
@@ -359,6 +360,7 @@ impl Sched {
 
     /// `activate_task`: enqueue, and mark runnable.
     fn activate<H: Hooks>(&mut self, id: u32, cpu: usize, flags: u32, h: &mut H) {
+        self.tasks[id as usize].sched_info.enqueue(h.now());
         let class = self.class(id);
         self.on_rq(cpu, h, |rq, env| class.enqueue_task(rq, env, id, flags));
         // enqueue_task: uclamp_rq_inc after the class (a delayed task is not RUNNABLE).
@@ -366,6 +368,20 @@ impl Sched {
         self.set_state(id, TaskState::Runnable, h.now());
         if flags & ENQUEUE_WAKEUP != 0 {
             h.cpufreq_update_util(self, cpu, Hook::Wakeup);
+        }
+    }
+
+    /// `ttwu_stat`: a wakeup counted on the waking CPU's runqueue, local or, for a task
+    /// going to another CPU, on the waker's lowest domain spanning both.
+    fn ttwu_stat(&mut self, waker_cpu: usize, cpu: usize) {
+        let rq = &mut self.rqs[waker_cpu].stats;
+        rq.ttwu_count += 1;
+        if cpu == waker_cpu {
+            rq.ttwu_local += 1;
+        } else if let Some(sd) =
+            (self.topo.domains[waker_cpu].iter_mut()).find(|sd| sd.span.contains(&cpu))
+        {
+            sd.stats.ttwu_wake_remote += 1;
         }
     }
 
@@ -380,6 +396,7 @@ impl Sched {
         t.woken_at = Some(now);
         let prev = t.cpu;
         if self.ses[t.se as usize].on_rq {
+            self.ttwu_stat(waker_cpu, prev);
             // ttwu_runnable: still queued (delayed dequeue); requeue where it is.
             self.update_rq_clock(prev, now);
             let flags = (ENQUEUE_WAKEUP, WF_TTWU);
@@ -401,6 +418,7 @@ impl Sched {
             return true;
         }
         let cpu = self.select_task_rq(id, prev, WF_TTWU);
+        self.ttwu_stat(waker_cpu, cpu);
         if h.tracing() {
             let waking = Tracepoint::Waking {
                 task: id,
@@ -463,6 +481,8 @@ impl Sched {
 
     /// `deactivate_task` of a migrating task (TASK_ON_RQ_MIGRATING): off `from`'s queues.
     pub(crate) fn detach_task<H: Hooks>(&mut self, id: u32, from: usize, h: &mut H) {
+        let t = &mut self.tasks[id as usize];
+        t.sched_info.dequeue(&mut self.rqs[from].stats, h.now());
         let class = self.class(id);
         self.uclamp_dec(id, from);
         self.on_rq(from, h, |rq, env| {
@@ -477,6 +497,7 @@ impl Sched {
         self.on_rq(from, h, |rq, env| class.migrate_task_rq(rq, env, id, true));
         self.set_task_cpu(id, from, to, h);
         self.update_rq_clock(to, h.now());
+        self.tasks[id as usize].sched_info.enqueue(h.now());
         self.on_rq(to, h, |rq, env| {
             class.enqueue_task(rq, env, id, ENQUEUE_MIGRATING | ENQUEUE_MIGRATED)
         });
@@ -548,8 +569,9 @@ impl Sched {
             next.map(|(_, n)| n)
         });
         self.rqs[cpu].curr = next;
+        self.rqs[cpu].stats.sched_count += 1; // schedule_debug
         let prev_state = if next != prev {
-            self.account_switch(prev, next, h.now())
+            self.account_switch(cpu, prev, next, h.now())
         } else {
             PrevState::Runnable
         };
@@ -567,10 +589,18 @@ impl Sched {
         class.balance(self, cpu, prev, h);
     }
 
-    /// The states and statistics of a switch from `prev` to `next`.
+    /// The states and statistics of a switch from `prev` to `next` on `cpu`, with
+    /// `sched_info_switch` and, to idle, `sched_goidle`.
     #[inline]
-    fn account_switch(&mut self, prev: Option<u32>, next: Option<u32>, now: u64) -> PrevState {
+    fn account_switch(
+        &mut self,
+        cpu: usize,
+        prev: Option<u32>,
+        next: Option<u32>,
+        now: u64,
+    ) -> PrevState {
         let mut prev_state = PrevState::Runnable;
+        let rq = &mut self.rqs[cpu].stats;
         if let Some(p) = prev {
             let t = &mut self.tasks[p as usize];
             match t.state {
@@ -581,9 +611,13 @@ impl Sched {
                 TaskState::Dead => prev_state = PrevState::Dead,
                 _ => prev_state = PrevState::Sleeping,
             }
+            let runnable = t.state == TaskState::Runnable;
+            t.sched_info.depart(rq, now, runnable);
         }
+        rq.sched_goidle += next.is_none() as u32; // set_next_task_idle
         if let Some(n) = next {
             let t = &mut self.tasks[n as usize];
+            t.sched_info.arrive(rq, now);
             t.set_state(TaskState::Running, now);
             if let Some(w) = t.woken_at.take() {
                 t.stats.wakeup_latencies.record(now - w);
@@ -650,6 +684,7 @@ impl Sched {
     /// `sched_yield()`.
     pub fn sched_yield<H: Hooks>(&mut self, id: u32, h: &mut H) {
         let cpu = self.tasks[id as usize].cpu;
+        self.rqs[cpu].stats.yld_count += 1;
         self.update_rq_clock(cpu, h.now());
         let class = self.class(id);
         self.on_rq(cpu, h, |rq, env| class.yield_task(rq, env, id));

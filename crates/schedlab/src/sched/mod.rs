@@ -19,6 +19,7 @@ pub mod pelt;
 pub mod rq;
 pub mod rt;
 pub mod rtmutex;
+pub mod stats;
 pub mod task;
 pub mod topology;
 pub mod uapi;

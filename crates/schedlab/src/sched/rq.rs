@@ -5,6 +5,7 @@ use super::clock_pelt::RqClock;
 use super::deadline::DlRq;
 use super::pelt::{update_class_avg, SchedAvg};
 use super::rt::RtRq;
+use super::stats::RqStats;
 use super::uclamp::UclampRq;
 use crate::time::Ns;
 
@@ -34,6 +35,8 @@ pub struct Rq {
     /// `rq->cfs_tasks`: the queued fair tasks, least recently picked first (the kernel's
     /// list read from its tail, where load balancing starts).
     pub cfs_tasks: Vec<u32>,
+    /// Its schedstat counters.
+    pub stats: RqStats,
 }
 
 impl Rq {
@@ -57,6 +60,7 @@ impl Rq {
             cpu_capacity: capacity,
             uclamp: UclampRq::default(),
             cfs_tasks: Vec::new(),
+            stats: RqStats::default(),
         }
     }
 

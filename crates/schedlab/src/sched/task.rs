@@ -6,6 +6,7 @@ use super::fair::SeId;
 use super::uapi::Policy;
 use super::uclamp::{TaskUclamp, UCLAMP_MAX, UCLAMP_MIN};
 use crate::sched::latency::Latencies;
+use crate::sched::stats::SchedInfo;
 use crate::time::Ns;
 
 /// `p->__state` as schedlab tracks it.
@@ -67,6 +68,8 @@ pub struct SchedTask {
     /// The mutex the thread waits to lock (`p->pi_blocked_on`).
     pub pi_blocked_on: Option<u32>,
     pub stats: SchedStats,
+    /// `p->sched_info`: what schedstat's run_delay and rq_cpu_time are counted from.
+    pub sched_info: SchedInfo,
 }
 
 impl SchedTask {

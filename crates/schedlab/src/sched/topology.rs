@@ -7,6 +7,7 @@
 //! LLC collapses to the SMT siblings).
 
 use crate::platform::{Cpu, Platform};
+use crate::sched::stats::SdStats;
 use crate::time::Ns;
 
 // The `SD_*` flags in include/linux/sched/sd_flags.h order (bit i is the i-th).
@@ -71,6 +72,8 @@ pub struct SchedDomain {
     /// `last_balance`, ns.
     pub last_balance: Ns,
     pub nr_balance_failed: u32,
+    /// Its schedstat counters.
+    pub stats: SdStats,
 }
 
 impl SchedDomain {
@@ -204,6 +207,7 @@ fn sd_init(plat: &Platform, level: usize, span: Vec<usize>, now: Ns) -> SchedDom
         balance_interval: weight,
         last_balance: now,
         nr_balance_failed: 0,
+        stats: SdStats::default(),
     }
 }
 

@@ -5,6 +5,7 @@
 mod frames;
 mod ftrace;
 mod rtapp_log;
+pub mod schedstat;
 
 pub use frames::{
     EventColumns, Frames, SharedFrames, SignalColumns, EVENT_NAMES, NONE, SIGNAL_NAMES,

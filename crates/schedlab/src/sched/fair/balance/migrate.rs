@@ -34,6 +34,10 @@ pub(super) struct LbEnv {
     loops: u32,
     loop_max: u32,
     loop_break: u32,
+    /// The task being examined is cache hot but may go (`p->sched_task_hot`), and how many
+    /// such went (`lb_hot_gained`).
+    task_hot: bool,
+    pub(super) hot_gained: u32,
 }
 
 impl LbEnv {
@@ -58,6 +62,8 @@ impl LbEnv {
             loops: 0,
             loop_max: 0,
             loop_break: NR_MIGRATE,
+            task_hot: false,
+            hot_gained: 0,
         }
     }
 
@@ -130,6 +136,7 @@ impl Sched {
             }
             self.detach_task(p, src, h);
             detached.push(p);
+            env.hot_gained += std::mem::take(&mut env.task_hot) as u32;
             // A preemptible kernel stops a newly idle pass at the first task.
             if env.idle == CpuIdleType::NewlyIdle || env.imb.imbalance <= 0 {
                 break;
@@ -177,6 +184,7 @@ impl Sched {
     /// `can_migrate_task`: allowed on the destination (else remember another CPU of the local
     /// group that is, `LBF_DST_PINNED`), not running, and cache cold or too many failures.
     fn can_migrate_task(&self, p: u32, env: &mut LbEnv) -> bool {
+        env.task_hot = false;
         let t = &self.tasks[p as usize];
         if !t.cpus_mask[env.dst_cpu] {
             env.flags |= LBF_SOME_PINNED;
@@ -193,7 +201,9 @@ impl Sched {
         if self.rqs[env.src_cpu].curr == Some(p) {
             return false;
         }
-        !self.task_hot(p, env) || env.nr_balance_failed > env.cache_nice_tries
+        let hot = self.task_hot(p, env);
+        env.task_hot = hot;
+        !hot || env.nr_balance_failed > env.cache_nice_tries
     }
 
     /// `task_hot`: a fair task that ran on its CPU within `sysctl_sched_migration_cost`, or

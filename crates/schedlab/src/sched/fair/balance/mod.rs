@@ -23,6 +23,13 @@ use stats::{
 /// `sysctl_sched_migration_cost`: 0.5 ms.
 pub const MIGRATION_COST_NS: Ns = 500_000;
 
+/// Why a pass found nothing to pull: no busier group (`lb_nobusyg`), or no busier queue in
+/// it (`lb_nobusyq`).
+enum NoBusiest {
+    Group,
+    Queue,
+}
+
 /// `MAX_PINNED_INTERVAL`, ms: how far the interval backs off when every task is pinned.
 const MAX_PINNED_INTERVAL: u64 = 512;
 
@@ -114,6 +121,8 @@ impl Sched {
         idle: CpuIdleType,
         h: &mut H,
     ) -> (u32, bool) {
+        let i = idle as usize;
+        self.topo.domains[cpu][level].stats.lb_count[i] += 1;
         if !self.should_we_balance(cpu, level, idle) {
             self.balanced(cpu, level, idle, false);
             return (0, false);
@@ -121,22 +130,35 @@ impl Sched {
         if level == 0 {
             self.update_cpu_capacity(cpu, h);
         }
-        let Some((src, imb)) = self.find_src(cpu, level, idle) else {
-            self.balanced(cpu, level, idle, false);
-            return (0, true);
+        let (src, imb) = match self.find_src(cpu, level, idle) {
+            Ok(found) => found,
+            Err(none) => {
+                let st = &mut self.topo.domains[cpu][level].stats;
+                match none {
+                    NoBusiest::Group => st.lb_nobusyg[i] += 1,
+                    NoBusiest::Queue => st.lb_nobusyq[i] += 1,
+                }
+                self.balanced(cpu, level, idle, false);
+                return (0, true);
+            }
         };
+        self.topo.domains[cpu][level].stats.lb_imbalance[i] += imb.imbalance as u64;
         let mut env = LbEnv::new(cpu, src, idle, imb, &self.topo.domains[cpu][level]);
         let moved = if self.nr_running(src) > 1 {
             self.detach_attach(&mut env, h)
         } else {
             0
         };
+        let sd = &mut self.topo.domains[cpu][level];
+        sd.stats.lb_gained[i] += moved;
+        sd.stats.lb_hot_gained[i] += env.hot_gained;
         if env.all_pinned() {
             self.balanced(cpu, level, idle, true);
             return (0, true);
         }
         let sd = &mut self.topo.domains[cpu][level];
         if moved == 0 {
+            sd.stats.lb_failed[i] += 1;
             if idle != CpuIdleType::NewlyIdle {
                 sd.nr_balance_failed += 1;
             }
@@ -148,8 +170,13 @@ impl Sched {
     }
 
     /// `sched_balance_find_src_group` then `sched_balance_find_src_rq` for `cpu`'s domain
-    /// `level`: the CPU to pull from and what to pull, or None when balanced.
-    fn find_src(&self, cpu: usize, level: usize, idle: CpuIdleType) -> Option<(usize, Imbalance)> {
+    /// `level`: the CPU to pull from and what to pull, or which of the two found nothing.
+    fn find_src(
+        &self,
+        cpu: usize,
+        level: usize,
+        idle: CpuIdleType,
+    ) -> Result<(usize, Imbalance), NoBusiest> {
         let sd = &self.topo.domains[cpu][level];
         let dst = Dst {
             sd_flags: sd.flags,
@@ -166,18 +193,19 @@ impl Sched {
             let (s, _, _) = update_sg_lb_stats(&dst, &g, i == 0, cpus);
             sds.add_group(&dst, i, g, s, i == 0);
         }
-        let (busiest, imb) = find_src_group(&dst, &mut sds, false)?;
+        let (busiest, imb) = find_src_group(&dst, &mut sds, false).ok_or(NoBusiest::Group)?;
         let cpus = sd.groups[busiest]
             .iter()
             .map(|&c| (c, self.lb_cpu_stats(c, sd)));
-        Some((find_src_rq(&dst, &imb, cpus)?, imb))
+        Ok((find_src_rq(&dst, &imb, cpus).ok_or(NoBusiest::Queue)?, imb))
     }
 
-    /// `out_balanced`: no failure counted, and the interval backs off (up to twice the
+    /// `out_balanced`: counted as balanced, no failure, and the interval backs off (up to twice the
     /// domain's weight, or MAX_PINNED_INTERVAL when every task was pinned), but for a
     /// newly idle pass, which ignores intervals.
     fn balanced(&mut self, cpu: usize, level: usize, idle: CpuIdleType, all_pinned: bool) {
         let sd = &mut self.topo.domains[cpu][level];
+        sd.stats.lb_balanced[idle as usize] += 1;
         sd.nr_balance_failed = 0;
         if idle != CpuIdleType::NewlyIdle
             && ((all_pinned && sd.balance_interval < MAX_PINNED_INTERVAL)

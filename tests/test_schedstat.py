@@ -1,0 +1,48 @@
+"""`run --schedstat`: /proc/schedstat at the end of a run, against counts traced by hand."""
+
+import schedlab
+
+
+def read(path):
+    return [line.split() for line in path.read_text().splitlines()]
+
+
+def test_a_cpu_line_counts_schedules_wakeups_and_times(tmp_path):
+    # smp:1 (no domain), one SCHED_FIFO task (no timer slack): 3 loops of run 1 ms, sleep 1 ms,
+    # then it exits. Switches: fork→run, sleep→idle, wake→run ×3, exit→idle: 8 schedule()
+    # calls, 4 to idle; 3 wakeups, by the timer of the task's own CPU (local); 3 ms of run
+    # time, no wait (each time it is queued the CPU is idle), 4 slices (arrivals).
+    w = {"global": {"duration": 1}, "tasks": {"t": {"policy": "SCHED_FIFO", "priority": 10,
+                                                     "loop": 3, "run": 1000, "sleep": 1000}}}
+    out = tmp_path / "schedstat"
+    schedlab.run(w, "smp:1", schedstat=out, frames=False)
+    lines = read(out)
+    # version 16 (6.12); timestamp in jiffies since boot: the run ends at 2 s, 500 ticks of 4 ms.
+    assert lines[:2] == [["version", "16"], ["timestamp", "500"]]
+    assert lines[2] == ["cpu0", "0", "0", "8", "4", "3", "3", "3000000", "0", "4"]
+    assert len(lines) == 3
+    schedlab.run(w, "smp:1", kernel="6.1", schedstat=out, frames=False)
+    assert read(out)[0] == ["version", "15"]
+
+
+def test_a_newly_idle_pull_is_counted_in_the_newidle_columns(tmp_path):
+    # test_balance's scenario, stopped at 11 ms: at 10 ms CPU 1, newly idle, runs one pass of
+    # its domain (smp:2's MC, mask 3), finds CPU 0's group busier by tasks, imbalance 1, and
+    # pulls one task: lb_count 1, balanced 0, failed 0, imbalance 1, gained 1, hot 0, no
+    # "no busiest" — the third group of 8 (6.12's order: busy, idle, newly idle).
+    w = {"global": {"duration": 1}, "tasks": {
+        "h": {"instance": 2, "loop": 1, "phases": {"p0": {"cpus": [0], "run": 1000},
+                                                   "p1": {"cpus": [0, 1], "run": 100_000_000}}},
+        "t": {"cpus": [1], "loop": 1, "run": 10_000}}}
+    out = tmp_path / "schedstat"
+    schedlab.run(w, "smp:2", duration_ns=11_000_000, schedstat=out, frames=False)
+    domain = [line for line in read(out) if line[0] == "domain0"][1]
+    assert domain[1] == "3" and len(domain) == 2 + 36
+    assert domain[2 + 16:2 + 24] == ["1", "0", "0", "1", "1", "0", "0", "0"]
+    # Before 10 ms CPU 1 was busy: one busy pass (its first tick, 4 ms), no idle one. 6.1
+    # (version 15) puts the idle columns first, then the busy ones; newly idle stays third.
+    assert domain[2] == "1" and domain[2 + 8:2 + 16] == ["0"] * 8
+    schedlab.run(w, "smp:2", kernel="6.1", duration_ns=11_000_000, schedstat=out, frames=False)
+    domain = [line for line in read(out) if line[0] == "domain0"][1]
+    assert domain[2:2 + 8] == ["0"] * 8 and domain[2 + 8] == "1"
+    assert domain[2 + 16:2 + 24] == ["1", "0", "0", "1", "1", "0", "0", "0"]
