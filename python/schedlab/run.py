@@ -24,8 +24,8 @@ _NA = -(1 << 63)
 @dataclass
 class RunResult:
     """A finished run: per-task and per-CPU figures, warnings, and the switches in force.
-    `task_rows`, `cpu_rows` and `policy_rows` are the tables as plain rows (dicts);
-    `tasks`, `cpus` and `policies` the same as DataFrames."""
+    `task_rows`, `cpu_rows`, `domain_rows` and `policy_rows` are the tables as plain rows (dicts);
+    `tasks`, `cpus`, `domains` and `policies` the same as DataFrames."""
 
     platform: str
     kernel: str
@@ -33,6 +33,7 @@ class RunResult:
     nr_events: int
     task_rows: list[dict]
     cpu_rows: list[dict]
+    domain_rows: list[dict]
     policy_rows: list[dict]
     energy_mj: float
     cluster_energy_mj: list[float]
@@ -56,6 +57,13 @@ class RunResult:
         return pd.DataFrame(self.cpu_rows)
 
     @cached_property
+    def domains(self) -> pd.DataFrame:
+        """Each CPU's sched domains with their /proc/schedstat counters."""
+        import pandas as pd
+
+        return pd.DataFrame(self.domain_rows)
+
+    @cached_property
     def policies(self) -> pd.DataFrame:
         import pandas as pd
 
@@ -73,6 +81,7 @@ class RunResult:
             "switches": self.switches,
             "tasks": self.task_rows,
             "cpus": self.cpu_rows,
+            "domains": self.domain_rows,
             "policies": self.policy_rows,
             "energy_mj": {"total": self.energy_mj, "clusters": self.cluster_energy_mj},
             "warnings": self.warnings,
@@ -169,7 +178,7 @@ def _result(r: dict, frames: bool) -> RunResult:
     events = _events(r["events"], comms) if frames else None
     signals = _signals(r["signals"], comms) if frames else None
     return RunResult(r["platform"], r["kernel"], r["simulated_ns"], r["nr_events"], tasks, cpus,
-                     policies, r["energy_mj"], list(r["cluster_energy_mj"]), events, signals,
+                     _rows(r["domains"]), policies, r["energy_mj"], list(r["cluster_energy_mj"]), events, signals,
                      r["warnings"], r["refusals"], r["deadlock"], dict(r["switches"]))
 
 

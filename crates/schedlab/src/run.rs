@@ -93,6 +93,52 @@ table! {
         pub energy_mj: f64,
         /// (kHz, ns) spent at each frequency of its policy.
         pub freq_residency: Vec<(u32, Ns)>,
+        // Its /proc/schedstat line (sched/stats.rs).
+        pub yld_count: u32,
+        pub sched_count: u32,
+        pub sched_goidle: u32,
+        pub ttwu_count: u32,
+        pub ttwu_local: u32,
+        pub rq_cpu_time_ns: Ns,
+        pub run_delay_ns: Ns,
+        pub pcount: u64,
+    }
+}
+
+table! {
+    /// One sched domain of one CPU and its /proc/schedstat counters, the load balance ones
+    /// for a busy, an idle and a newly idle CPU.
+    #[derive(Debug, Clone)]
+    pub struct DomainSummary {
+        pub cpu: usize,
+        /// The topology level's name (SMT, CLS, MC, PKG, NODE, NUMA).
+        pub domain: String,
+        pub span: Vec<usize>,
+        pub lb_count_busy: u32,
+        pub lb_count_idle: u32,
+        pub lb_count_newidle: u32,
+        pub lb_balanced_busy: u32,
+        pub lb_balanced_idle: u32,
+        pub lb_balanced_newidle: u32,
+        pub lb_failed_busy: u32,
+        pub lb_failed_idle: u32,
+        pub lb_failed_newidle: u32,
+        pub lb_imbalance_busy: u64,
+        pub lb_imbalance_idle: u64,
+        pub lb_imbalance_newidle: u64,
+        pub lb_gained_busy: u32,
+        pub lb_gained_idle: u32,
+        pub lb_gained_newidle: u32,
+        pub lb_hot_gained_busy: u32,
+        pub lb_hot_gained_idle: u32,
+        pub lb_hot_gained_newidle: u32,
+        pub lb_nobusyq_busy: u32,
+        pub lb_nobusyq_idle: u32,
+        pub lb_nobusyq_newidle: u32,
+        pub lb_nobusyg_busy: u32,
+        pub lb_nobusyg_idle: u32,
+        pub lb_nobusyg_newidle: u32,
+        pub ttwu_wake_remote: u32,
     }
 }
 
@@ -118,6 +164,7 @@ pub struct RunResult {
     pub events: u64,
     pub tasks: Vec<TaskSummary>,
     pub cpus: Vec<CpuSummary>,
+    pub domains: Vec<DomainSummary>,
     pub policies: Vec<PolicySummary>,
     /// Energy of each cluster's shared logic, and of everything (mJ).
     pub cluster_energy_mj: Vec<f64>,
@@ -128,6 +175,41 @@ pub struct RunResult {
     pub deadlock: Option<String>,
     pub switches: Vec<(String, String)>,
     pub frames: Option<Frames>,
+}
+
+/// A domain's row: its counters, busy, idle and newly idle (6.12's `cpu_idle_type` order).
+fn domain_summary(cpu: usize, sd: &crate::sched::topology::SchedDomain) -> DomainSummary {
+    let st = &sd.stats;
+    DomainSummary {
+        cpu,
+        domain: sd.name.to_string(),
+        span: sd.span.clone(),
+        lb_count_busy: st.lb_count[0],
+        lb_count_idle: st.lb_count[1],
+        lb_count_newidle: st.lb_count[2],
+        lb_balanced_busy: st.lb_balanced[0],
+        lb_balanced_idle: st.lb_balanced[1],
+        lb_balanced_newidle: st.lb_balanced[2],
+        lb_failed_busy: st.lb_failed[0],
+        lb_failed_idle: st.lb_failed[1],
+        lb_failed_newidle: st.lb_failed[2],
+        lb_imbalance_busy: st.lb_imbalance[0],
+        lb_imbalance_idle: st.lb_imbalance[1],
+        lb_imbalance_newidle: st.lb_imbalance[2],
+        lb_gained_busy: st.lb_gained[0],
+        lb_gained_idle: st.lb_gained[1],
+        lb_gained_newidle: st.lb_gained[2],
+        lb_hot_gained_busy: st.lb_hot_gained[0],
+        lb_hot_gained_idle: st.lb_hot_gained[1],
+        lb_hot_gained_newidle: st.lb_hot_gained[2],
+        lb_nobusyq_busy: st.lb_nobusyq[0],
+        lb_nobusyq_idle: st.lb_nobusyq[1],
+        lb_nobusyq_newidle: st.lb_nobusyq[2],
+        lb_nobusyg_busy: st.lb_nobusyg[0],
+        lb_nobusyg_idle: st.lb_nobusyg[1],
+        lb_nobusyg_newidle: st.lb_nobusyg[2],
+        ttwu_wake_remote: st.ttwu_wake_remote,
+    }
 }
 
 /// A platform by name, `smp:N`, or TOML file.
@@ -323,7 +405,18 @@ pub fn run(
                 .residency
                 .clone(),
             energy_mj: sim.energy().cpu_mj[cpu],
+            yld_count: rq.stats.yld_count,
+            sched_count: rq.stats.sched_count,
+            sched_goidle: rq.stats.sched_goidle,
+            ttwu_count: rq.stats.ttwu_count,
+            ttwu_local: rq.stats.ttwu_local,
+            rq_cpu_time_ns: rq.stats.rq_cpu_time,
+            run_delay_ns: rq.stats.run_delay,
+            pcount: rq.stats.pcount,
         })
+        .collect();
+    let domains = (sched.topo.domains.iter().enumerate())
+        .flat_map(|(cpu, doms)| doms.iter().map(move |sd| domain_summary(cpu, sd)))
         .collect();
     Ok(RunResult {
         platform: sim.platform().name.clone(),
@@ -332,6 +425,7 @@ pub fn run(
         events: totals.events,
         tasks,
         cpus,
+        domains,
         policies,
         cluster_energy_mj: sim.energy().cluster_mj.clone(),
         energy_mj: sim.energy().total_mj(),
