@@ -21,6 +21,17 @@ if TYPE_CHECKING:
 _NA = -(1 << 63)
 
 
+def _frame_of(rows: str) -> cached_property:
+    """A DataFrame of the rows in attribute `rows`, built (pandas imported) when first read."""
+
+    def frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(getattr(self, rows))
+
+    return cached_property(frame)
+
+
 @dataclass
 class RunResult:
     """A finished run: per-task and per-CPU figures, warnings, and the switches in force.
@@ -44,30 +55,10 @@ class RunResult:
     deadlock: str | None = None
     switches: dict[str, str] = field(default_factory=dict)
 
-    @cached_property
-    def tasks(self) -> pd.DataFrame:
-        import pandas as pd
-
-        return pd.DataFrame(self.task_rows)
-
-    @cached_property
-    def cpus(self) -> pd.DataFrame:
-        import pandas as pd
-
-        return pd.DataFrame(self.cpu_rows)
-
-    @cached_property
-    def domains(self) -> pd.DataFrame:
-        """Each CPU's sched domains with their /proc/schedstat counters."""
-        import pandas as pd
-
-        return pd.DataFrame(self.domain_rows)
-
-    @cached_property
-    def policies(self) -> pd.DataFrame:
-        import pandas as pd
-
-        return pd.DataFrame(self.policy_rows)
+    tasks = _frame_of("task_rows")
+    cpus = _frame_of("cpu_rows")
+    domains = _frame_of("domain_rows")
+    policies = _frame_of("policy_rows")
 
     def summary(self) -> dict:
         """The run summary as plain data (what `--summary FILE.json` writes; docs/outputs.md
