@@ -39,3 +39,22 @@ def test_a_cpu_going_idle_pulls_a_waiting_task_at_once():
     r = schedlab.run(w, "smp:2")
     moves = r.events[(r.events.event == "sched_migrate_task") & (r.events.ts > 10**9)]
     assert list(zip(moves.ts - 10**9, moves.cpu, moves.target_cpu))[:1] == [(10_000_000, 0, 1)]
+
+
+def test_a_task_too_big_for_a_little_cpu_moves_to_a_big_one():
+    # hikey960: littles of capacity 462, bigs of 1024 (PKG domain: SD_ASYM_CPUCAPACITY). An
+    # always-running task starts on little CPU 0 (pinned for its first 1 ms). A new task's
+    # util starts at half the idle CPU's spare capacity, 231, and grows by PELT on clock_pelt,
+    # which runs at 462/1024 of wall time at the top OPP: util = 1024 − 793·y^n, n periods of
+    # that clock. It stops fitting (util_fits_cpu: util·1280 ≥ 462·1024, util ≥ 370) after
+    # n = 32·log2(793/654) = 8.9 periods = 8.9 × 1.024 ms × 1024/462 = 20.2 ms. The tick after
+    # that marks the CPU misfit and kicks an idle CPU (NOHZ); a big idle CPU's PKG pass finds
+    # the misfit group and, the task running, pulls it by active balance: at the first tick
+    # past 20.2 ms (24 ms), within one more tick for the integer series.
+    w = {"global": {"duration": 1}, "tasks": {"m": {"loop": 1, "phases": {
+        "p0": {"cpus": [0], "run": 1000}, "p1": {"cpus": list(range(8)), "run": 10_000_000}}}}}
+    r = schedlab.run(w, "hikey960")
+    m = r.events[(r.events.event == "sched_migrate_task") & (r.events.ts > 10**9)]
+    assert len(m) == 1
+    t, src, dst = (m.ts.iloc[0] - 10**9) / 1e6, m.cpu.iloc[0], m.target_cpu.iloc[0]
+    assert 20.2 <= t <= 28 and src == 0 and dst in range(4, 8)

@@ -26,6 +26,8 @@ pub struct Env<'a> {
     pub tun: &'a Tunables,
     /// `sched_asym_cpucap_active`: CPUs of different capacities.
     pub asym: bool,
+    /// `uclamp_is_used`.
+    pub uclamp_used: bool,
     pub hooks: RqHooks<'a>,
 }
 

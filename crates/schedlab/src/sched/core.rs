@@ -43,6 +43,7 @@ impl Sched {
             feat: &self.feat,
             tun: &self.tun,
             asym: self.asym,
+            uclamp_used: self.uclamp_used,
             hooks: RqHooks::new(h, &self.tasks, cpu, self.rqs[cpu].curr),
         };
         let r = op(&mut self.rqs[cpu], &mut env);
@@ -157,6 +158,7 @@ impl Sched {
             nice: attr.nice,
             rt_priority: attr.rt_priority,
             uclamp: task_uclamp(attr.util_min, attr.util_max, class.rt_task()),
+            max_allowed_capacity: self.max_allowed_capacity(&cpus_mask),
             cpus_mask,
             se: self.ses.len() as SeId,
             dl: self.dls.len() as u32,
@@ -332,17 +334,34 @@ impl Sched {
         let (cpu, queued) = (t.cpu, t.queued());
         let dest = self.cpumask_any_and_distribute(cpu, &mask);
         let stays = mask[cpu];
+        self.tasks[id as usize].max_allowed_capacity = self.max_allowed_capacity(&mask);
         self.tasks[id as usize].cpus_mask = mask;
         if stays || !queued {
             return;
         }
-        self.update_rq_clock(cpu, h.now());
-        self.detach_task(id, cpu, h);
-        if self.rqs[cpu].curr == Some(id) {
-            self.schedule(cpu, h);
+        self.move_task(id, cpu, dest, h);
+    }
+
+    /// Move queued task `id` from `from` to `to` as the stopper does (`migration_cpu_stop`,
+    /// `active_load_balance_cpu_stop`): a running one leaves the CPU, which picks its next
+    /// task, and `to` may preempt for it. Simplified: the stopper itself takes no time.
+    pub(crate) fn move_task<H: Hooks>(&mut self, id: u32, from: usize, to: usize, h: &mut H) {
+        self.update_rq_clock(from, h.now());
+        self.detach_task(id, from, h);
+        if self.rqs[from].curr == Some(id) {
+            self.schedule(from, h);
         }
-        self.attach_task(id, cpu, dest, h);
-        self.wakeup_preempt(dest, id, 0, h);
+        self.attach_task(id, from, to, h);
+        self.wakeup_preempt(to, id, 0, h);
+    }
+
+    /// `set_task_max_allowed_capacity`: the biggest CPU capacity in `mask`.
+    fn max_allowed_capacity(&self, mask: &[bool]) -> u64 {
+        (self.rqs.iter().zip(mask))
+            .filter(|(_, &allowed)| allowed)
+            .map(|(rq, _)| rq.capacity)
+            .max()
+            .unwrap_or(0)
     }
 
     /// `cpumask_any_and_distribute` called on `this_cpu`: the allowed CPU after the one it

@@ -37,6 +37,8 @@ pub struct Rq {
     pub cfs_tasks: Vec<u32>,
     /// Its schedstat counters.
     pub stats: RqStats,
+    /// `rq->misfit_task_load`: the running fair task's load when too big for this CPU.
+    pub misfit_task_load: u64,
 }
 
 impl Rq {
@@ -61,6 +63,7 @@ impl Rq {
             uclamp: UclampRq::default(),
             cfs_tasks: Vec::new(),
             stats: RqStats::default(),
+            misfit_task_load: 0,
         }
     }
 

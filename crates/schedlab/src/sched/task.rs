@@ -59,6 +59,8 @@ pub struct SchedTask {
     pub uclamp: TaskUclamp,
     /// `p->cpus_mask`.
     pub cpus_mask: Vec<bool>,
+    /// `p->max_allowed_capacity`: the biggest capacity among the CPUs it may use.
+    pub max_allowed_capacity: u64,
     /// `p->se`: the task's fair entity.
     pub se: SeId,
     /// `p->dl`: its deadline entity.

@@ -1,5 +1,6 @@
 //! `fair_sched_class`: the fair class behind the core's `SchedClass` interface.
 
+use super::capacity::util_fits_cpu;
 use super::{load_avg, CfsRqId, Fair, SeId};
 use crate::sched::class::{Dequeued, Env, SchedClass};
 use crate::sched::deadline::sched_class::fair_server;
@@ -7,6 +8,7 @@ use crate::sched::deadline::Dl;
 use crate::sched::flags::{WF_FORK, WF_TTWU};
 use crate::sched::idle;
 use crate::sched::rq::Rq;
+use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
 use crate::sched::weight::LoadWeight;
 use crate::sched::Sched;
 
@@ -28,6 +30,37 @@ impl<'a, 'n> Fair<'a, 'n> {
             trace: env.hooks.tracing.then_some(&mut env.hooks),
         }
     }
+}
+
+/// `update_misfit_status`: on CPUs of different capacities, the running task `p` marks
+/// its CPU with its load (`task_h_load`, at least 1) when a bigger CPU is allowed and it
+/// does not fit this one (`task_fits_cpu`: util_est against `capacity_of` with headroom).
+fn update_misfit_status(rq: &mut Rq, env: &Env, p: u32) {
+    if !env.asym {
+        return;
+    }
+    let t = &env.tasks()[p as usize];
+    let se = &env.ses[t.se as usize];
+    let util = se.avg.util_avg.max(se.util_est.task_util_est() as u64);
+    let (min, max) = (
+        t.uclamp[UCLAMP_MIN].value as u64,
+        t.uclamp[UCLAMP_MAX].value as u64,
+    );
+    let fits = util_fits_cpu(
+        util,
+        min,
+        max,
+        rq.cpu_capacity,
+        rq.capacity,
+        env.uclamp_used,
+    ) > 0;
+    let single = t.cpus_mask.iter().filter(|&&a| a).count() == 1;
+    rq.misfit_task_load = if single || rq.capacity == t.max_allowed_capacity || fits {
+        0
+    } else {
+        let cfs = &env.cfs_rqs[env.root() as usize];
+        (se.avg.load_avg * cfs.avg.load_avg / (cfs.avg.load_avg + 1)).max(1)
+    };
 }
 
 /// `&p->se`, and `cfs_rq_of(&p->se)`.
@@ -115,12 +148,15 @@ impl SchedClass for FairClass {
             rq.cfs_tasks.push(p);
         }
         fair(rq, env, cfs_rq, |f| f.set_next_entity(se));
+        update_misfit_status(rq, env, p);
     }
 
     /// `task_tick_fair` → `entity_tick`.
     fn task_tick(&self, rq: &mut Rq, env: &mut Env, p: u32) -> bool {
         let (se, cfs_rq) = se_of(env, p);
-        fair(rq, env, cfs_rq, |f| f.entity_tick(se))
+        let resched = fair(rq, env, cfs_rq, |f| f.entity_tick(se));
+        update_misfit_status(rq, env, p);
+        resched
     }
 
     /// `init_entity_runnable_average` (sched_fork) and `post_init_entity_util_avg`

@@ -5,8 +5,10 @@
 use super::stats::{CpuIdleType, Imbalance, MigrationType};
 use super::MIGRATION_COST_NS;
 use crate::sched::class::Class;
+use crate::sched::fair::capacity::util_fits_cpu;
 use crate::sched::hooks::Hooks;
 use crate::sched::topology::{SchedDomain, SD_SHARE_CPUCAPACITY};
+use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
 use crate::sched::Sched;
 
 /// `sysctl_sched_nr_migrate` and `SCHED_NR_MIGRATE_BREAK`: tasks examined per pass, and
@@ -70,6 +72,18 @@ impl LbEnv {
     /// Every task examined was pinned away from the destination.
     pub(super) fn all_pinned(&self) -> bool {
         self.flags & LBF_ALL_PINNED != 0
+    }
+
+    pub(super) fn src_cpu(&self) -> usize {
+        self.src_cpu
+    }
+
+    pub(super) fn imbalance(&self) -> Imbalance {
+        self.imb
+    }
+
+    pub(super) fn idle(&self) -> CpuIdleType {
+        self.idle
     }
 }
 
@@ -167,9 +181,35 @@ impl Sched {
                 env.imb.imbalance -= util as i64;
             }
             MigrationType::Task => env.imb.imbalance -= 1,
-            MigrationType::Misfit => env.imb.imbalance = 0,
+            MigrationType::Misfit => {
+                if self.rqs[env.src_cpu].misfit_task_load == 0 || self.task_fits_cpu(p, env.src_cpu)
+                {
+                    return false; // not the misfit
+                }
+                env.imb.imbalance = 0;
+            }
         }
         true
+    }
+
+    /// `task_fits_cpu`: the task's util_est fits `cpu` (`util_fits_cpu`, clamps included).
+    fn task_fits_cpu(&self, p: u32, cpu: usize) -> bool {
+        let t = &self.tasks[p as usize];
+        let se = &self.ses[t.se as usize];
+        let util = se.avg.util_avg.max(se.util_est.task_util_est() as u64);
+        let (min, max) = (
+            t.uclamp[UCLAMP_MIN].value as u64,
+            t.uclamp[UCLAMP_MAX].value as u64,
+        );
+        let rq = &self.rqs[cpu];
+        util_fits_cpu(
+            util,
+            min,
+            max,
+            rq.cpu_capacity,
+            rq.capacity,
+            self.uclamp_used,
+        ) > 0
     }
 
     /// `task_h_load`: the task's load as a share of its CPU's, through the root cfs_rq's

@@ -17,7 +17,7 @@ use crate::time::Ns;
 use migrate::LbEnv;
 use stats::{
     find_src_group, find_src_rq, update_sg_lb_stats, CpuIdleType, CpuStats, Dst, GroupInfo,
-    Imbalance, SdLbStats,
+    Imbalance, MigrationType, SdLbStats,
 };
 
 /// `sysctl_sched_migration_cost`: 0.5 ms.
@@ -54,7 +54,7 @@ impl Sched {
             nr_running: self.nr_running(cpu),
             idle: self.idle_cpu(cpu),
             overutilized: false, // cpu_overutilized: only with an energy model (EAS)
-            misfit_task_load: 0,
+            misfit_task_load: rq.misfit_task_load,
             reduced_capacity: cfs.h_nr_queued == 1 && reduced,
             capacity: rq.cpu_capacity,
             capacity_reduced: reduced,
@@ -144,27 +144,44 @@ impl Sched {
         };
         self.topo.domains[cpu][level].stats.lb_imbalance[i] += imb.imbalance as u64;
         let mut env = LbEnv::new(cpu, src, idle, imb, &self.topo.domains[cpu][level]);
-        let moved = if self.nr_running(src) > 1 {
-            self.detach_attach(&mut env, h)
+        // With one task there, nothing to detach: straight to the failure (and perhaps the
+        // active balance), not to the all-pinned case, which needs tasks examined.
+        let (moved, all_pinned) = if self.nr_running(src) > 1 {
+            (self.detach_attach(&mut env, h), env.all_pinned())
         } else {
-            0
+            (0, false)
         };
         let sd = &mut self.topo.domains[cpu][level];
         sd.stats.lb_gained[i] += moved;
         sd.stats.lb_hot_gained[i] += env.hot_gained;
-        if env.all_pinned() {
+        if all_pinned {
             self.balanced(cpu, level, idle, true);
             return (0, true);
         }
         let sd = &mut self.topo.domains[cpu][level];
-        if moved == 0 {
+        if moved > 0 {
+            sd.nr_balance_failed = 0;
+        } else {
             sd.stats.lb_failed[i] += 1;
-            if idle != CpuIdleType::NewlyIdle {
+            // Newly idle passes and misfit moves do not count as the periodic balance failing.
+            if idle != CpuIdleType::NewlyIdle && imb.migration_type != MigrationType::Misfit {
                 sd.nr_balance_failed += 1;
             }
-        } else {
-            sd.nr_balance_failed = 0;
+            if self.need_active_balance(&env, cpu, level) {
+                let curr = self.rqs[src].curr;
+                if !curr.is_some_and(|c| self.tasks[c as usize].cpus_mask[cpu]) {
+                    // out_one_pinned: its running task may not come here; back off.
+                    let sd = &mut self.topo.domains[cpu][level];
+                    let backs_off = idle != CpuIdleType::NewlyIdle
+                        && imb.migration_type != MigrationType::Misfit
+                        && sd.balance_interval < sd.max_interval;
+                    sd.balance_interval <<= backs_off as u32;
+                    return (0, true);
+                }
+                self.active_load_balance(src, cpu, h);
+            }
         }
+        let sd = &mut self.topo.domains[cpu][level];
         sd.balance_interval = sd.min_interval; // unbalanced: balance again soon
         (moved, true)
     }
@@ -198,6 +215,54 @@ impl Sched {
             .iter()
             .map(|&c| (c, self.lb_cpu_stats(c, sd)));
         Ok((find_src_rq(&dst, &imb, cpus).ok_or(NoBusiest::Queue)?, imb))
+    }
+
+    /// `need_active_balance`: pull the busiest CPU's running task through the stopper when
+    /// it is a misfit, when balancing by tasks failed more than `cache_nice_tries` + 2 times,
+    /// or when this idle CPU has clearly more capacity than the busiest's lone fair task has.
+    fn need_active_balance(&self, env: &LbEnv, cpu: usize, level: usize) -> bool {
+        let sd = &self.topo.domains[cpu][level];
+        let (src, imb) = (env.src_cpu(), env.imbalance());
+        let reduced = || {
+            self.check_cpu_capacity(src, sd)
+                && self.rqs[src].cpu_capacity * (sd.imbalance_pct as u64)
+                    < self.rqs[cpu].cpu_capacity * 100
+        };
+        (imb.migration_type == MigrationType::Task
+            && sd.nr_balance_failed > sd.cache_nice_tries + 2)
+            || (env.idle().idle() && self.cfs_rqs[src].h_nr_queued == 1 && reduced())
+            || imb.migration_type == MigrationType::Misfit
+    }
+
+    /// `active_load_balance_cpu_stop` on `src` for `dst`: the stopper takes the least recently
+    /// run task it may move (`detach_one_task`: the running one is off the CPU for it) to
+    /// `dst`, counted on `dst`'s lowest domain spanning both.
+    fn active_load_balance<H: Hooks>(&mut self, src: usize, dst: usize, h: &mut H) {
+        let Some(level) = self.topo.domains[dst]
+            .iter()
+            .position(|sd| sd.span.contains(&src))
+        else {
+            return;
+        };
+        if self.nr_running(src) == 0 {
+            return; // only the stopper left
+        }
+        let sd = &mut self.topo.domains[dst][level];
+        sd.stats.alb_count += 1;
+        let p = self.rqs[src]
+            .cfs_tasks
+            .iter()
+            .copied()
+            .find(|&p| self.tasks[p as usize].cpus_mask[dst]);
+        let sd = &mut self.topo.domains[dst][level];
+        match p {
+            Some(p) => {
+                sd.stats.alb_pushed += 1;
+                sd.nr_balance_failed = 0;
+                self.move_task(p, src, dst, h);
+            }
+            None => sd.stats.alb_failed += 1,
+        }
     }
 
     /// `out_balanced`: counted as balanced, no failure, and the interval backs off (up to twice the
@@ -280,6 +345,7 @@ impl Sched {
             next = next.min(sd.last_balance + self.sd_balance_interval(sd, false) * tick);
         }
         self.rqs[cpu].next_balance = self.rqs[cpu].next_balance.min(next);
+        self.rqs[cpu].misfit_task_load = 0; // update_misfit_status(NULL): about to idle
         if !self.rd_overloaded() {
             return false;
         }

@@ -12,7 +12,8 @@ use crate::time::Ns;
 impl Sched {
     /// `nohz_balancer_kick` from busy CPU `cpu`'s tick: with an idle CPU and the idle balance
     /// due, kick one when this CPU has more than one task, or a fair task on reduced
-    /// capacity, or (without asymmetric capacities) its LLC more than one busy CPU.
+    /// capacity, or a misfit (with asymmetric capacities), or (without them) its LLC more
+    /// than one busy CPU.
     pub(crate) fn nohz_balancer_kick<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
         let now = h.now();
         if self.idle_cpu(cpu) || now < self.nohz_next_balance {
@@ -22,11 +23,23 @@ impl Sched {
             return;
         };
         let doms = &self.topo.domains[cpu];
+        let asym = doms.iter().any(|sd| sd.flags & SD_ASYM_CPUCAPACITY != 0);
+        // check_misfit_status: a misfit here, and a bigger CPU or a reduced capacity.
+        let misfit = || {
+            let rq = &self.rqs[cpu];
+            let biggest = self.rqs.iter().map(|r| r.capacity).max().unwrap_or(0);
+            rq.misfit_task_load > 0
+                && (rq.capacity < biggest
+                    || doms
+                        .first()
+                        .is_some_and(|sd| self.check_cpu_capacity(cpu, sd)))
+        };
         let kick = self.nr_running(cpu) >= 2
             || doms.first().is_some_and(|sd| {
                 self.cfs_rqs[cpu].h_nr_queued >= 1 && self.check_cpu_capacity(cpu, sd)
             })
-            || (!doms.iter().any(|sd| sd.flags & SD_ASYM_CPUCAPACITY != 0)
+            || (asym && misfit())
+            || (!asym
                 && doms
                     .iter()
                     .rev()
