@@ -185,3 +185,9 @@ pub fn dequeue_load_avg(f: &mut Fair, id: SeId) {
     sub_positive(&mut c.load_sum, w * sa.load_sum);
     c.load_sum = c.load_sum.max(c.load_avg * PELT_MIN_DIVIDER as u64);
 }
+
+/// `task_h_load` with the root cfs_rq its only level (no task groups yet): the entity's
+/// load as a share of its cfs_rq's h_load, which for the root is its own load_avg.
+pub fn task_h_load(se_load_avg: u64, cfs_load_avg: u64) -> u64 {
+    se_load_avg * cfs_load_avg / (cfs_load_avg + 1)
+}

@@ -58,8 +58,8 @@ fn update_misfit_status(rq: &mut Rq, env: &Env, p: u32) {
     rq.misfit_task_load = if single || rq.capacity == t.max_allowed_capacity || fits {
         0
     } else {
-        let cfs = &env.cfs_rqs[env.root() as usize];
-        (se.avg.load_avg * cfs.avg.load_avg / (cfs.avg.load_avg + 1)).max(1)
+        let cfs_load = env.cfs_rqs[env.root() as usize].avg.load_avg;
+        load_avg::task_h_load(se.avg.load_avg, cfs_load).max(1)
     };
 }
 

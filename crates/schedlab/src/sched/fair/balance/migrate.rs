@@ -6,6 +6,7 @@ use super::stats::{CpuIdleType, Imbalance, MigrationType};
 use super::MIGRATION_COST_NS;
 use crate::sched::class::Class;
 use crate::sched::fair::capacity::util_fits_cpu;
+use crate::sched::fair::load_avg::task_h_load;
 use crate::sched::hooks::Hooks;
 use crate::sched::topology::{SchedDomain, SD_SHARE_CPUCAPACITY};
 use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
@@ -212,13 +213,11 @@ impl Sched {
         ) > 0
     }
 
-    /// `task_h_load`: the task's load as a share of its CPU's, through the root cfs_rq's
-    /// h_load (its own load_avg): load_avg · h_load / (load_avg of the cfs_rq + 1).
+    /// `task_h_load` of `p`.
     fn task_h_load(&self, p: u32) -> u64 {
         let t = &self.tasks[p as usize];
-        let cfs = &self.cfs_rqs[t.cpu];
-        let h_load = cfs.avg.load_avg;
-        self.ses[t.se as usize].avg.load_avg * h_load / (cfs.avg.load_avg + 1)
+        let load = self.ses[t.se as usize].avg.load_avg;
+        task_h_load(load, self.cfs_rqs[t.cpu].avg.load_avg)
     }
 
     /// `can_migrate_task`: allowed on the destination (else remember another CPU of the local
