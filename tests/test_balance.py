@@ -58,3 +58,19 @@ def test_a_task_too_big_for_a_little_cpu_moves_to_a_big_one():
     assert len(m) == 1
     t, src, dst = (m.ts.iloc[0] - 10**9) / 1e6, m.cpu.iloc[0], m.target_cpu.iloc[0]
     assert 20.2 <= t <= 28 and src == 0 and dst in range(4, 8)
+
+
+def test_two_tasks_stay_on_one_numa_node():
+    # icelake-2s: two nodes of 72 CPUs, one LLC each. The NUMA level's allowance,
+    # imb_numa_nr, is 72 >> 3 = 9 (12.5% of a node holding one LLC). Two hogs start on node 0;
+    # an idle CPU of node 1 balancing the NUMA level finds an imbalance of 2 (72 idle CPUs
+    # against 70, or 2 tasks against none), no more than NUMA_IMBALANCE_MIN while its node
+    # would run 1 ≤ 9 tasks: adjust_numa_imbalance makes it 0, and the pair stays (it would
+    # be split without the allowance).
+    w = {"global": {"duration": 2}, "tasks": {"h": {"instance": 2, "run": 10_000_000}}}
+    node0 = set(range(36)) | set(range(72, 108))
+    for kernel in ("6.12", "6.1"):
+        r = schedlab.run(w, "icelake-2s", kernel=kernel, frames=False)
+        assert set(r.tasks.cpu) <= node0, (kernel, r.tasks.cpu.tolist())
+        numa = r.domains[(r.domains.domain == "NUMA") & (r.domains.cpu == 36)].iloc[0]
+        assert numa.lb_count_idle > 0 and numa.lb_gained_idle == 0

@@ -72,6 +72,8 @@ pub struct SchedDomain {
     /// `last_balance`, ns.
     pub last_balance: Ns,
     pub nr_balance_failed: u32,
+    /// `sd->imb_numa_nr`: the tasks a NUMA level lets stay on one node before balancing.
+    pub imb_numa_nr: u32,
     /// Its schedstat counters.
     pub stats: SdStats,
 }
@@ -207,6 +209,7 @@ fn sd_init(plat: &Platform, level: usize, span: Vec<usize>, now: Ns) -> SchedDom
         balance_interval: weight,
         last_balance: now,
         nr_balance_failed: 0,
+        imb_numa_nr: 0,
         stats: SdStats::default(),
     }
 }
@@ -271,6 +274,7 @@ impl Topology {
             }
         }
         for doms in &mut domains {
+            set_imb_numa_nr(doms);
             cpu_attach_domain(doms);
         }
         let cores = plat.cpus.iter().map(|c| c.core).collect();
@@ -299,6 +303,27 @@ fn groups(built: &[Vec<SchedDomain>], cpu: usize, level: usize) -> Vec<Vec<usize
         });
     }
     out
+}
+
+/// `build_sched_domains`' NUMA allowance over a CPU's whole chain (degenerate levels
+/// included): the first level above the LLC allows 12.5% of its span when it holds one LLC,
+/// else one task per LLC; higher levels scale that by their span over the first NUMA
+/// level's.
+fn set_imb_numa_nr(doms: &mut [SchedDomain]) {
+    let (mut imb, mut imb_span) = (0, 1);
+    for i in 0..doms.len() {
+        let weight = doms[i].span.len() as u32;
+        let llc_child = i > 0 && doms[i - 1].flags & SD_SHARE_LLC != 0;
+        if doms[i].flags & SD_SHARE_LLC == 0 && llc_child {
+            let nr_llcs = weight / doms[i - 1].span.len() as u32;
+            imb = if nr_llcs == 1 { weight >> 3 } else { nr_llcs }.max(1);
+            doms[i].imb_numa_nr = imb;
+            imb_span = (doms[i + 1..].iter().find(|sd| sd.flags & SD_NUMA != 0))
+                .map_or(weight, |sd| sd.span.len() as u32);
+        } else {
+            doms[i].imb_numa_nr = imb * (weight / imb_span).max(1);
+        }
+    }
 }
 
 /// `cpu_attach_domain`: remove the parents that add nothing to their child (moving

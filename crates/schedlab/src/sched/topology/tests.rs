@@ -112,3 +112,20 @@ fn one_cpu_has_no_domain() {
     let t = build("smp:1");
     assert!(t.domains[0].is_empty() && t.lowest(0).is_none());
 }
+
+#[test]
+fn the_numa_allowance_is_an_eighth_of_a_node_of_one_llc() {
+    // icelake-2s: PKG (72 CPUs) is the first level above the LLC (MC, 72 CPUs): one LLC, so
+    // 72 >> 3 = 9; the NUMA level (144 CPUs) is the first NUMA one: factor 144/144 = 1.
+    let topo = Topology::build(&load_builtin("icelake-2s").unwrap(), 0);
+    let numa = topo.domains[0].iter().find(|sd| sd.name == "NUMA").unwrap();
+    assert_eq!(numa.imb_numa_nr, 9);
+    // hikey960: PKG (8 CPUs) over two LLCs (MC, the clusters of 4): one task per LLC, 2;
+    // the LLC level below it allows nothing.
+    let topo = Topology::build(&load_builtin("hikey960").unwrap(), 0);
+    let imb: Vec<(&str, u32)> = topo.domains[0]
+        .iter()
+        .map(|sd| (sd.name, sd.imb_numa_nr))
+        .collect();
+    assert_eq!(imb, [("MC", 0), ("PKG", 2)]);
+}

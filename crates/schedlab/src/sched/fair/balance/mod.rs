@@ -198,7 +198,7 @@ impl Sched {
         let dst = Dst {
             sd_flags: sd.flags,
             imbalance_pct: sd.imbalance_pct as u64,
-            imb_numa_nr: 0,
+            imb_numa_nr: sd.imb_numa_nr,
             idle,
             capacity: self.rqs[cpu].cpu_capacity,
             core_idle: self.is_core_idle(cpu),
