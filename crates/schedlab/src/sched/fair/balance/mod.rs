@@ -158,28 +158,10 @@ impl Sched {
             self.balanced(cpu, level, idle, true);
             return (0, true);
         }
-        let sd = &mut self.topo.domains[cpu][level];
         if moved > 0 {
-            sd.nr_balance_failed = 0;
-        } else {
-            sd.stats.lb_failed[i] += 1;
-            // Newly idle passes and misfit moves do not count as the periodic balance failing.
-            if idle != CpuIdleType::NewlyIdle && imb.migration_type != MigrationType::Misfit {
-                sd.nr_balance_failed += 1;
-            }
-            if self.need_active_balance(&env, cpu, level) {
-                let curr = self.rqs[src].curr;
-                if !curr.is_some_and(|c| self.tasks[c as usize].cpus_mask[cpu]) {
-                    // out_one_pinned: its running task may not come here; back off.
-                    let sd = &mut self.topo.domains[cpu][level];
-                    let backs_off = idle != CpuIdleType::NewlyIdle
-                        && imb.migration_type != MigrationType::Misfit
-                        && sd.balance_interval < sd.max_interval;
-                    sd.balance_interval <<= backs_off as u32;
-                    return (0, true);
-                }
-                self.active_load_balance(src, cpu, h);
-            }
+            self.topo.domains[cpu][level].nr_balance_failed = 0;
+        } else if !self.balance_failed(&env, cpu, level, h) {
+            return (0, true); // out_one_pinned
         }
         let sd = &mut self.topo.domains[cpu][level];
         sd.balance_interval = sd.min_interval; // unbalanced: balance again soon
@@ -215,6 +197,44 @@ impl Sched {
             .iter()
             .map(|&c| (c, self.lb_cpu_stats(c, sd)));
         Ok((find_src_rq(&dst, &imb, cpus).ok_or(NoBusiest::Queue)?, imb))
+    }
+
+    /// A pass that moved nothing: a failure (but for newly idle and misfit passes, which do
+    /// not count against the periodic balance), then perhaps the active balance. False when
+    /// the busiest CPU's running task may not come here (`out_one_pinned`: the interval
+    /// backs off instead).
+    fn balance_failed<H: Hooks>(
+        &mut self,
+        env: &LbEnv,
+        cpu: usize,
+        level: usize,
+        h: &mut H,
+    ) -> bool {
+        let (src, idle, misfit) = (
+            env.src_cpu(),
+            env.idle(),
+            env.imbalance().migration_type == MigrationType::Misfit,
+        );
+        let sd = &mut self.topo.domains[cpu][level];
+        sd.stats.lb_failed[idle as usize] += 1;
+        if idle != CpuIdleType::NewlyIdle && !misfit {
+            sd.nr_balance_failed += 1;
+        }
+        if !self.need_active_balance(env, cpu, level) {
+            return true;
+        }
+        if !self.rqs[src]
+            .curr
+            .is_some_and(|c| self.tasks[c as usize].cpus_mask[cpu])
+        {
+            let sd = &mut self.topo.domains[cpu][level];
+            let backs_off =
+                idle != CpuIdleType::NewlyIdle && !misfit && sd.balance_interval < sd.max_interval;
+            sd.balance_interval <<= backs_off as u32;
+            return false;
+        }
+        self.active_load_balance(src, cpu, h);
+        true
     }
 
     /// `need_active_balance`: pull the busiest CPU's running task through the stopper when
