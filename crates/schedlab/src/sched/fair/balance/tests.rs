@@ -313,6 +313,34 @@ mod hot {
     }
 }
 
+mod pinned {
+    use super::super::stats::CpuIdleType;
+    use crate::kernel::Kernel;
+    use crate::sched::tests::{attr, fork_on, machine, T0};
+    use crate::sched::uapi::Policy;
+
+    #[test]
+    fn a_task_pinned_away_from_the_balancing_cpu_goes_to_another_of_its_group() {
+        // hikey: PKG's groups are the clusters {0-3} and {4-7}. t0, t1, t2 forked on CPU 4
+        // (t0 runs), then t1 allowed on CPUs 1 and 4. 1 ms later CPU 0, idle, balances PKG:
+        // the busy cluster has spare capacity but more tasks per core than the idle one
+        // (prefer_sibling), so it pulls by tasks. From the least recently picked: t1 may not
+        // come to CPU 0 (LBF_SOME_PINNED) but may go to CPU 1 of the local group
+        // (LBF_DST_PINNED, new_dst_cpu 1); t2 and t0 are pinned to CPU 4. The pass then tries
+        // again for CPU 1 and moves t1 there.
+        let (mut s, mut h) = machine("hikey", Kernel::V6_12);
+        for _ in 0..3 {
+            fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[4]));
+        }
+        let mask = (0..8).map(|c| c == 1 || c == 4).collect();
+        s.set_cpus_allowed(1, mask, &mut h);
+        assert_eq!((s.rqs[4].curr, s.tasks[1].cpu), (Some(0), 4));
+        h.now = T0 + 1_000_000;
+        assert_eq!(s.sched_balance_rq(0, 1, CpuIdleType::Idle, &mut h).0, 1);
+        assert_eq!([s.tasks[0].cpu, s.tasks[1].cpu, s.tasks[2].cpu], [4, 1, 4]);
+    }
+}
+
 mod intervals {
     use crate::kernel::Kernel;
     use crate::sched::tests::machine;
