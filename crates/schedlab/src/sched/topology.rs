@@ -6,6 +6,8 @@
 //! the cluster level follows arm64's `cpu_clustergroup_mask` (a cluster spanning the whole
 //! LLC collapses to the SMT siblings).
 
+use std::collections::BTreeSet;
+
 use crate::platform::{Cpu, Platform};
 use crate::sched::stats::SdStats;
 use crate::time::Ns;
@@ -97,6 +99,10 @@ pub struct Topology {
     pub domains: Vec<Vec<SchedDomain>>,
     /// Each CPU's core (SMT siblings share one).
     pub cores: Vec<usize>,
+    /// `sgc->imbalance` of the groups a child level could not balance because of affinity,
+    /// by (level, the group's first CPU): shared, as a group's capacity is, by every CPU
+    /// whose domain holds it.
+    pub imbalanced: BTreeSet<(u32, usize)>,
 }
 
 /// A topology level: its name, which CPUs it groups with a CPU, and its `tl->sd_flags`.
@@ -278,7 +284,11 @@ impl Topology {
             cpu_attach_domain(doms);
         }
         let cores = plat.cpus.iter().map(|c| c.core).collect();
-        Topology { domains, cores }
+        Topology {
+            domains,
+            cores,
+            imbalanced: BTreeSet::new(),
+        }
     }
 
     /// The lowest domain of `cpu`, if it has any.

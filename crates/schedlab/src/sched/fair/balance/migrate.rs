@@ -75,6 +75,11 @@ impl LbEnv {
         self.flags & LBF_ALL_PINNED != 0
     }
 
+    /// Some task examined could not come here (LBF_SOME_PINNED).
+    pub(super) fn some_pinned(&self) -> bool {
+        self.flags & LBF_SOME_PINNED != 0
+    }
+
     pub(super) fn src_cpu(&self) -> usize {
         self.src_cpu
     }

@@ -78,7 +78,8 @@ impl Sched {
             flags: level
                 .checked_sub(1)
                 .map_or(0, |c| self.topo.domains[cpu][c].flags),
-            imbalance: false,
+            imbalance: (self.topo.imbalanced)
+                .contains(&(self.topo.domains[cpu][level].level, span[0])),
             cores: cores as u32,
         }
     }
@@ -130,34 +131,49 @@ impl Sched {
         if level == 0 {
             self.update_cpu_capacity(cpu, h);
         }
-        let (src, imb) = match self.find_src(cpu, level, idle) {
-            Ok(found) => found,
-            Err(none) => {
-                let st = &mut self.topo.domains[cpu][level].stats;
-                match none {
-                    NoBusiest::Group => st.lb_nobusyg[i] += 1,
-                    NoBusiest::Queue => st.lb_nobusyq[i] += 1,
+        // CPUs whose tasks all turned out pinned away from here, left out of a redo.
+        let mut excluded = Vec::new();
+        let (env, moved) = loop {
+            let (src, imb) = match self.find_src(cpu, level, idle, &excluded) {
+                Ok(found) => found,
+                Err(none) => {
+                    let st = &mut self.topo.domains[cpu][level].stats;
+                    match none {
+                        NoBusiest::Group => st.lb_nobusyg[i] += 1,
+                        NoBusiest::Queue => st.lb_nobusyq[i] += 1,
+                    }
+                    self.balanced(cpu, level, idle, false);
+                    return (0, true);
                 }
-                self.balanced(cpu, level, idle, false);
+            };
+            self.topo.domains[cpu][level].stats.lb_imbalance[i] += imb.imbalance as u64;
+            let mut env = LbEnv::new(cpu, src, idle, imb, &self.topo.domains[cpu][level]);
+            // With one task there, nothing to detach: straight to the failure (and perhaps
+            // the active balance), not to the all-pinned case, which needs tasks examined.
+            if self.nr_running(src) <= 1 {
+                break (env, 0);
+            }
+            let moved = self.detach_attach(&mut env, h);
+            let sd = &mut self.topo.domains[cpu][level];
+            sd.stats.lb_gained[i] += moved;
+            sd.stats.lb_hot_gained[i] += env.hot_gained;
+            self.affinity_imbalance(cpu, level, &env);
+            if !env.all_pinned() {
+                break (env, moved);
+            }
+            // Every task there was pinned: try the rest of the domain if some of it is
+            // outside the local group; else balanced as far as this level can tell.
+            excluded.push(src);
+            let sd = &self.topo.domains[cpu][level];
+            if sd
+                .span
+                .iter()
+                .all(|c| excluded.contains(c) || sd.groups[0].contains(c))
+            {
+                self.balanced(cpu, level, idle, true);
                 return (0, true);
             }
         };
-        self.topo.domains[cpu][level].stats.lb_imbalance[i] += imb.imbalance as u64;
-        let mut env = LbEnv::new(cpu, src, idle, imb, &self.topo.domains[cpu][level]);
-        // With one task there, nothing to detach: straight to the failure (and perhaps the
-        // active balance), not to the all-pinned case, which needs tasks examined.
-        let (moved, all_pinned) = if self.nr_running(src) > 1 {
-            (self.detach_attach(&mut env, h), env.all_pinned())
-        } else {
-            (0, false)
-        };
-        let sd = &mut self.topo.domains[cpu][level];
-        sd.stats.lb_gained[i] += moved;
-        sd.stats.lb_hot_gained[i] += env.hot_gained;
-        if all_pinned {
-            self.balanced(cpu, level, idle, true);
-            return (0, true);
-        }
         if moved > 0 {
             self.topo.domains[cpu][level].nr_balance_failed = 0;
         } else if !self.balance_failed(&env, cpu, level, h) {
@@ -175,6 +191,7 @@ impl Sched {
         cpu: usize,
         level: usize,
         idle: CpuIdleType,
+        excluded: &[usize],
     ) -> Result<(usize, Imbalance), NoBusiest> {
         let sd = &self.topo.domains[cpu][level];
         let dst = Dst {
@@ -188,15 +205,27 @@ impl Sched {
         let mut sds = SdLbStats::new();
         for (i, span) in sd.groups.iter().enumerate() {
             let g = self.lb_group_info(cpu, level, span);
-            let cpus = span.iter().map(|&c| self.lb_cpu_stats(c, sd));
+            let cpus =
+                (span.iter().filter(|c| !excluded.contains(c))).map(|&c| self.lb_cpu_stats(c, sd));
             let (s, _, _) = update_sg_lb_stats(&dst, &g, i == 0, cpus);
             sds.add_group(&dst, i, g, s, i == 0);
         }
         let (busiest, imb) = find_src_group(&dst, &mut sds, false).ok_or(NoBusiest::Group)?;
-        let cpus = sd.groups[busiest]
-            .iter()
+        let cpus = (sd.groups[busiest].iter().filter(|c| !excluded.contains(c)))
             .map(|&c| (c, self.lb_cpu_stats(c, sd)));
         Ok((find_src_rq(&dst, &imb, cpus).ok_or(NoBusiest::Queue)?, imb))
+    }
+
+    /// A pass that left imbalance because some task could not come (LBF_SOME_PINNED) marks
+    /// the parent level's local group imbalanced, for the parent to classify
+    /// (`group_imbalanced`).
+    fn affinity_imbalance(&mut self, cpu: usize, level: usize, env: &LbEnv) {
+        if let Some(parent) = self.topo.domains[cpu].get(level + 1) {
+            if env.some_pinned() && env.imbalance().imbalance > 0 {
+                let key = (parent.level, parent.groups[0][0]);
+                self.topo.imbalanced.insert(key);
+            }
+        }
     }
 
     /// A pass that moved nothing: a failure (but for newly idle and misfit passes, which do
@@ -285,10 +314,18 @@ impl Sched {
         }
     }
 
-    /// `out_balanced`: counted as balanced, no failure, and the interval backs off (up to twice the
+    /// `out_balanced` (or `out_all_pinned`): counted as balanced, no failure, and the interval backs off (up to twice the
     /// domain's weight, or MAX_PINNED_INTERVAL when every task was pinned), but for a
     /// newly idle pass, which ignores intervals.
     fn balanced(&mut self, cpu: usize, level: usize, idle: CpuIdleType, all_pinned: bool) {
+        // Balanced with tasks free to move: the parent's group is no longer imbalanced.
+        if let Some(parent) = self.topo.domains[cpu]
+            .get(level + 1)
+            .filter(|_| !all_pinned)
+        {
+            let key = (parent.level, parent.groups[0][0]);
+            self.topo.imbalanced.remove(&key);
+        }
         let sd = &mut self.topo.domains[cpu][level];
         sd.stats.lb_balanced[idle as usize] += 1;
         sd.nr_balance_failed = 0;

@@ -341,6 +341,52 @@ mod pinned {
     }
 }
 
+mod all_pinned {
+    use super::super::stats::CpuIdleType;
+    use crate::kernel::Kernel;
+    use crate::sched::tests::{attr, fork_on, machine, Recorder, T0};
+    use crate::sched::uapi::Policy;
+    use crate::sched::Sched;
+
+    /// hikey: three tasks pinned to CPU 4 (0, 1, 2), two forked on CPU 5 then free (3, 4).
+    fn loaded() -> (Sched, Recorder) {
+        let (mut s, mut h) = machine("hikey", Kernel::V6_12);
+        for cpu in [4, 4, 4, 5, 5] {
+            fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[cpu]));
+        }
+        for t in [3, 4] {
+            s.set_cpus_allowed(t, vec![true; 8], &mut h);
+        }
+        h.now = T0 + 1_000_000;
+        (s, h)
+    }
+
+    #[test]
+    fn a_cpu_whose_tasks_are_all_pinned_is_left_out_and_the_pass_redone() {
+        // CPU 0, idle, balances PKG by tasks: the busiest queue is CPU 4 (three tasks), all
+        // pinned there (LBF_ALL_PINNED), so the pass starts again without CPU 4 and takes
+        // CPU 5's waiting task (4; 3, forked first, runs).
+        let (mut s, mut h) = loaded();
+        assert_eq!(s.rqs[5].curr, Some(3));
+        assert_eq!(s.sched_balance_rq(0, 1, CpuIdleType::Idle, &mut h).0, 1);
+        assert_eq!((s.tasks[3].cpu, s.tasks[4].cpu), (5, 0));
+    }
+
+    #[test]
+    fn pinned_tasks_left_behind_mark_the_parent_group_imbalanced() {
+        // CPU 7, idle, balances its cluster (MC): CPU 4 is busiest, its three tasks pinned
+        // (some pinned, imbalance left): the parent level's group of CPU 7, {4-7}, becomes
+        // sgc->imbalance, for PKG to classify as group_imbalanced. The redo then takes CPU
+        // 5's waiting task; the mark stays, as only a balanced pass clears it.
+        let (mut s, mut h) = loaded();
+        let pkg = s.topo.domains[7][1].level;
+        assert_eq!(s.sched_balance_rq(7, 0, CpuIdleType::Idle, &mut h).0, 1);
+        assert!(s.topo.imbalanced.contains(&(pkg, 4)));
+        let g = s.lb_group_info(0, 1, &[4, 5, 6, 7]);
+        assert!(g.imbalance);
+    }
+}
+
 mod intervals {
     use crate::kernel::Kernel;
     use crate::sched::tests::machine;
