@@ -2,7 +2,10 @@
 //! CPU balances its lowest domain (`sched/fair/balance`), and whether a utilization fits
 //! a CPU (`util_fits_cpu`).
 
+use super::SchedEntity;
 use crate::sched::rq::Rq;
+use crate::sched::task::SchedTask;
+use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
 
 /// `scale_rt_capacity`: the CPU's capacity less what RT and deadline tasks used by their PELT
 /// signals, at least 1. schedlab has no IRQ time and no thermal pressure.
@@ -39,4 +42,26 @@ pub fn util_fits_cpu(
         return -1;
     }
     fits as i32
+}
+
+/// `task_util_est`: the larger of the task's util_avg and its util_est.
+pub fn task_util_est(se: &SchedEntity) -> u64 {
+    se.avg.util_avg.max(se.util_est.task_util_est() as u64)
+}
+
+/// `task_fits_cpu`: task `t` (entity `se`) fits the CPU of runqueue `rq` (`util_fits_cpu`,
+/// its clamps included).
+pub fn task_fits_cpu(t: &SchedTask, se: &SchedEntity, rq: &Rq, uclamp_used: bool) -> bool {
+    let (min, max) = (
+        t.uclamp[UCLAMP_MIN].value as u64,
+        t.uclamp[UCLAMP_MAX].value as u64,
+    );
+    util_fits_cpu(
+        task_util_est(se),
+        min,
+        max,
+        rq.cpu_capacity,
+        rq.capacity,
+        uclamp_used,
+    ) > 0
 }

@@ -1,6 +1,6 @@
 //! `fair_sched_class`: the fair class behind the core's `SchedClass` interface.
 
-use super::capacity::util_fits_cpu;
+use super::capacity::task_fits_cpu;
 use super::{load_avg, CfsRqId, Fair, SeId};
 use crate::sched::class::{Dequeued, Env, SchedClass};
 use crate::sched::deadline::sched_class::fair_server;
@@ -8,7 +8,6 @@ use crate::sched::deadline::Dl;
 use crate::sched::flags::{WF_FORK, WF_TTWU};
 use crate::sched::idle;
 use crate::sched::rq::Rq;
-use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
 use crate::sched::weight::LoadWeight;
 use crate::sched::Sched;
 
@@ -41,19 +40,7 @@ fn update_misfit_status(rq: &mut Rq, env: &Env, p: u32) {
     }
     let t = &env.tasks()[p as usize];
     let se = &env.ses[t.se as usize];
-    let util = se.avg.util_avg.max(se.util_est.task_util_est() as u64);
-    let (min, max) = (
-        t.uclamp[UCLAMP_MIN].value as u64,
-        t.uclamp[UCLAMP_MAX].value as u64,
-    );
-    let fits = util_fits_cpu(
-        util,
-        min,
-        max,
-        rq.cpu_capacity,
-        rq.capacity,
-        env.uclamp_used,
-    ) > 0;
+    let fits = task_fits_cpu(t, se, rq, env.uclamp_used);
     let single = t.cpus_mask.iter().filter(|&&a| a).count() == 1;
     rq.misfit_task_load = if single || rq.capacity == t.max_allowed_capacity || fits {
         0

@@ -5,11 +5,10 @@
 use super::stats::{CpuIdleType, Imbalance, MigrationType};
 use super::MIGRATION_COST_NS;
 use crate::sched::class::Class;
-use crate::sched::fair::capacity::util_fits_cpu;
+use crate::sched::fair::capacity::{task_fits_cpu, task_util_est};
 use crate::sched::fair::load_avg::task_h_load;
 use crate::sched::hooks::Hooks;
 use crate::sched::topology::{SchedDomain, SD_SHARE_CPUCAPACITY};
-use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
 use crate::sched::Sched;
 
 /// `sysctl_sched_nr_migrate` and `SCHED_NR_MIGRATE_BREAK`: tasks examined per pass, and
@@ -180,7 +179,7 @@ impl Sched {
                 env.imb.imbalance -= load as i64;
             }
             MigrationType::Util => {
-                let util = se.avg.util_avg.max(se.util_est.task_util_est() as u64);
+                let util = task_util_est(se);
                 if over(util) {
                     return false;
                 }
@@ -198,24 +197,15 @@ impl Sched {
         true
     }
 
-    /// `task_fits_cpu`: the task's util_est fits `cpu` (`util_fits_cpu`, clamps included).
+    /// `task_fits_cpu` of `p` on `cpu`.
     fn task_fits_cpu(&self, p: u32, cpu: usize) -> bool {
         let t = &self.tasks[p as usize];
-        let se = &self.ses[t.se as usize];
-        let util = se.avg.util_avg.max(se.util_est.task_util_est() as u64);
-        let (min, max) = (
-            t.uclamp[UCLAMP_MIN].value as u64,
-            t.uclamp[UCLAMP_MAX].value as u64,
-        );
-        let rq = &self.rqs[cpu];
-        util_fits_cpu(
-            util,
-            min,
-            max,
-            rq.cpu_capacity,
-            rq.capacity,
+        task_fits_cpu(
+            t,
+            &self.ses[t.se as usize],
+            &self.rqs[cpu],
             self.uclamp_used,
-        ) > 0
+        )
     }
 
     /// `task_h_load` of `p`.

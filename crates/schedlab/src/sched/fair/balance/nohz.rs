@@ -27,9 +27,8 @@ impl Sched {
         // check_misfit_status: a misfit here, and a bigger CPU or a reduced capacity.
         let misfit = || {
             let rq = &self.rqs[cpu];
-            let biggest = self.rqs.iter().map(|r| r.capacity).max().unwrap_or(0);
             rq.misfit_task_load > 0
-                && (rq.capacity < biggest
+                && (self.rqs.iter().any(|r| r.capacity > rq.capacity)
                     || doms
                         .first()
                         .is_some_and(|sd| self.check_cpu_capacity(cpu, sd)))
