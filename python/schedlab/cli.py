@@ -101,6 +101,11 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--platform", default="smp:4", help="built-in name, smp:N, or a .toml file (default smp:4)")
     r.add_argument("--duration", type=_duration, help=f"simulated time, overrides global.duration ({units})")
     _switch_options(r)
+    r.add_argument("--cgroup", action="append", default=[], metavar="PATH:KEY=VALUE[,KEY=VALUE]",
+                   help="describe a cgroup (repeatable): weight=1..10000 (cpu.weight), weight.nice=-20..19, "
+                        "shares=2..262144 (v1 cpu.shares), idle=0|1, max=QUOTA/PERIOD µs or max")
+    r.add_argument("--idle-cgroups", type=_count, default=0, metavar="N",
+                   help="add N empty cgroups /idle-0 … (at most 100000 in all)")
     r.add_argument("--trace", metavar="FILE", help="write a trace-cmd report text trace (LISA, Perfetto)")
     r.add_argument("--log-dir", metavar="DIR", help="write rt-app per-thread logs there")
     r.add_argument("--summary", metavar="FILE.json", help="write the run summary as JSON")
@@ -229,7 +234,8 @@ def _run(args) -> int:
 
             r = run(args.workload, args.platform, kernel=args.kernel, sets=sets, features=args.feature,
                     duration_ns=args.duration, trace=args.trace, log_dir=args.log_dir,
-                    schedstat=args.schedstat, json_c=args.json_c, frames=False, progress=progress)
+                    schedstat=args.schedstat, cgroups=args.cgroup, idle_cgroups=args.idle_cgroups,
+                    json_c=args.json_c, frames=False, progress=progress)
         if summary:
             import json
 

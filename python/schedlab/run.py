@@ -95,13 +95,16 @@ class RunSpec:
     duration_ns: int | None = None
     json_c: bool = False
     origin: str | None = None
+    cgroups: tuple[str, ...] = ()
+    idle_cgroups: int = 0
 
     @classmethod
     def of(cls, workload, platform: str = "smp:4", *, kernel: str = "6.12", fair: str | None = None,
            sets=(), features=(), governors=(), duration_ns: int | None = None,
-           json_c: bool = False) -> "RunSpec":
+           json_c: bool = False, cgroups=(), idle_cgroups: int = 0) -> "RunSpec":
         """A spec from a workload given as a path, a dict or JSON text; `governors` as
-        `--governor` takes them (NAME, or POLICY=NAME)."""
+        `--governor` takes them (NAME, or POLICY=NAME); `cgroups` as `--cgroup` takes them
+        (PATH:KEY=VALUE[,KEY=VALUE…])."""
         origin = None
         if isinstance(workload, dict):
             workload, origin = json.dumps(workload), "<dict>"
@@ -109,7 +112,7 @@ class RunSpec:
             origin = "<string>"
         sets = tuple(sets) + ((f"fair.policy={fair}",) if fair else ())
         return cls(str(workload), platform, kernel, sets, tuple(features), tuple(governors),
-                   duration_ns, json_c, origin)
+                   duration_ns, json_c, origin, tuple(cgroups), idle_cgroups)
 
     def switches(self) -> list[str]:
         """The `--set` values, governors folded in."""
@@ -123,9 +126,10 @@ class RunSpec:
         text = self.origin is not None
         if self.duration_ns is not None:
             unsigned("--duration", self.duration_ns)
+        unsigned("--idle-cgroups", self.idle_cgroups)
         r = _core.run(None if text else Path(self.workload), self.workload if text else None,
                       self.origin or "", self.platform, self.kernel, self.switches(), list(self.features),
-                      self.duration_ns, None if trace is None else Path(trace),
+                      list(self.cgroups), self.idle_cgroups, self.duration_ns, None if trace is None else Path(trace),
                       None if log_dir is None else Path(log_dir),
                       None if schedstat is None else Path(schedstat), self.json_c, frames,
                       progress or (lambda now, total: None))
@@ -134,15 +138,18 @@ class RunSpec:
 
 def run(workload, platform: str = "smp:4", *, kernel: str = "6.12", fair: str | None = None,
         sets=(), features=(), governors=(), duration_ns: int | None = None, trace=None, log_dir=None,
-        schedstat=None,
+        schedstat=None, cgroups=(), idle_cgroups: int = 0,
         json_c: bool = False, frames: bool = True, progress=None) -> RunResult:
     """Run `workload` (an rt-app JSON file's path, a dict, or JSON text) on `platform` (a
     built-in name, smp:N or a .toml).
 
     With `frames`, the result also has `events` (one row per scheduler event of the text
-    trace) and `signals` (one row per sched_pelt_* / sched_util_est_* tracepoint)."""
+    trace) and `signals` (one row per sched_pelt_* / sched_util_est_* tracepoint, `path`
+    naming a cfs_rq's or a group entity's cgroup). `cgroups` describes groups as `--cgroup`
+    does; `idle_cgroups` adds that many empty ones."""
     spec = RunSpec.of(workload, platform, kernel=kernel, fair=fair, sets=sets, features=features,
-                      governors=governors, duration_ns=duration_ns, json_c=json_c)
+                      governors=governors, duration_ns=duration_ns, json_c=json_c, cgroups=cgroups,
+                      idle_cgroups=idle_cgroups)
     return spec.run(trace=trace, log_dir=log_dir, schedstat=schedstat, frames=frames, progress=progress)
 
 
@@ -214,5 +221,12 @@ def _events(cols: dict, comms: dict) -> pd.DataFrame:
 
 
 def _signals(cols: dict, comms: dict) -> pd.DataFrame:
-    return _frame(cols, "signal", comms, ("pid", "load", "runnable", "util", "enqueued", "ewma",
-                                          "update_time"))
+    import numpy as np
+
+    df = _frame(cols, "signal", comms, ("pid", "load", "runnable", "util", "enqueued", "ewma",
+                                        "update_time"))
+    # The cgroup path of a cfs_rq or group entity; "(null)" for a task, as LISA reads it.
+    codes = np.asarray(cols["path"], dtype=np.int64)
+    paths = np.array(list(cols["paths"]) + ["(null)"], dtype=object)
+    df["path"] = paths[np.where(codes == _NA, len(paths) - 1, codes)]
+    return df

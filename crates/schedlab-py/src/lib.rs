@@ -195,7 +195,7 @@ fn kernel_of(name: &str) -> PyResult<Kernel> {
 /// the GIL released; `progress(simulated_ns, total_ns or None)` is called as it goes, and
 /// an exception it raises (or a pending Ctrl-C) stops the run and is raised again here.
 #[pyfunction]
-#[pyo3(signature = (path, text, origin, platform, kernel, sets, features, duration_ns, trace, log_dir, schedstat, json_c, frames, progress))]
+#[pyo3(signature = (path, text, origin, platform, kernel, sets, features, cgroups, idle_cgroups, duration_ns, trace, log_dir, schedstat, json_c, frames, progress))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -206,6 +206,8 @@ fn run<'py>(
     kernel: &str,
     sets: Vec<String>,
     features: Vec<String>,
+    cgroups: Vec<String>,
+    idle_cgroups: u64,
     duration_ns: Option<u64>,
     trace: Option<std::path::PathBuf>,
     log_dir: Option<std::path::PathBuf>,
@@ -225,6 +227,8 @@ fn run<'py>(
         kernel: kernel_of(kernel)?,
         sets,
         features,
+        cgroups,
+        idle_cgroups,
         duration: duration_ns,
         trace,
         log_dir,
@@ -272,7 +276,7 @@ fn run<'py>(
     d.set_item("energy_mj", r.energy_mj)?;
     if let Some(f) = r.frames {
         d.set_item("events", events_dict(py, f.events)?)?;
-        d.set_item("signals", signals_dict(py, f.signals)?)?;
+        d.set_item("signals", signals_dict(py, f.signals, f.paths)?)?;
     }
     Ok(d)
 }
@@ -335,9 +339,14 @@ fn events_dict(py: Python<'_>, e: EventColumns) -> PyResult<Bound<'_, PyDict>> {
 }
 
 /// The signals columns, plus the code names.
-fn signals_dict(py: Python<'_>, s: SignalColumns) -> PyResult<Bound<'_, PyDict>> {
+fn signals_dict(
+    py: Python<'_>,
+    s: SignalColumns,
+    paths: Vec<String>,
+) -> PyResult<Bound<'_, PyDict>> {
     let d = columns(py, s.into_columns())?;
     d.set_item("names", SIGNAL_NAMES.to_vec())?;
+    d.set_item("paths", paths)?;
     Ok(d)
 }
 

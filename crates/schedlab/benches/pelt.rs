@@ -31,7 +31,7 @@ fn update(c: &mut Criterion) {
                     now,
                     &mut sa,
                     on_rq,
-                    on_rq,
+                    on_rq as u64,
                     on_rq,
                     1024,
                     ContribScale::NONE,

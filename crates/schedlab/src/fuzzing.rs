@@ -51,6 +51,7 @@ pub fn platform(data: &[u8]) {
 fn simulate(wl: &workload::Workload, plat: Platform) {
     let opts = RunOptions {
         duration: Some(RUN_NS),
+        ..RunOptions::default()
     };
     if let Ok(mut sim) = Sim::new(wl, plat, Features::preset(Kernel::V6_12), &opts) {
         sim.run(|_, _| true).expect("no output to fail");

@@ -24,3 +24,13 @@ pub const MAX_TIME_US: u64 = MAX_SIM_NS / 1000;
 
 /// The same in seconds, `global.duration`'s unit.
 pub const MAX_DURATION_S: u64 = MAX_SIM_NS / 1_000_000_000;
+
+/// Task groups in a run, the root included (`--idle-cgroups` and the paths rt-app's
+/// `taskgroup` names): each costs an entity and a cfs_rq per CPU (see `MAX_GROUP_CPUS`).
+pub const MAX_GROUPS: usize = 100_000;
+
+/// Groups × CPUs: the entities and cfs_rqs of all groups stay under about 1 GB.
+pub const MAX_GROUP_CPUS: usize = 2_000_000;
+
+/// Levels below the root of a cgroup path.
+pub const MAX_GROUP_DEPTH: usize = 32;

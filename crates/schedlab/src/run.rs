@@ -30,6 +30,9 @@ pub struct RunSpec {
     pub kernel: Kernel,
     pub sets: Vec<String>,
     pub features: Vec<String>,
+    /// `--cgroup PATH:KEY=VALUE[,…]` and `--idle-cgroups N`.
+    pub cgroups: Vec<String>,
+    pub idle_cgroups: u64,
     pub duration: Option<Ns>,
     pub trace: Option<PathBuf>,
     pub log_dir: Option<PathBuf>,
@@ -323,6 +326,8 @@ pub fn run(
     let switches = feat.listing();
     let opts = RunOptions {
         duration: spec.duration,
+        cgroups: spec.cgroups.clone(),
+        idle_cgroups: spec.idle_cgroups,
     };
     let sim = Sim::new(&wl, plat, feat, &opts)?;
     // The log directory outlives the simulation (which holds its files) so that, on

@@ -191,7 +191,15 @@ fn simulate(
 ) -> Result<Sim, InputError> {
     let feat = features(kernel, switches, &[]).expect("known switches");
     let duration = Some(wl.global.duration.map_or(ns, |d| d.min(ns)));
-    let mut sim = Sim::new(wl, plat, feat, &RunOptions { duration })?;
+    let mut sim = Sim::new(
+        wl,
+        plat,
+        feat,
+        &RunOptions {
+            duration,
+            ..RunOptions::default()
+        },
+    )?;
     assert!(sim.run(|_, _| true).expect("no output to fail"));
     Ok(sim)
 }

@@ -4,6 +4,7 @@
 //! above the ones it preempts.
 
 use super::deadline::SchedDlEntity;
+use super::fair::group::TaskGroup;
 use super::fair::{CfsRq, CfsRqId, SchedEntity, Tunables};
 use super::features::Features;
 use super::hooks::{Hooks, RqHooks};
@@ -19,6 +20,7 @@ use crate::sched::uapi::Policy;
 pub struct Env<'a> {
     /// Every cfs_rq (this CPU's root one is `cfs()`).
     pub cfs_rqs: &'a mut [CfsRq],
+    pub tgs: &'a mut [TaskGroup],
     pub ses: &'a mut [SchedEntity],
     pub dl: &'a mut [SchedDlEntity],
     pub rt: &'a mut [SchedRtEntity],

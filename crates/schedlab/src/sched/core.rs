@@ -4,7 +4,8 @@
 use super::class::{self, Class, Dequeued, Env, SchedClass};
 use super::deadline::SchedDlEntity;
 use super::fair::balance::stats::CpuIdleType;
-use super::fair::{CfsRqId, SchedEntity, SeId};
+use super::fair::sched_class::put_prev_set_next_fair;
+use super::fair::{SchedEntity, SeId};
 use super::flags::*;
 use super::hooks::{Hooks, PrevState, RqHooks, SchedTimer, Switch, Tracepoint};
 use super::idle;
@@ -37,6 +38,7 @@ impl Sched {
     ) -> R {
         let mut env = Env {
             cfs_rqs: &mut self.cfs_rqs,
+            tgs: &mut self.tgs,
             ses: &mut self.ses,
             dl: &mut self.dls,
             rt: &mut self.rts,
@@ -161,6 +163,7 @@ impl Sched {
             max_allowed_capacity: self.max_allowed_capacity(&cpus_mask),
             cpus_mask,
             se: self.ses.len() as SeId,
+            tg: attr.group,
             dl: self.dls.len() as u32,
             woken_at: None,
             pi_blocked_on: None,
@@ -476,12 +479,16 @@ impl Sched {
         }
     }
 
-    /// `__set_task_cpu`: task `id` is on `cpu`, its entity to be queued on `cpu`'s root
-    /// cfs_rq (`set_task_rq`).
+    /// `__set_task_cpu`: task `id` is on `cpu`, its entity to be queued on its group's
+    /// cfs_rq there, under the group's entity there (`set_task_rq`).
     fn set_task_rq(&mut self, id: u32, cpu: usize) {
         let t = &mut self.tasks[id as usize];
         t.cpu = cpu;
-        self.ses[t.se as usize].cfs_rq = cpu as CfsRqId;
+        let tg = &self.tgs[t.tg as usize];
+        let parent = tg.se.get(cpu).copied();
+        let depth = parent.map_or(0, |p| self.ses[p as usize].depth + 1);
+        let se = &mut self.ses[t.se as usize];
+        (se.cfs_rq, se.parent, se.depth) = (tg.cfs_rq[cpu], parent, depth);
     }
 
     /// `move_queued_task` (push and pull): `deactivate_task` + `set_task_cpu` +
@@ -575,13 +582,22 @@ impl Sched {
         let next = self.on_rq(cpu, h, |rq, env| {
             let next = class::pick_next_task(rq, env);
             if next.map(|(_, n)| n) != prev {
-                match (prev, prev_class) {
-                    (Some(p), Some(c)) => c.put_prev_task(rq, env, p),
-                    _ => idle::put_prev_task_idle(rq, env),
-                }
-                match next {
-                    Some((c, n)) => c.set_next_task(rq, env, n),
-                    None => idle::set_next_task_idle(rq, env),
+                match (prev.zip(prev_class), next) {
+                    // pick_next_task_fair: only the levels that change (not when the fair
+                    // server picked: the deadline class's path puts and sets whole).
+                    (Some((p, Class::Fair)), Some((Class::Fair, n))) if !rq.dl_server => {
+                        put_prev_set_next_fair(rq, env, p, n)
+                    }
+                    (prev, next) => {
+                        match prev {
+                            Some((p, c)) => c.put_prev_task(rq, env, p),
+                            None => idle::put_prev_task_idle(rq, env),
+                        }
+                        match next {
+                            Some((c, n)) => c.set_next_task(rq, env, n),
+                            None => idle::set_next_task_idle(rq, env),
+                        }
+                    }
                 }
             }
             rq.need_resched = false;

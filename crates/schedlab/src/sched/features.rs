@@ -17,6 +17,15 @@ pub enum FairPolicy {
     Cfs,
 }
 
+/// How the groups' h_load is kept (seed 001).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HLoad {
+    /// 3.12+: along the path of the task asked about, cached per jiffy per cfs_rq.
+    Lazy,
+    /// ≤ 3.11: every group, top-down, before each balance pass (once per jiffy per CPU).
+    Eager,
+}
+
 /// `sysctl_sched_tunable_scaling`: how the fair tunables grow with the CPU count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TunableScaling {
@@ -99,6 +108,10 @@ pub struct Features {
     /// debugfs `fair_server/cpuN/{runtime,period}` (ns; runtime 0: no fair server, as ≤ 6.11).
     pub fair_server_runtime_ns: u64,
     pub fair_server_period_ns: u64,
+    /// How task_h_load's group factors are kept.
+    pub h_load: HLoad,
+    /// `update_tg_load_avg` at most once per ms per cfs_rq (6.7+).
+    pub tg_load_avg_ratelimit: bool,
     bits: u32,
 }
 
@@ -128,8 +141,28 @@ macro_rules! ranged {
     };
 }
 
+/// An on | off switch with a preset per kernel (6.12, 6.1).
+macro_rules! on_off {
+    ($key:literal, $doc:literal, $preset:expr, $field:ident) => {
+        Switch {
+            key: $key,
+            doc: $doc,
+            preset: $preset,
+            get: |f| if f.$field { "on" } else { "off" }.into(),
+            set: |f, v| {
+                f.$field = match v {
+                    "on" => true,
+                    "off" => false,
+                    _ => return None,
+                };
+                Some(())
+            },
+        }
+    };
+}
+
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 17] = [
+pub const SWITCHES: [Switch; 19] = [
     Switch {
         key: "fair.policy",
         doc: "eevdf | cfs",
@@ -202,6 +235,26 @@ pub const SWITCHES: [Switch; 17] = [
             Some(())
         },
     },
+    Switch {
+        key: "fair.h_load",
+        doc: "lazy (3.12+: along the task's path) | eager (≤3.11: every group per balance pass)",
+        preset: ["lazy", "lazy"],
+        get: |f| format!("{:?}", f.h_load).to_lowercase(),
+        set: |f, v| {
+            f.h_load = match v {
+                "lazy" => HLoad::Lazy,
+                "eager" => HLoad::Eager,
+                _ => return None,
+            };
+            Some(())
+        },
+    },
+    on_off!(
+        "fair.tg_load_avg_ratelimit",
+        "on (6.7+: tg->load_avg updated at most once per ms per cfs_rq) | off",
+        ["on", "off"],
+        tg_load_avg_ratelimit
+    ),
     ranged!(
         "fair.base_slice_ns",
         "EEVDF base slice, normalised (sysctl_sched_base_slice)",
@@ -230,20 +283,12 @@ pub const SWITCHES: [Switch; 17] = [
         wakeup_granularity_ns,
         1..
     ),
-    Switch {
-        key: "rt.throttling",
-        doc: "on (6.1: the root rt_rq's bandwidth) | off (6.12)",
-        preset: ["off", "on"],
-        get: |f| if f.rt_throttling { "on" } else { "off" }.into(),
-        set: |f, v| {
-            f.rt_throttling = match v {
-                "on" => true,
-                "off" => false,
-                _ => return None,
-            };
-            Some(())
-        },
-    },
+    on_off!(
+        "rt.throttling",
+        "on (6.1: the root rt_rq's bandwidth) | off (6.12)",
+        ["off", "on"],
+        rt_throttling
+    ),
     ranged!(
         "timer.slack_ns",
         "a fair task's sleep timer slack (timer_slack_ns): 0 .. 1000000000",
@@ -350,6 +395,8 @@ impl Features {
             timer_slack_ns: 0,
             fair_server_runtime_ns: 0,
             fair_server_period_ns: 4_194_304_000,
+            h_load: HLoad::Lazy,
+            tg_load_avg_ratelimit: false,
             bits: 0,
         };
         for s in &SWITCHES {

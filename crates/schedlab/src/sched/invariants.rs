@@ -2,10 +2,11 @@
 //! test suite): the kernel's own SCHED_WARN_ONs, and the accounting identities that
 //! schedlab's figures rest on. A broken one panics, naming it.
 
+use super::fair::CfsRqId;
 use super::pelt::{
     SchedAvg, LOAD_AVG_MAX, PELT_MIN_DIVIDER, RUNNABLE_AVG_YN_INV, SCHED_CAPACITY_SCALE,
 };
-use super::task::TaskState;
+use super::task::{SchedTask, TaskState};
 use super::Sched;
 use crate::time::Ns;
 
@@ -29,22 +30,35 @@ impl Sched {
         self.check_dl_bw();
     }
 
+    /// The tasks queued on cfs_rq `q` and the groups below it, curr included.
+    fn fair_tasks_queued(&self, q: CfsRqId) -> Vec<u32> {
+        let cfs = &self.cfs_rqs[q as usize];
+        let mut out = Vec::new();
+        for &se in cfs.queue.iter().chain(&cfs.curr) {
+            match self.ses[se as usize].my_q {
+                Some(g) => out.extend(self.fair_tasks_queued(g)),
+                None => out.push(self.ses[se as usize].task),
+            }
+        }
+        out
+    }
+
     /// A task is queued on one CPU at most; a running task is its CPU's `curr`, and a CPU's
     /// `curr` is running.
     fn check_placement(&self) {
         let mut on: Vec<Option<usize>> = vec![None; self.tasks.len()];
         for (cpu, rq) in self.rqs.iter().enumerate() {
-            let cfs = &self.cfs_rqs[cpu];
-            let fair = cfs
-                .queue
-                .iter()
-                .chain(&cfs.curr)
-                .map(|&se| self.ses[se as usize].task);
+            let fair = self.fair_tasks_queued(cpu as CfsRqId);
             let dl = rq
                 .dl
                 .queued()
                 .filter_map(|(_, p)| self.dls[p as usize].task);
-            for t in fair.chain(rq.rt.queued()).chain(dl).chain(rq.curr) {
+            for t in fair
+                .into_iter()
+                .chain(rq.rt.queued())
+                .chain(dl)
+                .chain(rq.curr)
+            {
                 match on[t as usize].replace(cpu) {
                     Some(other) if other != cpu => {
                         panic!("task {t} is on the runqueues of CPU {other} and CPU {cpu}")
@@ -63,16 +77,9 @@ impl Sched {
         }
         // rq->cfs_tasks lists each queued fair task of its CPU, once.
         for (cpu, rq) in self.rqs.iter().enumerate() {
-            let queued = (self.tasks.iter().enumerate())
-                .filter(|(_, t)| {
-                    let se = &self.ses[t.se as usize];
-                    se.on_rq && se.cfs_rq as usize == cpu
-                })
-                .count();
-            let listed = rq.cfs_tasks.iter().filter(|&&p| {
-                let se = &self.ses[self.tasks[p as usize].se as usize];
-                se.on_rq && se.cfs_rq as usize == cpu
-            });
+            let on_cpu = |t: &SchedTask| t.cpu == cpu && self.ses[t.se as usize].on_rq;
+            let queued = self.tasks.iter().filter(|t| on_cpu(t)).count();
+            let listed = (rq.cfs_tasks.iter()).filter(|&&p| on_cpu(&self.tasks[p as usize]));
             assert!(
                 listed.count() == queued && rq.cfs_tasks.len() == queued,
                 "CPU {cpu}'s cfs_tasks {:?} are not its {queued} queued fair tasks",

@@ -15,6 +15,7 @@ pub mod idle;
 #[cfg(debug_assertions)]
 mod invariants;
 pub mod latency;
+pub mod ops;
 pub mod pelt;
 pub mod rq;
 pub mod rt;
@@ -32,6 +33,7 @@ use crate::time::Ns;
 use clock_pelt::{CpuScale, RqClock};
 use deadline::admission::DlBw;
 use deadline::{DlRq, SchedDlEntity};
+use fair::group::TaskGroup;
 use fair::{cpu_util, CfsRq, SchedEntity, Tunables};
 use features::{Feat, Features};
 use rq::Rq;
@@ -49,6 +51,8 @@ pub struct Sched {
     pub rqs: Vec<Rq>,
     /// The cfs_rqs: CPU `cpu`'s root cfs_rq is `cfs_rqs[cpu]` (`rq->cfs`).
     pub cfs_rqs: Vec<CfsRq>,
+    /// The task groups: the root first, then each after its parent.
+    pub tgs: Vec<TaskGroup>,
     pub tasks: Vec<SchedTask>,
     pub ses: Vec<SchedEntity>,
     /// The deadline entities: each CPU's fair server (entity `cpu`), then every thread's
@@ -114,6 +118,7 @@ impl Sched {
         let topo = Topology::build(plat, BOOT);
         Sched {
             cfs_rqs: vec![CfsRq::default(); rqs.len()],
+            tgs: vec![TaskGroup::root(rqs.len())],
             rqs,
             tasks: Vec::new(),
             ses: Vec::new(),

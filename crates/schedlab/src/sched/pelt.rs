@@ -206,12 +206,12 @@ pub fn update_load_avg_se(
     now: Ns,
     sa: &mut SchedAvg,
     on_rq: bool,
-    runnable: bool,
+    runnable: u64,
     running: bool,
     weight: u64,
     scale: ContribScale,
 ) -> bool {
-    if update_load_sum(now, sa, on_rq as u64, runnable as u64, running, scale) {
+    if update_load_sum(now, sa, on_rq as u64, runnable, running, scale) {
         update_load_avg(sa, weight);
         return true;
     }

@@ -3,6 +3,7 @@
 
 use super::clock_pelt::RqClock;
 use super::deadline::DlRq;
+use super::ops::OpCounts;
 use super::pelt::{update_class_avg, SchedAvg};
 use super::rt::RtRq;
 use super::stats::RqStats;
@@ -39,6 +40,10 @@ pub struct Rq {
     pub stats: RqStats,
     /// `rq->misfit_task_load`: the running fair task's load when too big for this CPU.
     pub misfit_task_load: u64,
+    /// `rq->h_load_throttle`: the jiffy of the last `update_h_load` (eager h_load).
+    pub h_load_throttle: u64,
+    /// What the scheduler did here, by kind.
+    pub ops: OpCounts,
 }
 
 impl Rq {
@@ -64,6 +69,8 @@ impl Rq {
             cfs_tasks: Vec::new(),
             stats: RqStats::default(),
             misfit_task_load: 0,
+            h_load_throttle: u64::MAX,
+            ops: OpCounts::default(),
         }
     }
 

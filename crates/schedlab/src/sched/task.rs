@@ -2,6 +2,7 @@
 //! of a thread (the engine keeps the work it runs).
 
 use super::class::Class;
+use super::fair::group::TgId;
 use super::fair::SeId;
 use super::uapi::Policy;
 use super::uclamp::{TaskUclamp, UCLAMP_MAX, UCLAMP_MIN};
@@ -63,6 +64,8 @@ pub struct SchedTask {
     pub max_allowed_capacity: u64,
     /// `p->se`: the task's fair entity.
     pub se: SeId,
+    /// `task_group(p)`: its cgroup's task group.
+    pub tg: TgId,
     /// `p->dl`: its deadline entity.
     pub dl: u32,
     /// When it became runnable after a sleep (wakeup latency, rt-app's wu_lat).

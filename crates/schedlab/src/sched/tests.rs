@@ -74,6 +74,7 @@ pub(crate) fn attr(policy: Policy) -> SchedAttr {
         slice: None,
         util_min: None,
         util_max: None,
+        group: 0,
     }
 }
 

@@ -1,5 +1,7 @@
 //! The scheduler's user API (include/uapi/linux/sched.h): the policies a thread asks for.
 
+use super::fair::group::TgId;
+
 /// `SCHED_*`: a thread's scheduling policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
@@ -67,4 +69,6 @@ pub struct SchedAttr {
     /// util_min and util_max (None: the default).
     pub util_min: Option<u32>,
     pub util_max: Option<u32>,
+    /// The task group it starts in (its cgroup; not a `sched_attr` field).
+    pub group: TgId,
 }

@@ -13,7 +13,7 @@ mod thread;
 
 use crate::energy::Meter;
 use crate::error::InputError;
-use crate::limits::MAX_SIM_NS;
+use crate::limits::{MAX_GROUP_CPUS, MAX_SIM_NS};
 use crate::platform::Platform;
 use crate::sched::features::Features;
 use crate::sched::Sched;
@@ -41,6 +41,10 @@ const MAX_EVENTS_AT_ONE_INSTANT: u32 = 1 << 20;
 pub struct RunOptions {
     /// Overrides the workload's `global.duration`.
     pub duration: Option<Ns>,
+    /// `--cgroup PATH:KEY=VALUE[,…]` descriptions.
+    pub cgroups: Vec<String>,
+    /// `--idle-cgroups N`: empty groups.
+    pub idle_cgroups: u64,
 }
 
 /// Per-run totals.
@@ -68,7 +72,23 @@ impl Sim {
         feat: Features,
         opts: &RunOptions,
     ) -> Result<Sim, InputError> {
-        let prog = compile(wl, &plat).map_err(|e| e.within(&wl.origin))?;
+        let mut prog = compile(wl, &plat).map_err(|e| e.within(&wl.origin))?;
+        for spec in &opts.cgroups {
+            prog.groups.describe(spec)?;
+        }
+        prog.groups.add_idle(opts.idle_cgroups)?;
+        if prog.groups.groups.len() * plat.nr_cpus() > MAX_GROUP_CPUS {
+            return Err(InputError::new(
+                "--idle-cgroups",
+                format!(
+                    "{} cgroups on {} CPUs are too many: at most {MAX_GROUP_CPUS} (cgroup, CPU) pairs",
+                    prog.groups.groups.len(),
+                    plat.nr_cpus()
+                ),
+            ));
+        }
+        let notes: Vec<String> = prog.groups.notes().collect();
+        prog.warnings.extend(notes);
         let duration = opts.duration.or(wl.global.duration);
         if let Some(d) = opts.duration.filter(|&d| !(1..=MAX_SIM_NS).contains(&d)) {
             return Err(InputError::new(
@@ -101,6 +121,9 @@ impl Sim {
         let top = plat.freq_domains.iter().map(|d| d.opps.len() - 1).collect();
         let energy = Meter::new(&plat, top, SIM_START);
         let mut sched = Sched::new(&plat, feat, prog.uses_uclamp(), SIM_START);
+        for g in &prog.groups.groups[1..] {
+            sched.sched_create_group(g.path.clone(), g.parent, g.shares, g.idle);
+        }
         let res = Resources::new(&prog);
         sched.init_mutexes(prog.nr_mutexes(), prog.pi);
         let eng = Engine {
@@ -130,7 +153,9 @@ impl Sim {
     }
 
     /// Attach an observer (trace writer, logs): records are built only when one is attached.
-    pub fn observe(&mut self, o: Box<dyn Observer>) {
+    pub fn observe(&mut self, mut o: Box<dyn Observer>) {
+        let paths: Vec<String> = self.sched.tgs.iter().map(|g| g.path.clone()).collect();
+        o.groups(&paths);
         self.eng.observers.push(o);
         self.eng.tracing = true;
     }

@@ -117,7 +117,7 @@ impl Solo {
             now,
             &mut self.avg,
             on_rq,
-            on_rq,
+            on_rq as u64,
             on_rq,
             self.config.weight,
             scale,

@@ -77,7 +77,7 @@ impl Replay {
             row.now,
             avg,
             row.load,
-            row.runnable,
+            row.runnable as u64,
             row.running,
             weight,
             ContribScale::NONE,

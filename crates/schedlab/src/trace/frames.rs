@@ -6,7 +6,8 @@ use std::rc::Rc;
 
 use super::{switch_state, Observer, Tracepoint};
 use crate::sched::deadline::DlNote;
-use crate::sched::fair::Note;
+use crate::sched::fair::group::ROOT_TG;
+use crate::sched::fair::{Note, NO_TASK};
 use crate::sched::hooks::TraceEvent;
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
@@ -49,7 +50,8 @@ columnar! {
 }
 
 columnar! {
-    /// One row per PELT or util_est tracepoint; `pid` is NONE for a cfs_rq.
+    /// One row per PELT or util_est tracepoint; `pid` is NONE for a cfs_rq or a group
+    /// entity, `path` (an index of `Frames::paths`) NONE for a task.
     #[derive(Debug, Clone, Default)]
     pub struct SignalColumns {
         pub ts: Vec<u64>,
@@ -57,6 +59,7 @@ columnar! {
         pub signal: Vec<u8>,
         pub cpu: Vec<u32>,
         pub pid: Vec<i64>,
+        pub path: Vec<i64>,
         pub load: Vec<i64>,
         pub runnable: Vec<i64>,
         pub util: Vec<i64>,
@@ -72,6 +75,8 @@ columnar! {
 pub struct Frames {
     pub events: EventColumns,
     pub signals: SignalColumns,
+    /// The task groups' cgroup paths, by group id.
+    pub paths: Vec<String>,
 }
 
 /// Frames an observer fills while the run's owner keeps a handle on them.
@@ -124,13 +129,17 @@ impl EventColumns {
 /// A row of the signals columns: (load, runnable, util, enqueued, ewma, update_time).
 type SignalValues = [i64; 6];
 
+/// Whose signal a row is: a task's pid, or a group's (or cfs_rq's) path id.
+type Subject = (i64, i64);
+
 impl SignalColumns {
-    fn push(&mut self, now: Ns, signal: TraceEvent, cpu: usize, pid: i64, v: SignalValues) {
+    fn push(&mut self, now: Ns, signal: TraceEvent, cpu: usize, who: Subject, v: SignalValues) {
         self.ts.push(now);
         self.signal
             .push(signal as u8 - TraceEvent::FIRST_SIGNAL as u8);
         self.cpu.push(cpu as u32);
-        self.pid.push(pid);
+        self.pid.push(who.0);
+        self.path.push(who.1);
         self.load.push(v[0]);
         self.runnable.push(v[1]);
         self.util.push(v[2]);
@@ -145,17 +154,22 @@ fn pid_of(tasks: &[SchedTask], task: Option<u32>) -> i64 {
 }
 
 /// The entity pid and values of a fair-class note.
-fn signal_of(note: &Note, tasks: &[SchedTask]) -> (i64, SignalValues) {
-    let pid = |task: u32| tasks[task as usize].pid as i64;
+fn signal_of(note: &Note, tasks: &[SchedTask]) -> (Subject, SignalValues) {
+    let task = |task: u32| (tasks[task as usize].pid as i64, NONE);
     match *note {
         Note::PeltSe {
-            task,
+            task: t,
+            path,
             load,
             runnable,
             util,
             update_time,
         } => (
-            pid(task),
+            if t == NO_TASK {
+                (NONE, path as i64)
+            } else {
+                task(t)
+            },
             [
                 load as i64,
                 runnable as i64,
@@ -166,12 +180,13 @@ fn signal_of(note: &Note, tasks: &[SchedTask]) -> (i64, SignalValues) {
             ],
         ),
         Note::PeltCfs {
+            path,
             load,
             runnable,
             util,
             update_time,
         } => (
-            NONE,
+            (NONE, path as i64),
             [
                 load as i64,
                 runnable as i64,
@@ -182,17 +197,18 @@ fn signal_of(note: &Note, tasks: &[SchedTask]) -> (i64, SignalValues) {
             ],
         ),
         Note::UtilEstSe {
-            task,
+            task: t,
             enqueued,
             ewma,
             util,
         } => (
-            pid(task),
+            task(t),
             [NONE, NONE, util as i64, enqueued as i64, ewma as i64, NONE],
         ),
-        Note::UtilEstCfs { enqueued, util } => {
-            (NONE, [NONE, NONE, util as i64, enqueued as i64, NONE, NONE])
-        }
+        Note::UtilEstCfs { enqueued, util } => (
+            (NONE, ROOT_TG as i64),
+            [NONE, NONE, util as i64, enqueued as i64, NONE, NONE],
+        ),
     }
 }
 
@@ -265,8 +281,8 @@ impl Frames {
                 ..EventRow::of(ev, *cpu, pid(*task))
             },
             Tracepoint::Fair { cpu, note, .. } => {
-                let (pid, values) = signal_of(note, tasks);
-                self.signals.push(now, ev, *cpu, pid, values);
+                let (who, values) = signal_of(note, tasks);
+                self.signals.push(now, ev, *cpu, who, values);
                 return;
             }
         };
@@ -275,6 +291,10 @@ impl Frames {
 }
 
 impl Observer for Rc<RefCell<Frames>> {
+    fn groups(&mut self, paths: &[String]) {
+        self.borrow_mut().paths = paths.to_vec();
+    }
+
     fn record(&mut self, now: Ns, tp: &Tracepoint, tasks: &[SchedTask]) -> std::io::Result<()> {
         self.borrow_mut().add(now, tp, tasks);
         Ok(())

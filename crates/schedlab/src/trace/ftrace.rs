@@ -6,7 +6,7 @@ use std::io::Write;
 
 use super::{switch_state, Observer, Tracepoint};
 use crate::sched::deadline::DlNote;
-use crate::sched::fair::Note;
+use crate::sched::fair::{Note, NO_TASK};
 use crate::sched::hooks::TraceEvent;
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
@@ -15,6 +15,8 @@ use crate::time::Ns;
 pub struct FtraceWriter<W: Write> {
     out: W,
     line: String,
+    /// The task groups' cgroup paths.
+    paths: Vec<String>,
 }
 
 impl<W: Write> FtraceWriter<W> {
@@ -23,6 +25,7 @@ impl<W: Write> FtraceWriter<W> {
         Ok(FtraceWriter {
             out,
             line: String::with_capacity(256),
+            paths: vec!["/".into()],
         })
     }
 
@@ -51,6 +54,10 @@ fn who(tasks: &[SchedTask], task: Option<u32>) -> (&str, u32) {
 }
 
 impl<W: Write> Observer for FtraceWriter<W> {
+    fn groups(&mut self, paths: &[String]) {
+        self.paths = paths.to_vec();
+    }
+
     fn record(&mut self, now: Ns, tp: &Tracepoint, tasks: &[SchedTask]) -> std::io::Result<()> {
         self.line.clear();
         let t = |id: u32| &tasks[id as usize];
@@ -171,23 +178,30 @@ impl<W: Write> Observer for FtraceWriter<W> {
                 match *note {
                     Note::PeltSe {
                         task: entity_task,
+                        path,
                         load,
                         runnable,
                         util,
                         update_time,
                     } => {
-                        let p = t(entity_task);
                         self.head(now, comm, pid, *cpu, ev);
-                        let _ = write!(self.line, "cpu={cpu} path=(null) comm={} pid={} load={load} runnable={runnable} util={util} update_time={update_time}", p.comm, p.pid);
+                        // A task prints path (null); a group its path, comm (null), pid -1.
+                        let (path, comm, pid) = match entity_task {
+                            NO_TASK => (self.paths[path as usize].as_str(), "(null)", -1),
+                            p => ("(null)", t(p).comm.as_str(), t(p).pid as i64),
+                        };
+                        let _ = write!(self.line, "cpu={cpu} path={path} comm={comm} pid={pid} load={load} runnable={runnable} util={util} update_time={update_time}");
                     }
                     Note::PeltCfs {
+                        path,
                         load,
                         runnable,
                         util,
                         update_time,
                     } => {
                         self.head(now, comm, pid, *cpu, ev);
-                        let _ = write!(self.line, "cpu={cpu} path=/ load={load} runnable={runnable} util={util} update_time={update_time}");
+                        let path = &self.paths[path as usize];
+                        let _ = write!(self.line, "cpu={cpu} path={path} load={load} runnable={runnable} util={util} update_time={update_time}");
                     }
                     Note::UtilEstSe {
                         task: entity_task,

@@ -32,6 +32,8 @@ pub trait Observer {
     fn record(&mut self, _now: Ns, _tp: &Tracepoint, _tasks: &[SchedTask]) -> std::io::Result<()> {
         Ok(())
     }
+    /// The task groups' paths, indexed by group id, when the observer is attached.
+    fn groups(&mut self, _paths: &[String]) {}
     /// One rt-app log row of `task`.
     fn log(&mut self, _task: u32, _row: LogRow) {}
     /// The run is over: flush, write what was buffered.

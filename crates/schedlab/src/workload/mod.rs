@@ -2,6 +2,7 @@
 //! structure (`schedlab check`) (rtapp.rs), its compiler (rtapp/compile.rs) into the program
 //! format the engine interprets (program.rs).
 
+pub mod cgroups;
 pub mod json;
 pub mod program;
 pub mod rtapp;

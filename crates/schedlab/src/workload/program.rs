@@ -9,6 +9,7 @@
 
 use super::Ftrace;
 use crate::sched::uapi::SchedAttr;
+use crate::workload::cgroups::Cgroups;
 
 /// Work units per reference ns (fixed point: a slower CPU consumes fewer per ns).
 pub const WORK_UNITS_PER_NS: u128 = 1 << 20;
@@ -115,6 +116,8 @@ pub struct Program {
     pub cumulative_slack: bool,
     /// `pi_enabled`: mutexes are PTHREAD_PRIO_INHERIT, rt_mutexes in the kernel.
     pub pi: bool,
+    /// The cgroup hierarchy: the taskgroups named, then what the run describes.
+    pub groups: Cgroups,
     /// Settings the engine does not simulate yet, one message each.
     pub warnings: Vec<String>,
 }

@@ -58,20 +58,28 @@ fn sched_period(f: &Fair, nr_running: u32) -> u64 {
     }
 }
 
-/// `sched_slice`: the entity's share of the period (root cfs_rq only).
+/// `sched_slice`: the entity's share of the period, down the hierarchy to its level.
 fn sched_slice(f: &Fair, id: SeId) -> u64 {
     let se = &f.ses[id as usize];
     let nr = if f.feat.has(Feat::AltPeriod) {
-        f.cfs.h_nr_queued
+        f.root_cfs().h_nr_queued
     } else {
         f.cfs.nr_running
     };
     let mut slice = sched_period(f, nr + !se.on_rq as u32);
-    let mut load: LoadWeight = f.cfs.load;
-    if !se.on_rq {
-        load.add(se.load.weight);
+    // Its share at each level up the hierarchy.
+    let mut level = Some((id, &*f.cfs));
+    while let Some((e, q)) = level {
+        let se = &f.ses[e as usize];
+        let mut load: LoadWeight = q.load;
+        if !se.on_rq {
+            load.add(se.load.weight);
+        }
+        slice = calc_delta(slice, se.load.weight, &load);
+        level = se
+            .parent
+            .map(|p| (p, &f.cfs_rqs[f.ses[p as usize].cfs_rq as usize]));
     }
-    slice = calc_delta(slice, se.load.weight, &load);
     if f.feat.has(Feat::BaseSlice) {
         slice = slice.max(f.tun.min_granularity);
     }
@@ -247,41 +255,22 @@ pub(super) fn check_preempt_tick(f: &mut Fair, curr: SeId) -> bool {
     d > ideal as i64
 }
 
-/// `check_preempt_wakeup` (6.1).
-pub(super) fn check_preempt_wakeup(f: &mut Fair, curr: SeId, p: SeId, fork: bool) -> bool {
-    let scale = f.cfs.nr_running >= f.tun.nr_latency;
-    let mut next_marked = false;
-    if f.feat.has(Feat::NextBuddy) && scale && !fork {
-        f.cfs.next = Some(p);
-        next_marked = true;
-    }
+/// `check_preempt_wakeup` (6.1) where `curr`'s and `p`'s sides meet (its buddies and its
+/// task-level checks are the class's): an idle entity yields to a non-idle one; else `p`
+/// preempts when it is a wakeup granularity ahead.
+pub(super) fn check_preempt_wakeup(f: &mut Fair, curr: SeId, p: SeId, _normal: bool) -> bool {
     let (c_idle, p_idle) = (f.ses[curr as usize].idle, f.ses[p as usize].idle);
-    let preempt = if c_idle && !p_idle {
-        true
-    } else if !f.ses[p as usize].normal || !f.feat.has(Feat::WakeupPreemption) || c_idle != p_idle {
-        false
-    } else {
-        f.update_curr();
-        if wakeup_preempt_entity(f, curr, p) == 1 {
-            if !next_marked {
-                f.cfs.next = Some(p);
-            }
-            true
-        } else {
-            false
-        }
-    };
-    if preempt && f.ses[curr as usize].on_rq && f.feat.has(Feat::LastBuddy) && scale {
-        f.cfs.last = Some(curr);
+    if c_idle && !p_idle {
+        return true;
     }
-    preempt
+    if c_idle != p_idle {
+        return false;
+    }
+    f.update_curr();
+    wakeup_preempt_entity(f, curr, p) == 1
 }
 
-/// `yield_task_fair` (6.1): become the skip buddy.
+/// `yield_task_fair` (6.1): the class marks the skip buddies; curr is charged.
 pub(super) fn yield_task(f: &mut Fair, id: SeId) {
-    if f.cfs.nr_running <= 1 {
-        return;
-    }
     f.clear_buddies(id);
-    f.cfs.skip = Some(id);
 }

@@ -228,27 +228,14 @@ fn pick_eevdf(f: &Fair) -> Option<SeId> {
     }
 }
 
-/// `pick_next_entity` (PICK_BUDDY), finishing a delayed dequeue when it picks one.
-pub(super) fn pick_next_entity(f: &mut Fair) -> (Option<SeId>, Option<SeId>) {
-    let mut finished = None;
-    loop {
-        if let Some(n) = f.cfs.next {
-            if f.feat.has(Feat::PickBuddy) && entity_eligible(f, n) {
-                return (Some(n), finished);
-            }
-        }
-        let Some(se) = pick_eevdf(f) else {
-            return (None, finished);
-        };
-        if !f.ses[se as usize].sched_delayed {
-            return (Some(se), finished);
-        }
-        f.dequeue_task(se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
-        finished = Some(se);
-        if f.cfs.nr_running == 0 {
-            return (None, finished);
+/// `pick_next_entity` (PICK_BUDDY): the next buddy if eligible, else EEVDF's pick.
+pub(super) fn pick_next_entity(f: &mut Fair) -> Option<SeId> {
+    if let Some(n) = f.cfs.next {
+        if f.feat.has(Feat::PickBuddy) && entity_eligible(f, n) {
+            return Some(n);
         }
     }
+    pick_eevdf(f)
 }
 
 /// `place_entity`: keep the lag the entity had, start a new request.
@@ -363,15 +350,13 @@ pub(super) fn requeue_delayed_entity(f: &mut Fair, id: SeId) {
         }
     }
     load_avg::update_load_avg(f, id, 0);
-    f.ses[id as usize].sched_delayed = false;
-    f.cfs.h_nr_runnable += 1; // clear_delayed
+    f.ses[id as usize].sched_delayed = false; // clear_delayed (its counts: the class's)
 }
 
-/// `check_preempt_wakeup_fair`.
-pub(super) fn check_preempt_wakeup(f: &mut Fair, curr: SeId, p: SeId, fork: bool) -> bool {
-    if f.feat.has(Feat::NextBuddy) && !fork && !f.ses[p as usize].sched_delayed {
-        f.cfs.next = Some(p);
-    }
+/// `check_preempt_wakeup_fair` where `curr`'s and `p`'s sides meet (the next buddy is the
+/// class's): an idle entity yields to a non-idle one; else a normal `p` preempts when it is
+/// now EEVDF's pick, and a shorter eligible slice cancels curr's protection first.
+pub(super) fn check_preempt_wakeup(f: &mut Fair, curr: SeId, p: SeId, normal: bool) -> bool {
     if !f.feat.has(Feat::WakeupPreemption) {
         return false;
     }
@@ -380,7 +365,7 @@ pub(super) fn check_preempt_wakeup(f: &mut Fair, curr: SeId, p: SeId, fork: bool
         cancel_protect_slice(&mut f.ses[curr as usize]);
         return true;
     }
-    if cse_idle != pse_idle || !f.ses[p as usize].normal {
+    if cse_idle != pse_idle || !normal {
         return false;
     }
     f.update_curr();
@@ -392,9 +377,6 @@ pub(super) fn check_preempt_wakeup(f: &mut Fair, curr: SeId, p: SeId, fork: bool
 
 /// `yield_task_fair`: an eligible task gives up the rest of its request.
 pub(super) fn yield_task(f: &mut Fair, id: SeId) {
-    if f.cfs.nr_running <= 1 {
-        return;
-    }
     f.clear_buddies(id);
     f.update_curr();
     if entity_eligible(f, id) {

@@ -4,10 +4,10 @@
 //! Simplified: a task migrating from a NO_HZ-idle CPU is not first aged by that CPU's idle
 //! lag (`migrate_se_pelt_lag`).
 
-use super::{Fair, Note, SeId};
+use super::{CfsRq, Fair, SchedEntity, SeId};
 use crate::sched::pelt::{
     get_pelt_divider, update_load_avg as ___update_load_avg, update_load_avg_se, update_load_sum,
-    PELT_MIN_DIVIDER,
+    SchedAvg, PELT_MIN_DIVIDER, SCHED_CAPACITY_SHIFT,
 };
 use crate::sched::weight::scale_load_down;
 
@@ -28,58 +28,55 @@ pub fn update_load_avg(f: &mut Fair, id: SeId, flags: u32) {
     let running = f.cfs.curr == Some(id);
     let se = &mut f.ses[id as usize];
     if se.avg.last_update_time != 0 {
-        let (on_rq, runnable, w) = (se.on_rq, se.on_rq && !se.sched_delayed, se.weight());
+        let (on_rq, runnable, w) = (se.on_rq, se.runnable(), se.weight());
         if update_load_avg_se(now, &mut se.avg, on_rq, runnable, running, w, scale) {
             se.util_est.util_change(); // cfs_se_util_change
-            let (a, task) = (se.avg, se.task);
-            f.note(Note::PeltSe {
-                task,
-                load: a.load_avg,
-                runnable: a.runnable_avg,
-                util: a.util_avg,
-                update_time: a.last_update_time,
-            });
+            f.note_pelt_se(id);
         }
     }
     let mut decayed = update_cfs_rq_load_avg(f, now);
+    decayed |= f.propagate(id);
     if flags & DO_ATTACH != 0 && f.ses[id as usize].avg.last_update_time == 0 {
         attach_entity_load_avg(f, id);
-        decayed = true;
+        f.update_tg_load_avg();
     } else if flags & DO_DETACH != 0 {
         detach_entity_load_avg(f, id);
-        decayed = true;
+        f.update_tg_load_avg();
+    } else if decayed {
+        f.cfs_rq_util_change();
+        if flags & UPDATE_TG != 0 {
+            f.update_tg_load_avg();
+        }
+    } else {
+        return;
     }
-    if decayed {
-        f.cfs.util_changed = true; // cfs_rq_util_change
-        let a = f.cfs.avg;
-        f.note(Note::PeltCfs {
-            load: a.load_avg,
-            runnable: a.runnable_avg,
-            util: a.util_avg,
-            update_time: a.last_update_time,
-        });
-    }
+    f.note_pelt_cfs();
 }
 
-/// `update_cfs_rq_load_avg`: fold in removed load, then `__update_load_avg_cfs_rq`.
-fn update_cfs_rq_load_avg(f: &mut Fair, now: u64) -> bool {
+/// `update_cfs_rq_load_avg`: fold in removed load (to propagate up), then
+/// `__update_load_avg_cfs_rq`.
+pub(super) fn update_cfs_rq_load_avg(f: &mut Fair, now: u64) -> bool {
     let mut decayed = false;
     let sa = &mut f.cfs.avg;
     let r = std::mem::take(&mut f.cfs.removed);
     if r.nr != 0 {
         let divider = get_pelt_divider(sa) as u64;
+        sub_positive(&mut sa.load_avg, r.load_avg);
+        sub_positive(&mut sa.load_sum, r.load_avg * divider);
+        sa.load_sum = sa.load_sum.max(sa.load_avg * PELT_MIN_DIVIDER as u64);
         sub_positive(&mut sa.util_avg, r.util_avg);
         let mut util_sum = sa.util_sum as u64;
         sub_positive(&mut util_sum, r.util_avg * divider);
         sa.util_sum = util_sum.max(sa.util_avg * PELT_MIN_DIVIDER as u64) as u32;
-        sub_positive(&mut sa.load_avg, r.load_avg);
-        sub_positive(&mut sa.load_sum, r.load_avg * divider);
-        sa.load_sum = sa.load_sum.max(sa.load_avg * PELT_MIN_DIVIDER as u64);
         sub_positive(&mut sa.runnable_avg, r.runnable_avg);
         sub_positive(&mut sa.runnable_sum, r.runnable_avg * divider);
         sa.runnable_sum = sa
             .runnable_sum
             .max(sa.runnable_avg * PELT_MIN_DIVIDER as u64);
+        add_tg_cfs_propagate(
+            f.cfs,
+            -((r.runnable_avg * divider) as i64) >> SCHED_CAPACITY_SHIFT,
+        );
         decayed = true;
     }
     let load = scale_load_down(f.cfs.load.weight);
@@ -97,6 +94,95 @@ fn update_cfs_rq_load_avg(f: &mut Fair, now: u64) -> bool {
         decayed = true;
     }
     decayed
+}
+
+/// `add_tg_cfs_propagate`.
+fn add_tg_cfs_propagate(cfs: &mut CfsRq, runnable_sum: i64) {
+    cfs.propagate = true;
+    cfs.prop_runnable_sum += runnable_sum;
+}
+
+/// `propagate_entity_load_avg` for group entity `id`: what changed in its cfs_rq below
+/// (tasks attached, detached, removed) moves its util, runnable and load, and this level's.
+pub(super) fn propagate_entity_load_avg(f: &mut Fair, id: SeId) -> bool {
+    let q = f.ses[id as usize].my_q.expect("a group entity") as usize;
+    let g = &mut f.cfs_rqs[q];
+    if !g.propagate {
+        return false;
+    }
+    g.propagate = false;
+    let prop = std::mem::take(&mut g.prop_runnable_sum);
+    let (gavg, gweight) = (g.avg, scale_load_down(g.load.weight));
+    add_tg_cfs_propagate(f.cfs, prop);
+    let divider = get_pelt_divider(&f.cfs.avg) as u64;
+    let (se, c) = (&mut f.ses[id as usize], &mut f.cfs.avg);
+    // update_tg_cfs_util
+    let d = gavg.util_avg as i64 - se.avg.util_avg as i64;
+    if d != 0 {
+        se.avg.util_avg = gavg.util_avg;
+        let new_sum = se.avg.util_avg * divider;
+        let ds = new_sum as i64 - se.avg.util_sum as i64;
+        se.avg.util_sum = new_sum as u32;
+        c.util_avg = add_positive(c.util_avg, d);
+        c.util_sum =
+            add_positive(c.util_sum as u64, ds).max(c.util_avg * PELT_MIN_DIVIDER as u64) as u32;
+    }
+    // update_tg_cfs_runnable
+    let d = gavg.runnable_avg as i64 - se.avg.runnable_avg as i64;
+    if d != 0 {
+        se.avg.runnable_avg = gavg.runnable_avg;
+        let new_sum = se.avg.runnable_avg * divider;
+        let ds = new_sum as i64 - se.avg.runnable_sum as i64;
+        se.avg.runnable_sum = new_sum;
+        c.runnable_avg = add_positive(c.runnable_avg, d);
+        c.runnable_sum =
+            add_positive(c.runnable_sum, ds).max(c.runnable_avg * PELT_MIN_DIVIDER as u64);
+    }
+    update_tg_cfs_load(se, c, prop, gavg.load_sum, gweight, divider);
+    f.note_pelt_cfs();
+    f.note_pelt_se(id);
+    true
+}
+
+/// `update_tg_cfs_load`: the group entity's load from the runnable sum propagated up,
+/// added on attach (clipped at the divider), estimated on removal as if every task below
+/// were equally runnable; never below its running sum.
+fn update_tg_cfs_load(
+    se: &mut SchedEntity,
+    c: &mut SchedAvg,
+    prop: i64,
+    g_load_sum: u64,
+    g_weight: u64,
+    divider: u64,
+) {
+    if prop == 0 {
+        return;
+    }
+    let runnable_sum = if prop >= 0 {
+        (prop + se.avg.load_sum as i64).min(divider as i64) as u64
+    } else {
+        let load_sum = g_load_sum.checked_div(g_weight).unwrap_or(0);
+        se.avg.load_sum.min(load_sum)
+    };
+    let runnable_sum = runnable_sum.max((se.avg.util_sum >> SCHED_CAPACITY_SHIFT) as u64);
+    let w = se.weight();
+    let load_sum = w * runnable_sum;
+    let load_avg = load_sum / divider;
+    let d = load_avg as i64 - se.avg.load_avg as i64;
+    if d == 0 {
+        return;
+    }
+    let ds = load_sum as i64 - (w * se.avg.load_sum) as i64;
+    se.avg.load_sum = runnable_sum;
+    se.avg.load_avg = load_avg;
+    c.load_avg = add_positive(c.load_avg, d);
+    c.load_sum = add_positive(c.load_sum, ds).max(c.load_avg * PELT_MIN_DIVIDER as u64);
+}
+
+/// `add_positive`: v + d, floored at 0.
+#[inline(always)]
+fn add_positive(v: u64, d: i64) -> u64 {
+    (v as i64).saturating_add(d).max(0) as u64
 }
 
 /// `attach_entity_load_avg`: align the entity's window with the cfs_rq's and add it.
@@ -119,6 +205,8 @@ fn attach_entity_load_avg(f: &mut Fair, id: SeId) {
     c.util_sum += sa.util_sum;
     c.runnable_avg += sa.runnable_avg;
     c.runnable_sum += sa.runnable_sum;
+    add_tg_cfs_propagate(f.cfs, sa.load_sum as i64);
+    f.cfs_rq_util_change();
 }
 
 /// `detach_entity_load_avg`, with the PELT_MIN_DIVIDER floors.
@@ -133,6 +221,8 @@ fn detach_entity_load_avg(f: &mut Fair, id: SeId) {
     sub_positive(&mut c.runnable_avg, sa.runnable_avg);
     sub_positive(&mut c.runnable_sum, sa.runnable_sum);
     c.runnable_sum = c.runnable_sum.max(c.runnable_avg * PELT_MIN_DIVIDER as u64);
+    add_tg_cfs_propagate(f.cfs, -(sa.load_sum as i64));
+    f.cfs_rq_util_change();
 }
 
 /// `remove_entity_load_avg`: decay the entity to the cfs_rq's last update
@@ -142,7 +232,7 @@ pub fn remove_entity_load_avg(f: &mut Fair, id: SeId) {
     let scale = f.clock.contrib_scale();
     let se = &mut f.ses[id as usize];
     let w = se.weight();
-    update_load_avg_se(last, &mut se.avg, false, false, false, w, scale);
+    update_load_avg_se(last, &mut se.avg, false, 0, false, w, scale);
     let r = &mut f.cfs.removed;
     r.nr += 1;
     r.util_avg += se.avg.util_avg;
@@ -184,10 +274,4 @@ pub fn dequeue_load_avg(f: &mut Fair, id: SeId) {
     sub_positive(&mut c.load_avg, sa.load_avg);
     sub_positive(&mut c.load_sum, w * sa.load_sum);
     c.load_sum = c.load_sum.max(c.load_avg * PELT_MIN_DIVIDER as u64);
-}
-
-/// `task_h_load` with the root cfs_rq its only level (no task groups yet): the entity's
-/// load as a share of its cfs_rq's h_load, which for the root is its own load_avg.
-pub fn task_h_load(se_load_avg: u64, cfs_load_avg: u64) -> u64 {
-    se_load_avg * cfs_load_avg / (cfs_load_avg + 1)
 }

@@ -3,14 +3,17 @@
 //!
 //! The kernel keeps queued entities in an augmented rb-tree; schedlab keeps them in a vector
 //! scanned linearly, which picks the same entity (ties go to the earlier-queued one, as rb-tree
-//! insertion puts equal keys to the right). Task groups (a group entity owning a cfs_rq) come
-//! with a later issue: every entity here is a task on its CPU's root cfs_rq.
+//! insertion puts equal keys to the right). `Fair` works on one level of the hierarchy: a
+//! cfs_rq and its entities, tasks or groups (`group.rs`); the fair class's operations
+//! (`sched_class.rs`) walk the levels as `for_each_sched_entity` does.
 
 pub mod balance;
 pub mod capacity;
 mod cfs;
 pub mod cpu_util;
 mod eevdf;
+pub mod group;
+pub mod h_load;
 pub mod load_avg;
 mod reweight;
 pub mod sched_class;
@@ -23,19 +26,30 @@ use crate::sched::pelt::SchedAvg;
 use crate::sched::util_est::UtilEst;
 use crate::sched::weight::{calc_delta_fair, scale_load_down, LoadWeight};
 use crate::time::Ns;
+use group::{TaskGroup, TgId};
 
 /// Index of an entity in the entity arena (a task's entity has its task's index).
 pub type SeId = u32;
 /// A cfs_rq's id in `Sched::cfs_rqs`.
 pub type CfsRqId = u32;
+/// The `task` of a group entity.
+pub const NO_TASK: u32 = u32::MAX;
 
 /// `struct sched_entity`.
 #[derive(Debug, Clone)]
 pub struct SchedEntity {
-    /// `task_of(se)`: the task it schedules.
+    /// `task_of(se)`: the task it schedules (`NO_TASK` for a group's entity).
     pub task: u32,
-    /// `se->cfs_rq`: the cfs_rq it is (to be) queued on, its CPU's (`set_task_rq`).
+    /// `se->cfs_rq`: the cfs_rq it is (to be) queued on (`set_task_rq`).
     pub cfs_rq: CfsRqId,
+    /// `se->parent`: the entity of the group it is in (none in the root group).
+    pub parent: Option<SeId>,
+    /// `se->my_q`: a group entity's own cfs_rq.
+    pub my_q: Option<CfsRqId>,
+    /// `se->depth`: 0 in the root group.
+    pub depth: u32,
+    /// `se->runnable_weight`: a group entity's runnable count (its cfs_rq's h_nr_runnable).
+    pub runnable_weight: u32,
     pub load: LoadWeight,
     pub on_rq: bool,
     pub sched_delayed: bool,
@@ -62,6 +76,10 @@ impl SchedEntity {
         SchedEntity {
             task,
             cfs_rq: 0,
+            parent: None,
+            my_q: None,
+            depth: 0,
+            runnable_weight: 0,
             load,
             on_rq: false,
             sched_delayed: false,
@@ -78,6 +96,22 @@ impl SchedEntity {
             util_est,
             idle: false,
             normal: true,
+        }
+    }
+
+    /// `entity_is_task`.
+    #[inline(always)]
+    pub fn is_task(&self) -> bool {
+        self.my_q.is_none()
+    }
+
+    /// `se_runnable`: what PELT counts as runnable (6.12: a delayed entity is not).
+    #[inline(always)]
+    pub fn runnable(&self) -> u64 {
+        match (self.sched_delayed, self.my_q) {
+            (true, _) => 0,
+            (false, None) => self.on_rq as u64,
+            (false, Some(_)) => self.runnable_weight as u64,
         }
     }
 
@@ -100,6 +134,21 @@ pub struct Removed {
 /// `struct cfs_rq`.
 #[derive(Debug, Clone, Default)]
 pub struct CfsRq {
+    /// `cfs_rq->tg`: the group it queues for (`ROOT_TG` for a CPU's `rq->cfs`).
+    pub tg: TgId,
+    /// What it last added to `tg->load_avg`, and when (the 6.7+ rate limit).
+    pub tg_load_avg_contrib: u64,
+    pub last_update_tg_load_avg: Ns,
+    /// PELT changes below to pass up to the group entity (`add_tg_cfs_propagate`).
+    pub propagate: bool,
+    pub prop_runnable_sum: i64,
+    /// `cfs_rq->h_load` and the jiffy it was computed at (`update_cfs_rq_h_load`).
+    pub h_load: u64,
+    pub last_h_load_update: u64,
+    /// The entity below on the path being computed (`cfs_rq->h_load_next`).
+    pub h_load_next: Option<SeId>,
+    /// On the CPU's leaf cfs_rq list (`list_add_leaf_cfs_rq`): blocked averages to decay.
+    pub on_list: bool,
     pub load: LoadWeight,
     /// Entities queued, curr included.
     pub nr_running: u32,
@@ -161,7 +210,13 @@ impl Tunables {
 
 /// One CPU's fair class at work: its cfs_rq, the entities, the clock and the switches.
 pub struct Fair<'a, 'n> {
+    /// The level's cfs_rq, taken out of `cfs_rqs` while the class works on it.
     pub cfs: &'a mut CfsRq,
+    /// The other cfs_rqs: parents, and a group entity's own (`group_cfs_rq`).
+    pub cfs_rqs: &'a mut [CfsRq],
+    /// The CPU's root cfs_rq (`rq->cfs`), when it is not `cfs`.
+    pub root: CfsRqId,
+    pub tgs: &'a mut [TaskGroup],
     /// `rq->cfs_tasks` of this CPU.
     pub cfs_tasks: &'a mut Vec<u32>,
     pub ses: &'a mut [SchedEntity],
@@ -181,12 +236,15 @@ pub enum Note {
     /// The entity of task `task`.
     PeltSe {
         task: u32,
+        /// A group entity's group.
+        path: TgId,
         load: u64,
         runnable: u64,
         util: u64,
         update_time: u64,
     },
     PeltCfs {
+        path: TgId,
         load: u64,
         runnable: u64,
         util: u64,
@@ -210,6 +268,15 @@ impl Fair<'_, '_> {
         &mut self.ses[id as usize]
     }
 
+    /// `rq->cfs`.
+    fn root_cfs(&self) -> &CfsRq {
+        if self.cfs.tg == group::ROOT_TG {
+            self.cfs
+        } else {
+            &self.cfs_rqs[self.root as usize]
+        }
+    }
+
     fn is_eevdf(&self) -> bool {
         self.tun.policy == FairPolicy::Eevdf
     }
@@ -227,7 +294,9 @@ impl Fair<'_, '_> {
         }
         se.exec_start = now;
         se.sum_exec_runtime += delta as u64;
-        self.cfs.server_delta += delta as u64;
+        if se.is_task() {
+            self.cfs.server_delta += delta as u64;
+        }
         se.vruntime = se
             .vruntime
             .wrapping_add(calc_delta_fair(delta as u64, &se.load));
@@ -244,7 +313,9 @@ impl Fair<'_, '_> {
         let se = &self.ses[id as usize];
         self.cfs.load.add(se.load.weight);
         self.cfs.nr_running += 1;
-        self.cfs_tasks.push(se.task);
+        if se.is_task() {
+            self.cfs_tasks.push(se.task);
+        }
     }
 
     /// `account_entity_dequeue`.
@@ -253,8 +324,10 @@ impl Fair<'_, '_> {
         self.cfs.load.sub(se.load.weight);
         self.cfs.nr_running -= 1;
         let task = se.task;
-        if let Some(i) = self.cfs_tasks.iter().position(|&t| t == task) {
-            self.cfs_tasks.remove(i);
+        if se.is_task() {
+            if let Some(i) = self.cfs_tasks.iter().position(|&t| t == task) {
+                self.cfs_tasks.remove(i);
+            }
         }
     }
 
@@ -285,38 +358,21 @@ impl Fair<'_, '_> {
         }
     }
 
-    /// `enqueue_task_fair` for a task entity: util_est, then `enqueue_entity`.
-    pub fn enqueue_task(&mut self, id: SeId, flags: u32) {
-        let (delayed, migrating) = (
-            self.ses[id as usize].sched_delayed,
-            flags & ENQUEUE_MIGRATED != 0,
-        );
-        if self.feat.has(Feat::UtilEst) && !(delayed && migrating) {
-            let est = self.ses[id as usize].util_est;
+    /// `util_est_enqueue(&rq->cfs, p)`, on the root level, unless a delayed task moves.
+    pub fn util_est_enqueue(&mut self, id: SeId, flags: u32) {
+        let se = &self.ses[id as usize];
+        if self.feat.has(Feat::UtilEst) && !(se.sched_delayed && flags & ENQUEUE_MIGRATED != 0) {
+            let est = se.util_est;
             crate::sched::util_est::util_est_enqueue(&mut self.cfs.util_est, &est);
             self.note_util_est_cfs();
         }
-        if delayed && self.ses[id as usize].on_rq {
-            eevdf::requeue_delayed_entity(self, id);
-            return;
-        }
-        if self.is_eevdf() {
-            eevdf::enqueue_entity(self, id, flags);
-        } else {
-            cfs::enqueue_entity(self, id, flags);
-        }
-        // A delayed sleeper the balancer moved stays delayed there (6.12's h_nr_delayed).
-        self.cfs.h_nr_queued += 1;
-        self.cfs.h_nr_runnable += !delayed as u32;
     }
 
-    /// `dequeue_task_fair`. Returns false when the entity stays queued, delayed (6.12
-    /// DELAY_DEQUEUE): the task sleeps but competes until its lag is paid back.
-    pub fn dequeue_task(&mut self, id: SeId, flags: u32) -> bool {
-        let sleep = flags & DEQUEUE_SLEEP != 0;
-        let migrating = flags & DEQUEUE_MIGRATING != 0;
+    /// `util_est_dequeue(&rq->cfs, p)`, on the root level, then `util_est_update` where
+    /// the form samples before the dequeue (6.8+); true when it is left for after it.
+    pub fn util_est_dequeue(&mut self, id: SeId, flags: u32) -> bool {
         let se = &self.ses[id as usize];
-        let was_delayed = se.sched_delayed;
+        let migrating = flags & DEQUEUE_MIGRATING != 0;
         if self.feat.has(Feat::UtilEst)
             && !(se.sched_delayed && migrating)
             && flags & DEQUEUE_DELAYED == 0
@@ -325,33 +381,43 @@ impl Fair<'_, '_> {
             crate::sched::util_est::util_est_dequeue(&mut self.cfs.util_est, &est);
             self.note_util_est_cfs();
         }
-        let sample_first = self.feat.util_est.samples_before_dequeue_update();
-        if sample_first && flags & DEQUEUE_DELAYED == 0 {
-            self.util_est_update(id, sleep);
+        if flags & DEQUEUE_DELAYED != 0 {
+            return false;
         }
-        let dequeued = if self.is_eevdf() {
+        let sample_first = self.feat.util_est.samples_before_dequeue_update();
+        if sample_first {
+            self.util_est_update(id, flags & DEQUEUE_SLEEP != 0);
+        }
+        !sample_first
+    }
+
+    /// `enqueue_entity`.
+    pub fn enqueue_entity(&mut self, id: SeId, flags: u32) {
+        if self.is_eevdf() {
+            eevdf::enqueue_entity(self, id, flags);
+        } else {
+            cfs::enqueue_entity(self, id, flags);
+        }
+    }
+
+    /// `dequeue_entity`: false when the dequeue is delayed (6.12 DELAY_DEQUEUE): the entity
+    /// sleeps but competes until its lag is paid back.
+    pub fn dequeue_entity(&mut self, id: SeId, flags: u32) -> bool {
+        if self.is_eevdf() {
             eevdf::dequeue_entity(self, id, flags)
         } else {
             cfs::dequeue_entity(self, id, flags);
             true
-        };
-        if !sample_first {
-            self.util_est_update(id, sleep);
         }
-        if dequeued {
-            self.cfs.h_nr_queued -= 1;
-            // A delayed entity left the runnable count when its dequeue was delayed.
-            if !was_delayed {
-                self.cfs.h_nr_runnable -= 1;
-            }
-        } else {
-            self.cfs.h_nr_runnable -= 1; // set_delayed
-        }
-        dequeued
+    }
+
+    /// `requeue_delayed_entity`: a delayed sleeper woke before being picked.
+    pub fn requeue_delayed_entity(&mut self, id: SeId) {
+        eevdf::requeue_delayed_entity(self, id);
     }
 
     /// `util_est_update(cfs_rq, p, task_sleep)`.
-    fn util_est_update(&mut self, id: SeId, task_sleep: bool) {
+    pub fn util_est_update(&mut self, id: SeId, task_sleep: bool) {
         if !self.feat.has(Feat::UtilEst) {
             return;
         }
@@ -383,20 +449,60 @@ impl Fair<'_, '_> {
         }
     }
 
+    /// `trace_pelt_se_tp(se)`.
+    pub(super) fn note_pelt_se(&mut self, id: SeId) {
+        if self.trace.is_none() {
+            return;
+        }
+        let se = &self.ses[id as usize];
+        let (a, task) = (se.avg, se.task);
+        let path = se
+            .my_q
+            .map_or(group::ROOT_TG, |q| self.cfs_rqs[q as usize].tg);
+        self.note(Note::PeltSe {
+            task,
+            path,
+            load: a.load_avg,
+            runnable: a.runnable_avg,
+            util: a.util_avg,
+            update_time: a.last_update_time,
+        });
+    }
+
+    /// `trace_pelt_cfs_tp(cfs_rq)`.
+    pub(super) fn note_pelt_cfs(&mut self) {
+        let a = self.cfs.avg;
+        let path = self.cfs.tg;
+        self.note(Note::PeltCfs {
+            path,
+            load: a.load_avg,
+            runnable: a.runnable_avg,
+            util: a.util_avg,
+            update_time: a.last_update_time,
+        });
+    }
+
+    /// `cfs_rq_util_change`: only the root cfs_rq's utilization drives cpufreq.
+    pub(super) fn cfs_rq_util_change(&mut self) {
+        if self.cfs.tg == group::ROOT_TG {
+            self.cfs.util_changed = true;
+        }
+    }
+
     fn note_util_est_cfs(&mut self) {
         let (enqueued, util) = (self.cfs.util_est, self.cfs.avg.util_avg);
         self.note(Note::UtilEstCfs { enqueued, util });
     }
 
-    /// `pick_next_entity`; EEVDF may first finish a delayed dequeue (returned second).
-    pub fn pick_next_entity(&mut self) -> (Option<SeId>, Option<SeId>) {
+    /// `pick_next_entity`: a delayed entity picked is for the caller to dequeue.
+    pub fn pick_next_entity(&mut self) -> Option<SeId> {
         if self.cfs.nr_running == 0 {
-            return (None, None);
+            return None;
         }
         if self.is_eevdf() {
             eevdf::pick_next_entity(self)
         } else {
-            (cfs::pick_next_entity(self), None)
+            cfs::pick_next_entity(self)
         }
     }
 
@@ -431,6 +537,7 @@ impl Fair<'_, '_> {
     pub fn entity_tick(&mut self, id: SeId) -> bool {
         let resched = self.update_curr();
         load_avg::update_load_avg(self, id, load_avg::UPDATE_TG);
+        self.update_cfs_group(id);
         if self.is_eevdf() {
             resched
         } else {
@@ -438,15 +545,14 @@ impl Fair<'_, '_> {
         }
     }
 
-    /// `check_preempt_wakeup_fair`: should the woken `p` preempt the running `curr`?
-    pub fn check_preempt_wakeup(&mut self, curr: SeId, p: SeId, fork: bool) -> bool {
-        if curr == p {
-            return false;
-        }
+    /// `check_preempt_wakeup_fair` at the level where the running `curr` and the woken `p`
+    /// (or their groups) meet: should `p`'s side preempt? `normal`: the woken task is
+    /// SCHED_OTHER (BATCH and IDLE never preempt).
+    pub fn check_preempt_wakeup(&mut self, curr: SeId, p: SeId, normal: bool) -> bool {
         if self.is_eevdf() {
-            eevdf::check_preempt_wakeup(self, curr, p, fork)
+            eevdf::check_preempt_wakeup(self, curr, p, normal)
         } else {
-            cfs::check_preempt_wakeup(self, curr, p, fork)
+            cfs::check_preempt_wakeup(self, curr, p, normal)
         }
     }
 
@@ -484,16 +590,25 @@ impl Fair<'_, '_> {
         se.exec_start = 0;
     }
 
-    /// `clear_buddies`.
+    /// `clear_buddies`: each buddy that is `id` is cleared here and, while the parent's
+    /// same buddy is the parent entity, up the hierarchy (`__clear_buddies_next` etc.).
     fn clear_buddies(&mut self, id: SeId) {
-        if self.cfs.next == Some(id) {
-            self.cfs.next = None;
-        }
-        if self.cfs.last == Some(id) {
-            self.cfs.last = None;
-        }
-        if self.cfs.skip == Some(id) {
-            self.cfs.skip = None;
+        type Buddy = fn(&mut CfsRq) -> &mut Option<SeId>;
+        let kinds: [Buddy; 3] = [|c| &mut c.next, |c| &mut c.last, |c| &mut c.skip];
+        for buddy in kinds {
+            if *buddy(self.cfs) != Some(id) {
+                continue;
+            }
+            *buddy(self.cfs) = None;
+            let mut up = self.ses[id as usize].parent;
+            while let Some(pe) = up {
+                let q = &mut self.cfs_rqs[self.ses[pe as usize].cfs_rq as usize];
+                if *buddy(q) != Some(pe) {
+                    break;
+                }
+                *buddy(q) = None;
+                up = self.ses[pe as usize].parent;
+            }
         }
     }
 

@@ -1,4 +1,4 @@
-//! `reweight_entity`: an entity takes a new load weight (a nice change), keeping its
+//! `reweight_entity`: an entity takes a new load weight (a nice change, a group's share), keeping its
 //! place: under EEVDF its lag and remaining virtual slice are rescaled (`reweight_eevdf`,
 //! 6.12); under CFS (6.1) vruntime is left as it is.
 
@@ -8,8 +8,8 @@ use crate::sched::pelt::get_pelt_divider;
 use crate::sched::weight::LoadWeight;
 
 impl Fair<'_, '_> {
-    /// `reweight_task_fair` → `reweight_entity`.
-    pub fn reweight_task(&mut self, id: SeId, lw: LoadWeight) {
+    /// `reweight_entity`: a task's new nice (`reweight_task_fair`) or a group's new share.
+    pub fn reweight_entity(&mut self, id: SeId, lw: LoadWeight) {
         let curr = self.cfs.curr == Some(id);
         let on_rq = self.ses[id as usize].on_rq;
         let eevdf = self.is_eevdf();

@@ -1,11 +1,13 @@
 //! `fair_sched_class`: the fair class behind the core's `SchedClass` interface.
 
 use super::capacity::task_fits_cpu;
-use super::{load_avg, CfsRqId, Fair, SeId};
+use super::h_load::HLoadCtx;
+use super::{load_avg, CfsRq, CfsRqId, Fair, SeId};
 use crate::sched::class::{Dequeued, Env, SchedClass};
 use crate::sched::deadline::sched_class::fair_server;
 use crate::sched::deadline::Dl;
-use crate::sched::flags::{WF_FORK, WF_TTWU};
+use crate::sched::features::{FairPolicy, Feat};
+use crate::sched::flags::*;
 use crate::sched::idle;
 use crate::sched::rq::Rq;
 use crate::sched::weight::LoadWeight;
@@ -16,10 +18,13 @@ pub struct FairClass;
 pub static FAIR: FairClass = FairClass;
 
 impl<'a, 'n> Fair<'a, 'n> {
-    /// The fair class of `rq` at work on its cfs_rq `cfs_rq`.
-    pub fn on(rq: &'a mut Rq, env: &'a mut Env<'n>, cfs_rq: CfsRqId) -> Fair<'a, 'n> {
+    /// The fair class of `rq` at work on `cfs`, a cfs_rq taken out of `env.cfs_rqs`.
+    pub fn on(rq: &'a mut Rq, env: &'a mut Env<'n>, cfs: &'a mut CfsRq) -> Fair<'a, 'n> {
         Fair {
-            cfs: &mut env.cfs_rqs[cfs_rq as usize],
+            root: env.hooks.cpu as CfsRqId,
+            cfs,
+            cfs_rqs: &mut *env.cfs_rqs,
+            tgs: &mut *env.tgs,
             cfs_tasks: &mut rq.cfs_tasks,
             ses: &mut *env.ses,
             clock: &rq.clock,
@@ -34,7 +39,7 @@ impl<'a, 'n> Fair<'a, 'n> {
 /// `update_misfit_status`: on CPUs of different capacities, the running task `p` marks
 /// its CPU with its load (`task_h_load`, at least 1) when a bigger CPU is allowed and it
 /// does not fit this one (`task_fits_cpu`: util_est against `capacity_of` with headroom).
-fn update_misfit_status(rq: &mut Rq, env: &Env, p: u32) {
+fn update_misfit_status(rq: &mut Rq, env: &mut Env, p: u32) {
     if !env.asym {
         return;
     }
@@ -45,30 +50,229 @@ fn update_misfit_status(rq: &mut Rq, env: &Env, p: u32) {
     rq.misfit_task_load = if single || rq.capacity == t.max_allowed_capacity || fits {
         0
     } else {
-        let cfs_load = env.cfs_rqs[env.root() as usize].avg.load_avg;
-        load_avg::task_h_load(se.avg.load_avg, cfs_load).max(1)
+        let (se, cpu) = (t.se, env.hooks.cpu);
+        HLoadCtx::new(rq, env.cfs_rqs, env.ses, env.tgs, cpu, env.tun.tick_ns)
+            .task_h_load(se, env.feat.h_load)
+            .max(1)
     };
 }
 
-/// `&p->se`, and `cfs_rq_of(&p->se)`.
+/// `&p->se`.
 #[inline]
-fn se_of(env: &Env, p: u32) -> (SeId, CfsRqId) {
-    let se = env.tasks()[p as usize].se;
-    (se, env.ses[se as usize].cfs_rq)
+fn se_of(env: &Env, p: u32) -> SeId {
+    env.tasks()[p as usize].se
 }
 
-/// Run a fair operation on `rq`'s cfs_rq `cfs_rq`, then charge the fair server for the
-/// running time it accounted (`update_curr_fair` → `dl_server_update`); its exhaustion asks
-/// for a resched.
+/// `cfs_rq_of(se)` and `parent_entity(se)`.
 #[inline]
-fn fair<R>(rq: &mut Rq, env: &mut Env, cfs_rq: CfsRqId, op: impl FnOnce(&mut Fair) -> R) -> R {
-    let mut f = Fair::on(rq, env, cfs_rq);
-    let r = op(&mut f);
-    let delta = std::mem::take(&mut f.cfs.server_delta);
+fn level_of(env: &Env, se: SeId) -> (CfsRqId, Option<SeId>) {
+    let e = &env.ses[se as usize];
+    (e.cfs_rq, e.parent)
+}
+
+/// Run a fair operation on `rq`'s cfs_rq `q` (taken out of the arena meanwhile, so the
+/// other levels stay reachable), then charge the fair server for the running time it
+/// accounted (`update_curr_fair` → `dl_server_update`); its exhaustion asks for a resched.
+#[inline]
+fn fair<R>(rq: &mut Rq, env: &mut Env, q: CfsRqId, op: impl FnOnce(&mut Fair) -> R) -> R {
+    let mut cfs = std::mem::take(&mut env.cfs_rqs[q as usize]);
+    let r = op(&mut Fair::on(rq, env, &mut cfs));
+    let delta = std::mem::take(&mut cfs.server_delta);
+    env.cfs_rqs[q as usize] = cfs;
     if delta != 0 && env.dl[fair_server(env) as usize].server_active {
         rq.need_resched |= Dl::on(rq, env).server_update(delta);
     }
     r
+}
+
+/// The h_nr counts of `cfs_rq_of(se)` and every level above it move by `queued` tasks,
+/// `runnable` of them runnable (`set_delayed`/`clear_delayed` move runnable only).
+fn count_up(env: &mut Env, from: Option<SeId>, queued: i32, runnable: i32) {
+    let mut se = from;
+    while let Some(e) = se {
+        let (q, parent) = level_of(env, e);
+        let c = &mut env.cfs_rqs[q as usize];
+        c.h_nr_queued = c.h_nr_queued.wrapping_add_signed(queued);
+        c.h_nr_runnable = c.h_nr_runnable.wrapping_add_signed(runnable);
+        se = parent;
+    }
+}
+
+/// The levels above a change: `update_load_avg(UPDATE_TG)`, `se_update_runnable` and
+/// `update_cfs_group` of each entity from `from` up, with its counts.
+fn update_up(rq: &mut Rq, env: &mut Env, from: Option<SeId>, queued: i32, runnable: i32) {
+    let mut se = from;
+    while let Some(e) = se {
+        let (q, parent) = level_of(env, e);
+        fair(rq, env, q, |f| {
+            load_avg::update_load_avg(f, e, load_avg::UPDATE_TG);
+            f.se_update_runnable(e);
+            f.update_cfs_group(e);
+        });
+        let c = &mut env.cfs_rqs[q as usize];
+        c.h_nr_queued = c.h_nr_queued.wrapping_add_signed(queued);
+        c.h_nr_runnable = c.h_nr_runnable.wrapping_add_signed(runnable);
+        se = parent;
+    }
+}
+
+/// `enqueue_task_fair`'s walk: enqueue `se` and each group entity above it not yet queued
+/// (a delayed one is requeued), then update the levels above.
+fn enqueue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) {
+    // A delayed sleeper the balancer moves stays delayed (6.12's h_nr_delayed).
+    let runnable = !env.ses[se as usize].sched_delayed as i32;
+    let mut cur = Some(se);
+    while let Some(e) = cur {
+        if env.ses[e as usize].on_rq {
+            if env.ses[e as usize].sched_delayed {
+                let q = level_of(env, e).0;
+                fair(rq, env, q, |f| f.requeue_delayed_entity(e));
+            }
+            break;
+        }
+        let (q, parent) = level_of(env, e);
+        fair(rq, env, q, |f| f.enqueue_entity(e, flags));
+        let c = &mut env.cfs_rqs[q as usize];
+        c.h_nr_queued += 1;
+        c.h_nr_runnable += runnable as u32;
+        flags = ENQUEUE_WAKEUP;
+        cur = parent;
+    }
+    update_up(rq, env, cur, 1, runnable);
+}
+
+/// `dequeue_entities`: dequeue `se` and each group entity above it left empty, then
+/// update the levels above. False when the dequeue of task entity `se` is delayed.
+fn dequeue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) -> bool {
+    let is_task = env.ses[se as usize].is_task();
+    let queued = is_task as i32;
+    // A delayed task already left the runnable counts (`set_delayed`).
+    let runnable = (is_task && !env.ses[se as usize].sched_delayed) as i32;
+    let task_sleep = flags & DEQUEUE_SLEEP != 0;
+    let mut cur = Some(se);
+    while let Some(e) = cur {
+        let (q, parent) = level_of(env, e);
+        if !fair(rq, env, q, |f| f.dequeue_entity(e, flags)) {
+            if e == se && is_task {
+                count_up(env, Some(se), 0, -1); // set_delayed
+                return false;
+            }
+            break;
+        }
+        let c = &mut env.cfs_rqs[q as usize];
+        c.h_nr_queued = c.h_nr_queued.wrapping_add_signed(-queued);
+        c.h_nr_runnable = c.h_nr_runnable.wrapping_add_signed(-runnable);
+        cur = parent;
+        if env.cfs_rqs[q as usize].load.weight != 0 {
+            // Bias the pick to this group, as the task sleeps within its slice.
+            if task_sleep {
+                if let Some(p) = cur {
+                    set_buddy(env, p, Buddy::Next);
+                }
+            }
+            break;
+        }
+        flags = (flags | DEQUEUE_SLEEP) & !(DEQUEUE_DELAYED | DEQUEUE_SPECIAL);
+    }
+    update_up(rq, env, cur, -queued, -runnable);
+    true
+}
+
+#[derive(Clone, Copy)]
+enum Buddy {
+    Next,
+    Last,
+    Skip,
+}
+
+/// `set_next_buddy`, `set_last_buddy` (up to an idle entity) and `set_skip_buddy`: the
+/// entity and its groups become their cfs_rqs' buddy.
+fn set_buddy(env: &mut Env, se: SeId, kind: Buddy) {
+    let mut cur = Some(se);
+    while let Some(e) = cur {
+        let s = &env.ses[e as usize];
+        if !matches!(kind, Buddy::Skip) && (!s.on_rq || s.idle) {
+            return;
+        }
+        let (q, parent) = (s.cfs_rq, s.parent);
+        let c = &mut env.cfs_rqs[q as usize];
+        *match kind {
+            Buddy::Next => &mut c.next,
+            Buddy::Last => &mut c.last,
+            Buddy::Skip => &mut c.skip,
+        } = Some(e);
+        cur = parent;
+    }
+}
+
+/// `find_matching_se`: `se` and `pse` walked up to the first level they share.
+fn find_matching_se(env: &Env, mut se: SeId, mut pse: SeId) -> (SeId, SeId) {
+    let e = |x: SeId| &env.ses[x as usize];
+    while e(se).depth > e(pse).depth {
+        se = e(se).parent.expect("deeper than 0");
+    }
+    while e(pse).depth > e(se).depth {
+        pse = e(pse).parent.expect("deeper than 0");
+    }
+    while e(se).cfs_rq != e(pse).cfs_rq {
+        (se, pse) = (
+            e(se).parent.expect("below the root"),
+            e(pse).parent.expect("below the root"),
+        );
+    }
+    (se, pse)
+}
+
+/// `put_prev_entity` or `set_next_entity` of `se` and each entity above it.
+fn put_or_set_up(rq: &mut Rq, env: &mut Env, from: Option<SeId>, set: bool) {
+    let mut se = from;
+    while let Some(e) = se {
+        let (q, parent) = level_of(env, e);
+        fair(rq, env, q, |f| {
+            if set {
+                f.set_next_entity(e)
+            } else {
+                f.put_prev_entity(e)
+            }
+        });
+        se = parent;
+    }
+}
+
+/// `pick_next_task_fair`'s switch from fair task `prev` to fair task `next`: only the
+/// entities below the level they share are put and set (prev's group entities there keep
+/// their slice), then `__set_next_task_fair`.
+pub fn put_prev_set_next_fair(rq: &mut Rq, env: &mut Env, prev: u32, next: u32) {
+    let (mut pse, mut se) = (se_of(env, prev), se_of(env, next));
+    while level_of(env, se).0 != level_of(env, pse).0 {
+        let (sd, pd) = (env.ses[se as usize].depth, env.ses[pse as usize].depth);
+        if sd <= pd {
+            let (q, parent) = level_of(env, pse);
+            fair(rq, env, q, |f| f.put_prev_entity(pse));
+            pse = parent.expect("below the root");
+        }
+        if sd >= pd {
+            let (q, parent) = level_of(env, se);
+            fair(rq, env, q, |f| f.set_next_entity(se));
+            se = parent.expect("below the root");
+        }
+    }
+    let q = level_of(env, se).0;
+    fair(rq, env, q, |f| {
+        f.put_prev_entity(pse);
+        f.set_next_entity(se);
+    });
+    set_next_task_tail(rq, env, next);
+}
+
+/// `__set_next_task_fair`: a queued task moves to the head of `rq->cfs_tasks` (most
+/// recently picked); its misfit status is updated.
+fn set_next_task_tail(rq: &mut Rq, env: &mut Env, p: u32) {
+    if let Some(i) = rq.cfs_tasks.iter().position(|&t| t == p) {
+        rq.cfs_tasks.remove(i);
+        rq.cfs_tasks.push(p);
+    }
+    update_misfit_status(rq, env, p);
 }
 
 impl SchedClass for FairClass {
@@ -76,8 +280,17 @@ impl SchedClass for FairClass {
     /// first for the idle time if the CPU was idle.
     fn enqueue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) {
         let first = env.cfs().h_nr_queued == 0;
-        let (se, cfs_rq) = se_of(env, p);
-        fair(rq, env, cfs_rq, |f| f.enqueue_task(se, flags));
+        let se = se_of(env, p);
+        fair(rq, env, env.root(), |f| f.util_est_enqueue(se, flags));
+        let s = &env.ses[se as usize];
+        if s.sched_delayed && s.on_rq {
+            // ENQUEUE_DELAYED: a delayed sleeper woke where it is queued.
+            let q = level_of(env, se).0;
+            fair(rq, env, q, |f| f.requeue_delayed_entity(se));
+            count_up(env, Some(se), 0, 1); // clear_delayed
+            return;
+        }
+        enqueue_entities(rq, env, se, flags);
         if first && env.cfs().h_nr_queued > 0 && env.dl[fair_server(env) as usize].dl_runtime != 0 {
             if rq.nr_running_rt_dl() == 0 {
                 idle::put_prev_task_idle(rq, env);
@@ -86,62 +299,131 @@ impl SchedClass for FairClass {
         }
     }
 
+    /// `dequeue_task_fair`: util_est first, then `dequeue_entities`.
     fn dequeue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) -> Dequeued {
-        let (se, cfs_rq) = se_of(env, p);
-        if fair(rq, env, cfs_rq, |f| f.dequeue_task(se, flags)) {
+        let se = se_of(env, p);
+        let sample_after = fair(rq, env, env.root(), |f| f.util_est_dequeue(se, flags));
+        let dequeued = dequeue_entities(rq, env, se, flags);
+        if sample_after {
+            fair(rq, env, env.root(), |f| {
+                f.util_est_update(se, flags & DEQUEUE_SLEEP != 0)
+            });
+        }
+        if dequeued {
             Dequeued::Off
         } else {
             Dequeued::Delayed
         }
     }
 
+    /// `yield_task_fair`: nothing when alone on the CPU; 6.1 marks the skip buddies.
     fn yield_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        let (se, cfs_rq) = se_of(env, p);
-        fair(rq, env, cfs_rq, |f| f.yield_task(se));
-    }
-
-    /// `check_preempt_wakeup_fair`.
-    fn wakeup_preempt(&self, rq: &mut Rq, env: &mut Env, p: u32, wake_flags: u32) -> bool {
-        let (curr, _) = se_of(env, rq.curr.expect("a fair task runs"));
-        let (se, cfs_rq) = se_of(env, p);
-        fair(rq, env, cfs_rq, |f| {
-            f.check_preempt_wakeup(curr, se, wake_flags & WF_FORK != 0)
-        })
-    }
-
-    /// `pick_task_fair`: curr is charged first (its put_prev_entity may not have run); a
-    /// delayed sleeper reached first finishes its dequeue here.
-    fn pick_task(&self, rq: &mut Rq, env: &mut Env) -> Option<u32> {
-        let se = fair(rq, env, env.root(), |f| {
-            if f.cfs.curr.is_some_and(|c| f.ses[c as usize].on_rq) {
-                f.update_curr();
-            }
-            f.pick_next_entity().0
-        })?;
-        Some(env.ses[se as usize].task)
-    }
-
-    fn put_prev_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        let (se, cfs_rq) = se_of(env, p);
-        fair(rq, env, cfs_rq, |f| f.put_prev_entity(se));
-    }
-
-    /// `set_next_task_fair`: a queued task moves to the head of `rq->cfs_tasks` (most
-    /// recently picked), then `set_next_entity`.
-    fn set_next_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        let (se, cfs_rq) = se_of(env, p);
-        if let Some(i) = rq.cfs_tasks.iter().position(|&t| t == p) {
-            rq.cfs_tasks.remove(i);
-            rq.cfs_tasks.push(p);
+        if env.cfs().h_nr_queued + rq.nr_running_rt_dl() == 1 {
+            return;
         }
-        fair(rq, env, cfs_rq, |f| f.set_next_entity(se));
-        update_misfit_status(rq, env, p);
+        let se = se_of(env, p);
+        let q = level_of(env, se).0;
+        fair(rq, env, q, |f| f.yield_task(se));
+        if env.tun.policy == FairPolicy::Cfs {
+            set_buddy(env, se, Buddy::Skip);
+        }
     }
 
-    /// `task_tick_fair` → `entity_tick`.
+    /// `check_preempt_wakeup_fair` (6.12) / `check_preempt_wakeup` (6.1): the decision is
+    /// taken where curr's and p's hierarchies meet.
+    fn wakeup_preempt(&self, rq: &mut Rq, env: &mut Env, p: u32, wake_flags: u32) -> bool {
+        let curr_task = rq.curr.expect("a fair task runs");
+        let (curr, pse) = (se_of(env, curr_task), se_of(env, p));
+        if curr == pse {
+            return false;
+        }
+        let fork = wake_flags & WF_FORK != 0;
+        let normal = env.ses[pse as usize].normal;
+        let cfs = env.tun.policy == FairPolicy::Cfs;
+        // 6.1: buddies only past sched_nr_latency on curr's cfs_rq.
+        let scale = env.cfs_rqs[level_of(env, curr).0 as usize].nr_running >= env.tun.nr_latency;
+        let next_marked = env.feat.has(Feat::NextBuddy)
+            && !fork
+            && if cfs {
+                scale
+            } else {
+                !env.ses[pse as usize].sched_delayed
+            };
+        if next_marked {
+            set_buddy(env, pse, Buddy::Next);
+        }
+        if cfs {
+            let (c_idle, p_idle) = (env.ses[curr as usize].idle, env.ses[pse as usize].idle);
+            if (!c_idle || p_idle) && (!normal || !env.feat.has(Feat::WakeupPreemption)) {
+                return false;
+            }
+        }
+        let (se, pse) = find_matching_se(env, curr, pse);
+        let q = level_of(env, se).0;
+        let preempt = fair(rq, env, q, |f| f.check_preempt_wakeup(se, pse, normal));
+        if preempt && cfs {
+            // The idle-preempts path sets no next buddy.
+            let (c_idle, p_idle) = (env.ses[se as usize].idle, env.ses[pse as usize].idle);
+            if !next_marked && (!c_idle || p_idle) {
+                set_buddy(env, pse, Buddy::Next);
+            }
+            let s = &env.ses[se as usize];
+            if s.on_rq && env.feat.has(Feat::LastBuddy) && scale && s.is_task() {
+                set_buddy(env, se, Buddy::Last);
+            }
+        }
+        preempt
+    }
+
+    /// `pick_task_fair`: down the hierarchy, each level's curr charged first (its
+    /// put_prev_entity may not have run); a delayed entity reached is dequeued and the
+    /// pick starts again.
+    fn pick_task(&self, rq: &mut Rq, env: &mut Env) -> Option<u32> {
+        'again: loop {
+            let mut q = env.root();
+            if env.cfs_rqs[q as usize].nr_running == 0 {
+                return None;
+            }
+            loop {
+                let se = fair(rq, env, q, |f| {
+                    if f.cfs.curr.is_some_and(|c| f.ses[c as usize].on_rq) {
+                        f.update_curr();
+                    }
+                    f.pick_next_entity()
+                })?;
+                let e = &env.ses[se as usize];
+                if e.sched_delayed {
+                    dequeue_entities(rq, env, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+                    continue 'again;
+                }
+                match e.my_q {
+                    Some(g) => q = g,
+                    None => return Some(e.task),
+                }
+            }
+        }
+    }
+
+    /// `put_prev_task_fair`.
+    fn put_prev_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
+        put_or_set_up(rq, env, Some(se_of(env, p)), false);
+    }
+
+    /// `set_next_task_fair`: `set_next_entity` from the task up, then
+    /// `__set_next_task_fair`.
+    fn set_next_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
+        put_or_set_up(rq, env, Some(se_of(env, p)), true);
+        set_next_task_tail(rq, env, p);
+    }
+
+    /// `task_tick_fair` → `entity_tick` at each level.
     fn task_tick(&self, rq: &mut Rq, env: &mut Env, p: u32) -> bool {
-        let (se, cfs_rq) = se_of(env, p);
-        let resched = fair(rq, env, cfs_rq, |f| f.entity_tick(se));
+        let (mut se, mut resched) = (Some(se_of(env, p)), false);
+        while let Some(e) = se {
+            let (q, parent) = level_of(env, e);
+            resched |= fair(rq, env, q, |f| f.entity_tick(e));
+            se = parent;
+        }
         update_misfit_status(rq, env, p);
         resched
     }
@@ -150,28 +432,32 @@ impl SchedClass for FairClass {
     /// (wake_up_new_task) together, since schedlab places a new task before either; then
     /// `task_fork_fair`.
     fn task_fork(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        let (se, cfs_rq) = se_of(env, p);
-        fair(rq, env, cfs_rq, |f| {
+        let se = se_of(env, p);
+        let q = level_of(env, se).0;
+        fair(rq, env, q, |f| {
             load_avg::init_new_task(f, se);
             f.task_fork(se);
         });
     }
 
     fn migrate_task_rq(&self, rq: &mut Rq, env: &mut Env, p: u32, migrating: bool) {
-        let (se, cfs_rq) = se_of(env, p);
-        fair(rq, env, cfs_rq, |f| f.migrate_task_rq(se, migrating));
+        let se = se_of(env, p);
+        let q = level_of(env, se).0;
+        fair(rq, env, q, |f| f.migrate_task_rq(se, migrating));
     }
 
     /// `task_dead_fair`.
     fn task_dead(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        let (se, cfs_rq) = se_of(env, p);
-        fair(rq, env, cfs_rq, |f| load_avg::remove_entity_load_avg(f, se));
+        let se = se_of(env, p);
+        let q = level_of(env, se).0;
+        fair(rq, env, q, |f| load_avg::remove_entity_load_avg(f, se));
     }
 
     /// `reweight_task_fair`.
     fn reweight_task(&self, rq: &mut Rq, env: &mut Env, p: u32, lw: LoadWeight) {
-        let (se, cfs_rq) = se_of(env, p);
-        fair(rq, env, cfs_rq, |f| f.reweight_task(se, lw));
+        let se = se_of(env, p);
+        let q = level_of(env, se).0;
+        fair(rq, env, q, |f| f.reweight_entity(se, lw));
     }
 
     /// Placement for now, not `select_task_rq_fair` (its wake_affine and

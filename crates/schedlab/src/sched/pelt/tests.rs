@@ -196,7 +196,7 @@ fn replay(updates: &[(u64, bool, bool)]) -> SchedAvg {
             now,
             &mut sa,
             on_rq,
-            on_rq,
+            on_rq as u64,
             running,
             1024,
             ContribScale::NONE,
@@ -211,7 +211,7 @@ proptest! {
         let (mut sa, mut now) = (SchedAvg::default(), 0);
         for (delta, on_rq, running) in updates {
             now += delta;
-            update_load_avg_se(now, &mut sa, on_rq, on_rq, running, 1024, ContribScale::NONE);
+            update_load_avg_se(now, &mut sa, on_rq, on_rq as u64, running, 1024, ContribScale::NONE);
             prop_assert!(sa.load_sum <= LOAD_AVG_MAX as u64);
             prop_assert!(sa.runnable_sum <= (LOAD_AVG_MAX as u64) << 10);
             prop_assert!(sa.util_sum <= LOAD_AVG_MAX << 10);
@@ -225,7 +225,7 @@ proptest! {
     fn a_sleep_past_2016_periods_decays_everything_to_zero(updates in updates(), extra in 0u64..1000) {
         let mut sa = replay(&updates);
         let now = sa.last_update_time + (2017 * 1024 + extra) * 1024;
-        update_load_avg_se(now, &mut sa, false, false, false, 1024, ContribScale::NONE);
+        update_load_avg_se(now, &mut sa, false, 0, false, 1024, ContribScale::NONE);
         prop_assert_eq!((sa.load_sum, sa.runnable_sum, sa.util_sum), (0, 0, 0));
         prop_assert_eq!((sa.load_avg, sa.runnable_avg, sa.util_avg), (0, 0, 0));
     }
@@ -243,9 +243,9 @@ proptest! {
         let start = base.last_update_time;
         let mid = start + (whole as f64 * cut) as u64;
         let (mut one, mut two) = (base, base);
-        update_load_avg_se(start + whole, &mut one, on_rq, on_rq, running, 1024, ContribScale::NONE);
-        update_load_avg_se(mid, &mut two, on_rq, on_rq, running, 1024, ContribScale::NONE);
-        update_load_avg_se(start + whole, &mut two, on_rq, on_rq, running, 1024, ContribScale::NONE);
+        update_load_avg_se(start + whole, &mut one, on_rq, on_rq as u64, running, 1024, ContribScale::NONE);
+        update_load_avg_se(mid, &mut two, on_rq, on_rq as u64, running, 1024, ContribScale::NONE);
+        update_load_avg_se(start + whole, &mut two, on_rq, on_rq as u64, running, 1024, ContribScale::NONE);
         prop_assert_eq!(one.last_update_time, two.last_update_time);
         prop_assert_eq!(one.period_contrib, two.period_contrib);
         // Each extra update can lose under one unit in each of c1, c2 and the decay of

@@ -118,8 +118,12 @@ fn eevdf_weighted_lags_sum_to_zero() {
         s.run(|_, _| true).unwrap();
         let sched = &mut s.sched;
         let rq = &mut sched.rqs[0];
+        let (cfs, others) = sched.cfs_rqs.split_first_mut().unwrap();
         let mut f = Fair {
-            cfs: &mut sched.cfs_rqs[0],
+            cfs,
+            cfs_rqs: others,
+            root: 0,
+            tgs: &mut sched.tgs,
             cfs_tasks: &mut rq.cfs_tasks,
             ses: &mut sched.ses,
             clock: &rq.clock,

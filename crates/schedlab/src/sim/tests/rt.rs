@@ -22,6 +22,7 @@ fn run_on(platform: &str, tasks: &str, feat: Features, duration: u64) -> Sim {
     let wl = parse(&json, "rt.json", Dialect::Workgen).unwrap();
     let opts = RunOptions {
         duration: Some(duration),
+        ..RunOptions::default()
     };
     let mut s = Sim::new(&wl, load_builtin(platform).unwrap(), feat, &opts).unwrap();
     s.run(|_, _| true).unwrap();

@@ -6,7 +6,6 @@ use super::stats::{CpuIdleType, Imbalance, MigrationType};
 use super::MIGRATION_COST_NS;
 use crate::sched::class::Class;
 use crate::sched::fair::capacity::{task_fits_cpu, task_util_est};
-use crate::sched::fair::load_avg::task_h_load;
 use crate::sched::hooks::Hooks;
 use crate::sched::topology::{SchedDomain, SD_SHARE_CPUCAPACITY};
 use crate::sched::Sched;
@@ -165,8 +164,7 @@ impl Sched {
     }
 
     /// `detach_tasks`' accounting of task `p` against the imbalance: false to skip it.
-    fn takes_imbalance(&self, p: u32, env: &mut LbEnv) -> bool {
-        let se = &self.ses[self.tasks[p as usize].se as usize];
+    fn takes_imbalance(&mut self, p: u32, env: &mut LbEnv) -> bool {
         let failed = env.nr_balance_failed;
         // shr_bound: ease the limit as passes fail.
         let over = |v: u64| (v >> failed.min(63)) as i64 > env.imb.imbalance;
@@ -179,7 +177,7 @@ impl Sched {
                 env.imb.imbalance -= load as i64;
             }
             MigrationType::Util => {
-                let util = task_util_est(se);
+                let util = task_util_est(&self.ses[self.tasks[p as usize].se as usize]);
                 if over(util) {
                     return false;
                 }
@@ -206,13 +204,6 @@ impl Sched {
             &self.rqs[cpu],
             self.uclamp_used,
         )
-    }
-
-    /// `task_h_load` of `p`.
-    fn task_h_load(&self, p: u32) -> u64 {
-        let t = &self.tasks[p as usize];
-        let load = self.ses[t.se as usize].avg.load_avg;
-        task_h_load(load, self.cfs_rqs[t.cpu].avg.load_avg)
     }
 
     /// `can_migrate_task`: allowed on the destination (else remember another CPU of the local

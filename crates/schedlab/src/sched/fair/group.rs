@@ -1,0 +1,235 @@
+//! Task groups (CONFIG_FAIR_GROUP_SCHED): the cgroup hierarchy's cpu controller. A group
+//! has an entity and a cfs_rq on every CPU (`init_tg_cfs_entry`); its entity's weight is
+//! its share of `tg->shares`, in proportion to the load it has on that CPU
+//! (`calc_group_shares`), recomputed as the load changes (`update_cfs_group`).
+
+use super::load_avg::propagate_entity_load_avg;
+use super::{CfsRq, CfsRqId, Fair, SchedEntity, SeId, NO_TASK};
+use crate::sched::util_est::UtilEst;
+use crate::sched::weight::{scale_load, scale_load_down, LoadWeight, NICE_0_LOAD, WEIGHT_IDLEPRIO};
+use crate::sched::Sched;
+
+/// A task group's id in `Sched::tgs`.
+pub type TgId = u32;
+/// `root_task_group`.
+pub const ROOT_TG: TgId = 0;
+
+/// `MIN_SHARES` and `MAX_SHARES` (unscaled): cpu.shares' range (v1).
+pub const MIN_SHARES: u64 = 2;
+pub const MAX_SHARES: u64 = 1 << 18;
+
+/// `struct task_group`.
+#[derive(Debug, Clone)]
+pub struct TaskGroup {
+    /// Its cgroup path, as `sched_pelt_cfs` prints it ("/" for the root).
+    pub path: String,
+    pub parent: Option<TgId>,
+    /// `tg->shares` (scaled).
+    pub shares: u64,
+    /// `tg->load_avg`: Σ of its cfs_rqs' `tg_load_avg_contrib`.
+    pub load_avg: i64,
+    /// cpu.idle: its entities are SCHED_IDLE-like (`tg->idle`).
+    pub idle: bool,
+    /// `tg->se[cpu]` (none for the root) and `tg->cfs_rq[cpu]`.
+    pub se: Vec<SeId>,
+    pub cfs_rq: Vec<CfsRqId>,
+}
+
+impl TaskGroup {
+    /// The root group: each CPU's `rq->cfs`.
+    pub fn root(nr_cpus: usize) -> TaskGroup {
+        TaskGroup {
+            path: "/".into(),
+            parent: None,
+            shares: NICE_0_LOAD,
+            load_avg: 0,
+            idle: false,
+            se: Vec::new(),
+            cfs_rq: (0..nr_cpus as CfsRqId).collect(),
+        }
+    }
+}
+
+/// `sched_create_group` + `init_tg_cfs_entry` on every CPU: group `tg`'s entity on each
+/// CPU, queued on its parent's cfs_rq there and owning a new cfs_rq; it starts at
+/// NICE_0_LOAD with no load (`init_entity_runnable_average` gives tasks only).
+pub fn create_group(
+    tgs: &mut Vec<TaskGroup>,
+    cfs_rqs: &mut Vec<CfsRq>,
+    ses: &mut Vec<SchedEntity>,
+    path: String,
+    parent: TgId,
+    shares: u64,
+    idle: bool,
+) -> TgId {
+    let id = tgs.len() as TgId;
+    let nr_cpus = tgs[ROOT_TG as usize].cfs_rq.len();
+    let mut tg = TaskGroup {
+        path,
+        parent: Some(parent),
+        shares: scale_load(shares),
+        load_avg: 0,
+        idle,
+        se: Vec::with_capacity(nr_cpus),
+        cfs_rq: Vec::with_capacity(nr_cpus),
+    };
+    let up = &tgs[parent as usize];
+    for cpu in 0..nr_cpus {
+        let q = cfs_rqs.len() as CfsRqId;
+        cfs_rqs.push(CfsRq {
+            tg: id,
+            ..CfsRq::default()
+        });
+        let load = LoadWeight {
+            weight: NICE_0_LOAD,
+            inv_weight: 0,
+        };
+        let mut se = SchedEntity::new(NO_TASK, load, UtilEst::Ewma(0));
+        se.cfs_rq = up.cfs_rq[cpu];
+        se.parent = up.se.get(cpu).copied();
+        se.depth = se.parent.map_or(0, |p| ses[p as usize].depth + 1);
+        se.my_q = Some(q);
+        se.idle = idle;
+        tg.se.push(ses.len() as SeId);
+        tg.cfs_rq.push(q);
+        ses.push(se);
+    }
+    tgs.push(tg);
+    id
+}
+
+impl Sched {
+    /// `sched_create_group` under `parent` with cpu.shares `shares` (unscaled), cpu.idle
+    /// `idle` (an idle group weighs WEIGHT_IDLEPRIO, `sched_group_set_idle`).
+    pub fn sched_create_group(
+        &mut self,
+        path: String,
+        parent: TgId,
+        shares: u64,
+        idle: bool,
+    ) -> TgId {
+        let shares = if idle { WEIGHT_IDLEPRIO } else { shares };
+        create_group(
+            &mut self.tgs,
+            &mut self.cfs_rqs,
+            &mut self.ses,
+            path,
+            parent,
+            shares,
+            idle,
+        )
+    }
+}
+
+/// `calc_group_shares`: the group's weight on this CPU, its share of `tg->shares` by the
+/// load it has here against its load everywhere, the local part taken at its largest
+/// (runnable weight or average), between MIN_SHARES and the group's shares.
+pub fn calc_group_shares(tg_shares: u64, tg_load_avg: i64, gcfs: &CfsRq) -> u64 {
+    let load = scale_load_down(gcfs.load.weight).max(gcfs.avg.load_avg) as i64;
+    let tg_weight = tg_load_avg - gcfs.tg_load_avg_contrib as i64 + load;
+    let mut shares = tg_shares as i64 * load;
+    if tg_weight != 0 {
+        shares /= tg_weight;
+    }
+    shares.clamp(MIN_SHARES as i64, tg_shares as i64) as u64
+}
+
+impl Fair<'_, '_> {
+    /// `group_cfs_rq(se)`: a group entity's own cfs_rq (never this level's, which is taken
+    /// out while the class works on it).
+    #[inline]
+    pub(super) fn group_cfs_rq(&mut self, id: SeId) -> Option<&mut CfsRq> {
+        let q = self.ses[id as usize].my_q?;
+        Some(&mut self.cfs_rqs[q as usize])
+    }
+
+    /// `update_cfs_group`: reweight a group entity to its group's share on this CPU; an
+    /// empty group keeps its weight (for DELAY_DEQUEUE).
+    pub fn update_cfs_group(&mut self, id: SeId) {
+        let tgs = &*self.tgs;
+        let Some(gcfs) = self.ses[id as usize]
+            .my_q
+            .map(|q| &self.cfs_rqs[q as usize])
+        else {
+            return;
+        };
+        if gcfs.load.weight == 0 {
+            return;
+        }
+        let tg = &tgs[gcfs.tg as usize];
+        let shares = calc_group_shares(tg.shares, tg.load_avg, gcfs);
+        if self.ses[id as usize].load.weight != shares {
+            self.reweight_entity(
+                id,
+                LoadWeight {
+                    weight: shares,
+                    inv_weight: 0,
+                },
+            );
+        }
+    }
+
+    /// `se_update_runnable`: a group entity is as runnable as its cfs_rq's tasks.
+    pub fn se_update_runnable(&mut self, id: SeId) {
+        if let Some(n) = self.group_cfs_rq(id).map(|g| g.h_nr_runnable) {
+            self.ses[id as usize].runnable_weight = n;
+        }
+    }
+
+    /// `update_tg_load_avg`: pass this cfs_rq's load change to `tg->load_avg` when it moved
+    /// by more than 1/64 of what was passed last (and, 6.7+, at most once per ms).
+    pub fn update_tg_load_avg(&mut self) {
+        let cfs = &mut *self.cfs;
+        if cfs.tg == super::group::ROOT_TG {
+            return;
+        }
+        let now = self.clock.clock_task;
+        if self.feat.tg_load_avg_ratelimit
+            && now.saturating_sub(cfs.last_update_tg_load_avg) < 1_000_000
+        {
+            return;
+        }
+        let delta = cfs.avg.load_avg as i64 - cfs.tg_load_avg_contrib as i64;
+        if delta.unsigned_abs() > cfs.tg_load_avg_contrib / 64 {
+            self.tgs[cfs.tg as usize].load_avg += delta;
+            cfs.tg_load_avg_contrib = cfs.avg.load_avg;
+            cfs.last_update_tg_load_avg = now;
+        }
+    }
+
+    /// The group-entity half of `update_load_avg`: propagate, true when it did.
+    #[inline]
+    pub(super) fn propagate(&mut self, id: SeId) -> bool {
+        self.ses[id as usize].my_q.is_some() && propagate_entity_load_avg(self, id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gcfs(weight: u64, load_avg: u64, contrib: u64) -> CfsRq {
+        let mut c = CfsRq {
+            tg_load_avg_contrib: contrib,
+            ..CfsRq::default()
+        };
+        c.load.weight = scale_load(weight);
+        c.avg.load_avg = load_avg;
+        c
+    }
+
+    #[test]
+    fn calc_group_shares_by_hand() {
+        let tg = scale_load(1024); // tg->shares of cpu.weight 100
+        // All the group's load here: shares = tg->shares · load / load.
+        assert_eq!(calc_group_shares(tg, 1024, &gcfs(1024, 1024, 1024)), tg);
+        // Half of it elsewhere: tg_weight = 2048 − 1024 + 1024, shares = tg/2.
+        assert_eq!(calc_group_shares(tg, 2048, &gcfs(1024, 1024, 1024)), tg / 2);
+        // A task just arrived (weight 1024, load_avg still 100, contrib 100) while 3000 of
+        // load is elsewhere: load = max(1024, 100) = 1024, tg_weight = 3100 − 100 + 1024 =
+        // 4024, shares = 1048576 · 1024 / 4024 = 266834 (integer division).
+        assert_eq!(calc_group_shares(tg, 3100, &gcfs(1024, 100, 100)), 266_834);
+        // Nothing here: clamped up to MIN_SHARES (unscaled 2).
+        assert_eq!(calc_group_shares(tg, 5000, &gcfs(0, 0, 0)), MIN_SHARES);
+    }
+}

@@ -1,0 +1,178 @@
+//! `task_h_load`: a task's load as its CPU's root sees it, its share of each group's share
+//! up the hierarchy (the load balancer moves this much). Two ways to keep the groups'
+//! `h_load`, the same values for different work (`--set fair.h_load`, seed 001):
+//! - lazy (3.12+): `update_cfs_rq_h_load` along the task's path when it is asked for,
+//!   cached per jiffy per cfs_rq;
+//! - eager (≤ 3.11): `update_h_load` walks every group top-down (`tg_load_down`), at most
+//!   once per jiffy per CPU, before a balance pass moves tasks and whenever a value is
+//!   stale.
+//!
+//! Simplified: jiffies are read from the CPU's rq clock.
+
+use super::group::{TaskGroup, ROOT_TG};
+use super::{CfsRq, CfsRqId, SchedEntity, SeId};
+use crate::sched::features::HLoad;
+use crate::sched::ops::OpCounts;
+use crate::sched::rq::Rq;
+use crate::sched::Sched;
+
+/// What a cfs_rq's h_load is computed from, and the counters of the work.
+pub struct HLoadCtx<'a> {
+    pub cfs_rqs: &'a mut [CfsRq],
+    pub ses: &'a [SchedEntity],
+    pub tgs: &'a [TaskGroup],
+    pub cpu: usize,
+    /// The current jiffy.
+    pub now: u64,
+    /// `rq->h_load_throttle` (eager): the jiffy of the CPU's last full walk.
+    pub throttle: &'a mut u64,
+    pub ops: &'a mut OpCounts,
+}
+
+impl<'a> HLoadCtx<'a> {
+    /// `cpu`'s groups (its runqueue `rq`) at the current jiffy.
+    pub fn new(
+        rq: &'a mut Rq,
+        cfs_rqs: &'a mut [CfsRq],
+        ses: &'a [SchedEntity],
+        tgs: &'a [TaskGroup],
+        cpu: usize,
+        tick_ns: u64,
+    ) -> HLoadCtx<'a> {
+        HLoadCtx {
+            cfs_rqs,
+            ses,
+            tgs,
+            cpu,
+            now: rq.clock.clock_task / tick_ns,
+            throttle: &mut rq.h_load_throttle,
+            ops: &mut rq.ops,
+        }
+    }
+}
+
+/// `h_load × load / (cfs_rq's load_avg + 1)`: a share of a cfs_rq's h_load.
+#[inline]
+fn share(h_load: u64, load: u64, cfs_load_avg: u64) -> u64 {
+    h_load * load / (cfs_load_avg + 1)
+}
+
+impl HLoadCtx<'_> {
+    /// `update_cfs_rq_h_load(cfs_rq)`: mark the path up to the first level already
+    /// computed this jiffy (or the root, which takes its own load_avg), then compute down.
+    fn update_cfs_rq_h_load(&mut self, q: CfsRqId) {
+        let now = self.now;
+        let c = &mut self.cfs_rqs[q as usize];
+        if c.last_h_load_update == now {
+            return;
+        }
+        c.h_load_next = None;
+        let mut up = self.tgs[c.tg as usize].se.get(self.cpu).copied();
+        let mut top = q;
+        while let Some(e) = up {
+            top = self.ses[e as usize].cfs_rq;
+            let c = &mut self.cfs_rqs[top as usize];
+            c.h_load_next = Some(e);
+            if c.last_h_load_update == now {
+                break;
+            }
+            up = self.ses[e as usize].parent;
+        }
+        if up.is_none() {
+            let c = &mut self.cfs_rqs[top as usize];
+            c.h_load = c.avg.load_avg;
+            c.last_h_load_update = now;
+        }
+        let mut c = top;
+        while let Some(e) = self.cfs_rqs[c as usize].h_load_next {
+            let here = &self.cfs_rqs[c as usize];
+            let load = share(
+                here.h_load,
+                self.ses[e as usize].avg.load_avg,
+                here.avg.load_avg,
+            );
+            c = self.ses[e as usize].my_q.expect("a group entity");
+            let g = &mut self.cfs_rqs[c as usize];
+            g.h_load = load;
+            g.last_h_load_update = now;
+            self.ops.h_load_steps += 1;
+        }
+    }
+
+    /// `update_h_load(cpu)` → `walk_tg_tree(tg_load_down)`: every group's h_load on this
+    /// CPU, parents first (groups are created after their parents), once per jiffy.
+    pub fn update_h_load(&mut self) {
+        if *self.throttle == self.now {
+            return;
+        }
+        *self.throttle = self.now;
+        self.ops.update_h_load += 1;
+        for tg in self.tgs {
+            let q = tg.cfs_rq[self.cpu];
+            let load = match tg.parent {
+                None => self.cfs_rqs[q as usize].avg.load_avg,
+                Some(parent) => {
+                    let pq = &self.cfs_rqs[self.tgs[parent as usize].cfs_rq[self.cpu] as usize];
+                    let se = &self.ses[tg.se[self.cpu] as usize];
+                    share(pq.h_load, se.avg.load_avg, pq.avg.load_avg)
+                }
+            };
+            let c = &mut self.cfs_rqs[q as usize];
+            c.h_load = load;
+            c.last_h_load_update = self.now;
+            self.ops.tg_load_down += 1;
+        }
+    }
+
+    /// `task_h_load(p)` of the task whose entity is `se`.
+    pub fn task_h_load(&mut self, se: SeId, mode: HLoad) -> u64 {
+        let e = &self.ses[se as usize];
+        let q = e.cfs_rq;
+        if self.cfs_rqs[q as usize].tg == ROOT_TG && self.tgs.len() == 1 {
+            // No groups: the root's h_load is its load_avg, nothing to walk.
+            let c = &self.cfs_rqs[q as usize];
+            return share(c.avg.load_avg, e.avg.load_avg, c.avg.load_avg);
+        }
+        match mode {
+            HLoad::Lazy => self.update_cfs_rq_h_load(q),
+            HLoad::Eager if self.cfs_rqs[q as usize].last_h_load_update != self.now => {
+                self.update_h_load()
+            }
+            HLoad::Eager => {}
+        }
+        let c = &self.cfs_rqs[q as usize];
+        share(c.h_load, self.ses[se as usize].avg.load_avg, c.avg.load_avg)
+    }
+}
+
+impl Sched {
+    /// The h_load context of `cpu`'s groups now.
+    fn h_load_ctx(&mut self, cpu: usize) -> HLoadCtx<'_> {
+        let rq = &mut self.rqs[cpu];
+        HLoadCtx::new(
+            rq,
+            &mut self.cfs_rqs,
+            &self.ses,
+            &self.tgs,
+            cpu,
+            self.tun.tick_ns,
+        )
+    }
+
+    /// `task_h_load(p)`, on its CPU.
+    pub fn task_h_load(&mut self, p: u32) -> u64 {
+        let (se, cpu, mode) = (
+            self.tasks[p as usize].se,
+            self.tasks[p as usize].cpu,
+            self.feat.h_load,
+        );
+        self.h_load_ctx(cpu).task_h_load(se, mode)
+    }
+
+    /// Eager h_load (≤ 3.11): `update_h_load(src_cpu)` before a balance pass moves tasks.
+    pub fn update_h_load(&mut self, cpu: usize) {
+        if self.feat.h_load == HLoad::Eager {
+            self.h_load_ctx(cpu).update_h_load();
+        }
+    }
+}
