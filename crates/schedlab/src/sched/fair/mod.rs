@@ -147,8 +147,6 @@ pub struct CfsRq {
     pub last_h_load_update: u64,
     /// The entity below on the path being computed (`cfs_rq->h_load_next`).
     pub h_load_next: Option<SeId>,
-    /// On the CPU's leaf cfs_rq list (`list_add_leaf_cfs_rq`): blocked averages to decay.
-    pub on_list: bool,
     pub load: LoadWeight,
     /// Entities queued, curr included.
     pub nr_running: u32,

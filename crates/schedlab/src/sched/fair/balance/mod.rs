@@ -153,6 +153,8 @@ impl Sched {
             if self.nr_running(src) <= 1 {
                 break (env, 0);
             }
+            // ≤ 3.11 (eager h_load): every group's h_load on the source, once per jiffy.
+            self.update_h_load(src);
             let moved = self.detach_attach(&mut env, h);
             let sd = &mut self.topo.domains[cpu][level];
             sd.stats.lb_gained[i] += moved;
