@@ -221,7 +221,7 @@ mod tests {
     #[test]
     fn calc_group_shares_by_hand() {
         let tg = scale_load(1024); // tg->shares of cpu.weight 100
-        // All the group's load here: shares = tg->shares · load / load.
+                                   // All the group's load here: shares = tg->shares · load / load.
         assert_eq!(calc_group_shares(tg, 1024, &gcfs(1024, 1024, 1024)), tg);
         // Half of it elsewhere: tg_weight = 2048 − 1024 + 1024, shares = tg/2.
         assert_eq!(calc_group_shares(tg, 2048, &gcfs(1024, 1024, 1024)), tg / 2);
