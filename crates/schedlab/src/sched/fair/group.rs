@@ -3,7 +3,6 @@
 //! its share of `tg->shares`, in proportion to the load it has on that CPU
 //! (`calc_group_shares`), recomputed as the load changes (`update_cfs_group`).
 
-use super::load_avg::propagate_entity_load_avg;
 use super::{CfsRq, CfsRqId, Fair, SchedEntity, SeId, NO_TASK};
 use crate::sched::util_est::UtilEst;
 use crate::sched::weight::{scale_load, scale_load_down, LoadWeight, NICE_0_LOAD, WEIGHT_IDLEPRIO};
@@ -13,6 +12,8 @@ use crate::sched::Sched;
 pub type TgId = u32;
 /// `root_task_group`.
 pub const ROOT_TG: TgId = 0;
+
+const NSEC_PER_MSEC: u64 = 1_000_000;
 
 /// `MIN_SHARES` and `MAX_SHARES` (unscaled): cpu.shares' range (v1).
 pub const MIN_SHARES: u64 = 2;
@@ -50,57 +51,12 @@ impl TaskGroup {
     }
 }
 
-/// `sched_create_group` + `init_tg_cfs_entry` on every CPU: group `tg`'s entity on each
-/// CPU, queued on its parent's cfs_rq there and owning a new cfs_rq; it starts at
-/// NICE_0_LOAD with no load (`init_entity_runnable_average` gives tasks only).
-pub fn create_group(
-    tgs: &mut Vec<TaskGroup>,
-    cfs_rqs: &mut Vec<CfsRq>,
-    ses: &mut Vec<SchedEntity>,
-    path: String,
-    parent: TgId,
-    shares: u64,
-    idle: bool,
-) -> TgId {
-    let id = tgs.len() as TgId;
-    let nr_cpus = tgs[ROOT_TG as usize].cfs_rq.len();
-    let mut tg = TaskGroup {
-        path,
-        parent: Some(parent),
-        shares: scale_load(shares),
-        load_avg: 0,
-        idle,
-        se: Vec::with_capacity(nr_cpus),
-        cfs_rq: Vec::with_capacity(nr_cpus),
-    };
-    let up = &tgs[parent as usize];
-    for cpu in 0..nr_cpus {
-        let q = cfs_rqs.len() as CfsRqId;
-        cfs_rqs.push(CfsRq {
-            tg: id,
-            ..CfsRq::default()
-        });
-        let load = LoadWeight {
-            weight: NICE_0_LOAD,
-            inv_weight: 0,
-        };
-        let mut se = SchedEntity::new(NO_TASK, load, UtilEst::Ewma(0));
-        se.cfs_rq = up.cfs_rq[cpu];
-        se.parent = up.se.get(cpu).copied();
-        se.depth = se.parent.map_or(0, |p| ses[p as usize].depth + 1);
-        se.my_q = Some(q);
-        se.idle = idle;
-        tg.se.push(ses.len() as SeId);
-        tg.cfs_rq.push(q);
-        ses.push(se);
-    }
-    tgs.push(tg);
-    id
-}
-
 impl Sched {
-    /// `sched_create_group` under `parent` with cpu.shares `shares` (unscaled), cpu.idle
-    /// `idle` (an idle group weighs WEIGHT_IDLEPRIO, `sched_group_set_idle`).
+    /// `sched_create_group` + `init_tg_cfs_entry` on every CPU: group `path` under `parent`,
+    /// with cpu.shares `shares` (unscaled) and cpu.idle `idle` (an idle group weighs
+    /// WEIGHT_IDLEPRIO, `sched_group_set_idle`). On each CPU its entity is queued on its
+    /// parent's cfs_rq there and owns a new cfs_rq; it starts at NICE_0_LOAD with no load
+    /// (`init_entity_runnable_average` gives tasks only).
     pub fn sched_create_group(
         &mut self,
         path: String,
@@ -108,16 +64,40 @@ impl Sched {
         shares: u64,
         idle: bool,
     ) -> TgId {
-        let shares = if idle { WEIGHT_IDLEPRIO } else { shares };
-        create_group(
-            &mut self.tgs,
-            &mut self.cfs_rqs,
-            &mut self.ses,
+        let id = self.tgs.len() as TgId;
+        let nr_cpus = self.rqs.len();
+        let mut tg = TaskGroup {
             path,
-            parent,
-            shares,
+            parent: Some(parent),
+            shares: scale_load(if idle { WEIGHT_IDLEPRIO } else { shares }),
+            load_avg: 0,
             idle,
-        )
+            se: Vec::with_capacity(nr_cpus),
+            cfs_rq: Vec::with_capacity(nr_cpus),
+        };
+        let up = &self.tgs[parent as usize];
+        for cpu in 0..nr_cpus {
+            let q = self.cfs_rqs.len() as CfsRqId;
+            self.cfs_rqs.push(CfsRq {
+                tg: id,
+                ..CfsRq::default()
+            });
+            let load = LoadWeight {
+                weight: NICE_0_LOAD,
+                inv_weight: 0,
+            };
+            let mut se = SchedEntity::new(NO_TASK, load, UtilEst::Ewma(0));
+            se.cfs_rq = up.cfs_rq[cpu];
+            se.parent = up.se.get(cpu).copied();
+            se.depth = se.parent.map_or(0, |p| self.ses[p as usize].depth + 1);
+            se.my_q = Some(q);
+            se.idle = idle;
+            tg.se.push(self.ses.len() as SeId);
+            tg.cfs_rq.push(q);
+            self.ses.push(se);
+        }
+        self.tgs.push(tg);
+        id
     }
 }
 
@@ -135,24 +115,15 @@ pub fn calc_group_shares(tg_shares: u64, tg_load_avg: i64, gcfs: &CfsRq) -> u64 
 }
 
 impl Fair<'_, '_> {
-    /// `group_cfs_rq(se)`: a group entity's own cfs_rq (never this level's, which is taken
-    /// out while the class works on it).
-    #[inline]
-    pub(super) fn group_cfs_rq(&mut self, id: SeId) -> Option<&mut CfsRq> {
-        let q = self.ses[id as usize].my_q?;
-        Some(&mut self.cfs_rqs[q as usize])
-    }
-
     /// `update_cfs_group`: reweight a group entity to its group's share on this CPU; an
     /// empty group keeps its weight (for DELAY_DEQUEUE).
     pub fn update_cfs_group(&mut self, id: SeId) {
         let tgs = &*self.tgs;
-        let Some(gcfs) = self.ses[id as usize]
-            .my_q
-            .map(|q| &self.cfs_rqs[q as usize])
-        else {
+        // group_cfs_rq(se): never this level's, which is out while the class works on it.
+        let Some(q) = self.ses[id as usize].my_q else {
             return;
         };
+        let gcfs = &self.cfs_rqs[q as usize];
         if gcfs.load.weight == 0 {
             return;
         }
@@ -171,8 +142,8 @@ impl Fair<'_, '_> {
 
     /// `se_update_runnable`: a group entity is as runnable as its cfs_rq's tasks.
     pub fn se_update_runnable(&mut self, id: SeId) {
-        if let Some(n) = self.group_cfs_rq(id).map(|g| g.h_nr_runnable) {
-            self.ses[id as usize].runnable_weight = n;
+        if let Some(q) = self.ses[id as usize].my_q {
+            self.ses[id as usize].runnable_weight = self.cfs_rqs[q as usize].h_nr_runnable;
         }
     }
 
@@ -180,12 +151,12 @@ impl Fair<'_, '_> {
     /// by more than 1/64 of what was passed last (and, 6.7+, at most once per ms).
     pub fn update_tg_load_avg(&mut self) {
         let cfs = &mut *self.cfs;
-        if cfs.tg == super::group::ROOT_TG {
+        if cfs.tg == ROOT_TG {
             return;
         }
         let now = self.clock.clock_task;
         if self.feat.tg_load_avg_ratelimit
-            && now.saturating_sub(cfs.last_update_tg_load_avg) < 1_000_000
+            && now.saturating_sub(cfs.last_update_tg_load_avg) < NSEC_PER_MSEC
         {
             return;
         }
@@ -195,12 +166,6 @@ impl Fair<'_, '_> {
             cfs.tg_load_avg_contrib = cfs.avg.load_avg;
             cfs.last_update_tg_load_avg = now;
         }
-    }
-
-    /// The group-entity half of `update_load_avg`: propagate, true when it did.
-    #[inline]
-    pub(super) fn propagate(&mut self, id: SeId) -> bool {
-        self.ses[id as usize].my_q.is_some() && propagate_entity_load_avg(self, id)
     }
 }
 

@@ -35,7 +35,7 @@ pub fn update_load_avg(f: &mut Fair, id: SeId, flags: u32) {
         }
     }
     let mut decayed = update_cfs_rq_load_avg(f, now);
-    decayed |= f.propagate(id);
+    decayed |= propagate_entity_load_avg(f, id);
     if flags & DO_ATTACH != 0 && f.ses[id as usize].avg.last_update_time == 0 {
         attach_entity_load_avg(f, id);
         f.update_tg_load_avg();
@@ -55,7 +55,7 @@ pub fn update_load_avg(f: &mut Fair, id: SeId, flags: u32) {
 
 /// `update_cfs_rq_load_avg`: fold in removed load (to propagate up), then
 /// `__update_load_avg_cfs_rq`.
-pub(super) fn update_cfs_rq_load_avg(f: &mut Fair, now: u64) -> bool {
+fn update_cfs_rq_load_avg(f: &mut Fair, now: u64) -> bool {
     let mut decayed = false;
     let sa = &mut f.cfs.avg;
     let r = std::mem::take(&mut f.cfs.removed);
@@ -102,11 +102,13 @@ fn add_tg_cfs_propagate(cfs: &mut CfsRq, runnable_sum: i64) {
     cfs.prop_runnable_sum += runnable_sum;
 }
 
-/// `propagate_entity_load_avg` for group entity `id`: what changed in its cfs_rq below
+/// `propagate_entity_load_avg`: for a group entity, what changed in its cfs_rq below
 /// (tasks attached, detached, removed) moves its util, runnable and load, and this level's.
-pub(super) fn propagate_entity_load_avg(f: &mut Fair, id: SeId) -> bool {
-    let q = f.ses[id as usize].my_q.expect("a group entity") as usize;
-    let g = &mut f.cfs_rqs[q];
+fn propagate_entity_load_avg(f: &mut Fair, id: SeId) -> bool {
+    let Some(q) = f.ses[id as usize].my_q else {
+        return false; // a task
+    };
+    let g = &mut f.cfs_rqs[q as usize];
     if !g.propagate {
         return false;
     }
@@ -117,31 +119,50 @@ pub(super) fn propagate_entity_load_avg(f: &mut Fair, id: SeId) -> bool {
     let divider = get_pelt_divider(&f.cfs.avg) as u64;
     let (se, c) = (&mut f.ses[id as usize], &mut f.cfs.avg);
     // update_tg_cfs_util
-    let d = gavg.util_avg as i64 - se.avg.util_avg as i64;
-    if d != 0 {
-        se.avg.util_avg = gavg.util_avg;
-        let new_sum = se.avg.util_avg * divider;
-        let ds = new_sum as i64 - se.avg.util_sum as i64;
-        se.avg.util_sum = new_sum as u32;
-        c.util_avg = add_positive(c.util_avg, d);
-        c.util_sum =
-            add_positive(c.util_sum as u64, ds).max(c.util_avg * PELT_MIN_DIVIDER as u64) as u32;
-    }
+    let (mut se_sum, mut c_sum) = (se.avg.util_sum as u64, c.util_sum as u64);
+    let sums = (&mut se_sum, &mut c_sum);
+    take_group_avg(
+        &mut se.avg.util_avg,
+        &mut c.util_avg,
+        sums,
+        gavg.util_avg,
+        divider,
+    );
+    (se.avg.util_sum, c.util_sum) = (se_sum as u32, c_sum as u32);
     // update_tg_cfs_runnable
-    let d = gavg.runnable_avg as i64 - se.avg.runnable_avg as i64;
-    if d != 0 {
-        se.avg.runnable_avg = gavg.runnable_avg;
-        let new_sum = se.avg.runnable_avg * divider;
-        let ds = new_sum as i64 - se.avg.runnable_sum as i64;
-        se.avg.runnable_sum = new_sum;
-        c.runnable_avg = add_positive(c.runnable_avg, d);
-        c.runnable_sum =
-            add_positive(c.runnable_sum, ds).max(c.runnable_avg * PELT_MIN_DIVIDER as u64);
-    }
+    let sums = (&mut se.avg.runnable_sum, &mut c.runnable_sum);
+    take_group_avg(
+        &mut se.avg.runnable_avg,
+        &mut c.runnable_avg,
+        sums,
+        gavg.runnable_avg,
+        divider,
+    );
     update_tg_cfs_load(se, c, prop, gavg.load_sum, gweight, divider);
     f.note_pelt_cfs();
     f.note_pelt_se(id);
     true
+}
+
+/// `update_tg_cfs_util` and `update_tg_cfs_runnable`: the group entity's average becomes
+/// its cfs_rq's (`g_avg`), its sum that × the divider; this level's average and sum move by
+/// as much (its sum at least its average × PELT_MIN_DIVIDER).
+fn take_group_avg(
+    se_avg: &mut u64,
+    c_avg: &mut u64,
+    (se_sum, c_sum): (&mut u64, &mut u64),
+    g_avg: u64,
+    divider: u64,
+) {
+    let d = g_avg as i64 - *se_avg as i64;
+    if d == 0 {
+        return;
+    }
+    *se_avg = g_avg;
+    let ds = (g_avg * divider) as i64 - *se_sum as i64;
+    *se_sum = g_avg * divider;
+    *c_avg = add_positive(*c_avg, d);
+    *c_sum = add_positive(*c_sum, ds).max(*c_avg * PELT_MIN_DIVIDER as u64);
 }
 
 /// `update_tg_cfs_load`: the group entity's load from the runnable sum propagated up,

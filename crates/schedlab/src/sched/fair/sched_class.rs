@@ -85,15 +85,21 @@ fn fair<R>(rq: &mut Rq, env: &mut Env, q: CfsRqId, op: impl FnOnce(&mut Fair) ->
     r
 }
 
-/// The h_nr counts of `cfs_rq_of(se)` and every level above it move by `queued` tasks,
-/// `runnable` of them runnable (`set_delayed`/`clear_delayed` move runnable only).
+/// cfs_rq `q`'s h_nr counts move by `queued` tasks, `runnable` of them runnable.
+#[inline]
+fn count(env: &mut Env, q: CfsRqId, queued: i32, runnable: i32) {
+    let c = &mut env.cfs_rqs[q as usize];
+    c.h_nr_queued = c.h_nr_queued.wrapping_add_signed(queued);
+    c.h_nr_runnable = c.h_nr_runnable.wrapping_add_signed(runnable);
+}
+
+/// The counts of `cfs_rq_of(se)` and every level above it move (`set_delayed` and
+/// `clear_delayed` move runnable only).
 fn count_up(env: &mut Env, from: Option<SeId>, queued: i32, runnable: i32) {
     let mut se = from;
     while let Some(e) = se {
         let (q, parent) = level_of(env, e);
-        let c = &mut env.cfs_rqs[q as usize];
-        c.h_nr_queued = c.h_nr_queued.wrapping_add_signed(queued);
-        c.h_nr_runnable = c.h_nr_runnable.wrapping_add_signed(runnable);
+        count(env, q, queued, runnable);
         se = parent;
     }
 }
@@ -109,9 +115,7 @@ fn update_up(rq: &mut Rq, env: &mut Env, from: Option<SeId>, queued: i32, runnab
             f.se_update_runnable(e);
             f.update_cfs_group(e);
         });
-        let c = &mut env.cfs_rqs[q as usize];
-        c.h_nr_queued = c.h_nr_queued.wrapping_add_signed(queued);
-        c.h_nr_runnable = c.h_nr_runnable.wrapping_add_signed(runnable);
+        count(env, q, queued, runnable);
         se = parent;
     }
 }
@@ -132,9 +136,7 @@ fn enqueue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) {
         }
         let (q, parent) = level_of(env, e);
         fair(rq, env, q, |f| f.enqueue_entity(e, flags));
-        let c = &mut env.cfs_rqs[q as usize];
-        c.h_nr_queued += 1;
-        c.h_nr_runnable += runnable as u32;
+        count(env, q, 1, runnable);
         flags = ENQUEUE_WAKEUP;
         cur = parent;
     }
@@ -159,9 +161,7 @@ fn dequeue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) -> boo
             }
             break;
         }
-        let c = &mut env.cfs_rqs[q as usize];
-        c.h_nr_queued = c.h_nr_queued.wrapping_add_signed(-queued);
-        c.h_nr_runnable = c.h_nr_runnable.wrapping_add_signed(-runnable);
+        count(env, q, -queued, -runnable);
         cur = parent;
         if env.cfs_rqs[q as usize].load.weight != 0 {
             // Bias the pick to this group, as the task sleeps within its slice.
