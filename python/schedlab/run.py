@@ -35,8 +35,8 @@ def _frame_of(rows: str) -> cached_property:
 @dataclass
 class RunResult:
     """A finished run: per-task and per-CPU figures, warnings, and the switches in force.
-    `task_rows`, `cpu_rows`, `domain_rows` and `policy_rows` are the tables as plain rows (dicts);
-    `tasks`, `cpus`, `domains` and `policies` the same as DataFrames."""
+    `task_rows`, `cpu_rows`, `domain_rows`, `op_rows` and `policy_rows` are the tables as plain
+    rows (dicts); `tasks`, `cpus`, `domains`, `ops` and `policies` the same as DataFrames."""
 
     platform: str
     kernel: str
@@ -45,6 +45,7 @@ class RunResult:
     task_rows: list[dict]
     cpu_rows: list[dict]
     domain_rows: list[dict]
+    op_rows: list[dict]
     policy_rows: list[dict]
     energy_mj: float
     cluster_energy_mj: list[float]
@@ -58,6 +59,7 @@ class RunResult:
     tasks = _frame_of("task_rows")
     cpus = _frame_of("cpu_rows")
     domains = _frame_of("domain_rows")
+    ops = _frame_of("op_rows")
     policies = _frame_of("policy_rows")
 
     def summary(self) -> dict:
@@ -73,6 +75,7 @@ class RunResult:
             "tasks": self.task_rows,
             "cpus": self.cpu_rows,
             "domains": self.domain_rows,
+            "ops": self.op_rows,
             "policies": self.policy_rows,
             "energy_mj": {"total": self.energy_mj, "clusters": self.cluster_energy_mj},
             "warnings": self.warnings,
@@ -176,7 +179,7 @@ def _result(r: dict, frames: bool) -> RunResult:
     events = _events(r["events"], comms) if frames else None
     signals = _signals(r["signals"], comms) if frames else None
     return RunResult(r["platform"], r["kernel"], r["simulated_ns"], r["nr_events"], tasks, cpus,
-                     _rows(r["domains"]), policies, r["energy_mj"], list(r["cluster_energy_mj"]), events, signals,
+                     _rows(r["domains"]), _rows(r["ops"]), policies, r["energy_mj"], list(r["cluster_energy_mj"]), events, signals,
                      r["warnings"], r["refusals"], r["deadlock"], dict(r["switches"]))
 
 

@@ -9,7 +9,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 use schedlab::columns::Column;
 use schedlab::kernel::Kernel;
-use schedlab::run::{CpuSummary, DomainSummary, PolicySummary, TaskSummary};
+use schedlab::run::{CpuSummary, DomainSummary, OpSummary, PolicySummary, TaskSummary};
 use schedlab::run::{RunError, RunSpec, WorkloadSource};
 use schedlab::sched::clock_pelt::{CpuScale, Invariance};
 use schedlab::sched::features::Features;
@@ -271,6 +271,7 @@ fn run<'py>(
     d.set_item("tasks", lists(py, TaskSummary::columns(&r.tasks))?)?;
     d.set_item("cpus", lists(py, CpuSummary::columns(&r.cpus))?)?;
     d.set_item("domains", lists(py, DomainSummary::columns(&r.domains))?)?;
+    d.set_item("ops", lists(py, OpSummary::columns(&r.ops))?)?;
     d.set_item("policies", lists(py, PolicySummary::columns(&r.policies))?)?;
     d.set_item("cluster_energy_mj", r.cluster_energy_mj)?;
     d.set_item("energy_mj", r.energy_mj)?;

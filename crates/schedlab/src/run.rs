@@ -8,6 +8,7 @@ use crate::kernel::Kernel;
 use crate::output::{Staged, StagedDir};
 use crate::platform::{self, Platform};
 use crate::sched::features::Features;
+use crate::sched::ops::OPS;
 use crate::sim::{RunOptions, Sim, SIM_START};
 use crate::time::Ns;
 use crate::trace::{Frames, FtraceWriter, RtappLogs, SharedFrames};
@@ -65,6 +66,8 @@ table! {
         /// The CPU it was on last.
         pub cpu: usize,
         pub run_ns: Ns,
+        /// Of its run time, what the cost model charged it as system time.
+        pub sys_ns: Ns,
         pub wait_ns: Ns,
         pub sleep_ns: Ns,
         pub wakeups: u64,
@@ -93,6 +96,8 @@ table! {
         pub cpu: usize,
         pub capacity: u64,
         pub busy_ns: Ns,
+        /// The cost model's system time here.
+        pub sys_ns: Ns,
         pub energy_mj: f64,
         /// (kHz, ns) spent at each frequency of its policy.
         pub freq_residency: Vec<(u32, Ns)>,
@@ -146,6 +151,18 @@ table! {
 }
 
 table! {
+    /// How many operations of one kind the scheduler did on one CPU, and the system time
+    /// the cost model charged for them (0 when it is off).
+    #[derive(Debug, Clone)]
+    pub struct OpSummary {
+        pub cpu: usize,
+        pub op: String,
+        pub count: u64,
+        pub sys_ns: Ns,
+    }
+}
+
+table! {
     /// One cpufreq policy's figures.
     #[derive(Debug, Clone)]
     pub struct PolicySummary {
@@ -168,6 +185,7 @@ pub struct RunResult {
     pub tasks: Vec<TaskSummary>,
     pub cpus: Vec<CpuSummary>,
     pub domains: Vec<DomainSummary>,
+    pub ops: Vec<OpSummary>,
     pub policies: Vec<PolicySummary>,
     /// Energy of each cluster's shared logic, and of everything (mJ).
     pub cluster_energy_mj: Vec<f64>,
@@ -360,6 +378,7 @@ pub fn run(
                 policy: t.policy.name().to_string(),
                 cpu: t.cpu,
                 run_ns: t.stats.run_ns,
+                sys_ns: sim.thread_sys_ns(id as u32),
                 wait_ns: t.stats.wait_ns,
                 sleep_ns: t.stats.sleep_ns,
                 wakeups: lat.count(),
@@ -406,6 +425,7 @@ pub fn run(
             cpu,
             capacity: rq.capacity,
             busy_ns: sim.busy_ns(cpu),
+            sys_ns: sim.sys_ns(cpu),
             freq_residency: policies[sim.platform().cpus[cpu].freq_domain]
                 .residency
                 .clone(),
@@ -420,6 +440,22 @@ pub fn run(
             pcount: rq.stats.pcount,
         })
         .collect();
+    let costs = &sim.platform().costs;
+    let overhead = sched.feat.overhead;
+    let ops = (sched.rqs.iter().enumerate())
+        .flat_map(|(cpu, rq)| {
+            OPS.iter().map(move |&op| OpSummary {
+                cpu,
+                op: op.name().to_string(),
+                count: rq.ops.get(op),
+                sys_ns: if overhead {
+                    rq.ops.get(op) * costs.get(op)
+                } else {
+                    0
+                },
+            })
+        })
+        .collect();
     let domains = (sched.topo.domains.iter().enumerate())
         .flat_map(|(cpu, doms)| doms.iter().map(move |sd| domain_summary(cpu, sd)))
         .collect();
@@ -431,6 +467,7 @@ pub fn run(
         tasks,
         cpus,
         domains,
+        ops,
         policies,
         cluster_energy_mj: sim.energy().cluster_mj.clone(),
         energy_mj: sim.energy().total_mj(),

@@ -2,6 +2,7 @@
 
 from schedlab.experiments import (  # noqa: F401
     governor_efficiency,
+    h_load,
     grub,
     idle_prev_cpu,
     pelt_invariance,

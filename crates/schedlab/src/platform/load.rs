@@ -1,8 +1,10 @@
 //! Reading platform descriptions: the TOML schema, its checks, and the built-in files.
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 
-use super::{parse_cpulist, Cpu, FreqDomain, IdleState, Opp, Platform};
+use super::{parse_cpulist, Cpu, FreqDomain, IdleState, OpCosts, Opp, Platform};
 use crate::error::InputError;
 use crate::limits::NR_CPUS;
 
@@ -32,6 +34,9 @@ struct PlatformFile {
     /// CPU n and CPU n + stride are hardware threads of one core.
     smt_sibling_stride: Option<usize>,
     freq_domain: Vec<DomainFile>,
+    /// ns per kernel operation (`NAME_ns = N`) for the cost model.
+    #[serde(default)]
+    overhead: BTreeMap<String, u64>,
 }
 
 #[derive(Deserialize)]
@@ -225,6 +230,7 @@ fn build(file: PlatformFile) -> Result<Platform, String> {
         description: file.description,
         cpus,
         freq_domains: domains,
+        costs: OpCosts::with(&file.overhead)?,
     })
 }
 

@@ -1,9 +1,11 @@
 //! Platforms: CPUs with their capacity, topology, frequency domains (OPPs and power) and idle
 //! states. Descriptions are TOML files (`platforms/*.toml`, built in) or `smp:N`.
 
+mod costs;
 mod cpulist;
 mod load;
 
+pub use costs::OpCosts;
 pub use cpulist::{format_cpulist, parse_cpulist};
 pub use load::{builtin_names, load_builtin, load_file, parse};
 
@@ -74,6 +76,8 @@ pub struct Platform {
     pub description: String,
     pub cpus: Vec<Cpu>,
     pub freq_domains: Vec<FreqDomain>,
+    /// What the kernel's operations cost here (the cost model's table).
+    pub costs: OpCosts,
 }
 
 impl Platform {
@@ -110,6 +114,7 @@ impl Platform {
                 idle_states: vec![],
                 transition_latency: 0,
             }],
+            costs: OpCosts::default(),
         }
     }
 

@@ -2,6 +2,7 @@
 //! the tick, attribute changes, timers) and the class plumbing under them.
 
 use super::class::{self, Class, Dequeued, Env, SchedClass};
+use super::clock_pelt::Invariance;
 use super::deadline::SchedDlEntity;
 use super::fair::balance::stats::CpuIdleType;
 use super::fair::sched_class::put_prev_set_next_fair;
@@ -9,6 +10,7 @@ use super::fair::{SchedEntity, SeId};
 use super::flags::*;
 use super::hooks::{Hooks, PrevState, RqHooks, SchedTimer, Switch, Tracepoint};
 use super::idle;
+use super::ops::Op;
 use super::pelt::cap_scale;
 use super::rq::Rq;
 use super::rt::SchedRtEntity;
@@ -24,7 +26,11 @@ impl Sched {
     #[inline]
     pub(crate) fn update_rq_clock(&mut self, cpu: usize, now: u64) {
         let rq = &mut self.rqs[cpu];
-        rq.clock.update(now, rq.curr.is_none());
+        let busy = rq.curr.is_some();
+        if busy && rq.clock.invariance == Invariance::ClockPelt && now != rq.clock.clock_task {
+            rq.ops.add(Op::ClockPelt, 1); // update_rq_clock_pelt scales the delta
+        }
+        rq.clock.update(now, !busy);
     }
 
     /// Run a class operation on `cpu`'s runqueue (tracepoints and timers go straight to the
@@ -394,8 +400,14 @@ impl Sched {
     }
 
     /// `ttwu_stat`: a wakeup counted on the waking CPU's runqueue, local or, for a task
-    /// going to another CPU, on the waker's lowest domain spanning both.
+    /// going to another CPU, on the waker's lowest domain spanning both. The work is counted
+    /// where it is done: the waker's CPU, or the target's (the IPI, then its enqueue).
     fn ttwu_stat(&mut self, waker_cpu: usize, cpu: usize) {
+        if cpu == waker_cpu {
+            self.rqs[cpu].ops.add(Op::WakeupLocal, 1);
+        } else {
+            self.rqs[cpu].ops.add(Op::WakeupRemote, 1);
+        }
         let rq = &mut self.rqs[waker_cpu].stats;
         rq.ttwu_count += 1;
         if cpu == waker_cpu {
@@ -474,6 +486,7 @@ impl Sched {
     fn set_task_cpu<H: Hooks>(&mut self, id: u32, from: usize, to: usize, h: &mut H) {
         self.set_task_rq(id, to);
         self.tasks[id as usize].stats.migrations += 1;
+        self.rqs[to].ops.add(Op::Migration, 1);
         if h.tracing() {
             h.trace(&self.tasks, Tracepoint::Migrate { task: id, from, to });
         }
@@ -606,6 +619,7 @@ impl Sched {
         self.rqs[cpu].curr = next;
         self.rqs[cpu].stats.sched_count += 1; // schedule_debug
         let prev_state = if next != prev {
+            self.rqs[cpu].ops.add(Op::ContextSwitch, 1);
             self.account_switch(cpu, prev, next, h.now())
         } else {
             PrevState::Runnable
@@ -668,6 +682,7 @@ impl Sched {
             return false;
         };
         self.update_rq_clock(cpu, h.now());
+        self.rqs[cpu].ops.add(Op::Tick, 1);
         let c = self.tasks[curr as usize].class;
         c.decay_other_class_avgs(&mut self.rqs[cpu]);
         let class = c;

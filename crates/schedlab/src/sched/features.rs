@@ -112,6 +112,8 @@ pub struct Features {
     pub h_load: HLoad,
     /// `update_tg_load_avg` at most once per ms per cfs_rq (6.7+).
     pub tg_load_avg_ratelimit: bool,
+    /// The cost model: the scheduler's work takes the CPU's time (`sim/overhead.rs`).
+    pub overhead: bool,
     bits: u32,
 }
 
@@ -162,7 +164,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 19] = [
+pub const SWITCHES: [Switch; 20] = [
     Switch {
         key: "fair.policy",
         doc: "eevdf | cfs",
@@ -296,6 +298,12 @@ pub const SWITCHES: [Switch; 19] = [
         timer_slack_ns,
         0..=1_000_000_000
     ),
+    on_off!(
+        "overhead",
+        "on (the kernel's work is charged as system time at the platform's costs) | off",
+        ["off", "off"],
+        overhead
+    ),
     ranged!(
         "rt.rr_timeslice_ms",
         "sched_rr_timeslice_ms: SCHED_RR slice, > 0",
@@ -397,6 +405,7 @@ impl Features {
             fair_server_period_ns: 4_194_304_000,
             h_load: HLoad::Lazy,
             tg_load_avg_ratelimit: false,
+            overhead: false,
             bits: 0,
         };
         for s in &SWITCHES {

@@ -1,13 +1,101 @@
-//! What the scheduler did on a CPU, counted by kind of operation: the work a cost model
-//! charges as system time (`sim/overhead.rs`) and the summary reports.
+//! What the scheduler did on a CPU, counted by kind of operation: the work the cost model
+//! (`sim/overhead.rs`) charges as system time, and the summary's `ops` table.
 
-/// A CPU's operation counts.
+/// A kind of scheduler work, counted on the CPU that does it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Op {
+    /// `context_switch` to another task (or to idle).
+    ContextSwitch,
+    /// `try_to_wake_up` onto the waker's CPU.
+    WakeupLocal,
+    /// A wakeup onto another CPU, counted there: the IPI and the enqueue it does.
+    WakeupRemote,
+    /// `sched_tick` of a busy CPU.
+    Tick,
+    /// `hrtimer_interrupt` for a sleep timer (the tick's own is in `Tick`).
+    HrtimerIrq,
+    /// A sleep: the `nanosleep` system call and the timer it queues (`hrtimer_nanosleep`).
+    Nanosleep,
+    /// A PELT update of one entity or cfs_rq level (`update_load_avg`).
+    PeltUpdate,
+    /// The legacy invariance's frequency and capacity scaling inside a PELT update (before
+    /// clock_pelt, every update scaled its contribution).
+    PeltScale,
+    /// `update_rq_clock_pelt` of a busy CPU: clock_pelt's scaling, once per clock update.
+    ClockPelt,
+    /// A load-balance pass over one domain (`sched_balance_rq`).
+    BalanceDomain,
+    /// A sched group's statistics (`update_sg_lb_stats`).
+    BalanceGroup,
+    /// A task examined by `detach_tasks`.
+    BalanceTask,
+    /// A task moved to this CPU by the balancer or a wakeup (`set_task_cpu`).
+    Migration,
+    /// `update_h_load`: the start of a full walk of the groups (eager h_load).
+    UpdateHLoad,
+    /// One group visited by that walk (`tg_load_down`).
+    TgLoadDown,
+    /// One level of the lazy walk (`update_cfs_rq_h_load`).
+    HLoadStep,
+}
+
+/// Every kind, in order.
+pub const OPS: [Op; 16] = [
+    Op::ContextSwitch,
+    Op::WakeupLocal,
+    Op::WakeupRemote,
+    Op::Tick,
+    Op::HrtimerIrq,
+    Op::Nanosleep,
+    Op::PeltUpdate,
+    Op::PeltScale,
+    Op::ClockPelt,
+    Op::BalanceDomain,
+    Op::BalanceGroup,
+    Op::BalanceTask,
+    Op::Migration,
+    Op::UpdateHLoad,
+    Op::TgLoadDown,
+    Op::HLoadStep,
+];
+
+impl Op {
+    /// Its name in summaries and cost tables (the kernel function's where there is one).
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::ContextSwitch => "context_switch",
+            Op::WakeupLocal => "wakeup_local",
+            Op::WakeupRemote => "wakeup_remote",
+            Op::Tick => "tick",
+            Op::HrtimerIrq => "hrtimer_irq",
+            Op::Nanosleep => "nanosleep",
+            Op::PeltUpdate => "pelt_update",
+            Op::PeltScale => "pelt_scale",
+            Op::ClockPelt => "clock_pelt",
+            Op::BalanceDomain => "balance_domain",
+            Op::BalanceGroup => "balance_group",
+            Op::BalanceTask => "balance_task",
+            Op::Migration => "migration",
+            Op::UpdateHLoad => "update_h_load",
+            Op::TgLoadDown => "tg_load_down",
+            Op::HLoadStep => "h_load_step",
+        }
+    }
+}
+
+/// A CPU's operation counts, indexed by [`Op`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct OpCounts {
-    /// Steps of the lazy h_load walk (`update_cfs_rq_h_load`, one per group level).
-    pub h_load_steps: u64,
-    /// Full walks of the groups (`update_h_load`), and the groups they visited
-    /// (`tg_load_down`).
-    pub update_h_load: u64,
-    pub tg_load_down: u64,
+pub struct OpCounts(pub [u64; OPS.len()]);
+
+impl OpCounts {
+    #[inline(always)]
+    pub fn add(&mut self, op: Op, n: u64) {
+        self.0[op as usize] += n;
+    }
+
+    #[inline(always)]
+    pub fn get(&self, op: Op) -> u64 {
+        self.0[op as usize]
+    }
 }

@@ -182,7 +182,7 @@ impl Engine {
                 .curr
                 .filter(|&t| s.tasks[t as usize].state == TaskState::Running);
             if let Some(t) = running {
-                self.progress(t, cpu);
+                self.progress(s, t, cpu);
             }
             self.cpus[cpu].rate = s.rqs[cpu].capacity as u128 * 1024 * khz as u128 / max as u128;
             if running.is_some() {

@@ -3,12 +3,14 @@
 
 use super::event::{Ev, EventQueue};
 use super::hrtimer::HrTimers;
+use super::overhead::Overhead;
 use super::thread::{Resources, Thread};
 use super::{Cpufreq, Totals, SIM_START};
 use crate::cpufreq::Hook;
 use crate::energy::Meter;
 use crate::platform::Platform;
 use crate::sched::hooks::{Hooks, SchedTimer, Switch, Tracepoint};
+use crate::sched::ops::Op;
 use crate::sched::task::{SchedTask, TaskState};
 use crate::sched::Sched;
 use crate::time::Ns;
@@ -78,6 +80,8 @@ pub(super) struct Engine {
     pub(super) hrtimers: HrTimers,
     /// The timers an interrupt runs (kept to reuse its allocation).
     pub(super) fired: Vec<(u32, u32)>,
+    /// The scheduler's work as system time.
+    pub(super) overhead: Overhead,
 }
 
 impl Hooks for Engine {
@@ -116,7 +120,7 @@ impl Hooks for Engine {
     #[inline]
     fn context_switch(&mut self, s: &mut Sched, cpu: usize, sw: Switch) {
         if let Some(p) = sw.prev {
-            self.progress(p, cpu);
+            self.progress(s, p, cpu);
         }
         if sw.next != sw.prev {
             self.switch(s, cpu, sw);
@@ -160,6 +164,7 @@ impl Engine {
         let now = self.now;
         if let Some(n) = sw.next {
             self.threads[n as usize].run_start = now;
+            self.overhead.stolen(cpu, now); // what was done before it came is not its loss
         }
         let c = &mut self.cpus[cpu];
         match (sw.prev.is_some(), sw.next.is_some()) {
@@ -204,13 +209,22 @@ impl Engine {
         }
     }
 
-    /// Charge the running thread for the work done since it last started.
-    pub(super) fn progress(&mut self, id: u32, cpu: usize) {
+    /// Charge the running thread for the work done since it last started, less the time
+    /// the kernel took from it (its system time).
+    pub(super) fn progress(&mut self, s: &Sched, id: u32, cpu: usize) {
         let now = self.now;
+        let stolen = if self.overhead.on() {
+            self.overhead.sync(cpu, now, &s.rqs[cpu].ops);
+            self.overhead.stolen(cpu, now)
+        } else {
+            0
+        };
         let rate = self.cpus[cpu].rate;
         let t = &mut self.threads[id as usize];
+        t.sys_ns += stolen;
         if let Action::Work { left } = &mut t.action {
-            *left = left.saturating_sub((now - t.run_start) as u128 * rate);
+            let ran = (now - t.run_start).saturating_sub(stolen);
+            *left = left.saturating_sub(ran as u128 * rate);
         }
         t.run_start = now;
     }
@@ -225,7 +239,7 @@ impl Engine {
             Action::Continue => Some(now),
             Action::Until(t) => Some(t.max(now)),
             Action::Work { left } => {
-                let ns = left.div_ceil(c.rate);
+                let ns = left.div_ceil(c.rate) + self.overhead.pending(cpu, now) as u128;
                 (ns < (u64::MAX / 4) as u128).then(|| now + ns as u64)
             }
         };
@@ -272,7 +286,11 @@ impl Engine {
         let Some(id) = s.rqs[cpu].curr else {
             return false;
         };
-        self.progress(id, cpu);
+        self.progress(s, id, cpu);
+        if matches!(self.threads[id as usize].action, Action::Work { left } if left > 0) {
+            self.arm_done(s, cpu); // the kernel took some of its time
+            return true;
+        }
         self.threads[id as usize].action = Action::Continue;
         self.thread_runs(s, id);
         if s.tasks[id as usize].state == TaskState::Running {
@@ -301,6 +319,7 @@ impl Engine {
             return false;
         }
         let cpu = s.tasks[id as usize].cpu;
+        s.rqs[cpu].ops.add(Op::HrtimerIrq, 1);
         self.hrtimer_interrupt(s, cpu, Some((id, gen)));
         true
     }
@@ -339,7 +358,7 @@ impl Engine {
     pub(super) fn block_current(&mut self, s: &mut Sched, id: u32, state: TaskState) {
         let cpu = s.tasks[id as usize].cpu;
         self.going_to_sleep[cpu] = false;
-        self.progress(id, cpu);
+        self.progress(s, id, cpu);
         s.deactivate(id, state, self);
     }
 
@@ -348,6 +367,7 @@ impl Engine {
     pub(super) fn sleep_until(&mut self, s: &mut Sched, id: u32, at: u64) {
         let gen = self.threads[id as usize].wake_gen;
         let t = &s.tasks[id as usize];
+        s.rqs[t.cpu].ops.add(Op::Nanosleep, 1);
         let slack = if t.class.rt_task() {
             0
         } else {
@@ -399,6 +419,12 @@ impl Engine {
     /// The end: time charged up to now everywhere, observers flushed.
     pub(super) fn finish(&mut self, s: &mut Sched) -> std::io::Result<()> {
         let end = self.now;
+        for cpu in 0..s.rqs.len() {
+            self.overhead.sync(cpu, end, &s.rqs[cpu].ops);
+            if let Some(id) = s.rqs[cpu].curr {
+                self.progress(s, id, cpu);
+            }
+        }
         self.totals.end = end;
         for t in &mut s.tasks {
             if t.state != TaskState::Dead {

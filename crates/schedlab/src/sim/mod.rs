@@ -9,6 +9,7 @@ pub mod event;
 mod hrtimer;
 #[cfg(debug_assertions)]
 mod invariants;
+mod overhead;
 mod thread;
 
 use crate::energy::Meter;
@@ -25,6 +26,7 @@ pub use cpufreq::Cpufreq;
 use engine::{Cpu, Engine};
 use event::{Ev, EventQueue};
 use hrtimer::HrTimers;
+use overhead::Overhead;
 use thread::Resources;
 pub use thread::RtappStats;
 
@@ -125,6 +127,7 @@ impl Sim {
             sched.sched_create_group(g.path.clone(), g.parent, g.shares, g.idle);
         }
         let res = Resources::new(&prog);
+        let plat_costs = plat.costs;
         sched.init_mutexes(prog.nr_mutexes(), prog.pi);
         let eng = Engine {
             now: SIM_START,
@@ -148,6 +151,7 @@ impl Sim {
             going_to_sleep: vec![false; nr_cpus],
             hrtimers: HrTimers::new(nr_cpus),
             fired: Vec::new(),
+            overhead: Overhead::new(sched.feat.overhead, plat_costs, nr_cpus),
         };
         Ok(Sim { sched, eng })
     }
@@ -196,6 +200,11 @@ impl Sim {
                 Ev::Sched(t) => s.timer(t, e),
             };
             e.totals.events += live as u64;
+            if e.overhead.on() {
+                for cpu in 0..s.rqs.len() {
+                    e.overhead.sync(cpu, e.now, &s.rqs[cpu].ops);
+                }
+            }
             #[cfg(debug_assertions)]
             e.check_invariants(s);
             if let Some(err) = e.io_error.take() {
@@ -237,6 +246,15 @@ impl Sim {
     /// Time CPU `cpu` was busy.
     pub fn busy_ns(&self, cpu: usize) -> Ns {
         self.eng.cpus[cpu].busy_ns
+    }
+
+    /// System time the cost model charged CPU `cpu`, and thread `id`.
+    pub fn sys_ns(&self, cpu: usize) -> Ns {
+        self.eng.overhead.sys_ns(cpu)
+    }
+
+    pub fn thread_sys_ns(&self, id: u32) -> Ns {
+        self.eng.threads[id as usize].sys_ns
     }
 
     /// rt-app's figures of thread `id` (timer events, overruns, slack).

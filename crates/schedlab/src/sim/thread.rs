@@ -96,6 +96,8 @@ pub(super) struct Thread {
     pub(super) action: Action,
     /// When the current stint on the CPU began (for work accounting).
     pub(super) run_start: Ns,
+    /// System time the cost model charged it.
+    pub(super) sys_ns: Ns,
     /// Wake event generation: a later sleep makes older wake events stale.
     pub(super) wake_gen: u32,
     timer_expiry: Option<Ns>,
@@ -146,6 +148,7 @@ impl Engine {
             wait_mutex: None,
             action: Action::Continue,
             run_start: now,
+            sys_ns: 0,
             wake_gen: 0,
             timer_expiry: None,
             stats: RtappStats::default(),

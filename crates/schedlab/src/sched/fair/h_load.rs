@@ -12,7 +12,7 @@
 use super::group::{TaskGroup, ROOT_TG};
 use super::{CfsRq, CfsRqId, SchedEntity, SeId};
 use crate::sched::features::HLoad;
-use crate::sched::ops::OpCounts;
+use crate::sched::ops::{Op, OpCounts};
 use crate::sched::rq::Rq;
 use crate::sched::Sched;
 
@@ -95,7 +95,7 @@ impl HLoadCtx<'_> {
             let g = &mut self.cfs_rqs[c as usize];
             g.h_load = load;
             g.last_h_load_update = now;
-            self.ops.h_load_steps += 1;
+            self.ops.add(Op::HLoadStep, 1);
         }
     }
 
@@ -106,7 +106,7 @@ impl HLoadCtx<'_> {
             return;
         }
         *self.throttle = self.now;
-        self.ops.update_h_load += 1;
+        self.ops.add(Op::UpdateHLoad, 1);
         for tg in self.tgs {
             let q = tg.cfs_rq[self.cpu];
             let load = match tg.parent {
@@ -120,8 +120,8 @@ impl HLoadCtx<'_> {
             let c = &mut self.cfs_rqs[q as usize];
             c.h_load = load;
             c.last_h_load_update = self.now;
-            self.ops.tg_load_down += 1;
         }
+        self.ops.add(Op::TgLoadDown, self.tgs.len() as u64);
     }
 
     /// `task_h_load(p)` of the task whose entity is `se`.

@@ -5,6 +5,8 @@
 //! lag (`migrate_se_pelt_lag`).
 
 use super::{CfsRq, Fair, SchedEntity, SeId};
+use crate::sched::clock_pelt::Invariance;
+use crate::sched::ops::Op;
 use crate::sched::pelt::{
     get_pelt_divider, update_load_avg as ___update_load_avg, update_load_avg_se, update_load_sum,
     SchedAvg, PELT_MIN_DIVIDER, SCHED_CAPACITY_SHIFT,
@@ -25,6 +27,10 @@ fn sub_positive(v: &mut u64, d: u64) {
 pub fn update_load_avg(f: &mut Fair, id: SeId, flags: u32) {
     let now = f.clock.pelt_now();
     let scale = f.clock.contrib_scale();
+    f.ops.add(Op::PeltUpdate, 1);
+    if f.clock.invariance == Invariance::Legacy {
+        f.ops.add(Op::PeltScale, 1);
+    }
     let running = f.cfs.curr == Some(id);
     let se = &mut f.ses[id as usize];
     if se.avg.last_update_time != 0 {

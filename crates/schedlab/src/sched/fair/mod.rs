@@ -22,6 +22,7 @@ use crate::sched::clock_pelt::RqClock;
 use crate::sched::features::{FairPolicy, Feat, Features};
 use crate::sched::flags::*;
 use crate::sched::hooks::{RqHooks, Tracepoint};
+use crate::sched::ops::OpCounts;
 use crate::sched::pelt::SchedAvg;
 use crate::sched::util_est::UtilEst;
 use crate::sched::weight::{calc_delta_fair, scale_load_down, LoadWeight};
@@ -219,6 +220,8 @@ pub struct Fair<'a, 'n> {
     pub cfs_tasks: &'a mut Vec<u32>,
     pub ses: &'a mut [SchedEntity],
     pub clock: &'a RqClock,
+    /// This CPU's operation counts.
+    pub ops: &'a mut OpCounts,
     pub feat: &'a Features,
     pub tun: &'a Tunables,
     /// `arch_scale_cpu_capacity` of this CPU.

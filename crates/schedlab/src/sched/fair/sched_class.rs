@@ -28,6 +28,7 @@ impl<'a, 'n> Fair<'a, 'n> {
             cfs_tasks: &mut rq.cfs_tasks,
             ses: &mut *env.ses,
             clock: &rq.clock,
+            ops: &mut rq.ops,
             feat: env.feat,
             tun: env.tun,
             capacity: rq.capacity,

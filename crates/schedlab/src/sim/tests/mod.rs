@@ -127,6 +127,7 @@ fn eevdf_weighted_lags_sum_to_zero() {
             cfs_tasks: &mut rq.cfs_tasks,
             ses: &mut sched.ses,
             clock: &rq.clock,
+            ops: &mut rq.ops,
             feat: &sched.feat,
             tun: &sched.tun,
             capacity: 1024,

@@ -7,6 +7,7 @@ use super::MIGRATION_COST_NS;
 use crate::sched::class::Class;
 use crate::sched::fair::capacity::{task_fits_cpu, task_util_est};
 use crate::sched::hooks::Hooks;
+use crate::sched::ops::Op;
 use crate::sched::topology::{SchedDomain, SD_SHARE_CPUCAPACITY};
 use crate::sched::Sched;
 
@@ -138,6 +139,7 @@ impl Sched {
                 break;
             }
             env.loops += 1;
+            self.rqs[env.dst_cpu].ops.add(Op::BalanceTask, 1);
             if env.loops > env.loop_max {
                 break;
             }

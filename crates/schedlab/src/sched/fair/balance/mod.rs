@@ -11,6 +11,7 @@ pub mod stats;
 
 use super::cpu_util;
 use crate::sched::hooks::Hooks;
+use crate::sched::ops::Op;
 use crate::sched::topology::{SchedDomain, SD_BALANCE_NEWIDLE, SD_SHARE_CPUCAPACITY};
 use crate::sched::Sched;
 use crate::time::Ns;
@@ -124,6 +125,7 @@ impl Sched {
     ) -> (u32, bool) {
         let i = idle as usize;
         self.topo.domains[cpu][level].stats.lb_count[i] += 1;
+        self.rqs[cpu].ops.add(Op::BalanceDomain, 1);
         if !self.should_we_balance(cpu, level, idle) {
             self.balanced(cpu, level, idle, false);
             return (0, false);
@@ -134,6 +136,8 @@ impl Sched {
         // CPUs whose tasks all turned out pinned away from here, left out of a redo.
         let mut excluded = Vec::new();
         let (env, moved) = loop {
+            let groups = self.topo.domains[cpu][level].groups.len() as u64;
+            self.rqs[cpu].ops.add(Op::BalanceGroup, groups);
             let (src, imb) = match self.find_src(cpu, level, idle, &excluded) {
                 Ok(found) => found,
                 Err(none) => {

@@ -1,0 +1,80 @@
+//! What the kernel's operations cost on a platform (ns each): the cost model's table
+//! (`--set overhead=on`, `sim/overhead.rs`). A platform file may give any of them in an
+//! `[overhead]` table as `NAME_ns = N`; the others keep the defaults below.
+
+use std::collections::BTreeMap;
+
+use crate::sched::ops::{Op, OPS};
+
+/// The most one operation may cost (1 ms).
+pub const MAX_OP_COST_NS: u64 = 1_000_000;
+
+/// ns per operation, indexed by [`Op`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpCosts(pub [u64; OPS.len()]);
+
+impl Default for OpCosts {
+    /// The seed 001 machine (an 8-CPU x86 server of 2013, Linux 3.11, HZ=1000): see
+    /// docs/overhead.md for how each figure was found.
+    fn default() -> OpCosts {
+        let mut c = [0; OPS.len()];
+        for op in OPS {
+            c[op as usize] = match op {
+                // Calibrated on seed 001's no-group run (24.3% sy, `__schedule` 7.57% and
+                // `timerqueue_add` 7.08% of its cycles): docs/overhead.md.
+                Op::ContextSwitch => 620,
+                Op::Nanosleep => 570,
+                Op::HrtimerIrq => 440,
+                Op::WakeupLocal => 310,
+                Op::WakeupRemote => 570,
+                Op::Tick => 620,
+                // Estimated from cache latencies (docs/overhead.md): a PELT update touches
+                // two or three hot lines and does one 32-period decay.
+                Op::PeltUpdate => 40,
+                Op::PeltScale => 6,
+                Op::ClockPelt => 6,
+                Op::BalanceDomain => 400,
+                Op::BalanceGroup => 100,
+                Op::BalanceTask => 60,
+                Op::Migration => 185,
+                Op::UpdateHLoad => 50,
+                // One visit: the sibling list's next group (an L3 hit) and its per-CPU
+                // cfs_rq and entity (DRAM misses, overlapped): docs/overhead.md.
+                Op::TgLoadDown => 20,
+                Op::HLoadStep => 20,
+            };
+        }
+        OpCosts(c)
+    }
+}
+
+impl OpCosts {
+    #[inline(always)]
+    pub fn get(&self, op: Op) -> u64 {
+        self.0[op as usize]
+    }
+
+    /// The defaults with a platform file's `[overhead]` entries (`NAME_ns = N`) over them.
+    pub fn with(table: &BTreeMap<String, u64>) -> Result<OpCosts, String> {
+        let mut c = OpCosts::default();
+        for (key, &ns) in table {
+            let op = (key.strip_suffix("_ns"))
+                .and_then(|name| OPS.iter().find(|op| op.name() == name))
+                .ok_or_else(|| {
+                    let known: Vec<String> =
+                        OPS.iter().map(|o| format!("{}_ns", o.name())).collect();
+                    format!(
+                        "overhead.{key}: unknown operation; known: {}",
+                        known.join(", ")
+                    )
+                })?;
+            if ns > MAX_OP_COST_NS {
+                return Err(format!(
+                    "overhead.{key} = {ns}: out of range, 0 to {MAX_OP_COST_NS} ns"
+                ));
+            }
+            c.0[*op as usize] = ns;
+        }
+        Ok(c)
+    }
+}

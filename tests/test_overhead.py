@@ -1,0 +1,103 @@
+"""The scheduler-cost model (--set overhead=on) and the operation counts, and h_load's two
+ways (--set fair.h_load) doing the same arithmetic for different work."""
+
+import schedlab
+
+ONE_CPU = """
+name = "one"
+description = "one CPU at 1 GHz whose tick costs 1 us and nothing else anything"
+[overhead]
+{costs}
+[[freq_domain]]
+name = "c"
+cpus = "0"
+capacity = 1024
+opps = [{{ khz = 1000000 }}]
+"""
+FREE = ("context_switch", "wakeup_local", "wakeup_remote", "hrtimer_irq", "nanosleep", "pelt_update",
+        "clock_pelt")
+
+
+def one_cpu(tmp_path, **costs) -> str:
+    table = {**{op: 0 for op in FREE}, **costs}
+    path = tmp_path / "one.toml"
+    path.write_text(ONE_CPU.format(costs="\n".join(f"{op}_ns = {ns}" for op, ns in table.items())))
+    return str(path)
+
+
+def ops_of(r) -> dict:
+    total = {}
+    for o in r.op_rows:
+        total[o["op"]] = total.get(o["op"], 0) + o["count"]
+    return total
+
+
+def test_the_tick_delays_the_work_it_interrupts(tmp_path):
+    # 10 ms of work from t = 0 (a jiffy boundary) at HZ=1000: the ticks at 1..9 ms take 9 µs,
+    # so the work is not done at 10 ms, and the tick there takes 1 µs more: it ends at
+    # 10.010 ms, of which 10 µs were the kernel's.
+    wl = {"global": {"default_policy": "SCHED_OTHER"}, "tasks": {"t": {"loop": 1, "run": 10_000}}}
+    r = schedlab.run(wl, one_cpu(tmp_path, tick=1000), sets=["overhead=on", "hz=1000"])
+    t, cpu = r.task_rows[0], r.cpu_rows[0]
+    assert (t["run_ns"], t["sys_ns"], cpu["sys_ns"]) == (10_010_000, 10_000, 10_000)
+    assert ops_of(r)["tick"] == 10
+    # Off, the same work takes its 10 ms and nothing is charged, but everything is counted: the
+    # work ends at 10 ms, before that jiffy's tick, so 9 ticks.
+    r = schedlab.run(wl, one_cpu(tmp_path, tick=1000), sets=["hz=1000"])
+    assert (r.task_rows[0]["run_ns"], r.task_rows[0]["sys_ns"], r.cpu_rows[0]["sys_ns"]) == (10_000_000, 0, 0)
+    assert ops_of(r)["tick"] == 9 and all(o["sys_ns"] == 0 for o in r.op_rows)
+
+
+def test_kernel_work_delays_the_next_thread_and_is_its_system_time(tmp_path):
+    # Two tasks on one CPU, each running 100 µs and sleeping 1 ms, 5 times; a sleep costs 2 µs,
+    # done once the sleeper has left the CPU. At 100 µs A sleeps: B, waiting since the start,
+    # gets the CPU but the kernel has it until 102 µs, so B's 100 µs end at 202 µs (2 µs of its
+    # time were the kernel's). Then A wakes at 1100, sleeps at 1200, the CPU is idle while the
+    # kernel finishes A's sleep, and B wakes at 1202 to a free CPU: no later activation waits.
+    task = {"loop": 5, "run": 100, "sleep": 1000}
+    wl = {"global": {"default_policy": "SCHED_OTHER"}, "tasks": {"a": task, "b": task}}
+    r = schedlab.run(wl, one_cpu(tmp_path, tick=0, nanosleep=2000), sets=["overhead=on", "timer.slack_ns=0"])
+    a, b = r.task_rows
+    assert ops_of(r)["nanosleep"] == 10 and r.cpu_rows[0]["sys_ns"] == 20_000
+    assert (a["run_ns"], a["sys_ns"]) == (500_000, 0)
+    assert (b["run_ns"], b["sys_ns"]) == (502_000, 2_000)
+
+
+def test_costs_in_a_platform_file_are_checked(tmp_path, cli):
+    path = tmp_path / "bad.toml"
+    path.write_text(ONE_CPU.format(costs="tg_load_up_ns = 5"))
+    wl = tmp_path / "w.json"
+    wl.write_text('{"tasks": {"t": {"loop": 1, "run": 10}}}')
+    r = cli("run", "--platform", str(path), str(wl))
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "tg_load_up_ns" in err and "tg_load_down_ns" in err, err
+    path.write_text(ONE_CPU.format(costs="tick_ns = 1000001"))
+    r = cli("run", "--platform", str(path), str(wl))
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "overhead.tick_ns" in err and "out of range" in err, err
+
+
+GROUPED = {
+    "global": {"duration": 2, "default_policy": "SCHED_OTHER"},
+    "tasks": {
+        "a": {"instance": 3, "loop": -1, "run": 3000, "sleep": 2000, "taskgroup": "/a"},
+        "b": {"instance": 4, "loop": -1, "run": 5000, "sleep": 1000, "taskgroup": "/b/c"},
+        "r": {"instance": 2, "loop": -1, "run": 7000, "sleep": 3000},
+    },
+}
+
+
+def test_lazy_and_eager_h_load_agree_on_every_value_and_differ_in_work():
+    runs = {m: schedlab.run(GROUPED, "smp:4", sets=[f"fair.h_load={m}"], idle_cgroups=50,
+                            cgroups=["/a:weight=300"]) for m in ("lazy", "eager")}
+    lazy, eager = runs["lazy"], runs["eager"]
+    # The same h_load values: every decision that reads them (what the balancer moves) is the
+    # same, so the runs are the same event for event.
+    assert lazy.events.equals(eager.events) and lazy.signals.equals(eager.signals)
+    ol, oe = ops_of(lazy), ops_of(eager)
+    assert ol["migration"] == oe["migration"] > 0
+    # Eager visits every group (root, /a, /b, /b/c and 50 idle ones) on each walk; lazy never
+    # walks, it steps along the paths it needs (/a: one level; /b/c: two).
+    assert oe["update_h_load"] > 0 and oe["tg_load_down"] == 54 * oe["update_h_load"]
+    assert oe["h_load_step"] == 0
+    assert ol["update_h_load"] == ol["tg_load_down"] == 0 and ol["h_load_step"] > 0
