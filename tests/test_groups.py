@@ -65,6 +65,30 @@ def test_an_idle_group_yields_to_a_normal_task():
     assert s["i"] <= 0.01 and s["r"] >= 0.99, s
 
 
+@pytest.mark.parametrize("kernel", ["6.12", "6.1"])
+@pytest.mark.parametrize("moving", [False, True])
+def test_a_lone_tasks_group_entity_tracks_its_cfs_rq(kernel, moving):
+    # One task alone in /g: on each CPU the group's entity is running exactly when its cfs_rq
+    # runs the task and runnable exactly when the task is, so their PELT sums grow alike;
+    # attaching and detaching the task (its first enqueue, and each move between CPUs)
+    # propagates the cfs_rq's util and runnable to the entity (update_tg_cfs_util and
+    # _runnable copy them). So at every update the entity reads what its cfs_rq reads.
+    phases = {"p": {"loop": 1, "run": 3000, "sleep": 7000, "cpus": [0]}}
+    if moving:
+        phases["q"] = {"loop": 1, "run": 3000, "sleep": 7000, "cpus": [1]}
+    wl = {"global": {"duration": 1, "default_policy": "SCHED_OTHER"},
+          "tasks": {"t": {"loop": -1, "taskgroup": "/g", "phases": phases}}}
+    s = schedlab.run(wl, "smp:2", kernel=kernel).signals
+    g = s[s["path"] == "/g"]
+    cols = ["ts", "cpu", "util", "runnable"]
+    se = g[g["signal"] == "sched_pelt_se"][cols].drop_duplicates(["ts", "cpu"], keep="last")
+    cfs = g[g["signal"] == "sched_pelt_cfs"][cols].drop_duplicates(["ts", "cpu"], keep="last")
+    both = se.merge(cfs, on=["ts", "cpu"], suffixes=("_se", "_cfs"))
+    assert len(both) > 90 and set(both["cpu"]) == ({0, 1} if moving else {0})
+    assert (both["util_se"] == both["util_cfs"]).all()
+    assert (both["runnable_se"] == both["runnable_cfs"]).all()
+
+
 def test_group_signals_carry_their_path(tmp_path):
     r = schedlab.run(hogs({"a": "/A", "b": "/B"}), "smp:2", trace=tmp_path / "t.txt",
                      duration_ns=200_000_000)

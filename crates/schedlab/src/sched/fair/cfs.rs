@@ -146,6 +146,8 @@ pub(super) fn enqueue_entity(f: &mut Fair, id: SeId, flags: u32) {
         f.ses[id as usize].vruntime = f.ses[id as usize].vruntime.wrapping_add(min);
     }
     load_avg::update_load_avg(f, id, UPDATE_TG | DO_ATTACH);
+    f.se_update_runnable(id);
+    f.update_cfs_group(id);
     f.account_enqueue(id);
     if flags & ENQUEUE_WAKEUP != 0 {
         place_entity(f, id, false);
@@ -168,6 +170,7 @@ pub(super) fn dequeue_entity(f: &mut Fair, id: SeId, flags: u32) {
     };
     f.update_curr();
     load_avg::update_load_avg(f, id, action);
+    f.se_update_runnable(id);
     f.clear_buddies(id);
     if f.cfs.curr != Some(id) {
         f.dequeue_tree(id);
@@ -179,6 +182,7 @@ pub(super) fn dequeue_entity(f: &mut Fair, id: SeId, flags: u32) {
         let se = &mut f.ses[id as usize];
         se.vruntime = se.vruntime.wrapping_sub(min);
     }
+    f.update_cfs_group(id);
     update_min_vruntime(f);
 }
 

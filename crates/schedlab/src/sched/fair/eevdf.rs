@@ -276,6 +276,8 @@ pub(super) fn enqueue_entity(f: &mut Fair, id: SeId, flags: u32) {
     }
     f.update_curr();
     load_avg::update_load_avg(f, id, UPDATE_TG | DO_ATTACH);
+    f.se_update_runnable(id);
+    f.update_cfs_group(id);
     if !is_curr {
         place_entity(f, id, flags);
     }
@@ -309,6 +311,7 @@ pub(super) fn dequeue_entity(f: &mut Fair, id: SeId, flags: u32) -> bool {
         UPDATE_TG
     };
     load_avg::update_load_avg(f, id, action);
+    f.se_update_runnable(id);
     update_entity_lag(f, id);
     if f.feat.has(Feat::PlaceRelDeadline) && !sleep {
         let se = &mut f.ses[id as usize];
@@ -320,6 +323,7 @@ pub(super) fn dequeue_entity(f: &mut Fair, id: SeId, flags: u32) -> bool {
     }
     f.ses[id as usize].on_rq = false;
     f.account_dequeue(id);
+    f.update_cfs_group(id);
     if flags & DEQUEUE_DELAYED != 0 {
         // finish_delayed_dequeue_entity
         let se = &mut f.ses[id as usize];
