@@ -420,9 +420,9 @@ impl Engine {
     pub(super) fn finish(&mut self, s: &mut Sched) -> std::io::Result<()> {
         let end = self.now;
         for cpu in 0..s.rqs.len() {
-            self.overhead.sync(cpu, end, &s.rqs[cpu].ops);
-            if let Some(id) = s.rqs[cpu].curr {
-                self.progress(s, id, cpu);
+            match s.rqs[cpu].curr {
+                Some(id) => self.progress(s, id, cpu), // charges the CPU, then the thread
+                None => _ = self.overhead.sync(cpu, end, &s.rqs[cpu].ops),
             }
         }
         self.totals.end = end;

@@ -127,9 +127,9 @@ impl Sim {
             sched.sched_create_group(g.path.clone(), g.parent, g.shares, g.idle);
         }
         let res = Resources::new(&prog);
-        let plat_costs = plat.costs;
         sched.init_mutexes(prog.nr_mutexes(), prog.pi);
         let eng = Engine {
+            overhead: Overhead::new(sched.feat.overhead, plat.costs, nr_cpus),
             now: SIM_START,
             tick_ns: sched.feat.tick_ns(),
             plat,
@@ -151,7 +151,6 @@ impl Sim {
             going_to_sleep: vec![false; nr_cpus],
             hrtimers: HrTimers::new(nr_cpus),
             fired: Vec::new(),
-            overhead: Overhead::new(sched.feat.overhead, plat_costs, nr_cpus),
         };
         Ok(Sim { sched, eng })
     }
