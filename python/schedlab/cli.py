@@ -256,7 +256,7 @@ def _run(args) -> int:
 
 def _run_tables(args, r, Table) -> None:
     """The run's tables on stdout: tasks (the `--top` busiest, in pid order), deadline
-    tasks, CPUs and cpufreq policies."""
+    tasks, CPUs, cgroups with a cpu.max quota and cpufreq policies."""
     out = _stdout_console()
     tasks = r.task_rows
     shown = tasks
@@ -292,6 +292,14 @@ def _run_tables(args, r, Table) -> None:
     for c in r.cpu_rows:
         cpus.add_row(str(c["cpu"]), str(c["capacity"]), f"{c['busy_pct']:.1f}", f"{c['energy_mj']:.1f}")
     out.print(cpus, highlight=False)
+    if r.group_rows:
+        gt = Table(title="cgroups with cpu.max (cpu.stat)", title_justify="left")
+        for c in ("cgroup", "quota us", "period us", "nr_periods", "nr_throttled", "throttled ms"):
+            gt.add_column(c, justify="left" if c == "cgroup" else "right", overflow="fold")
+        for g in r.group_rows:
+            gt.add_row(g["path"], str(g["quota_us"]), str(g["period_us"]), str(g["nr_periods"]),
+                       str(g["nr_throttled"]), f"{g['throttled_ns'] / 1e6:.1f}")
+        out.print(gt, highlight=False)
     pols = Table(title=f"cpufreq policies (total energy {r.energy_mj:.1f} mJ, clusters "
                        f"{', '.join(f'{e:.1f}' for e in r.cluster_energy_mj)} mJ)", title_justify="left")
     for c in ("policy", "governor", "transitions", "frequency residency"):

@@ -35,8 +35,9 @@ def _frame_of(rows: str) -> cached_property:
 @dataclass
 class RunResult:
     """A finished run: per-task and per-CPU figures, warnings, and the switches in force.
-    `task_rows`, `cpu_rows`, `domain_rows`, `op_rows` and `policy_rows` are the tables as plain
-    rows (dicts); `tasks`, `cpus`, `domains`, `ops` and `policies` the same as DataFrames."""
+    `task_rows`, `cpu_rows`, `domain_rows`, `op_rows`, `group_rows` and `policy_rows` are the
+    tables as plain rows (dicts); `tasks`, `cpus`, `domains`, `ops`, `groups` and `policies` the
+    same as DataFrames."""
 
     platform: str
     kernel: str
@@ -46,6 +47,7 @@ class RunResult:
     cpu_rows: list[dict]
     domain_rows: list[dict]
     op_rows: list[dict]
+    group_rows: list[dict]
     policy_rows: list[dict]
     energy_mj: float
     cluster_energy_mj: list[float]
@@ -60,6 +62,7 @@ class RunResult:
     cpus = _frame_of("cpu_rows")
     domains = _frame_of("domain_rows")
     ops = _frame_of("op_rows")
+    groups = _frame_of("group_rows")
     policies = _frame_of("policy_rows")
 
     def summary(self) -> dict:
@@ -76,6 +79,7 @@ class RunResult:
             "cpus": self.cpu_rows,
             "domains": self.domain_rows,
             "ops": self.op_rows,
+            "groups": self.group_rows,
             "policies": self.policy_rows,
             "energy_mj": {"total": self.energy_mj, "clusters": self.cluster_energy_mj},
             "warnings": self.warnings,
@@ -179,7 +183,7 @@ def _result(r: dict, frames: bool) -> RunResult:
     events = _events(r["events"], comms) if frames else None
     signals = _signals(r["signals"], comms) if frames else None
     return RunResult(r["platform"], r["kernel"], r["simulated_ns"], r["nr_events"], tasks, cpus,
-                     _rows(r["domains"]), _rows(r["ops"]), policies, r["energy_mj"], list(r["cluster_energy_mj"]), events, signals,
+                     _rows(r["domains"]), _rows(r["ops"]), _rows(r["groups"]), policies, r["energy_mj"], list(r["cluster_energy_mj"]), events, signals,
                      r["warnings"], r["refusals"], r["deadlock"], dict(r["switches"]))
 
 

@@ -9,7 +9,9 @@ use pyo3::types::{PyBytes, PyDict};
 
 use schedlab::columns::Column;
 use schedlab::kernel::Kernel;
-use schedlab::run::{CpuSummary, DomainSummary, OpSummary, PolicySummary, TaskSummary};
+use schedlab::run::{
+    CpuSummary, DomainSummary, GroupSummary, OpSummary, PolicySummary, TaskSummary,
+};
 use schedlab::run::{RunError, RunSpec, WorkloadSource};
 use schedlab::sched::clock_pelt::{CpuScale, Invariance};
 use schedlab::sched::features::Features;
@@ -272,6 +274,7 @@ fn run<'py>(
     d.set_item("cpus", lists(py, CpuSummary::columns(&r.cpus))?)?;
     d.set_item("domains", lists(py, DomainSummary::columns(&r.domains))?)?;
     d.set_item("ops", lists(py, OpSummary::columns(&r.ops))?)?;
+    d.set_item("groups", lists(py, GroupSummary::columns(&r.groups))?)?;
     d.set_item("policies", lists(py, PolicySummary::columns(&r.policies))?)?;
     d.set_item("cluster_energy_mj", r.cluster_energy_mj)?;
     d.set_item("energy_mj", r.energy_mj)?;

@@ -163,6 +163,21 @@ table! {
 }
 
 table! {
+    /// `cpu.stat` of one cgroup with a `cpu.max` quota (CFS bandwidth): periods in which
+    /// its timer was active, those with a throttled cfs_rq, and the time its cfs_rqs spent
+    /// throttled (summed over the CPUs, counted at each unthrottle as the kernel does).
+    #[derive(Debug, Clone)]
+    pub struct GroupSummary {
+        pub path: String,
+        pub quota_us: u64,
+        pub period_us: u64,
+        pub nr_periods: u64,
+        pub nr_throttled: u64,
+        pub throttled_ns: Ns,
+    }
+}
+
+table! {
     /// One cpufreq policy's figures.
     #[derive(Debug, Clone)]
     pub struct PolicySummary {
@@ -186,6 +201,7 @@ pub struct RunResult {
     pub cpus: Vec<CpuSummary>,
     pub domains: Vec<DomainSummary>,
     pub ops: Vec<OpSummary>,
+    pub groups: Vec<GroupSummary>,
     pub policies: Vec<PolicySummary>,
     /// Energy of each cluster's shared logic, and of everything (mJ).
     pub cluster_energy_mj: Vec<f64>,
@@ -456,6 +472,19 @@ pub fn run(
             })
         })
         .collect();
+    let groups = (sched.tgs.iter())
+        .filter_map(|tg| {
+            let b = tg.bandwidth.as_deref()?;
+            Some(GroupSummary {
+                path: tg.path.clone(),
+                quota_us: b.quota / 1000,
+                period_us: b.period / 1000,
+                nr_periods: b.nr_periods,
+                nr_throttled: b.nr_throttled,
+                throttled_ns: b.throttled_time,
+            })
+        })
+        .collect();
     let domains = (sched.topo.domains.iter().enumerate())
         .flat_map(|(cpu, doms)| doms.iter().map(move |sd| domain_summary(cpu, sd)))
         .collect();
@@ -468,6 +497,7 @@ pub fn run(
         cpus,
         domains,
         ops,
+        groups,
         policies,
         cluster_energy_mj: sim.energy().cluster_mj.clone(),
         energy_mj: sim.energy().total_mj(),

@@ -746,6 +746,8 @@ impl Sched {
         match t {
             SchedTimer::Dl { se, kind, gen } => self.dl_timer_fired(se, kind, gen, h),
             SchedTimer::RtPeriod => self.rt_period_timer(h),
+            SchedTimer::CfsPeriod { tg } => self.sched_cfs_period_timer(tg, h),
+            SchedTimer::CfsSlack { tg } => self.sched_cfs_slack_timer(tg, h),
         }
     }
 

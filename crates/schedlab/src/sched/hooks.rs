@@ -13,9 +13,21 @@ use crate::time::Ns;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SchedTimer {
     /// A deadline entity's hrtimer (a task's reservation or a CPU's fair server).
-    Dl { se: u32, kind: DlTimer, gen: u32 },
+    Dl {
+        se: u32,
+        kind: DlTimer,
+        gen: u32,
+    },
     /// `sched_rt_period_timer`: RT throttling's period ends.
     RtPeriod,
+    /// A task group's CFS bandwidth timers (`sched_cfs_period_timer`,
+    /// `sched_cfs_slack_timer`).
+    CfsPeriod {
+        tg: u32,
+    },
+    CfsSlack {
+        tg: u32,
+    },
 }
 
 /// `prev_state` of a switch.
@@ -282,5 +294,9 @@ impl<'a> RqHooks<'a> {
 
     pub fn arm(&mut self, at: Ns, timer: SchedTimer) {
         self.h.arm(at, timer);
+    }
+
+    pub fn now(&self) -> Ns {
+        self.h.now()
     }
 }

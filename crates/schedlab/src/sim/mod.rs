@@ -124,7 +124,8 @@ impl Sim {
         let energy = Meter::new(&plat, top, SIM_START);
         let mut sched = Sched::new(&plat, feat, prog.uses_uclamp(), SIM_START);
         for g in &prog.groups.groups[1..] {
-            sched.sched_create_group(g.path.clone(), g.parent, g.shares, g.idle);
+            let max = g.max.map(|(quota, period)| (quota * 1000, period * 1000));
+            sched.sched_create_group(g.path.clone(), g.parent, g.shares, g.idle, max);
         }
         let res = Resources::new(&prog);
         sched.init_mutexes(prog.nr_mutexes(), prog.pi);
@@ -176,6 +177,7 @@ impl Sim {
             e.queue.push(at, e.now, Ev::Stop);
         }
         s.start_rt_bandwidth(e);
+        s.start_cfs_bandwidth(e);
         let (mut next_report, mut same_instant) = (e.now, 0u32);
         loop {
             if s.deadlocked() {

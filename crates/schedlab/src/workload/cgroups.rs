@@ -171,19 +171,12 @@ impl Cgroups {
     /// A note for each group made up with the defaults because a task or a `--cgroup`
     /// path named it.
     pub fn notes(&self) -> impl Iterator<Item = String> + '_ {
-        let made_up = self.groups.iter().filter(|g| !g.described).map(|g| {
+        self.groups.iter().filter(|g| !g.described).map(|g| {
             format!(
                 "cgroup {}: created as rt-app creates a taskgroup's, with cpu.weight 100 and no limit (--cgroup {}:weight=N describes it)",
                 g.path, g.path
             )
-        });
-        let limited = self.groups.iter().filter(|g| g.max.is_some()).map(|g| {
-            format!(
-                "cgroup {}: cpu.max is checked but not simulated yet (CFS bandwidth control comes later): the group is not throttled",
-                g.path
-            )
-        });
-        made_up.chain(limited)
+        })
     }
 
     /// `--idle-cgroups N`: N empty groups under the root, /idle-0 … /idle-(N−1).

@@ -177,6 +177,7 @@ pub(super) fn dequeue_entity(f: &mut Fair, id: SeId, flags: u32) {
     }
     f.ses[id as usize].on_rq = false;
     f.account_dequeue(id);
+    f.return_cfs_rq_runtime();
     if flags & DEQUEUE_SLEEP == 0 {
         let min = f.cfs.min_vruntime;
         let se = &mut f.ses[id as usize];

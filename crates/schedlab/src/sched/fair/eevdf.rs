@@ -323,6 +323,7 @@ pub(super) fn dequeue_entity(f: &mut Fair, id: SeId, flags: u32) -> bool {
     }
     f.ses[id as usize].on_rq = false;
     f.account_dequeue(id);
+    f.return_cfs_rq_runtime();
     f.update_cfs_group(id);
     if flags & DEQUEUE_DELAYED != 0 {
         // finish_delayed_dequeue_entity

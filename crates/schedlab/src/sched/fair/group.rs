@@ -3,6 +3,7 @@
 //! its share of `tg->shares`, in proportion to the load it has on that CPU
 //! (`calc_group_shares`), recomputed as the load changes (`update_cfs_group`).
 
+use super::bandwidth::CfsBandwidth;
 use super::{CfsRq, CfsRqId, Fair, SchedEntity, SeId, NO_TASK};
 use crate::sched::util_est::UtilEst;
 use crate::sched::weight::{scale_load, scale_load_down, LoadWeight, NICE_0_LOAD, WEIGHT_IDLEPRIO};
@@ -34,6 +35,9 @@ pub struct TaskGroup {
     /// `tg->se[cpu]` (none for the root) and `tg->cfs_rq[cpu]`.
     pub se: Vec<SeId>,
     pub cfs_rq: Vec<CfsRqId>,
+    pub children: Vec<TgId>,
+    /// `tg->cfs_bandwidth` when cpu.max sets a quota.
+    pub bandwidth: Option<Box<CfsBandwidth>>,
 }
 
 impl TaskGroup {
@@ -47,22 +51,26 @@ impl TaskGroup {
             idle: false,
             se: Vec::new(),
             cfs_rq: (0..nr_cpus as CfsRqId).collect(),
+            children: Vec::new(),
+            bandwidth: None,
         }
     }
 }
 
 impl Sched {
     /// `sched_create_group` + `init_tg_cfs_entry` on every CPU: group `path` under `parent`,
-    /// with cpu.shares `shares` (unscaled) and cpu.idle `idle` (an idle group weighs
-    /// WEIGHT_IDLEPRIO, `sched_group_set_idle`). On each CPU its entity is queued on its
-    /// parent's cfs_rq there and owns a new cfs_rq; it starts at NICE_0_LOAD with no load
-    /// (`init_entity_runnable_average` gives tasks only).
+    /// with cpu.shares `shares` (unscaled), cpu.idle `idle` (an idle group weighs
+    /// WEIGHT_IDLEPRIO, `sched_group_set_idle`) and cpu.max `max` (quota and period, ns).
+    /// On each CPU its entity is queued on its parent's cfs_rq there and owns a new cfs_rq;
+    /// it starts at NICE_0_LOAD with no load (`init_entity_runnable_average` gives tasks
+    /// only).
     pub fn sched_create_group(
         &mut self,
         path: String,
         parent: TgId,
         shares: u64,
         idle: bool,
+        max: Option<(u64, u64)>,
     ) -> TgId {
         let id = self.tgs.len() as TgId;
         let nr_cpus = self.rqs.len();
@@ -74,6 +82,9 @@ impl Sched {
             idle,
             se: Vec::with_capacity(nr_cpus),
             cfs_rq: Vec::with_capacity(nr_cpus),
+            children: Vec::new(),
+            bandwidth: max
+                .map(|(quota, period)| Box::new(CfsBandwidth::new(quota, period, nr_cpus))),
         };
         let up = &self.tgs[parent as usize];
         for cpu in 0..nr_cpus {
@@ -97,6 +108,7 @@ impl Sched {
             self.ses.push(se);
         }
         self.tgs.push(tg);
+        self.tgs[parent as usize].children.push(id);
         id
     }
 }
@@ -116,7 +128,7 @@ pub fn calc_group_shares(tg_shares: u64, tg_load_avg: i64, gcfs: &CfsRq) -> u64 
 
 impl Fair<'_, '_> {
     /// `update_cfs_group`: reweight a group entity to its group's share on this CPU; an
-    /// empty group keeps its weight (for DELAY_DEQUEUE).
+    /// empty group keeps its weight (for DELAY_DEQUEUE), and so does a throttled one.
     pub fn update_cfs_group(&mut self, id: SeId) {
         let tgs = &*self.tgs;
         // group_cfs_rq(se): never this level's, which is out while the class works on it.
@@ -124,7 +136,7 @@ impl Fair<'_, '_> {
             return;
         };
         let gcfs = &self.cfs_rqs[q as usize];
-        if gcfs.load.weight == 0 {
+        if gcfs.load.weight == 0 || gcfs.throttle_count != 0 {
             return;
         }
         let tg = &tgs[gcfs.tg as usize];

@@ -25,7 +25,7 @@ fn sub_positive(v: &mut u64, d: u64) {
 
 /// `update_load_avg(cfs_rq, se, flags)`.
 pub fn update_load_avg(f: &mut Fair, id: SeId, flags: u32) {
-    let now = f.clock.pelt_now();
+    let now = f.cfs_rq_clock_pelt();
     let scale = f.clock.contrib_scale();
     f.ops.add(Op::PeltUpdate, 1);
     if f.clock.invariance == Invariance::Legacy {

@@ -8,6 +8,7 @@
 //! (`sched_class.rs`) walk the levels as `for_each_sched_entity` does.
 
 pub mod balance;
+pub mod bandwidth;
 pub mod capacity;
 mod cfs;
 pub mod cpu_util;
@@ -148,6 +149,12 @@ pub struct CfsRq {
     pub last_h_load_update: u64,
     /// The entity below on the path being computed (`cfs_rq->h_load_next`).
     pub h_load_next: Option<SeId>,
+    /// CFS bandwidth (`bandwidth.rs`): out of runtime (`throttled`), how many levels from
+    /// here up are (`throttle_count`), and the PELT time its hierarchy spent throttled (the
+    /// frozen `cfs_rq_clock_pelt` while it is).
+    pub throttled: bool,
+    pub throttle_count: u32,
+    pub throttled_clock_pelt: Ns,
     pub load: LoadWeight,
     /// Entities queued, curr included.
     pub nr_running: u32,
@@ -226,9 +233,11 @@ pub struct Fair<'a, 'n> {
     pub tun: &'a Tunables,
     /// `arch_scale_cpu_capacity` of this CPU.
     pub capacity: u64,
-    /// Where its tracepoints (`pelt_se_tp`, `pelt_cfs_tp`, `sched_util_est_*_tp`) go, when
-    /// tracing.
-    pub trace: Option<&'a mut RqHooks<'n>>,
+    /// The machine: the bandwidth timers, and the tracepoints (`pelt_se_tp`, `pelt_cfs_tp`,
+    /// `sched_util_est_*_tp`) when tracing.
+    pub hooks: &'a mut RqHooks<'n>,
+    /// `resched_curr` asked by the operation (a cfs_rq out of runtime).
+    pub resched: bool,
 }
 
 /// What a PELT or util_est tracepoint saw, captured when it fired.
@@ -301,6 +310,7 @@ impl Fair<'_, '_> {
         se.vruntime = se
             .vruntime
             .wrapping_add(calc_delta_fair(delta as u64, &se.load));
+        self.account_cfs_rq_runtime(delta as u64);
         if self.is_eevdf() {
             eevdf::after_update_curr(self, id)
         } else {
@@ -444,7 +454,8 @@ impl Fair<'_, '_> {
     /// Fire a tracepoint when tracing.
     #[inline(always)]
     pub(crate) fn note(&mut self, note: Note) {
-        if let Some(hooks) = self.trace.as_deref_mut() {
+        let hooks = &mut *self.hooks;
+        if hooks.tracing {
             let (cpu, task) = (hooks.cpu, hooks.curr);
             hooks.trace(Tracepoint::Fair { cpu, task, note });
         }
@@ -452,7 +463,7 @@ impl Fair<'_, '_> {
 
     /// `trace_pelt_se_tp(se)`.
     pub(super) fn note_pelt_se(&mut self, id: SeId) {
-        if self.trace.is_none() {
+        if !self.hooks.tracing {
             return;
         }
         let se = &self.ses[id as usize];

@@ -1,5 +1,6 @@
 //! `fair_sched_class`: the fair class behind the core's `SchedClass` interface.
 
+use super::bandwidth::{check_cfs_rq_runtime, check_enqueue_throttle};
 use super::capacity::task_fits_cpu;
 use super::h_load::HLoadCtx;
 use super::{load_avg, CfsRq, CfsRqId, Fair, SeId};
@@ -32,7 +33,8 @@ impl<'a, 'n> Fair<'a, 'n> {
             feat: env.feat,
             tun: env.tun,
             capacity: rq.capacity,
-            trace: env.hooks.tracing.then_some(&mut env.hooks),
+            hooks: &mut env.hooks,
+            resched: false,
         }
     }
 }
@@ -66,7 +68,7 @@ fn se_of(env: &Env, p: u32) -> SeId {
 
 /// `cfs_rq_of(se)` and `parent_entity(se)`.
 #[inline]
-fn level_of(env: &Env, se: SeId) -> (CfsRqId, Option<SeId>) {
+pub(super) fn level_of(env: &Env, se: SeId) -> (CfsRqId, Option<SeId>) {
     let e = &env.ses[se as usize];
     (e.cfs_rq, e.parent)
 }
@@ -75,9 +77,17 @@ fn level_of(env: &Env, se: SeId) -> (CfsRqId, Option<SeId>) {
 /// other levels stay reachable), then charge the fair server for the running time it
 /// accounted (`update_curr_fair` → `dl_server_update`); its exhaustion asks for a resched.
 #[inline]
-fn fair<R>(rq: &mut Rq, env: &mut Env, q: CfsRqId, op: impl FnOnce(&mut Fair) -> R) -> R {
+pub(super) fn fair<R>(
+    rq: &mut Rq,
+    env: &mut Env,
+    q: CfsRqId,
+    op: impl FnOnce(&mut Fair) -> R,
+) -> R {
     let mut cfs = std::mem::take(&mut env.cfs_rqs[q as usize]);
-    let r = op(&mut Fair::on(rq, env, &mut cfs));
+    let mut f = Fair::on(rq, env, &mut cfs);
+    let r = op(&mut f);
+    let resched = f.resched;
+    rq.need_resched |= resched;
     let delta = std::mem::take(&mut cfs.server_delta);
     env.cfs_rqs[q as usize] = cfs;
     if delta != 0 && env.dl[fair_server(env) as usize].server_active {
@@ -88,7 +98,7 @@ fn fair<R>(rq: &mut Rq, env: &mut Env, q: CfsRqId, op: impl FnOnce(&mut Fair) ->
 
 /// cfs_rq `q`'s h_nr counts move by `queued` tasks, `runnable` of them runnable.
 #[inline]
-fn count(env: &mut Env, q: CfsRqId, queued: i32, runnable: i32) {
+pub(super) fn count(env: &mut Env, q: CfsRqId, queued: i32, runnable: i32) {
     let c = &mut env.cfs_rqs[q as usize];
     c.h_nr_queued = c.h_nr_queued.wrapping_add_signed(queued);
     c.h_nr_runnable = c.h_nr_runnable.wrapping_add_signed(runnable);
@@ -106,7 +116,8 @@ fn count_up(env: &mut Env, from: Option<SeId>, queued: i32, runnable: i32) {
 }
 
 /// The levels above a change: `update_load_avg(UPDATE_TG)`, `se_update_runnable` and
-/// `update_cfs_group` of each entity from `from` up, with its counts.
+/// `update_cfs_group` of each entity from `from` up, with its counts, up to the first
+/// throttled cfs_rq.
 fn update_up(rq: &mut Rq, env: &mut Env, from: Option<SeId>, queued: i32, runnable: i32) {
     let mut se = from;
     while let Some(e) = se {
@@ -117,12 +128,16 @@ fn update_up(rq: &mut Rq, env: &mut Env, from: Option<SeId>, queued: i32, runnab
             f.update_cfs_group(e);
         });
         count(env, q, queued, runnable);
+        if env.cfs_rqs[q as usize].throttled {
+            return;
+        }
         se = parent;
     }
 }
 
 /// `enqueue_task_fair`'s walk: enqueue `se` and each group entity above it not yet queued
-/// (a delayed one is requeued), then update the levels above.
+/// (a delayed one is requeued), then update the levels above; a throttled cfs_rq ends it
+/// (a cfs_rq's first entity may throttle it: `check_enqueue_throttle`).
 fn enqueue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) {
     // A delayed sleeper the balancer moves stays delayed (6.12's h_nr_delayed).
     let runnable = !env.ses[se as usize].sched_delayed as i32;
@@ -137,7 +152,13 @@ fn enqueue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) {
         }
         let (q, parent) = level_of(env, e);
         fair(rq, env, q, |f| f.enqueue_entity(e, flags));
+        if env.cfs_rqs[q as usize].nr_running == 1 {
+            check_enqueue_throttle(rq, env, q);
+        }
         count(env, q, 1, runnable);
+        if env.cfs_rqs[q as usize].throttled {
+            return;
+        }
         flags = ENQUEUE_WAKEUP;
         cur = parent;
     }
@@ -145,7 +166,8 @@ fn enqueue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) {
 }
 
 /// `dequeue_entities`: dequeue `se` and each group entity above it left empty, then
-/// update the levels above. False when the dequeue of task entity `se` is delayed.
+/// update the levels above, up to a throttled cfs_rq. False when the dequeue of task
+/// entity `se` is delayed.
 fn dequeue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) -> bool {
     let is_task = env.ses[se as usize].is_task();
     let queued = is_task as i32;
@@ -164,9 +186,13 @@ fn dequeue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) -> boo
         }
         count(env, q, -queued, -runnable);
         cur = parent;
-        if env.cfs_rqs[q as usize].load.weight != 0 {
+        let c = &env.cfs_rqs[q as usize];
+        if c.throttled {
+            return true;
+        }
+        if c.load.weight != 0 {
             // Bias the pick to this group, as the task sleeps within its slice.
-            if task_sleep {
+            if task_sleep && c.throttle_count == 0 {
                 if let Some(p) = cur {
                     set_buddy(env, p, Buddy::Next);
                 }
@@ -224,20 +250,25 @@ fn find_matching_se(env: &Env, mut se: SeId, mut pse: SeId) -> (SeId, SeId) {
     (se, pse)
 }
 
-/// `put_prev_entity` or `set_next_entity` of `se` and each entity above it.
+/// `put_prev_entity` (which throttles a cfs_rq out of runtime: `check_cfs_rq_runtime`)
+/// or `set_next_entity` of `se` and each entity above it.
 fn put_or_set_up(rq: &mut Rq, env: &mut Env, from: Option<SeId>, set: bool) {
     let mut se = from;
     while let Some(e) = se {
         let (q, parent) = level_of(env, e);
-        fair(rq, env, q, |f| {
-            if set {
-                f.set_next_entity(e)
-            } else {
-                f.put_prev_entity(e)
-            }
-        });
+        if set {
+            fair(rq, env, q, |f| f.set_next_entity(e));
+        } else {
+            put_prev_entity(rq, env, q, e);
+        }
         se = parent;
     }
+}
+
+/// `put_prev_entity`, then `check_cfs_rq_runtime` on its cfs_rq.
+fn put_prev_entity(rq: &mut Rq, env: &mut Env, q: CfsRqId, se: SeId) {
+    fair(rq, env, q, |f| f.put_prev_entity(se));
+    check_cfs_rq_runtime(rq, env, q);
 }
 
 /// `pick_next_task_fair`'s switch from fair task `prev` to fair task `next`: only the
@@ -249,7 +280,7 @@ pub fn put_prev_set_next_fair(rq: &mut Rq, env: &mut Env, prev: u32, next: u32) 
         let (sd, pd) = (env.ses[se as usize].depth, env.ses[pse as usize].depth);
         if sd <= pd {
             let (q, parent) = level_of(env, pse);
-            fair(rq, env, q, |f| f.put_prev_entity(pse));
+            put_prev_entity(rq, env, q, pse);
             pse = parent.expect("below the root");
         }
         if sd >= pd {
@@ -259,10 +290,8 @@ pub fn put_prev_set_next_fair(rq: &mut Rq, env: &mut Env, prev: u32, next: u32) 
         }
     }
     let q = level_of(env, se).0;
-    fair(rq, env, q, |f| {
-        f.put_prev_entity(pse);
-        f.set_next_entity(se);
-    });
+    put_prev_entity(rq, env, q, pse);
+    fair(rq, env, q, |f| f.set_next_entity(se));
     set_next_task_tail(rq, env, next);
 }
 
@@ -335,7 +364,8 @@ impl SchedClass for FairClass {
     fn wakeup_preempt(&self, rq: &mut Rq, env: &mut Env, p: u32, wake_flags: u32) -> bool {
         let curr_task = rq.curr.expect("a fair task runs");
         let (curr, pse) = (se_of(env, curr_task), se_of(env, p));
-        if curr == pse {
+        // Nothing to preempt for in a throttled hierarchy.
+        if curr == pse || env.cfs_rqs[level_of(env, pse).0 as usize].throttle_count != 0 {
             return false;
         }
         let fork = wake_flags & WF_FORK != 0;
@@ -377,8 +407,8 @@ impl SchedClass for FairClass {
     }
 
     /// `pick_task_fair`: down the hierarchy, each level's curr charged first (its
-    /// put_prev_entity may not have run); a delayed entity reached is dequeued and the
-    /// pick starts again.
+    /// put_prev_entity may not have run); a cfs_rq out of runtime is throttled and a
+    /// delayed entity reached is dequeued, and the pick starts again.
     fn pick_task(&self, rq: &mut Rq, env: &mut Env) -> Option<u32> {
         'again: loop {
             let mut q = env.root();
@@ -386,12 +416,15 @@ impl SchedClass for FairClass {
                 return None;
             }
             loop {
-                let se = fair(rq, env, q, |f| {
+                fair(rq, env, q, |f| {
                     if f.cfs.curr.is_some_and(|c| f.ses[c as usize].on_rq) {
                         f.update_curr();
                     }
-                    f.pick_next_entity()
-                })?;
+                });
+                if check_cfs_rq_runtime(rq, env, q) {
+                    continue 'again;
+                }
+                let se = fair(rq, env, q, |f| f.pick_next_entity())?;
                 let e = &env.ses[se as usize];
                 if e.sched_delayed {
                     dequeue_entities(rq, env, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);

@@ -6,6 +6,7 @@ use super::*;
 use crate::kernel::Kernel;
 use crate::platform::load_builtin;
 use crate::sched::fair::Fair;
+use crate::sched::hooks::RqHooks;
 use crate::trace::FtraceWriter;
 use crate::workload::{parse, Dialect};
 
@@ -117,6 +118,7 @@ fn eevdf_weighted_lags_sum_to_zero() {
         );
         s.run(|_, _| true).unwrap();
         let sched = &mut s.sched;
+        let mut hooks = RqHooks::new(&mut s.eng, &sched.tasks, 0, None);
         let rq = &mut sched.rqs[0];
         let (cfs, others) = sched.cfs_rqs.split_first_mut().unwrap();
         let mut f = Fair {
@@ -131,7 +133,8 @@ fn eevdf_weighted_lags_sum_to_zero() {
             feat: &sched.feat,
             tun: &sched.tun,
             capacity: 1024,
-            trace: None,
+            hooks: &mut hooks,
+            resched: false,
         };
         let w: u64 = f.cfs.avg_load + f.cfs.curr.map_or(0, |c| f.ses[c as usize].weight());
         let sum = f.weighted_lag_sum();
@@ -358,6 +361,7 @@ fn a_userspace_frequency_must_be_an_opp_and_a_policy_must_exist() {
     assert!(e.to_string().contains("no policy"), "{e}");
 }
 
+mod bandwidth;
 mod deadline;
 mod pi;
 mod rt;

@@ -213,6 +213,9 @@ impl Sched {
     fn can_migrate_task(&self, p: u32, env: &mut LbEnv) -> bool {
         env.task_hot = false;
         let t = &self.tasks[p as usize];
+        if self.throttled_lb_pair(t.se, env.src_cpu, env.dst_cpu) {
+            return false;
+        }
         if !t.cpus_mask[env.dst_cpu] {
             env.flags |= LBF_SOME_PINNED;
             if env.idle == CpuIdleType::NewlyIdle || env.flags & LBF_DST_PINNED != 0 {
@@ -231,6 +234,14 @@ impl Sched {
         let hot = self.task_hot(p, env);
         env.task_hot = hot;
         !hot || env.nr_balance_failed > env.cache_nice_tries
+    }
+
+    /// `throttled_lb_pair`: is the task's group throttled (from itself up) on either CPU?
+    fn throttled_lb_pair(&self, se: u32, src: usize, dst: usize) -> bool {
+        let tg = &self.tgs[self.cfs_rqs[self.ses[se as usize].cfs_rq as usize].tg as usize];
+        [src, dst]
+            .iter()
+            .any(|&c| self.cfs_rqs[tg.cfs_rq[c] as usize].throttle_count != 0)
     }
 
     /// `task_hot`: a fair task that ran on its CPU within `sysctl_sched_migration_cost`, or

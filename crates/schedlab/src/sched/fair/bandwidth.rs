@@ -1,0 +1,460 @@
+//! CFS bandwidth control (CONFIG_CFS_BANDWIDTH; cgroup v2 `cpu.max`): a group with a quota
+//! has a global pool of running time, refilled each period by its period timer; its cfs_rq
+//! on each CPU draws 5 ms slices from it as it runs. A cfs_rq that cannot get more is
+//! throttled: its group entity leaves the hierarchy and the PELT clock of its subtree
+//! stops (`cfs_rq_clock_pelt`) until the timer hands it what it overran and unthrottles it.
+//! A cfs_rq left empty gives back what it holds beyond 1 ms, which the slack timer passes
+//! on to throttled ones (fair.c, 6.12; 6.1 is the same but for delayed dequeue).
+//!
+//! Simplified: no `cpu.max.burst` (burst 0); the period timer hands out runtime and
+//! unthrottles each cfs_rq at once, in throttling order, where the kernel sends remote CPUs
+//! an IPI (`unthrottle_cfs_rq_async`); `throttled_clock` uses the task clock (schedlab
+//! has no IRQ time, so it is `rq_clock`).
+
+use super::group::TgId;
+use super::sched_class::{count, fair, level_of};
+use super::{load_avg, CfsRqId, Fair};
+use crate::sched::class::Env;
+use crate::sched::deadline::sched_class::fair_server;
+use crate::sched::deadline::Dl;
+use crate::sched::flags::*;
+use crate::sched::hooks::{Hooks, RqHooks, SchedTimer};
+use crate::sched::rq::Rq;
+use crate::sched::Sched;
+use crate::time::Ns;
+
+const NSEC_PER_MSEC: u64 = 1_000_000;
+/// `sysctl_sched_cfs_bandwidth_slice` (5000 µs): what a cfs_rq draws from the pool at once.
+pub const CFS_BANDWIDTH_SLICE: u64 = 5 * NSEC_PER_MSEC;
+/// `min_cfs_rq_runtime`: a cfs_rq keeps this much when it gives runtime back.
+const MIN_CFS_RQ_RUNTIME: u64 = NSEC_PER_MSEC;
+/// `min_bandwidth_expiration`: no slack is handed out this close to a refill.
+const MIN_BANDWIDTH_EXPIRATION: u64 = 2 * NSEC_PER_MSEC;
+/// `cfs_bandwidth_slack_period`: how long slack gathers before it is handed out.
+const CFS_BANDWIDTH_SLACK_PERIOD: u64 = 5 * NSEC_PER_MSEC;
+
+/// `struct cfs_bandwidth` of a group with a quota, with its cfs_rqs' runtime per CPU.
+#[derive(Debug, Clone)]
+pub struct CfsBandwidth {
+    pub quota: u64,
+    pub period: u64,
+    /// The pool: runtime left to hand out this period.
+    pub runtime: u64,
+    /// The period timer is armed (`period_active`); it expires at `expires`, a multiple of
+    /// the period since boot.
+    pub period_active: bool,
+    pub expires: Ns,
+    /// No runtime handed out since the last refill: the timer stops after one more.
+    pub idle: bool,
+    pub slack_started: bool,
+    /// `throttled_cfs_rq`: the CPUs whose cfs_rq is throttled, in throttling order.
+    pub throttled: Vec<usize>,
+    /// Per CPU: `cfs_rq->runtime_remaining`, and `throttled_clock` (when it was throttled
+    /// with entities queued).
+    pub runtime_remaining: Vec<i64>,
+    pub throttled_clock: Vec<Option<Ns>>,
+    /// cpu.stat: `nr_periods`, `nr_throttled`, `throttled_usec` (ns, Σ over the CPUs).
+    pub nr_periods: u64,
+    pub nr_throttled: u64,
+    pub throttled_time: u64,
+}
+
+impl CfsBandwidth {
+    /// `tg_set_cfs_bandwidth`: quota and period in ns, the pool full
+    /// (`__refill_cfs_bandwidth_runtime`), every cfs_rq with nothing yet.
+    pub fn new(quota: u64, period: u64, nr_cpus: usize) -> CfsBandwidth {
+        CfsBandwidth {
+            quota,
+            period,
+            runtime: quota,
+            period_active: false,
+            expires: 0,
+            idle: false,
+            slack_started: false,
+            throttled: Vec::new(),
+            runtime_remaining: vec![0; nr_cpus],
+            throttled_clock: vec![None; nr_cpus],
+            nr_periods: 0,
+            nr_throttled: 0,
+            throttled_time: 0,
+        }
+    }
+
+    /// `hrtimer_forward_now`: move the expiry past `now` by whole periods; how many.
+    fn forward(&mut self, now: Ns) -> u64 {
+        if now < self.expires {
+            return 0;
+        }
+        let n = (now - self.expires) / self.period + 1;
+        self.expires += n * self.period;
+        n
+    }
+
+    /// `start_cfs_bandwidth`: arm the period timer unless it is armed.
+    fn start(&mut self, tg: TgId, h: &mut RqHooks) {
+        if self.period_active {
+            return;
+        }
+        self.period_active = true;
+        self.forward(h.now());
+        h.arm(self.expires, SchedTimer::CfsPeriod { tg });
+    }
+
+    /// `__assign_cfs_rq_runtime`: top `cpu`'s cfs_rq up to `target` from the pool, as far
+    /// as it goes; true when it then has some.
+    fn assign(&mut self, cpu: usize, target: u64, tg: TgId, h: &mut RqHooks) -> bool {
+        let min_amount = (target as i64 - self.runtime_remaining[cpu]) as u64;
+        self.start(tg, h);
+        if self.runtime > 0 {
+            let amount = self.runtime.min(min_amount);
+            self.runtime -= amount;
+            self.idle = false;
+            self.runtime_remaining[cpu] += amount as i64;
+        }
+        self.runtime_remaining[cpu] > 0
+    }
+
+    /// `runtime_refresh_within`: is the refill less than `min` away?
+    fn refresh_within(&self, now: Ns, min: u64) -> bool {
+        (self.expires as i64 - now as i64) < min as i64
+    }
+
+    /// `__refill_cfs_bandwidth_runtime` (no burst: the pool is the quota).
+    fn refill(&mut self) {
+        self.runtime = self.quota;
+    }
+}
+
+impl Fair<'_, '_> {
+    /// `account_cfs_rq_runtime`: charge this cfs_rq's runtime; when it runs out and the pool
+    /// cannot extend it, resched so that the running hierarchy is throttled.
+    pub(super) fn account_cfs_rq_runtime(&mut self, delta: u64) {
+        let (tg, cpu) = (self.cfs.tg, self.root as usize);
+        let Some(b) = self.tgs[tg as usize].bandwidth.as_deref_mut() else {
+            return;
+        };
+        b.runtime_remaining[cpu] -= delta as i64;
+        if b.runtime_remaining[cpu] > 0 || self.cfs.throttled {
+            return;
+        }
+        if !b.assign(cpu, CFS_BANDWIDTH_SLICE, tg, self.hooks) && self.cfs.curr.is_some() {
+            self.resched = true;
+        }
+    }
+
+    /// `return_cfs_rq_runtime`: a cfs_rq left empty gives back all but 1 ms of its runtime;
+    /// the slack timer hands it to throttled cfs_rqs.
+    pub(super) fn return_cfs_rq_runtime(&mut self) {
+        let (tg, cpu) = (self.cfs.tg, self.root as usize);
+        let Some(b) = self.tgs[tg as usize].bandwidth.as_deref_mut() else {
+            return;
+        };
+        let slack = b.runtime_remaining[cpu] - MIN_CFS_RQ_RUNTIME as i64;
+        if self.cfs.nr_running != 0 || slack <= 0 {
+            return;
+        }
+        b.runtime += slack as u64;
+        b.runtime_remaining[cpu] -= slack;
+        // start_cfs_slack_bandwidth: not near a refill, not pushing one forward.
+        let now = self.hooks.now();
+        if b.runtime > CFS_BANDWIDTH_SLICE
+            && !b.throttled.is_empty()
+            && !b.refresh_within(now, CFS_BANDWIDTH_SLACK_PERIOD + MIN_BANDWIDTH_EXPIRATION)
+            && !b.slack_started
+        {
+            b.slack_started = true;
+            let at = now + CFS_BANDWIDTH_SLACK_PERIOD;
+            self.hooks.arm(at, SchedTimer::CfsSlack { tg });
+        }
+    }
+
+    /// `cfs_rq_clock_pelt`: the CPU's PELT clock less the time this cfs_rq's hierarchy was
+    /// throttled; frozen while it is.
+    #[inline(always)]
+    pub(super) fn cfs_rq_clock_pelt(&self) -> Ns {
+        if self.cfs.throttle_count != 0 {
+            self.cfs.throttled_clock_pelt
+        } else {
+            self.clock.pelt_now() - self.cfs.throttled_clock_pelt
+        }
+    }
+}
+
+/// `walk_tg_tree_from(tg, …)`: `visit` each group of the subtree, parents first.
+fn walk_tg_tree_from(env: &mut Env, tg: TgId, mut visit: impl FnMut(&mut Env, TgId)) {
+    let mut stack = vec![tg];
+    while let Some(g) = stack.pop() {
+        visit(env, g);
+        stack.extend(env.tgs[g as usize].children.iter().rev());
+    }
+}
+
+/// `tg_throttle_down` (down) and `tg_unthrottle_up` (up) on this CPU: the subtree's
+/// throttle counts, and its PELT clocks stopped at the first throttle and restarted at the
+/// last unthrottle. `throttled_clock_pelt` holds the frozen clock while throttled and the
+/// time spent throttled otherwise (the kernel's two fields in one).
+fn throttle_count(rq: &Rq, env: &mut Env, tg: TgId, down: bool) {
+    let (cpu, now) = (env.hooks.cpu, rq.clock.pelt_now());
+    walk_tg_tree_from(env, tg, |env, g| {
+        let q = env.tgs[g as usize].cfs_rq[cpu];
+        let c = &mut env.cfs_rqs[q as usize];
+        if down {
+            if c.throttle_count == 0 {
+                c.throttled_clock_pelt = now - c.throttled_clock_pelt;
+            }
+            c.throttle_count += 1;
+        } else {
+            c.throttle_count -= 1;
+            if c.throttle_count == 0 {
+                c.throttled_clock_pelt = now - c.throttled_clock_pelt;
+            }
+        }
+    });
+}
+
+/// `check_cfs_rq_runtime`: from `put_prev_entity` and the pick, throttle cfs_rq `q` if it
+/// ran out; true when it is throttled.
+pub(super) fn check_cfs_rq_runtime(rq: &mut Rq, env: &mut Env, q: CfsRqId) -> bool {
+    let c = &env.cfs_rqs[q as usize];
+    let Some(b) = env.tgs[c.tg as usize].bandwidth.as_deref() else {
+        return false;
+    };
+    if b.runtime_remaining[env.hooks.cpu] > 0 {
+        return false;
+    }
+    c.throttled || throttle_cfs_rq(rq, env, q)
+}
+
+/// `check_enqueue_throttle`: a cfs_rq getting its first entity must have runtime, else it
+/// is throttled at once (a running one is left to `update_curr` and `put_prev_entity`).
+pub(super) fn check_enqueue_throttle(rq: &mut Rq, env: &mut Env, q: CfsRqId) {
+    let c = &env.cfs_rqs[q as usize];
+    let limited = env.tgs[c.tg as usize].bandwidth.is_some();
+    if !limited || c.curr.is_some() || c.throttled {
+        return;
+    }
+    fair(rq, env, q, |f| f.account_cfs_rq_runtime(0));
+    let c = &env.cfs_rqs[q as usize];
+    let b = env.tgs[c.tg as usize]
+        .bandwidth
+        .as_deref()
+        .expect("limited");
+    if b.runtime_remaining[env.hooks.cpu] <= 0 {
+        throttle_cfs_rq(rq, env, q);
+    }
+}
+
+/// `throttle_cfs_rq`: unless 1 ns can still be had, stop the subtree's clocks and take the
+/// group's entity out of the hierarchy (its tasks stay queued on their cfs_rqs).
+fn throttle_cfs_rq(rq: &mut Rq, env: &mut Env, q: CfsRqId) -> bool {
+    let (cpu, tg) = (env.hooks.cpu, env.cfs_rqs[q as usize].tg);
+    let b = env.tgs[tg as usize]
+        .bandwidth
+        .as_deref_mut()
+        .expect("limited");
+    if b.assign(cpu, 1, tg, &mut env.hooks) {
+        return false;
+    }
+    b.throttled.push(cpu);
+    throttle_count(rq, env, tg, true);
+    let c = &env.cfs_rqs[q as usize];
+    let (queued, runnable) = (c.h_nr_queued as i32, c.h_nr_runnable as i32);
+    let mut se = Some(env.tgs[tg as usize].se[cpu]);
+    let mut dequeue = true;
+    while let Some(e) = se {
+        if !env.ses[e as usize].on_rq {
+            break;
+        }
+        let (pq, parent) = level_of(env, e);
+        if dequeue {
+            // SPECIAL: never a delayed dequeue here.
+            let delayed = env.ses[e as usize].sched_delayed;
+            let flags = DEQUEUE_SLEEP | DEQUEUE_SPECIAL | if delayed { DEQUEUE_DELAYED } else { 0 };
+            fair(rq, env, pq, |f| f.dequeue_entity(e, flags));
+            dequeue = env.cfs_rqs[pq as usize].load.weight == 0;
+        } else {
+            fair(rq, env, pq, |f| {
+                load_avg::update_load_avg(f, e, 0);
+                f.se_update_runnable(e);
+            });
+        }
+        count(env, pq, -queued, -runnable);
+        se = parent;
+    }
+    env.cfs_rqs[q as usize].throttled = true;
+    let now = rq.clock.clock_task;
+    let b = env.tgs[tg as usize]
+        .bandwidth
+        .as_deref_mut()
+        .expect("limited");
+    if env.cfs_rqs[q as usize].nr_running != 0 {
+        b.throttled_clock[cpu] = Some(now);
+    }
+    true
+}
+
+/// `unthrottle_cfs_rq`: restart the subtree's clocks and put the group's entity back in
+/// the hierarchy up to the first throttled level; an idle CPU picks again.
+fn unthrottle_cfs_rq(rq: &mut Rq, env: &mut Env, q: CfsRqId) {
+    let (cpu, tg) = (env.hooks.cpu, env.cfs_rqs[q as usize].tg);
+    let root_queued = env.cfs().h_nr_queued;
+    env.cfs_rqs[q as usize].throttled = false;
+    let now = rq.clock.clock_task;
+    let b = env.tgs[tg as usize]
+        .bandwidth
+        .as_deref_mut()
+        .expect("limited");
+    if let Some(t) = b.throttled_clock[cpu].take() {
+        b.throttled_time += now - t;
+    }
+    b.throttled.retain(|&c| c != cpu);
+    throttle_count(rq, env, tg, false);
+    let c = &env.cfs_rqs[q as usize];
+    if c.load.weight == 0 {
+        return;
+    }
+    let (queued, runnable) = (c.h_nr_queued as i32, c.h_nr_runnable as i32);
+    let mut se = Some(env.tgs[tg as usize].se[cpu]);
+    let mut enqueue = true;
+    while let Some(e) = se {
+        let (pq, parent) = level_of(env, e);
+        let s = &env.ses[e as usize];
+        enqueue &= s.sched_delayed || !s.on_rq;
+        if enqueue {
+            fair(rq, env, pq, |f| {
+                if f.ses[e as usize].sched_delayed {
+                    f.dequeue_entity(e, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+                }
+                f.enqueue_entity(e, ENQUEUE_WAKEUP);
+            });
+        } else {
+            fair(rq, env, pq, |f| {
+                load_avg::update_load_avg(f, e, load_avg::UPDATE_TG);
+                f.se_update_runnable(e);
+            });
+        }
+        count(env, pq, queued, runnable);
+        if env.cfs_rqs[pq as usize].throttled {
+            break;
+        }
+        se = parent;
+    }
+    if root_queued == 0 && env.cfs().h_nr_queued != 0 {
+        let server = fair_server(env) as usize;
+        if env.dl[server].dl_runtime != 0 {
+            rq.need_resched |= Dl::on(rq, env).server_start();
+        }
+    }
+    if rq.curr.is_none() && env.cfs().nr_running != 0 {
+        rq.need_resched = true;
+    }
+}
+
+impl Sched {
+    /// The period timers of the groups with a quota start with the run (`cpu.max` was
+    /// written before it: `tg_set_cfs_bandwidth` → `start_cfs_bandwidth`).
+    pub fn start_cfs_bandwidth<H: Hooks>(&mut self, h: &mut H) {
+        for tg in 0..self.tgs.len() {
+            if self.tgs[tg].bandwidth.is_some() {
+                let mut hooks = RqHooks::new(h, &self.tasks, 0, None);
+                let b = self.tgs[tg].bandwidth.as_deref_mut().expect("limited");
+                b.start(tg as TgId, &mut hooks);
+            }
+        }
+    }
+
+    /// `sched_cfs_period_timer` → `do_sched_cfs_period_timer`: refill the pool; hand it to
+    /// the throttled cfs_rqs; stop after a period in which nothing ran.
+    pub(crate) fn sched_cfs_period_timer<H: Hooks>(&mut self, tg: TgId, h: &mut H) -> bool {
+        let b = self.tgs[tg as usize]
+            .bandwidth
+            .as_deref_mut()
+            .expect("limited");
+        let overrun = b.forward(h.now());
+        let mut throttled = !b.throttled.is_empty();
+        b.nr_periods += overrun;
+        b.refill();
+        if !throttled {
+            if b.idle {
+                b.period_active = false;
+                return true;
+            }
+            b.idle = true;
+        } else {
+            b.nr_throttled += overrun;
+            while throttled
+                && self.tgs[tg as usize]
+                    .bandwidth
+                    .as_ref()
+                    .expect("limited")
+                    .runtime
+                    > 0
+            {
+                throttled = self.distribute_cfs_runtime(tg, h);
+            }
+            self.tgs[tg as usize]
+                .bandwidth
+                .as_deref_mut()
+                .expect("limited")
+                .idle = false;
+        }
+        let at = self.tgs[tg as usize]
+            .bandwidth
+            .as_ref()
+            .expect("limited")
+            .expires;
+        h.arm(at, SchedTimer::CfsPeriod { tg });
+        true
+    }
+
+    /// `sched_cfs_slack_timer`: runtime given back is handed to throttled cfs_rqs, unless
+    /// a refill is near.
+    pub(crate) fn sched_cfs_slack_timer<H: Hooks>(&mut self, tg: TgId, h: &mut H) -> bool {
+        let b = self.tgs[tg as usize]
+            .bandwidth
+            .as_deref_mut()
+            .expect("limited");
+        b.slack_started = false;
+        if !b.refresh_within(h.now(), MIN_BANDWIDTH_EXPIRATION) && b.runtime > CFS_BANDWIDTH_SLICE {
+            self.distribute_cfs_runtime(tg, h);
+        }
+        true
+    }
+
+    /// `distribute_cfs_runtime`: each throttled cfs_rq in turn gets what it overran and
+    /// 1 ns, while the pool lasts, and is unthrottled; true when some stay throttled.
+    fn distribute_cfs_runtime<H: Hooks>(&mut self, tg: TgId, h: &mut H) -> bool {
+        let b = self.tgs[tg as usize]
+            .bandwidth
+            .as_deref_mut()
+            .expect("limited");
+        let cpus = b.throttled.clone();
+        let mut throttled = false;
+        for cpu in cpus {
+            let q = self.tgs[tg as usize].cfs_rq[cpu];
+            let b = self.tgs[tg as usize]
+                .bandwidth
+                .as_deref_mut()
+                .expect("limited");
+            if b.runtime == 0 {
+                return true;
+            }
+            if !self.cfs_rqs[q as usize].throttled {
+                continue;
+            }
+            let runtime = ((1 - b.runtime_remaining[cpu]) as u64).min(b.runtime);
+            b.runtime -= runtime;
+            b.runtime_remaining[cpu] += runtime as i64;
+            if b.runtime_remaining[cpu] <= 0 {
+                throttled = true;
+                continue;
+            }
+            self.update_rq_clock(cpu, h.now());
+            self.on_rq(cpu, h, |rq, env| unthrottle_cfs_rq(rq, env, q));
+            if self.rqs[cpu].need_resched {
+                self.resched_curr(cpu, h);
+            }
+        }
+        throttled
+    }
+}
