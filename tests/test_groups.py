@@ -124,3 +124,23 @@ def test_the_cli_refuses_a_bad_weight_with_one_line_and_status_2(cli):
     assert r.returncode == 2 and r.stdout == b"", err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert "--cgroup /tg1:weight=0" in err and "1..=10000" in err
+
+
+@pytest.mark.parametrize("kernel", ["6.12", "6.1"])
+def test_a_phase_taskgroup_moves_the_thread(kernel):
+    # One CPU: hogs a in /A (cpu.weight 100) and b in /B (300), so /A's entity gets ¼ and
+    # /B's ¾. m spends 1 s (wall time, `runtime`) in /A, then 1 s in /B (sched_move_task at
+    # the phase's start): ½ of ¼ then ½ of ¾, i.e. 0.125 + 0.375 = 0.5 s; a 0.125 + 0.25,
+    # b 0.75 + 0.375 s. Staying in /A would give m 0.25 s.
+    w = {"global": {"duration": 2}, "tasks": {
+        "a": {"cpus": [0], "taskgroup": "/A", "run": 10**8},
+        "b": {"cpus": [0], "taskgroup": "/B", "run": 10**8},
+        "m": {"cpus": [0], "loop": 1, "phases": {
+            "inA": {"taskgroup": "/A", "runtime": 10**6},
+            "inB": {"taskgroup": "/B", "runtime": 10**6}}}}}
+    r = schedlab.run(w, "smp:2", kernel=kernel, cgroups=["/A:weight=100", "/B:weight=300"],
+                     frames=False)
+    ran = {t["comm"].split("-")[0]: t["run_ns"] / 1e9 for t in r.task_rows}
+    for name, want in {"m": 0.5, "a": 0.375, "b": 1.125}.items():
+        assert abs(ran[name] - want) <= 0.02, ran
+    assert not any("taskgroup" in w for w in r.warnings), r.warnings

@@ -5,7 +5,8 @@ use super::class::{self, Class, Dequeued, Env, SchedClass};
 use super::clock_pelt::Invariance;
 use super::deadline::SchedDlEntity;
 use super::fair::balance::stats::CpuIdleType;
-use super::fair::sched_class::put_prev_set_next_fair;
+use super::fair::group::TgId;
+use super::fair::sched_class::{attach_task_cfs_rq, detach_task_cfs_rq, put_prev_set_next_fair};
 use super::fair::{SchedEntity, SeId};
 use super::flags::*;
 use super::hooks::{Hooks, PrevState, RqHooks, SchedTimer, Switch, Tracepoint};
@@ -307,6 +308,49 @@ impl Sched {
         self.update_rq_clock(cpu, h.now());
         let class = self.class(id);
         self.on_rq(cpu, h, |rq, env| class.reweight_task(rq, env, id, lw));
+    }
+
+    /// `sched_move_task` (the cpu controller's `attach`): thread `id` joins task group `tg`.
+    /// A fair one leaves its cfs_rq (DEQUEUE_SAVE), its load detached, and joins the group's
+    /// cfs_rq on the same CPU, its load attached (`task_change_group_fair`); if it was
+    /// running its CPU picks again. Any other only changes the group its entity would join.
+    pub fn sched_move_task<H: Hooks>(&mut self, id: u32, tg: TgId, h: &mut H) {
+        let t = &self.tasks[id as usize];
+        if t.tg == tg {
+            return;
+        }
+        let (cpu, class) = (t.cpu, self.class(id));
+        if class != Class::Fair {
+            self.tasks[id as usize].tg = tg;
+            self.set_task_rq(id, cpu);
+            return;
+        }
+        let running = self.rqs[cpu].curr == Some(id);
+        let queued = self.ses[t.se as usize].on_rq;
+        self.update_rq_clock(cpu, h.now());
+        self.on_rq(cpu, h, |rq, env| {
+            if queued {
+                class.dequeue_task(rq, env, id, DEQUEUE_SAVE);
+            }
+            if running {
+                class.put_prev_task(rq, env, id);
+            }
+            detach_task_cfs_rq(rq, env, id);
+        });
+        self.tasks[id as usize].tg = tg;
+        self.set_task_rq(id, cpu);
+        self.on_rq(cpu, h, |rq, env| {
+            attach_task_cfs_rq(rq, env, id);
+            if queued {
+                class.enqueue_task(rq, env, id, ENQUEUE_RESTORE);
+            }
+            if running {
+                class.set_next_task(rq, env, id);
+            }
+        });
+        if running {
+            self.resched_curr(cpu, h);
+        }
     }
 
     /// `sched_setattr` with SCHED_FLAG_UTIL_CLAMP for thread `id` (None: unchanged), then

@@ -407,7 +407,8 @@ impl Engine {
             .clone()
             .or_else(|| ct.cpus.clone())
             .unwrap_or_else(|| vec![true; s.rqs.len()]);
-        let (nice, uclamp) = (ct.phases[phase].nice, ct.phases[phase].uclamp);
+        let p = &ct.phases[phase];
+        let (nice, uclamp, group) = (p.nice, p.uclamp, p.group);
         if let Some(nice) = nice {
             s.set_user_nice(id, nice, self);
         }
@@ -416,6 +417,9 @@ impl Engine {
         }
         if self.tracing && self.prog.ftrace.loop_ {
             self.marker(s, id, format!("rtapp_loop: event=start thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));
+        }
+        if let Some(g) = group {
+            s.sched_move_task(id, g, self);
         }
         // Last: the thread may move to another CPU, where it goes on when it runs.
         s.set_cpus_allowed(id, allowed, self);

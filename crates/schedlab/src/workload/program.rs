@@ -81,6 +81,8 @@ pub struct Phase {
     /// util_min/util_max to set at the phase's start (None: unchanged).
     pub uclamp: Clamps,
     pub cpus: Option<Vec<bool>>,
+    /// The task group to move to at the phase's start (rt-app's `taskgroup`, which sticks).
+    pub group: Option<u32>,
 }
 
 /// Requested util_min and util_max; None leaves a clamp as it is.

@@ -252,6 +252,25 @@ fn detach_entity_load_avg(f: &mut Fair, id: SeId) {
     f.cfs_rq_util_change();
 }
 
+/// `detach_entity_cfs_rq` at this level: catch up with the cfs_rq and take the entity's
+/// load out (an entity never attached has none to take).
+pub fn detach_entity_cfs_rq(f: &mut Fair, id: SeId) {
+    if f.ses[id as usize].avg.last_update_time == 0 {
+        return;
+    }
+    update_load_avg(f, id, 0);
+    detach_entity_load_avg(f, id);
+    f.update_tg_load_avg();
+}
+
+/// `attach_entity_cfs_rq` at this level (ATTACH_AGE_LOAD): the entity joins the cfs_rq's
+/// PELT window with its load.
+pub fn attach_entity_cfs_rq(f: &mut Fair, id: SeId) {
+    update_load_avg(f, id, 0);
+    attach_entity_load_avg(f, id);
+    f.update_tg_load_avg();
+}
+
 /// `remove_entity_load_avg`: decay the entity to the cfs_rq's last update
 /// (`sync_entity_load_avg`) and queue its averages for removal.
 pub fn remove_entity_load_avg(f: &mut Fair, id: SeId) {

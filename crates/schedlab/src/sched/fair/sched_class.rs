@@ -232,6 +232,43 @@ fn set_buddy(env: &mut Env, se: SeId, kind: Buddy) {
     }
 }
 
+/// `propagate_entity_cfs_rq`: a load change of `se`'s cfs_rq goes up the levels above it
+/// (`update_load_avg(UPDATE_TG)`), up to a throttled cfs_rq.
+fn propagate_entity_cfs_rq(rq: &mut Rq, env: &mut Env, se: SeId) {
+    let (q, mut cur) = level_of(env, se);
+    if env.cfs_rqs[q as usize].throttled {
+        return;
+    }
+    while let Some(e) = cur {
+        let (q, parent) = level_of(env, e);
+        fair(rq, env, q, |f| {
+            load_avg::update_load_avg(f, e, load_avg::UPDATE_TG)
+        });
+        if env.cfs_rqs[q as usize].throttled {
+            return;
+        }
+        cur = parent;
+    }
+}
+
+/// `task_change_group_fair`, before the task's group changes: its load leaves its cfs_rq
+/// (`detach_task_cfs_rq`), marked migrated so that it attaches afresh.
+pub fn detach_task_cfs_rq(rq: &mut Rq, env: &mut Env, p: u32) {
+    let se = se_of(env, p);
+    let q = level_of(env, se).0;
+    fair(rq, env, q, |f| load_avg::detach_entity_cfs_rq(f, se));
+    propagate_entity_cfs_rq(rq, env, se);
+    env.ses[se as usize].avg.last_update_time = 0;
+}
+
+/// `task_change_group_fair`, after: its load joins its new cfs_rq (`attach_task_cfs_rq`).
+pub fn attach_task_cfs_rq(rq: &mut Rq, env: &mut Env, p: u32) {
+    let se = se_of(env, p);
+    let q = level_of(env, se).0;
+    fair(rq, env, q, |f| load_avg::attach_entity_cfs_rq(f, se));
+    propagate_entity_cfs_rq(rq, env, se);
+}
+
 /// `find_matching_se`: `se` and `pse` walked up to the first level they share.
 fn find_matching_se(env: &Env, mut se: SeId, mut pse: SeId) -> (SeId, SeId) {
     let e = |x: SeId| &env.ses[x as usize];

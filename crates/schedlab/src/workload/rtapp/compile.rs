@@ -147,11 +147,12 @@ pub fn compile(wl: &Workload, plat: &Platform) -> Result<Program, InputError> {
                     .filter(|_| p.params.policy.is_none_or(|x| x.is_fair())),
                 uclamp: check_uclamp(&p.params, &format!(".phases.{}", p.name))?,
                 cpus: check_cpus(&p.cpus, &format!(".phases.{}", p.name))?,
+                group: (p.taskgroup.as_deref())
+                    .map(|g| {
+                        groups.intern(g, &format!("tasks.{}.phases.{}.taskgroup", t.name, p.name))
+                    })
+                    .transpose()?,
             });
-            // rt-app creates a phase's group; the move itself is not simulated yet.
-            if let Some(g) = &p.taskgroup {
-                groups.intern(g, &format!("tasks.{}.phases.{}.taskgroup", t.name, p.name))?;
-            }
         }
         let policy = t.params.policy.unwrap_or(Policy::Other);
         tasks.push(TaskProgram {
@@ -207,8 +208,8 @@ pub fn compile(wl: &Workload, plat: &Platform) -> Result<Program, InputError> {
     })
 }
 
-/// What the workload asks for that the engine does not simulate yet: policy and group
-/// changes between phases.
+/// What the workload asks for that the engine does not simulate yet: policy changes
+/// between phases.
 fn unsimulated(wl: &Workload) -> Vec<String> {
     let mut out = Vec::new();
     for t in &wl.tasks {
@@ -216,12 +217,6 @@ fn unsimulated(wl: &Workload) -> Vec<String> {
             if p.params.policy.is_some() || p.params.dl_runtime_us.is_some() {
                 out.push(format!(
                     "tasks.{}.phases.{}: a phase's policy or deadline parameters are ignored: the thread keeps the task's (changes between phases are not simulated yet)",
-                    t.name, p.name
-                ));
-            }
-            if let Some(g) = &p.taskgroup {
-                out.push(format!(
-                    "tasks.{}.phases.{}: taskgroup {g:?} is created but the thread stays in its task's group (moving between groups at a phase, sched_move_task, is not simulated yet)",
                     t.name, p.name
                 ));
             }
