@@ -74,3 +74,24 @@ def test_two_tasks_stay_on_one_numa_node():
         assert set(r.tasks.cpu) <= node0, (kernel, r.tasks.cpu.tolist())
         numa = r.domains[(r.domains.domain == "NUMA") & (r.domains.cpu == 36)].iloc[0]
         assert numa.lb_count_idle > 0 and numa.lb_gained_idle == 0
+
+
+def test_an_idle_cpus_blocked_load_decays_every_32_ms():
+    # CPU1's task runs 100 ms and sleeps; CPU0 stays busy, so its ticks (every 4 ms, HZ=250)
+    # kick a NOHZ stats pass whenever one is due: nohz.next_blocked = now + 32 ms
+    # (LOAD_AVG_PERIOD), passed at the first tick strictly after it, i.e. every 36 ms. Each
+    # pass decays CPU1's root cfs_rq (update_blocked_averages) and reports it; over 36 ms
+    # its util falls by y^(36 ms / 1.024 ms) = 2^(−35.16/32) = 0.467 (±3%: the PELT window's
+    # partial period moves the divider).
+    w = {"global": {"duration": 1}, "tasks": {
+        "hog": {"cpus": [0], "run": 10**8},
+        "t": {"cpus": [1], "loop": 1, "run": 100_000, "sleep": 2_000_000}}}
+    r = schedlab.run(w, "smp:2")
+    s = r.signals
+    s = s[(s.signal == "sched_pelt_cfs") & (s.cpu == 1) & (s.path == "/") & (s.ts >= 1.1e9)]
+    ts, util = s.ts.tolist(), s.util.tolist()
+    assert ts[0] == 1_100_000_000 and util[0] > 900, (ts[:3], util[:3])
+    steps = [b - a for a, b in zip(ts, ts[1:])]
+    assert set(steps[:6]) == {36_000_000}, steps
+    for a, b in zip(util[:5], util[1:6]):
+        assert abs(b / a - 0.467) <= 0.03 * 0.467, util

@@ -15,7 +15,7 @@ capacity = 1024
 opps = [{{ khz = 1000000 }}]
 """
 FREE = ("context_switch", "wakeup_local", "wakeup_remote", "hrtimer_irq", "nanosleep", "pelt_update",
-        "clock_pelt")
+        "clock_pelt", "blocked_update")
 
 
 def one_cpu(tmp_path, **costs) -> str:

@@ -30,7 +30,7 @@ impl Default for OpCosts {
                 Op::Tick => 620,
                 // Estimated from cache latencies (docs/overhead.md): a PELT update touches
                 // two or three hot lines and does one 32-period decay.
-                Op::PeltUpdate => 40,
+                Op::PeltUpdate | Op::BlockedUpdate => 40,
                 Op::PeltScale => 6,
                 Op::ClockPelt => 6,
                 Op::BalanceDomain => 400,

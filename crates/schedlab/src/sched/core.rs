@@ -105,10 +105,11 @@ impl Sched {
     }
 
     /// `sched_balance_trigger` from a busy CPU's tick: the periodic balance
-    /// (`sched_balance_softirq` → `sched_balance_domains`) when a domain is due, then the
-    /// NOHZ idle balance kick.
+    /// (`sched_balance_softirq`: the blocked load's decay, then `sched_balance_domains`)
+    /// when a domain is due, then the NOHZ idle balance kick.
     fn sched_balance_trigger<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
         if h.now() >= self.rqs[cpu].next_balance {
+            self.sched_balance_update_blocked_averages(cpu, h);
             let idle = if self.idle_cpu(cpu) {
                 CpuIdleType::Idle
             } else {
@@ -661,6 +662,11 @@ impl Sched {
             next.map(|(_, n)| n)
         });
         self.rqs[cpu].curr = next;
+        if next.is_none() && prev.is_some() {
+            // nohz_balance_enter_idle: its load is blocked now, for the NOHZ stats to decay.
+            self.rqs[cpu].has_blocked_load = true;
+            self.nohz_has_blocked = true;
+        }
         self.rqs[cpu].stats.sched_count += 1; // schedule_debug
         let prev_state = if next != prev {
             self.rqs[cpu].ops.add(Op::ContextSwitch, 1);

@@ -84,6 +84,10 @@ pub struct Sched {
     distribute_prev: Vec<usize>,
     /// `nohz.next_balance`: when an idle CPU's balance is next due.
     pub(crate) nohz_next_balance: Ns,
+    /// `nohz.has_blocked` and `nohz.next_blocked`: idle CPUs may have blocked load to
+    /// decay, at the earliest then.
+    pub(crate) nohz_has_blocked: bool,
+    pub(crate) nohz_next_blocked: Ns,
 }
 
 impl Sched {
@@ -137,6 +141,8 @@ impl Sched {
             nr_dead: 0,
             distribute_prev: vec![0; plat.nr_cpus()],
             nohz_next_balance: 0,
+            nohz_has_blocked: false,
+            nohz_next_blocked: 0,
         }
     }
 

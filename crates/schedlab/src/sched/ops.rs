@@ -38,10 +38,12 @@ pub enum Op {
     TgLoadDown,
     /// One level of the lazy walk (`update_cfs_rq_h_load`).
     HLoadStep,
+    /// One cfs_rq's blocked load decayed (`__update_blocked_fair`).
+    BlockedUpdate,
 }
 
 /// Every kind, in order.
-pub const OPS: [Op; 16] = [
+pub const OPS: [Op; 17] = [
     Op::ContextSwitch,
     Op::WakeupLocal,
     Op::WakeupRemote,
@@ -58,6 +60,7 @@ pub const OPS: [Op; 16] = [
     Op::UpdateHLoad,
     Op::TgLoadDown,
     Op::HLoadStep,
+    Op::BlockedUpdate,
 ];
 
 impl Op {
@@ -80,6 +83,7 @@ impl Op {
             Op::UpdateHLoad => "update_h_load",
             Op::TgLoadDown => "tg_load_down",
             Op::HLoadStep => "h_load_step",
+            Op::BlockedUpdate => "blocked_update",
         }
     }
 }

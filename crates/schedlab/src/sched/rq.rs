@@ -3,6 +3,7 @@
 
 use super::clock_pelt::RqClock;
 use super::deadline::DlRq;
+use super::fair::CfsRqId;
 use super::ops::OpCounts;
 use super::pelt::{update_class_avg, SchedAvg};
 use super::rt::RtRq;
@@ -44,6 +45,11 @@ pub struct Rq {
     pub h_load_throttle: u64,
     /// What the scheduler did here, by kind.
     pub ops: OpCounts,
+    /// `leaf_cfs_rq_list` (unordered here: `blocked.rs` sorts it), `has_blocked_load`, and
+    /// the jiffy of the last blocked-load update.
+    pub leaf_cfs_rq_list: Vec<CfsRqId>,
+    pub has_blocked_load: bool,
+    pub last_blocked_load_update_tick: u64,
 }
 
 impl Rq {
@@ -71,6 +77,9 @@ impl Rq {
             misfit_task_load: 0,
             h_load_throttle: u64::MAX,
             ops: OpCounts::default(),
+            leaf_cfs_rq_list: Vec::new(),
+            has_blocked_load: false,
+            last_blocked_load_update_tick: 0,
         }
     }
 

@@ -11,6 +11,7 @@
 //! an IPI (`unthrottle_cfs_rq_async`); `throttled_clock` uses the task clock (schedlab
 //! has no IRQ time, so it is `rq_clock`).
 
+use super::blocked::{cfs_rq_is_decayed, list_add_leaf_cfs_rq, list_del_leaf_cfs_rq};
 use super::group::TgId;
 use super::sched_class::{count, fair, level_of};
 use super::{load_avg, CfsRqId, Fair};
@@ -193,20 +194,25 @@ fn walk_tg_tree_from(env: &mut Env, tg: TgId, mut visit: impl FnMut(&mut Env, Tg
 /// throttle counts, and its PELT clocks stopped at the first throttle and restarted at the
 /// last unthrottle. `throttled_clock_pelt` holds the frozen clock while throttled and the
 /// time spent throttled otherwise (the kernel's two fields in one).
-fn throttle_count(rq: &Rq, env: &mut Env, tg: TgId, down: bool) {
+/// A throttled subtree leaves the leaf list; back, those with load left return to it.
+fn throttle_count(rq: &mut Rq, env: &mut Env, tg: TgId, down: bool) {
     let (cpu, now) = (env.hooks.cpu, rq.clock.pelt_now());
     walk_tg_tree_from(env, tg, |env, g| {
         let q = env.tgs[g as usize].cfs_rq[cpu];
         let c = &mut env.cfs_rqs[q as usize];
         if down {
-            if c.throttle_count == 0 {
-                c.throttled_clock_pelt = now - c.throttled_clock_pelt;
-            }
             c.throttle_count += 1;
+            if c.throttle_count == 1 {
+                c.throttled_clock_pelt = now - c.throttled_clock_pelt;
+                list_del_leaf_cfs_rq(rq, env, q);
+            }
         } else {
             c.throttle_count -= 1;
             if c.throttle_count == 0 {
                 c.throttled_clock_pelt = now - c.throttled_clock_pelt;
+                if !cfs_rq_is_decayed(env, q) {
+                    list_add_leaf_cfs_rq(rq, env, q);
+                }
             }
         }
     });

@@ -61,7 +61,7 @@ pub fn update_load_avg(f: &mut Fair, id: SeId, flags: u32) {
 
 /// `update_cfs_rq_load_avg`: fold in removed load (to propagate up), then
 /// `__update_load_avg_cfs_rq`.
-fn update_cfs_rq_load_avg(f: &mut Fair, now: u64) -> bool {
+pub fn update_cfs_rq_load_avg(f: &mut Fair, now: u64) -> bool {
     let mut decayed = false;
     let sa = &mut f.cfs.avg;
     let r = std::mem::take(&mut f.cfs.removed);

@@ -9,6 +9,7 @@
 
 pub mod balance;
 pub mod bandwidth;
+pub mod blocked;
 pub mod capacity;
 mod cfs;
 pub mod cpu_util;
@@ -155,6 +156,9 @@ pub struct CfsRq {
     pub throttled: bool,
     pub throttle_count: u32,
     pub throttled_clock_pelt: Ns,
+    /// On its CPU's leaf list (`blocked.rs`), and how many of its children's cfs_rqs are.
+    pub on_list: bool,
+    pub children_on_list: u32,
     pub load: LoadWeight,
     /// Entities queued, curr included.
     pub nr_running: u32,

@@ -1,6 +1,7 @@
 //! `fair_sched_class`: the fair class behind the core's `SchedClass` interface.
 
 use super::bandwidth::{check_cfs_rq_runtime, check_enqueue_throttle};
+use super::blocked::list_add_leaf_cfs_rq;
 use super::capacity::task_fits_cpu;
 use super::h_load::HLoadCtx;
 use super::{load_avg, CfsRq, CfsRqId, Fair, SeId};
@@ -154,6 +155,9 @@ fn enqueue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) {
         fair(rq, env, q, |f| f.enqueue_entity(e, flags));
         if env.cfs_rqs[q as usize].nr_running == 1 {
             check_enqueue_throttle(rq, env, q);
+            if env.cfs_rqs[q as usize].throttle_count == 0 {
+                list_add_leaf_cfs_rq(rq, env, q);
+            }
         }
         count(env, q, 1, runnable);
         if env.cfs_rqs[q as usize].throttled {
@@ -233,19 +237,26 @@ fn set_buddy(env: &mut Env, se: SeId, kind: Buddy) {
 }
 
 /// `propagate_entity_cfs_rq`: a load change of `se`'s cfs_rq goes up the levels above it
-/// (`update_load_avg(UPDATE_TG)`), up to a throttled cfs_rq.
+/// (`update_load_avg(UPDATE_TG)`), up to a throttled cfs_rq, each level on the leaf list.
 fn propagate_entity_cfs_rq(rq: &mut Rq, env: &mut Env, se: SeId) {
     let (q, mut cur) = level_of(env, se);
     if env.cfs_rqs[q as usize].throttled {
         return;
+    }
+    if env.cfs_rqs[q as usize].throttle_count == 0 {
+        list_add_leaf_cfs_rq(rq, env, q);
     }
     while let Some(e) = cur {
         let (q, parent) = level_of(env, e);
         fair(rq, env, q, |f| {
             load_avg::update_load_avg(f, e, load_avg::UPDATE_TG)
         });
-        if env.cfs_rqs[q as usize].throttled {
+        let c = &env.cfs_rqs[q as usize];
+        if c.throttled {
             return;
+        }
+        if c.throttle_count == 0 {
+            list_add_leaf_cfs_rq(rq, env, q);
         }
         cur = parent;
     }

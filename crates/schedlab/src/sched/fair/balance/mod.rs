@@ -412,6 +412,7 @@ impl Sched {
         if !self.rd_overloaded() {
             return false;
         }
+        self.sched_balance_update_blocked_averages(cpu, h);
         self.update_cpu_capacity(cpu, h);
         for level in 0..self.topo.domains[cpu].len() {
             if self.topo.domains[cpu][level].flags & SD_BALANCE_NEWIDLE == 0 {
