@@ -255,6 +255,14 @@ impl Sched {
         }
         self.wakeup_preempt(cpu, id, wake_flags, h);
         self.task_woken(cpu, id, h);
+        // How long the CPU stayed idle after a newly idle balance (`avg_idle`, 1/8 of each
+        // sample, at most twice the longest balance).
+        let rq = &mut self.rqs[cpu];
+        if let Some(stamp) = rq.idle_stamp.take() {
+            let sample = (rq.clock.clock_task - stamp) as i64;
+            rq.avg_idle = (rq.avg_idle as i64 + (sample - rq.avg_idle as i64) / 8) as u64;
+            rq.avg_idle = rq.avg_idle.min(2 * rq.max_idle_balance_cost);
+        }
     }
 
     /// `task_woken` (and `switched_to_dl`/`switched_to_rt` for a new thread).

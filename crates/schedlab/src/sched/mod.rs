@@ -28,6 +28,7 @@ pub mod uclamp;
 pub mod util_est;
 pub mod weight;
 
+use crate::platform::OpCosts;
 use crate::platform::Platform;
 use crate::time::Ns;
 use clock_pelt::{CpuScale, RqClock};
@@ -82,6 +83,10 @@ pub struct Sched {
     nr_dead: u32,
     /// Per CPU, `distribute_cpu_mask_prev`: the CPU `cpumask_any_and_distribute` gave last.
     distribute_prev: Vec<usize>,
+    /// What the kernel's operations cost here (the cost model's table): a newly idle
+    /// balance's duration, which the kernel measures with `sched_clock`, is the price of
+    /// the work it did, whether or not the model charges it.
+    pub costs: OpCosts,
     /// `nohz.next_balance`: when an idle CPU's balance is next due.
     pub(crate) nohz_next_balance: Ns,
     /// `nohz.has_blocked` and `nohz.next_blocked`: idle CPUs may have blocked load to
@@ -140,6 +145,7 @@ impl Sched {
             nr_blocked: 0,
             nr_dead: 0,
             distribute_prev: vec![0; plat.nr_cpus()],
+            costs: plat.costs,
             nohz_next_balance: 0,
             nohz_has_blocked: false,
             nohz_next_blocked: 0,

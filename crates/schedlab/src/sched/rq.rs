@@ -3,6 +3,7 @@
 
 use super::clock_pelt::RqClock;
 use super::deadline::DlRq;
+use super::fair::balance::MIGRATION_COST_NS;
 use super::fair::CfsRqId;
 use super::ops::OpCounts;
 use super::pelt::{update_class_avg, SchedAvg};
@@ -48,6 +49,11 @@ pub struct Rq {
     /// `leaf_cfs_rq_list` (unordered here: `blocked.rs` sorts it), `has_blocked_load`, and
     /// the jiffy of the last blocked-load update.
     pub leaf_cfs_rq_list: Vec<CfsRqId>,
+    /// `avg_idle` (ns), when the CPU last went newly idle (`idle_stamp`), and the most a
+    /// newly idle balance of all its domains took (`max_idle_balance_cost`).
+    pub avg_idle: u64,
+    pub idle_stamp: Option<Ns>,
+    pub max_idle_balance_cost: u64,
     pub has_blocked_load: bool,
     pub last_blocked_load_update_tick: u64,
 }
@@ -78,6 +84,9 @@ impl Rq {
             h_load_throttle: u64::MAX,
             ops: OpCounts::default(),
             leaf_cfs_rq_list: Vec::new(),
+            avg_idle: 2 * MIGRATION_COST_NS,
+            idle_stamp: None,
+            max_idle_balance_cost: MIGRATION_COST_NS,
             has_blocked_load: false,
             last_blocked_load_update_tick: 0,
         }

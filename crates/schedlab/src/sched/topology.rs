@@ -74,6 +74,9 @@ pub struct SchedDomain {
     /// `last_balance`, ns.
     pub last_balance: Ns,
     pub nr_balance_failed: u32,
+    /// `max_newidle_lb_cost` (ns) and the jiffy of its last decay (`last_decay_max_lb_cost`).
+    pub max_newidle_lb_cost: u64,
+    pub last_decay_max_lb_cost: u64,
     /// `sd->imb_numa_nr`: the tasks a NUMA level lets stay on one node before balancing.
     pub imb_numa_nr: u32,
     /// Its schedstat counters.
@@ -215,6 +218,8 @@ fn sd_init(plat: &Platform, level: usize, span: Vec<usize>, now: Ns) -> SchedDom
         balance_interval: weight,
         last_balance: now,
         nr_balance_failed: 0,
+        max_newidle_lb_cost: 0,
+        last_decay_max_lb_cost: 0,
         imb_numa_nr: 0,
         stats: SdStats::default(),
     }

@@ -11,7 +11,7 @@ pub mod stats;
 
 use super::cpu_util;
 use crate::sched::hooks::Hooks;
-use crate::sched::ops::Op;
+use crate::sched::ops::{Op, OPS};
 use crate::sched::topology::{SchedDomain, SD_BALANCE_NEWIDLE, SD_SHARE_CPUCAPACITY};
 use crate::sched::Sched;
 use crate::time::Ns;
@@ -366,10 +366,21 @@ impl Sched {
         mut idle: CpuIdleType,
         h: &mut H,
     ) -> Ns {
-        let (now, tick) = (h.now(), self.tun.tick_ns);
+        let (now, tick, hz) = (h.now(), self.tun.tick_ns, self.feat.hz as u64);
         let mut busy = idle != CpuIdleType::Idle;
-        let mut next = now + 60 * self.feat.hz as u64 * tick;
+        let mut next = now + 60 * hz * tick;
+        let (mut need_decay, mut max_cost, mut continue_balancing) = (false, 0, true);
         for level in 0..self.topo.domains[cpu].len() {
+            // The newly idle costs decay here, on every domain's regular visit.
+            let sd = &mut self.topo.domains[cpu][level];
+            need_decay = update_newidle_cost(sd, 0, now / tick, hz);
+            max_cost += sd.max_newidle_lb_cost;
+            if !continue_balancing {
+                if need_decay {
+                    continue;
+                }
+                break;
+            }
             let mut interval =
                 self.sd_balance_interval(&self.topo.domains[cpu][level], busy) * tick;
             if now >= self.topo.domains[cpu][level].last_balance + interval {
@@ -386,44 +397,72 @@ impl Sched {
                 sd.last_balance = now;
                 interval = self.sd_balance_interval(&self.topo.domains[cpu][level], busy) * tick;
                 next = next.min(now + interval);
-                if !go_on {
-                    break;
-                }
+                continue_balancing = go_on;
             } else {
                 next = next.min(self.topo.domains[cpu][level].last_balance + interval);
             }
+        }
+        if need_decay {
+            self.rqs[cpu].max_idle_balance_cost = max_cost.max(MIGRATION_COST_NS);
         }
         next
     }
 
     /// `sched_balance_newidle`: a CPU about to go idle pulls from its domains, bottom-up,
-    /// while the root domain has a CPU with more than one task; it stops at the first task
-    /// pulled. True when one came. Simplified: balancing costs no time here, so `avg_idle`
-    /// and `max_newidle_lb_cost` never stop it.
+    /// while the root domain has a CPU with more than one task and the CPU is expected to
+    /// stay idle longer than balancing takes (`avg_idle` against each domain's
+    /// `max_newidle_lb_cost` and the cost so far); it stops at the first task pulled. True
+    /// when one came. A domain's cost is the price of the work counted during its pass.
     pub(crate) fn sched_balance_newidle<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> bool {
         // The CPU's next idle balance: each domain's idle interval after its last one.
         let tick = self.tun.tick_ns;
-        let mut next = h.now() + self.feat.hz as u64 * tick;
+        let now = h.now();
+        let mut next = now + self.feat.hz as u64 * tick;
         for sd in &self.topo.domains[cpu] {
             next = next.min(sd.last_balance + self.sd_balance_interval(sd, false) * tick);
         }
         self.rqs[cpu].next_balance = self.rqs[cpu].next_balance.min(next);
         self.rqs[cpu].misfit_task_load = 0; // update_misfit_status(NULL): about to idle
-        if !self.rd_overloaded() {
+        self.rqs[cpu].idle_stamp = Some(now);
+        let avg_idle = self.rqs[cpu].avg_idle;
+        let lowest = self.topo.domains[cpu].first();
+        if !self.rd_overloaded() || lowest.is_some_and(|sd| avg_idle < sd.max_newidle_lb_cost) {
             return false;
         }
+        let mut t0 = self.ops_cost_ns(cpu);
         self.sched_balance_update_blocked_averages(cpu, h);
         self.update_cpu_capacity(cpu, h);
+        let (jiffies, mut curr_cost, mut pulled) = (now / tick, 0, false);
         for level in 0..self.topo.domains[cpu].len() {
-            if self.topo.domains[cpu][level].flags & SD_BALANCE_NEWIDLE == 0 {
-                continue;
+            let sd = &self.topo.domains[cpu][level];
+            if avg_idle < curr_cost + sd.max_newidle_lb_cost {
+                break;
             }
-            let (moved, _) = self.sched_balance_rq(cpu, level, CpuIdleType::NewlyIdle, h);
-            if moved > 0 || self.nr_running(cpu) > 0 {
-                return true;
+            if sd.flags & SD_BALANCE_NEWIDLE != 0 {
+                let (moved, _) = self.sched_balance_rq(cpu, level, CpuIdleType::NewlyIdle, h);
+                pulled = moved > 0;
+                let t1 = self.ops_cost_ns(cpu);
+                let hz = self.feat.hz as u64;
+                update_newidle_cost(&mut self.topo.domains[cpu][level], t1 - t0, jiffies, hz);
+                (curr_cost, t0) = (curr_cost + t1 - t0, t1);
+            }
+            if pulled || self.nr_running(cpu) > 0 {
+                pulled = true;
+                break;
             }
         }
-        false
+        let rq = &mut self.rqs[cpu];
+        rq.max_idle_balance_cost = rq.max_idle_balance_cost.max(curr_cost);
+        if pulled {
+            rq.idle_stamp = None;
+        }
+        pulled
+    }
+
+    /// What the work counted on `cpu` so far costs (ns).
+    fn ops_cost_ns(&self, cpu: usize) -> u64 {
+        let ops = &self.rqs[cpu].ops;
+        OPS.iter().map(|&op| ops.get(op) * self.costs.get(op)).sum()
     }
 
     /// `rd->overloaded`: some CPU runs more than one task. Simplified: read from the
@@ -432,6 +471,20 @@ impl Sched {
     fn rd_overloaded(&self) -> bool {
         (0..self.rqs.len()).any(|c| self.nr_running(c) > 1)
     }
+}
+
+/// `update_newidle_cost`: a domain's newly idle cost is the most a pass took, decaying by
+/// about 1% a second (253/256) when not beaten; true when it decayed.
+fn update_newidle_cost(sd: &mut SchedDomain, cost: u64, jiffies: u64, hz: u64) -> bool {
+    if cost > sd.max_newidle_lb_cost {
+        sd.max_newidle_lb_cost = cost;
+        sd.last_decay_max_lb_cost = jiffies;
+    } else if jiffies > sd.last_decay_max_lb_cost + hz {
+        sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
+        sd.last_decay_max_lb_cost = jiffies;
+        return true;
+    }
+    false
 }
 
 #[cfg(test)]

@@ -423,3 +423,25 @@ mod intervals {
         assert_eq!(s.sd_balance_interval(&sd, true), 3);
     }
 }
+
+#[test]
+fn newidle_cost_is_the_max_and_decays_1_percent_a_second() {
+    // update_newidle_cost: a bigger cost replaces the max; an HZ later (strictly after)
+    // the max decays by 253/256: 1000 → 988 (integer division), then 988 → 976.
+    let plat = crate::platform::load_builtin("smp:2").unwrap();
+    let mut sd = crate::sched::topology::Topology::build(&plat, 0).domains[0][0].clone();
+    assert!(!super::update_newidle_cost(&mut sd, 1000, 5, 250));
+    assert_eq!(
+        (sd.max_newidle_lb_cost, sd.last_decay_max_lb_cost),
+        (1000, 5)
+    );
+    assert!(!super::update_newidle_cost(&mut sd, 0, 255, 250));
+    assert!(super::update_newidle_cost(&mut sd, 0, 256, 250));
+    assert_eq!(
+        (sd.max_newidle_lb_cost, sd.last_decay_max_lb_cost),
+        (988, 256)
+    );
+    assert!(!super::update_newidle_cost(&mut sd, 500, 300, 250));
+    assert!(super::update_newidle_cost(&mut sd, 0, 507, 250));
+    assert_eq!(sd.max_newidle_lb_cost, 976);
+}
