@@ -12,7 +12,7 @@
 //! has no IRQ time, so it is `rq_clock`).
 
 use super::blocked::{cfs_rq_is_decayed, list_add_leaf_cfs_rq, list_del_leaf_cfs_rq};
-use super::group::TgId;
+use super::group::{TaskGroup, TgId};
 use super::sched_class::{count, fair, level_of};
 use super::{load_avg, CfsRqId, Fair};
 use crate::sched::class::Env;
@@ -123,6 +123,13 @@ impl CfsBandwidth {
     /// `__refill_cfs_bandwidth_runtime` (no burst: the pool is the quota).
     fn refill(&mut self) {
         self.runtime = self.quota;
+    }
+}
+
+impl TaskGroup {
+    /// `tg_cfs_bandwidth` of a group with a quota.
+    fn cfs_b(&mut self) -> &mut CfsBandwidth {
+        self.bandwidth.as_deref_mut().expect("a group with a quota")
     }
 }
 
@@ -241,10 +248,7 @@ pub(super) fn check_enqueue_throttle(rq: &mut Rq, env: &mut Env, q: CfsRqId) {
     }
     fair(rq, env, q, |f| f.account_cfs_rq_runtime(0));
     let c = &env.cfs_rqs[q as usize];
-    let b = env.tgs[c.tg as usize]
-        .bandwidth
-        .as_deref()
-        .expect("limited");
+    let b = env.tgs[c.tg as usize].cfs_b();
     if b.runtime_remaining[env.hooks.cpu] <= 0 {
         throttle_cfs_rq(rq, env, q);
     }
@@ -254,10 +258,7 @@ pub(super) fn check_enqueue_throttle(rq: &mut Rq, env: &mut Env, q: CfsRqId) {
 /// group's entity out of the hierarchy (its tasks stay queued on their cfs_rqs).
 fn throttle_cfs_rq(rq: &mut Rq, env: &mut Env, q: CfsRqId) -> bool {
     let (cpu, tg) = (env.hooks.cpu, env.cfs_rqs[q as usize].tg);
-    let b = env.tgs[tg as usize]
-        .bandwidth
-        .as_deref_mut()
-        .expect("limited");
+    let b = env.tgs[tg as usize].cfs_b();
     if b.assign(cpu, 1, tg, &mut env.hooks) {
         return false;
     }
@@ -289,10 +290,7 @@ fn throttle_cfs_rq(rq: &mut Rq, env: &mut Env, q: CfsRqId) -> bool {
     }
     env.cfs_rqs[q as usize].throttled = true;
     let now = rq.clock.clock_task;
-    let b = env.tgs[tg as usize]
-        .bandwidth
-        .as_deref_mut()
-        .expect("limited");
+    let b = env.tgs[tg as usize].cfs_b();
     if env.cfs_rqs[q as usize].nr_running != 0 {
         b.throttled_clock[cpu] = Some(now);
     }
@@ -306,10 +304,7 @@ fn unthrottle_cfs_rq(rq: &mut Rq, env: &mut Env, q: CfsRqId) {
     let root_queued = env.cfs().h_nr_queued;
     env.cfs_rqs[q as usize].throttled = false;
     let now = rq.clock.clock_task;
-    let b = env.tgs[tg as usize]
-        .bandwidth
-        .as_deref_mut()
-        .expect("limited");
+    let b = env.tgs[tg as usize].cfs_b();
     if let Some(t) = b.throttled_clock[cpu].take() {
         b.throttled_time += now - t;
     }
@@ -363,7 +358,7 @@ impl Sched {
         for tg in 0..self.tgs.len() {
             if self.tgs[tg].bandwidth.is_some() {
                 let mut hooks = RqHooks::new(h, &self.tasks, 0, None);
-                let b = self.tgs[tg].bandwidth.as_deref_mut().expect("limited");
+                let b = self.tgs[tg].cfs_b();
                 b.start(tg as TgId, &mut hooks);
             }
         }
@@ -372,10 +367,7 @@ impl Sched {
     /// `sched_cfs_period_timer` → `do_sched_cfs_period_timer`: refill the pool; hand it to
     /// the throttled cfs_rqs; stop after a period in which nothing ran.
     pub(crate) fn sched_cfs_period_timer<H: Hooks>(&mut self, tg: TgId, h: &mut H) -> bool {
-        let b = self.tgs[tg as usize]
-            .bandwidth
-            .as_deref_mut()
-            .expect("limited");
+        let b = self.tgs[tg as usize].cfs_b();
         let overrun = b.forward(h.now());
         let mut throttled = !b.throttled.is_empty();
         b.nr_periods += overrun;
@@ -388,27 +380,12 @@ impl Sched {
             b.idle = true;
         } else {
             b.nr_throttled += overrun;
-            while throttled
-                && self.tgs[tg as usize]
-                    .bandwidth
-                    .as_ref()
-                    .expect("limited")
-                    .runtime
-                    > 0
-            {
+            while throttled && self.tgs[tg as usize].cfs_b().runtime > 0 {
                 throttled = self.distribute_cfs_runtime(tg, h);
             }
-            self.tgs[tg as usize]
-                .bandwidth
-                .as_deref_mut()
-                .expect("limited")
-                .idle = false;
+            self.tgs[tg as usize].cfs_b().idle = false;
         }
-        let at = self.tgs[tg as usize]
-            .bandwidth
-            .as_ref()
-            .expect("limited")
-            .expires;
+        let at = self.tgs[tg as usize].cfs_b().expires;
         h.arm(at, SchedTimer::CfsPeriod { tg });
         true
     }
@@ -416,10 +393,7 @@ impl Sched {
     /// `sched_cfs_slack_timer`: runtime given back is handed to throttled cfs_rqs, unless
     /// a refill is near.
     pub(crate) fn sched_cfs_slack_timer<H: Hooks>(&mut self, tg: TgId, h: &mut H) -> bool {
-        let b = self.tgs[tg as usize]
-            .bandwidth
-            .as_deref_mut()
-            .expect("limited");
+        let b = self.tgs[tg as usize].cfs_b();
         b.slack_started = false;
         if !b.refresh_within(h.now(), MIN_BANDWIDTH_EXPIRATION) && b.runtime > CFS_BANDWIDTH_SLICE {
             self.distribute_cfs_runtime(tg, h);
@@ -430,18 +404,12 @@ impl Sched {
     /// `distribute_cfs_runtime`: each throttled cfs_rq in turn gets what it overran and
     /// 1 ns, while the pool lasts, and is unthrottled; true when some stay throttled.
     fn distribute_cfs_runtime<H: Hooks>(&mut self, tg: TgId, h: &mut H) -> bool {
-        let b = self.tgs[tg as usize]
-            .bandwidth
-            .as_deref_mut()
-            .expect("limited");
+        let b = self.tgs[tg as usize].cfs_b();
         let cpus = b.throttled.clone();
         let mut throttled = false;
         for cpu in cpus {
             let q = self.tgs[tg as usize].cfs_rq[cpu];
-            let b = self.tgs[tg as usize]
-                .bandwidth
-                .as_deref_mut()
-                .expect("limited");
+            let b = self.tgs[tg as usize].cfs_b();
             if b.runtime == 0 {
                 return true;
             }
