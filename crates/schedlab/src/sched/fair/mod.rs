@@ -323,6 +323,14 @@ impl Fair<'_, '_> {
         }
     }
 
+    /// `update_curr` unless curr already left the queue (the pick's charge: its
+    /// put_prev_entity may not have run).
+    pub fn update_queued_curr(&mut self) {
+        if self.cfs.curr.is_some_and(|c| self.ses[c as usize].on_rq) {
+            self.update_curr();
+        }
+    }
+
     /// `account_entity_enqueue`: a task joins the head of `rq->cfs_tasks`.
     fn account_enqueue(&mut self, id: SeId) {
         let se = &self.ses[id as usize];

@@ -313,10 +313,20 @@ fn put_or_set_up(rq: &mut Rq, env: &mut Env, from: Option<SeId>, set: bool) {
     }
 }
 
-/// `put_prev_entity`, then `check_cfs_rq_runtime` on its cfs_rq.
+/// `put_prev_entity`, then `check_cfs_rq_runtime` on its cfs_rq if limited.
 fn put_prev_entity(rq: &mut Rq, env: &mut Env, q: CfsRqId, se: SeId) {
     fair(rq, env, q, |f| f.put_prev_entity(se));
-    check_cfs_rq_runtime(rq, env, q);
+    if is_limited(env, q) {
+        check_cfs_rq_runtime(rq, env, q);
+    }
+}
+
+/// Does cfs_rq `q`'s group have a quota (`cfs_rq->runtime_enabled`)?
+#[inline]
+fn is_limited(env: &Env, q: CfsRqId) -> bool {
+    env.tgs[env.cfs_rqs[q as usize].tg as usize]
+        .bandwidth
+        .is_some()
 }
 
 /// `pick_next_task_fair`'s switch from fair task `prev` to fair task `next`: only the
@@ -338,8 +348,15 @@ pub fn put_prev_set_next_fair(rq: &mut Rq, env: &mut Env, prev: u32, next: u32) 
         }
     }
     let q = level_of(env, se).0;
-    put_prev_entity(rq, env, q, pse);
-    fair(rq, env, q, |f| f.set_next_entity(se));
+    if is_limited(env, q) {
+        put_prev_entity(rq, env, q, pse);
+        fair(rq, env, q, |f| f.set_next_entity(se));
+    } else {
+        fair(rq, env, q, |f| {
+            f.put_prev_entity(pse);
+            f.set_next_entity(se);
+        });
+    }
     set_next_task_tail(rq, env, next);
 }
 
@@ -464,15 +481,20 @@ impl SchedClass for FairClass {
                 return None;
             }
             loop {
-                fair(rq, env, q, |f| {
-                    if f.cfs.curr.is_some_and(|c| f.ses[c as usize].on_rq) {
-                        f.update_curr();
+                // A limited cfs_rq is charged, then checked, before the pick.
+                let limited = is_limited(env, q);
+                if limited {
+                    fair(rq, env, q, |f| f.update_queued_curr());
+                    if check_cfs_rq_runtime(rq, env, q) {
+                        continue 'again;
                     }
-                });
-                if check_cfs_rq_runtime(rq, env, q) {
-                    continue 'again;
                 }
-                let se = fair(rq, env, q, |f| f.pick_next_entity())?;
+                let se = fair(rq, env, q, |f| {
+                    if !limited {
+                        f.update_queued_curr();
+                    }
+                    f.pick_next_entity()
+                })?;
                 let e = &env.ses[se as usize];
                 if e.sched_delayed {
                     dequeue_entities(rq, env, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
