@@ -36,10 +36,15 @@ pub(super) fn list_add_leaf_cfs_rq(rq: &mut Rq, env: &mut Env, q: CfsRqId) {
 
 /// `list_del_leaf_cfs_rq`.
 pub(super) fn list_del_leaf_cfs_rq(rq: &mut Rq, env: &mut Env, q: CfsRqId) {
-    if !std::mem::replace(&mut env.cfs_rqs[q as usize].on_list, false) {
-        return;
+    if env.cfs_rqs[q as usize].on_list {
+        rq.leaf_cfs_rq_list.retain(|&c| c != q);
+        unlist(env, q);
     }
-    rq.leaf_cfs_rq_list.retain(|&c| c != q);
+}
+
+/// A cfs_rq taken off the list: its parent has one child fewer on it.
+fn unlist(env: &mut Env, q: CfsRqId) {
+    env.cfs_rqs[q as usize].on_list = false;
     if let Some(p) = parent_cfs_rq(env, q) {
         env.cfs_rqs[p as usize].children_on_list -= 1;
     }
@@ -86,14 +91,11 @@ fn update_blocked_fair(rq: &mut Rq, env: &mut Env) -> bool {
         if c.avg.load_avg != 0 || c.avg.util_avg != 0 {
             done = false; // cfs_rq_has_blocked
         }
-        if !cfs_rq_is_decayed(env, q) {
-            return true;
+        let decayed = cfs_rq_is_decayed(env, q);
+        if decayed {
+            unlist(env, q);
         }
-        env.cfs_rqs[q as usize].on_list = false;
-        if let Some(p) = parent_cfs_rq(env, q) {
-            env.cfs_rqs[p as usize].children_on_list -= 1;
-        }
-        false
+        !decayed
     });
     rq.leaf_cfs_rq_list = list;
     done
