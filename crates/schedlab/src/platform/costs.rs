@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::sched::ops::{Op, OPS};
+use crate::sched::ops::{Op, OpCounts, OPS};
 
 /// The most one operation may cost (1 ms).
 pub const MAX_OP_COST_NS: u64 = 1_000_000;
@@ -52,6 +52,12 @@ impl OpCosts {
     #[inline(always)]
     pub fn get(&self, op: Op) -> u64 {
         self.0[op as usize]
+    }
+
+    /// What the work `ops` counts costs (ns).
+    #[inline]
+    pub fn price(&self, ops: &OpCounts) -> u64 {
+        OPS.iter().map(|&op| ops.get(op) * self.get(op)).sum()
     }
 
     /// The defaults with a platform file's `[overhead]` entries (`NAME_ns = N`) over them.

@@ -130,7 +130,7 @@ impl Sim {
         let res = Resources::new(&prog);
         sched.init_mutexes(prog.nr_mutexes(), prog.pi);
         let eng = Engine {
-            overhead: Overhead::new(sched.feat.overhead, plat.costs, nr_cpus),
+            overhead: Overhead::new(sched.feat.overhead, sched.costs, nr_cpus),
             now: SIM_START,
             tick_ns: sched.feat.tick_ns(),
             plat,

@@ -9,7 +9,7 @@
 //! an idle CPU delays the next thread there but is not busy time for the energy model.
 
 use crate::platform::OpCosts;
-use crate::sched::ops::{OpCounts, OPS};
+use crate::sched::ops::OpCounts;
 use crate::time::Ns;
 
 /// One CPU's kernel time.
@@ -52,9 +52,7 @@ impl Overhead {
         if k.charged == *ops {
             return 0;
         }
-        let ns: Ns = (OPS.iter())
-            .map(|&op| (ops.get(op) - k.charged.get(op)) * costs.get(op))
-            .sum();
+        let ns = costs.price(ops) - costs.price(&k.charged);
         k.charged = *ops;
         k.sys_ns += ns;
         k.until = k.until.max(now) + ns;
@@ -93,7 +91,7 @@ impl Overhead {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::ops::Op;
+    use crate::sched::ops::{Op, OPS};
 
     fn costs() -> OpCosts {
         let mut c = OpCosts([0; OPS.len()]);

@@ -11,7 +11,7 @@ pub mod stats;
 
 use super::cpu_util;
 use crate::sched::hooks::Hooks;
-use crate::sched::ops::{Op, OPS};
+use crate::sched::ops::Op;
 use crate::sched::topology::{SchedDomain, SD_BALANCE_NEWIDLE, SD_SHARE_CPUCAPACITY};
 use crate::sched::Sched;
 use crate::time::Ns;
@@ -461,8 +461,7 @@ impl Sched {
 
     /// What the work counted on `cpu` so far costs (ns).
     fn ops_cost_ns(&self, cpu: usize) -> u64 {
-        let ops = &self.rqs[cpu].ops;
-        OPS.iter().map(|&op| ops.get(op) * self.costs.get(op)).sum()
+        self.costs.price(&self.rqs[cpu].ops)
     }
 
     /// `rd->overloaded`: some CPU runs more than one task. Simplified: read from the
