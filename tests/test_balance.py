@@ -95,3 +95,22 @@ def test_an_idle_cpus_blocked_load_decays_every_32_ms():
     assert set(steps[:6]) == {36_000_000}, steps
     for a, b in zip(util[:5], util[1:6]):
         assert abs(b / a - 0.467) <= 0.03 * 0.467, util
+
+
+def test_newly_idle_balancing_is_gated_as_each_kernel_gated_it():
+    # One task on CPU0 of smp:2 runs 100 µs and sleeps, 10 times, with no timer slack: CPU0 goes
+    # newly idle 11 times (each sleep and the exit); no CPU ever has two tasks.
+    # - none (≤ 2.6.34): every time.
+    # - cost (3.13+, 6.1's and 6.12's): never, as no CPU is overloaded.
+    # - migration_cost (2.6.35-3.12): while avg_idle ≥ 0.5 ms. It starts at 1 ms and moves 1/8 of the
+    #   way to each idle stretch. Stretches of 900 µs keep it above: 11. Stretches of 100 µs take it
+    #   (integer steps, truncated) 1,000,000 → 887,500 → 789,063 → 702,931 → 627,565 → 561,620 →
+    #   503,918 → 453,429: the first 7 entries balance, the rest do not.
+    expected = {900: {"none": 11, "cost": 0, "migration_cost": 11},
+                100: {"none": 11, "cost": 0, "migration_cost": 7}}
+    for sleep, by_gate in expected.items():
+        wl = {"global": {"default_policy": "SCHED_OTHER"},
+              "tasks": {"t": {"loop": 10, "run": 100, "sleep": sleep, "cpus": [0]}}}
+        for gate, n in by_gate.items():
+            r = schedlab.run(wl, "smp:2", sets=["timer.slack_ns=0", f"fair.newidle_gate={gate}"])
+            assert [(d["cpu"], d["lb_count_newidle"]) for d in r.domain_rows] == [(0, n), (1, 0)], (sleep, gate)

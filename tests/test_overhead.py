@@ -101,3 +101,16 @@ def test_lazy_and_eager_h_load_agree_on_every_value_and_differ_in_work():
     assert oe["update_h_load"] > 0 and oe["tg_load_down"] == 54 * oe["update_h_load"]
     assert oe["h_load_step"] == 0
     assert ol["update_h_load"] == ol["tg_load_down"] == 0 and ol["h_load_step"] > 0
+
+
+def test_the_balancing_cpu_does_the_eager_walk_of_its_sources_groups():
+    # smp:2: two hogs on CPU 0, a 10 ms task on CPU 1 (tests/test_balance.py's newly idle pull).
+    # At 10 ms CPU 1, newly idle, pulls a hog from CPU 0: before detaching it walks CPU 0's
+    # groups (update_h_load(src_cpu) runs on this_cpu), the root and 10 idle ones, once.
+    w = {"global": {"duration": 1}, "tasks": {
+        "h": {"instance": 2, "loop": 1, "phases": {"p0": {"cpus": [0], "run": 1000},
+                                                   "p1": {"cpus": [0, 1], "run": 100_000_000}}},
+        "t": {"cpus": [1], "loop": 1, "run": 10_000}}}
+    r = schedlab.run(w, "smp:2", sets=["fair.h_load=eager"], idle_cgroups=10)
+    walks = {(o["cpu"], o["op"]): o["count"] for o in r.op_rows if o["op"] in ("update_h_load", "tg_load_down")}
+    assert walks == {(0, "update_h_load"): 0, (0, "tg_load_down"): 0, (1, "update_h_load"): 1, (1, "tg_load_down"): 11}

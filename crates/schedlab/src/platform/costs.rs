@@ -22,12 +22,12 @@ impl Default for OpCosts {
             c[op as usize] = match op {
                 // Calibrated on seed 001's no-group run (24.3% sy, `__schedule` 7.57% and
                 // `timerqueue_add` 7.08% of its cycles): docs/overhead.md.
-                Op::ContextSwitch => 620,
-                Op::Nanosleep => 570,
-                Op::HrtimerIrq => 440,
-                Op::WakeupLocal => 310,
-                Op::WakeupRemote => 570,
-                Op::Tick => 620,
+                Op::ContextSwitch => 610,
+                Op::Nanosleep => 549,
+                Op::HrtimerIrq => 427,
+                Op::WakeupLocal => 305,
+                Op::WakeupRemote => 549,
+                Op::Tick => 610,
                 // Estimated from cache latencies (docs/overhead.md): a PELT update touches
                 // two or three hot lines and does one 32-period decay.
                 Op::PeltUpdate | Op::BlockedUpdate => 40,
@@ -36,7 +36,7 @@ impl Default for OpCosts {
                 Op::BalanceDomain => 400,
                 Op::BalanceGroup => 100,
                 Op::BalanceTask => 60,
-                Op::Migration => 185,
+                Op::Migration => 183,
                 Op::UpdateHLoad => 50,
                 // One visit: the sibling list's next group (an L3 hit) and its per-CPU
                 // cfs_rq and entity (DRAM misses, overlapped): docs/overhead.md.

@@ -5,6 +5,7 @@ use super::class::{self, Class, Dequeued, Env, SchedClass};
 use super::clock_pelt::Invariance;
 use super::deadline::SchedDlEntity;
 use super::fair::balance::stats::CpuIdleType;
+use super::fair::balance::update_avg_idle;
 use super::fair::group::TgId;
 use super::fair::sched_class::{attach_task_cfs_rq, detach_task_cfs_rq, put_prev_set_next_fair};
 use super::fair::{SchedEntity, SeId};
@@ -255,13 +256,12 @@ impl Sched {
         }
         self.wakeup_preempt(cpu, id, wake_flags, h);
         self.task_woken(cpu, id, h);
-        // How long the CPU stayed idle after a newly idle balance (`avg_idle`, 1/8 of each
-        // sample, at most twice the longest balance).
+        // How long the CPU stayed idle after a newly idle balance.
         let rq = &mut self.rqs[cpu];
         if let Some(stamp) = rq.idle_stamp.take() {
-            let sample = (rq.clock.clock_task - stamp) as i64;
-            rq.avg_idle = (rq.avg_idle as i64 + (sample - rq.avg_idle as i64) / 8) as u64;
-            rq.avg_idle = rq.avg_idle.min(2 * rq.max_idle_balance_cost);
+            let sample = rq.clock.clock_task - stamp;
+            let gate = self.feat.newidle_gate;
+            rq.avg_idle = update_avg_idle(rq.avg_idle, sample, rq.max_idle_balance_cost, gate);
         }
     }
 

@@ -26,6 +26,20 @@ pub enum HLoad {
     Eager,
 }
 
+/// What lets a CPU going idle balance (`sched_balance_newidle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NewidleGate {
+    /// 3.13+: some CPU is overloaded, and `avg_idle` covers each domain's
+    /// `max_newidle_lb_cost` plus the cost so far; `avg_idle` is capped at twice the CPU's
+    /// longest pass.
+    Cost,
+    /// 2.6.35 to 3.12: `avg_idle` is at least `sysctl_sched_migration_cost` (a sample above
+    /// twice that sets it there); then every domain.
+    MigrationCost,
+    /// ≤ 2.6.34: every newly idle CPU balances all its domains.
+    None,
+}
+
 /// `sysctl_sched_tunable_scaling`: how the fair tunables grow with the CPU count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TunableScaling {
@@ -110,6 +124,8 @@ pub struct Features {
     pub fair_server_period_ns: u64,
     /// How task_h_load's group factors are kept.
     pub h_load: HLoad,
+    /// What lets a newly idle CPU balance.
+    pub newidle_gate: NewidleGate,
     /// `update_tg_load_avg` at most once per ms per cfs_rq (6.7+).
     pub tg_load_avg_ratelimit: bool,
     /// The cost model: the scheduler's work takes the CPU's time (`sim/overhead.rs`).
@@ -164,7 +180,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 20] = [
+pub const SWITCHES: [Switch; 21] = [
     Switch {
         key: "fair.policy",
         doc: "eevdf | cfs",
@@ -246,6 +262,25 @@ pub const SWITCHES: [Switch; 20] = [
             f.h_load = match v {
                 "lazy" => HLoad::Lazy,
                 "eager" => HLoad::Eager,
+                _ => return None,
+            };
+            Some(())
+        },
+    },
+    Switch {
+        key: "fair.newidle_gate",
+        doc: "cost (3.13+: avg_idle against each domain's max_newidle_lb_cost) | migration_cost (2.6.35–3.12: avg_idle ≥ 0.5 ms) | none (≤2.6.34: always)",
+        preset: ["cost", "cost"],
+        get: |f| match f.newidle_gate {
+            NewidleGate::Cost => "cost".into(),
+            NewidleGate::MigrationCost => "migration_cost".into(),
+            NewidleGate::None => "none".into(),
+        },
+        set: |f, v| {
+            f.newidle_gate = match v {
+                "cost" => NewidleGate::Cost,
+                "migration_cost" => NewidleGate::MigrationCost,
+                "none" => NewidleGate::None,
                 _ => return None,
             };
             Some(())
@@ -404,6 +439,7 @@ impl Features {
             fair_server_runtime_ns: 0,
             fair_server_period_ns: 4_194_304_000,
             h_load: HLoad::Lazy,
+            newidle_gate: NewidleGate::Cost,
             tg_load_avg_ratelimit: false,
             overhead: false,
             bits: 0,

@@ -30,7 +30,7 @@ pub struct HLoadCtx<'a> {
 }
 
 impl<'a> HLoadCtx<'a> {
-    /// `cpu`'s groups (its runqueue `rq`) at the current jiffy.
+    /// `cpu`'s groups (its runqueue `rq`) at the current jiffy, the work counted on `rq`.
     pub fn new(
         rq: &'a mut Rq,
         cfs_rqs: &'a mut [CfsRq],
@@ -146,33 +146,53 @@ impl HLoadCtx<'_> {
 }
 
 impl Sched {
-    /// The h_load context of `cpu`'s groups now.
-    fn h_load_ctx(&mut self, cpu: usize) -> HLoadCtx<'_> {
-        let rq = &mut self.rqs[cpu];
-        HLoadCtx::new(
-            rq,
-            &mut self.cfs_rqs,
-            &self.ses,
-            &self.tgs,
+    /// The h_load context of `cpu`'s groups now, the work done (and counted) by CPU `by`:
+    /// the balancing CPU computes its source's values.
+    fn h_load_ctx(&mut self, cpu: usize, by: usize) -> HLoadCtx<'_> {
+        if cpu == by {
+            let rq = &mut self.rqs[cpu];
+            return HLoadCtx::new(
+                rq,
+                &mut self.cfs_rqs,
+                &self.ses,
+                &self.tgs,
+                cpu,
+                self.tun.tick_ns,
+            );
+        }
+        let (rq, worker) = if cpu < by {
+            let (low, high) = self.rqs.split_at_mut(by);
+            (&mut low[cpu], &mut high[0])
+        } else {
+            let (low, high) = self.rqs.split_at_mut(cpu);
+            (&mut high[0], &mut low[by])
+        };
+        HLoadCtx {
+            cfs_rqs: &mut self.cfs_rqs,
+            ses: &self.ses,
+            tgs: &self.tgs,
             cpu,
-            self.tun.tick_ns,
-        )
+            now: rq.clock.clock_task / self.tun.tick_ns,
+            throttle: &mut rq.h_load_throttle,
+            ops: &mut worker.ops,
+        }
     }
 
-    /// `task_h_load(p)`, on its CPU.
-    pub fn task_h_load(&mut self, p: u32) -> u64 {
+    /// `task_h_load(p)`, computed by CPU `by`.
+    pub fn task_h_load(&mut self, p: u32, by: usize) -> u64 {
         let (se, cpu, mode) = (
             self.tasks[p as usize].se,
             self.tasks[p as usize].cpu,
             self.feat.h_load,
         );
-        self.h_load_ctx(cpu).task_h_load(se, mode)
+        self.h_load_ctx(cpu, by).task_h_load(se, mode)
     }
 
-    /// Eager h_load (≤ 3.11): `update_h_load(src_cpu)` before a balance pass moves tasks.
-    pub fn update_h_load(&mut self, cpu: usize) {
+    /// Eager h_load (≤ 3.11): `update_h_load(src_cpu)` before a balance pass moves tasks,
+    /// walked by the balancing CPU `by`.
+    pub fn update_h_load(&mut self, cpu: usize, by: usize) {
         if self.feat.h_load == HLoad::Eager {
-            self.h_load_ctx(cpu).update_h_load();
+            self.h_load_ctx(cpu, by).update_h_load();
         }
     }
 }

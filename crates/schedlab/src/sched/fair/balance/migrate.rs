@@ -22,6 +22,8 @@ const LBF_SOME_PINNED: u32 = 0x08;
 
 /// Part of `struct lb_env`: one pass's source, destination and progress.
 pub(super) struct LbEnv {
+    /// The CPU balancing, which does the work (`this_cpu`; `dst_cpu` may move off it).
+    this_cpu: usize,
     dst_cpu: usize,
     src_cpu: usize,
     idle: CpuIdleType,
@@ -51,6 +53,7 @@ impl LbEnv {
         sd: &SchedDomain,
     ) -> LbEnv {
         LbEnv {
+            this_cpu: dst,
             dst_cpu: dst,
             src_cpu: src,
             idle,
@@ -139,7 +142,7 @@ impl Sched {
                 break;
             }
             env.loops += 1;
-            self.rqs[env.dst_cpu].ops.add(Op::BalanceTask, 1);
+            self.rqs[env.this_cpu].ops.add(Op::BalanceTask, 1);
             if env.loops > env.loop_max {
                 break;
             }
@@ -172,7 +175,7 @@ impl Sched {
         let over = |v: u64| (v >> failed.min(63)) as i64 > env.imb.imbalance;
         match env.imb.migration_type {
             MigrationType::Load => {
-                let load = self.task_h_load(p).max(1);
+                let load = self.task_h_load(p, env.this_cpu).max(1);
                 if over(load) {
                     return false;
                 }

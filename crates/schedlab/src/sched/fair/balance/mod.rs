@@ -10,6 +10,7 @@ mod nohz;
 pub mod stats;
 
 use super::cpu_util;
+use crate::sched::features::NewidleGate;
 use crate::sched::hooks::Hooks;
 use crate::sched::ops::Op;
 use crate::sched::topology::{SchedDomain, SD_BALANCE_NEWIDLE, SD_SHARE_CPUCAPACITY};
@@ -158,7 +159,7 @@ impl Sched {
                 break (env, 0);
             }
             // ≤ 3.11 (eager h_load): every group's h_load on the source, once per jiffy.
-            self.update_h_load(src);
+            self.update_h_load(src, cpu);
             let moved = self.detach_attach(&mut env, h);
             let sd = &mut self.topo.domains[cpu][level];
             sd.stats.lb_gained[i] += moved;
@@ -413,6 +414,7 @@ impl Sched {
     /// stay idle longer than balancing takes (`avg_idle` against each domain's
     /// `max_newidle_lb_cost` and the cost so far); it stops at the first task pulled. True
     /// when one came. A domain's cost is the price of the work counted during its pass.
+    /// Older kernels' gates: `fair.newidle_gate`.
     pub(crate) fn sched_balance_newidle<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> bool {
         // The CPU's next idle balance: each domain's idle interval after its last one.
         let tick = self.tun.tick_ns;
@@ -425,8 +427,16 @@ impl Sched {
         self.rqs[cpu].misfit_task_load = 0; // update_misfit_status(NULL): about to idle
         self.rqs[cpu].idle_stamp = Some(now);
         let avg_idle = self.rqs[cpu].avg_idle;
+        let gate = self.feat.newidle_gate;
         let lowest = self.topo.domains[cpu].first();
-        if !self.rd_overloaded() || lowest.is_some_and(|sd| avg_idle < sd.max_newidle_lb_cost) {
+        let skip = match gate {
+            NewidleGate::Cost => {
+                !self.rd_overloaded() || lowest.is_some_and(|sd| avg_idle < sd.max_newidle_lb_cost)
+            }
+            NewidleGate::MigrationCost => avg_idle < MIGRATION_COST_NS,
+            NewidleGate::None => false,
+        };
+        if skip {
             return false;
         }
         let mut t0 = self.ops_cost_ns(cpu);
@@ -435,7 +445,7 @@ impl Sched {
         let (jiffies, mut curr_cost, mut pulled) = (now / tick, 0, false);
         for level in 0..self.topo.domains[cpu].len() {
             let sd = &self.topo.domains[cpu][level];
-            if avg_idle < curr_cost + sd.max_newidle_lb_cost {
+            if gate == NewidleGate::Cost && avg_idle < curr_cost + sd.max_newidle_lb_cost {
                 break;
             }
             if sd.flags & SD_BALANCE_NEWIDLE != 0 {
@@ -484,6 +494,19 @@ fn update_newidle_cost(sd: &mut SchedDomain, cost: u64, jiffies: u64, hz: u64) -
         return true;
     }
     false
+}
+
+/// `avg_idle` after an idle stretch of `sample` ns (`ttwu_do_activate`): 1/8 of the way to
+/// each sample, at most twice the CPU's longest newly idle pass; ≤ 3.12 (before "sched:
+/// Reduce overestimating rq->avg_idle") a sample above twice the migration cost sets it
+/// there outright.
+pub(crate) fn update_avg_idle(avg: u64, sample: u64, max_cost: u64, gate: NewidleGate) -> u64 {
+    let ewma = (avg as i64 + (sample as i64 - avg as i64) / 8) as u64;
+    match gate {
+        NewidleGate::Cost => ewma.min(2 * max_cost),
+        _ if sample > 2 * MIGRATION_COST_NS => 2 * MIGRATION_COST_NS,
+        _ => ewma,
+    }
 }
 
 #[cfg(test)]
