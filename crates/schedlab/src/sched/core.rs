@@ -551,10 +551,10 @@ impl Sched {
         let t = &mut self.tasks[id as usize];
         t.cpu = cpu;
         let tg = &self.tgs[t.tg as usize];
-        let parent = tg.se.get(cpu).copied();
+        let parent = tg.se(cpu);
         let depth = parent.map_or(0, |p| self.ses[p as usize].depth + 1);
         let se = &mut self.ses[t.se as usize];
-        (se.cfs_rq, se.parent, se.depth) = (tg.cfs_rq[cpu], parent, depth);
+        (se.cfs_rq, se.parent, se.depth) = (tg.cfs_rq(cpu), parent, depth);
     }
 
     /// `move_queued_task` (push and pull): `deactivate_task` + `set_task_cpu` +

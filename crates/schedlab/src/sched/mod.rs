@@ -127,7 +127,7 @@ impl Sched {
         let topo = Topology::build(plat, BOOT);
         Sched {
             cfs_rqs: vec![CfsRq::default(); rqs.len()],
-            tgs: vec![TaskGroup::root(rqs.len())],
+            tgs: vec![TaskGroup::root()],
             rqs,
             tasks: Vec::new(),
             ses: Vec::new(),

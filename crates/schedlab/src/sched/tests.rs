@@ -272,3 +272,13 @@ fn a_task_woken_on_another_cpu_is_queued_on_that_cpus_root_cfs_rq() {
     assert_eq!(s.cfs_rqs[1].curr, Some(se as u32));
     assert_eq!(s.rqs[1].curr, Some(t));
 }
+
+#[test]
+fn a_group_costs_at_most_512_bytes_per_cpu() {
+    // The target per (group, CPU) pair: its entity and cfs_rq, with 32 bytes left for its
+    // share of the group itself (a TaskGroup, its path and its place in its parent's children,
+    // over 8 CPUs) and the allocator's headers.
+    use super::fair::{CfsRq, SchedEntity};
+    let pair = std::mem::size_of::<CfsRq>() + std::mem::size_of::<SchedEntity>();
+    assert!(pair <= 480, "entity + cfs_rq = {pair} bytes");
+}

@@ -205,7 +205,7 @@ fn walk_tg_tree_from(env: &mut Env, tg: TgId, mut visit: impl FnMut(&mut Env, Tg
 fn throttle_count(rq: &mut Rq, env: &mut Env, tg: TgId, down: bool) {
     let (cpu, now) = (env.hooks.cpu, rq.clock.pelt_now());
     walk_tg_tree_from(env, tg, |env, g| {
-        let q = env.tgs[g as usize].cfs_rq[cpu];
+        let q = env.tgs[g as usize].cfs_rq(cpu);
         let c = &mut env.cfs_rqs[q as usize];
         if down {
             c.throttle_count += 1;
@@ -266,7 +266,7 @@ fn throttle_cfs_rq(rq: &mut Rq, env: &mut Env, q: CfsRqId) -> bool {
     throttle_count(rq, env, tg, true);
     let c = &env.cfs_rqs[q as usize];
     let (queued, runnable) = (c.h_nr_queued as i32, c.h_nr_runnable as i32);
-    let mut se = Some(env.tgs[tg as usize].se[cpu]);
+    let mut se = env.tgs[tg as usize].se(cpu);
     let mut dequeue = true;
     while let Some(e) = se {
         if !env.ses[e as usize].on_rq {
@@ -315,7 +315,7 @@ fn unthrottle_cfs_rq(rq: &mut Rq, env: &mut Env, q: CfsRqId) {
         return;
     }
     let (queued, runnable) = (c.h_nr_queued as i32, c.h_nr_runnable as i32);
-    let mut se = Some(env.tgs[tg as usize].se[cpu]);
+    let mut se = env.tgs[tg as usize].se(cpu);
     let mut enqueue = true;
     while let Some(e) = se {
         let (pq, parent) = level_of(env, e);
@@ -408,7 +408,7 @@ impl Sched {
         let cpus = b.throttled.clone();
         let mut throttled = false;
         for cpu in cpus {
-            let q = self.tgs[tg as usize].cfs_rq[cpu];
+            let q = self.tgs[tg as usize].cfs_rq(cpu);
             let b = self.tgs[tg as usize].cfs_b();
             if b.runtime == 0 {
                 return true;

@@ -7,7 +7,6 @@
 //! CPU's signals fall as on a real machine rather than at its next update. Only the cfs_rqs
 //! with something left to decay are visited: 10,000 empty groups cost nothing here.
 
-use super::group::ROOT_TG;
 use super::load_avg::{update_cfs_rq_load_avg, update_load_avg, UPDATE_TG};
 use super::sched_class::{fair, level_of};
 use super::CfsRqId;
@@ -20,7 +19,7 @@ use crate::sched::Sched;
 /// The cfs_rq of `q`'s parent group on this CPU (none for the root).
 fn parent_cfs_rq(env: &Env, q: CfsRqId) -> Option<CfsRqId> {
     let tg = &env.tgs[env.cfs_rqs[q as usize].tg as usize];
-    tg.parent.map(|p| env.tgs[p as usize].cfs_rq[env.hooks.cpu])
+    tg.parent.map(|p| env.tgs[p as usize].cfs_rq(env.hooks.cpu))
 }
 
 /// `list_add_leaf_cfs_rq`.
@@ -79,8 +78,7 @@ fn update_blocked_fair(rq: &mut Rq, env: &mut Env) -> bool {
         // Pending changes go to the group entity unless it has nothing left
         // (`skip_blocked_update`).
         let c = &env.cfs_rqs[q as usize];
-        if c.tg != ROOT_TG {
-            let se = env.tgs[c.tg as usize].se[env.hooks.cpu];
+        if let Some(se) = env.tgs[c.tg as usize].se(env.hooks.cpu) {
             let a = env.ses[se as usize].avg;
             if a.load_avg != 0 || a.util_avg != 0 || c.propagate {
                 let pq = level_of(env, se).0;

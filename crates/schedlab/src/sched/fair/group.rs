@@ -32,25 +32,38 @@ pub struct TaskGroup {
     pub load_avg: i64,
     /// cpu.idle: its entities are SCHED_IDLE-like (`tg->idle`).
     pub idle: bool,
-    /// `tg->se[cpu]` (none for the root) and `tg->cfs_rq[cpu]`.
-    pub se: Vec<SeId>,
-    pub cfs_rq: Vec<CfsRqId>,
+    /// `tg->se[0]` (none for the root) and `tg->cfs_rq[0]`: a group's entities and cfs_rqs
+    /// are made CPU by CPU in a row, so each CPU's is the first's id plus the CPU's number.
+    first_se: Option<SeId>,
+    first_cfs_rq: CfsRqId,
     pub children: Vec<TgId>,
     /// `tg->cfs_bandwidth` when cpu.max sets a quota.
     pub bandwidth: Option<Box<CfsBandwidth>>,
 }
 
 impl TaskGroup {
-    /// The root group: each CPU's `rq->cfs`.
-    pub fn root(nr_cpus: usize) -> TaskGroup {
+    /// `tg->se[cpu]`: its entity on `cpu` (none for the root).
+    #[inline(always)]
+    pub fn se(&self, cpu: usize) -> Option<SeId> {
+        self.first_se.map(|e| e + cpu as SeId)
+    }
+
+    /// `tg->cfs_rq[cpu]`.
+    #[inline(always)]
+    pub fn cfs_rq(&self, cpu: usize) -> CfsRqId {
+        self.first_cfs_rq + cpu as CfsRqId
+    }
+
+    /// The root group: each CPU's `rq->cfs`, cfs_rqs 0 to the CPU count.
+    pub fn root() -> TaskGroup {
         TaskGroup {
             path: "/".into(),
             parent: None,
             shares: NICE_0_LOAD,
             load_avg: 0,
             idle: false,
-            se: Vec::new(),
-            cfs_rq: (0..nr_cpus as CfsRqId).collect(),
+            first_se: None,
+            first_cfs_rq: 0,
             children: Vec::new(),
             bandwidth: None,
         }
@@ -74,14 +87,14 @@ impl Sched {
     ) -> TgId {
         let id = self.tgs.len() as TgId;
         let nr_cpus = self.rqs.len();
-        let mut tg = TaskGroup {
+        let tg = TaskGroup {
             path,
             parent: Some(parent),
             shares: scale_load(if idle { WEIGHT_IDLEPRIO } else { shares }),
             load_avg: 0,
             idle,
-            se: Vec::with_capacity(nr_cpus),
-            cfs_rq: Vec::with_capacity(nr_cpus),
+            first_se: Some(self.ses.len() as SeId),
+            first_cfs_rq: self.cfs_rqs.len() as CfsRqId,
             children: Vec::new(),
             bandwidth: max
                 .map(|(quota, period)| Box::new(CfsBandwidth::new(quota, period, nr_cpus))),
@@ -98,13 +111,11 @@ impl Sched {
                 inv_weight: 0,
             };
             let mut se = SchedEntity::new(NO_TASK, load, UtilEst::Ewma(0));
-            se.cfs_rq = up.cfs_rq[cpu];
-            se.parent = up.se.get(cpu).copied();
+            se.cfs_rq = up.cfs_rq(cpu);
+            se.parent = up.se(cpu);
             se.depth = se.parent.map_or(0, |p| self.ses[p as usize].depth + 1);
             se.my_q = Some(q);
             se.idle = idle;
-            tg.se.push(self.ses.len() as SeId);
-            tg.cfs_rq.push(q);
             self.ses.push(se);
         }
         self.tgs.push(tg);

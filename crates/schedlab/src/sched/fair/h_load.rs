@@ -67,7 +67,7 @@ impl HLoadCtx<'_> {
             return;
         }
         c.h_load_next = None;
-        let mut up = self.tgs[c.tg as usize].se.get(self.cpu).copied();
+        let mut up = self.tgs[c.tg as usize].se(self.cpu);
         let mut top = q;
         while let Some(e) = up {
             top = self.ses[e as usize].cfs_rq;
@@ -108,14 +108,17 @@ impl HLoadCtx<'_> {
         *self.throttle = self.now;
         self.ops.add(Op::UpdateHLoad, 1);
         for tg in self.tgs {
-            let q = tg.cfs_rq[self.cpu];
-            let load = match tg.parent {
-                None => self.cfs_rqs[q as usize].avg.load_avg,
-                Some(parent) => {
-                    let pq = &self.cfs_rqs[self.tgs[parent as usize].cfs_rq[self.cpu] as usize];
-                    let se = &self.ses[tg.se[self.cpu] as usize];
-                    share(pq.h_load, se.avg.load_avg, pq.avg.load_avg)
+            let q = tg.cfs_rq(self.cpu);
+            let load = match (tg.parent, tg.se(self.cpu)) {
+                (Some(parent), Some(se)) => {
+                    let pq = &self.cfs_rqs[self.tgs[parent as usize].cfs_rq(self.cpu) as usize];
+                    share(
+                        pq.h_load,
+                        self.ses[se as usize].avg.load_avg,
+                        pq.avg.load_avg,
+                    )
                 }
+                _ => self.cfs_rqs[q as usize].avg.load_avg,
             };
             let c = &mut self.cfs_rqs[q as usize];
             c.h_load = load;

@@ -185,9 +185,6 @@ pub struct CfsRq {
     pub removed: Removed,
     /// Set by `cfs_rq_util_change`; the core passes it on to cpufreq.
     pub util_changed: bool,
-    /// Running time `update_curr` charged and the fair server has not yet been told of
-    /// (`dl_server_update`, done by the class interface after each operation).
-    pub server_delta: u64,
 }
 
 /// Fair tunables scaled for the machine at boot (`update_sysctl`).
@@ -242,6 +239,9 @@ pub struct Fair<'a, 'n> {
     pub hooks: &'a mut RqHooks<'n>,
     /// `resched_curr` asked by the operation (a cfs_rq out of runtime).
     pub resched: bool,
+    /// Running time `update_curr` charged and the fair server has not yet been told of
+    /// (`dl_server_update`, done by the class interface after the operation).
+    pub server_delta: u64,
 }
 
 /// What a PELT or util_est tracepoint saw, captured when it fired.
@@ -309,7 +309,7 @@ impl Fair<'_, '_> {
         se.exec_start = now;
         se.sum_exec_runtime += delta as u64;
         if se.is_task() {
-            self.cfs.server_delta += delta as u64;
+            self.server_delta += delta as u64;
         }
         se.vruntime = se
             .vruntime

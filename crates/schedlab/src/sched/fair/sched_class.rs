@@ -36,6 +36,7 @@ impl<'a, 'n> Fair<'a, 'n> {
             capacity: rq.capacity,
             hooks: &mut env.hooks,
             resched: false,
+            server_delta: 0,
         }
     }
 }
@@ -87,9 +88,8 @@ pub(super) fn fair<R>(
     let mut cfs = std::mem::take(&mut env.cfs_rqs[q as usize]);
     let mut f = Fair::on(rq, env, &mut cfs);
     let r = op(&mut f);
-    let resched = f.resched;
+    let (resched, delta) = (f.resched, f.server_delta);
     rq.need_resched |= resched;
-    let delta = std::mem::take(&mut cfs.server_delta);
     env.cfs_rqs[q as usize] = cfs;
     if delta != 0 && env.dl[fair_server(env) as usize].server_active {
         rq.need_resched |= Dl::on(rq, env).server_update(delta);

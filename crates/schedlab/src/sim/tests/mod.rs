@@ -135,6 +135,7 @@ fn eevdf_weighted_lags_sum_to_zero() {
             capacity: 1024,
             hooks: &mut hooks,
             resched: false,
+            server_delta: 0,
         };
         let w: u64 = f.cfs.avg_load + f.cfs.curr.map_or(0, |c| f.ses[c as usize].weight());
         let sum = f.weighted_lag_sum();

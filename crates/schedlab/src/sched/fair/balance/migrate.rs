@@ -244,7 +244,7 @@ impl Sched {
         let tg = &self.tgs[self.cfs_rqs[self.ses[se as usize].cfs_rq as usize].tg as usize];
         [src, dst]
             .iter()
-            .any(|&c| self.cfs_rqs[tg.cfs_rq[c] as usize].throttle_count != 0)
+            .any(|&c| self.cfs_rqs[tg.cfs_rq(c) as usize].throttle_count != 0)
     }
 
     /// `task_hot`: a fair task that ran on its CPU within `sysctl_sched_migration_cost`, or
