@@ -159,6 +159,25 @@ macro_rules! ranged {
     };
 }
 
+/// A switch naming one of an enum's values, with a preset per kernel (6.12, 6.1).
+macro_rules! choice {
+    ($key:literal, $doc:literal, $preset:expr, $field:ident, $($name:literal => $value:path),+ $(,)?) => {
+        Switch {
+            key: $key,
+            doc: $doc,
+            preset: $preset,
+            get: |f| match f.$field { $($value => $name,)+ }.into(),
+            set: |f, v| {
+                f.$field = match v {
+                    $($name => $value,)+
+                    _ => return None,
+                };
+                Some(())
+            },
+        }
+    };
+}
+
 /// An on | off switch with a preset per kernel (6.12, 6.1).
 macro_rules! on_off {
     ($key:literal, $doc:literal, $preset:expr, $field:ident) => {
@@ -181,23 +200,8 @@ macro_rules! on_off {
 
 /// Every `--set` switch, in the order runs list them.
 pub const SWITCHES: [Switch; 21] = [
-    Switch {
-        key: "fair.policy",
-        doc: "eevdf | cfs",
-        preset: ["eevdf", "cfs"],
-        get: |f| match f.fair {
-            FairPolicy::Eevdf => "eevdf".into(),
-            FairPolicy::Cfs => "cfs".into(),
-        },
-        set: |f, v| {
-            f.fair = match v {
-                "eevdf" => FairPolicy::Eevdf,
-                "cfs" => FairPolicy::Cfs,
-                _ => return None,
-            };
-            Some(())
-        },
-    },
+    choice!("fair.policy", "eevdf | cfs", ["eevdf", "cfs"], fair,
+        "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
         key: "pelt.invariance",
         doc: "clock_pelt | legacy",
@@ -208,23 +212,8 @@ pub const SWITCHES: [Switch; 21] = [
             Some(())
         },
     },
-    Switch {
-        key: "util_est.form",
-        doc: "ewma (6.8+) | enqueued_ewma (≤6.7)",
-        preset: ["ewma", "enqueued_ewma"],
-        get: |f| match f.util_est {
-            UtilEstForm::Ewma => "ewma".into(),
-            UtilEstForm::EnqueuedEwma => "enqueued_ewma".into(),
-        },
-        set: |f, v| {
-            f.util_est = match v {
-                "ewma" => UtilEstForm::Ewma,
-                "enqueued_ewma" => UtilEstForm::EnqueuedEwma,
-                _ => return None,
-            };
-            Some(())
-        },
-    },
+    choice!("util_est.form", "ewma (6.8+) | enqueued_ewma (≤6.7)", ["ewma", "enqueued_ewma"], util_est,
+        "ewma" => UtilEstForm::Ewma, "enqueued_ewma" => UtilEstForm::EnqueuedEwma),
     Switch {
         key: "hz",
         doc: "tick rate: 100 | 250 | 300 | 1000",
@@ -238,54 +227,15 @@ pub const SWITCHES: [Switch; 21] = [
             Some(())
         },
     },
-    Switch {
-        key: "sched.tunable_scaling",
-        doc: "none | log | linear (sysctl_sched_tunable_scaling)",
-        preset: ["log", "log"],
-        get: |f| format!("{:?}", f.tunable_scaling).to_lowercase(),
-        set: |f, v| {
-            f.tunable_scaling = match v {
-                "none" => TunableScaling::None,
-                "log" => TunableScaling::Log,
-                "linear" => TunableScaling::Linear,
-                _ => return None,
-            };
-            Some(())
-        },
-    },
-    Switch {
-        key: "fair.h_load",
-        doc: "lazy (3.12+: along the task's path) | eager (≤3.11: every group per balance pass)",
-        preset: ["lazy", "lazy"],
-        get: |f| format!("{:?}", f.h_load).to_lowercase(),
-        set: |f, v| {
-            f.h_load = match v {
-                "lazy" => HLoad::Lazy,
-                "eager" => HLoad::Eager,
-                _ => return None,
-            };
-            Some(())
-        },
-    },
-    Switch {
-        key: "fair.newidle_gate",
-        doc: "cost (3.13+: avg_idle against each domain's max_newidle_lb_cost) | migration_cost (2.6.35–3.12: avg_idle ≥ 0.5 ms) | none (≤2.6.34: always)",
-        preset: ["cost", "cost"],
-        get: |f| match f.newidle_gate {
-            NewidleGate::Cost => "cost".into(),
-            NewidleGate::MigrationCost => "migration_cost".into(),
-            NewidleGate::None => "none".into(),
-        },
-        set: |f, v| {
-            f.newidle_gate = match v {
-                "cost" => NewidleGate::Cost,
-                "migration_cost" => NewidleGate::MigrationCost,
-                "none" => NewidleGate::None,
-                _ => return None,
-            };
-            Some(())
-        },
-    },
+    choice!("sched.tunable_scaling", "none | log | linear (sysctl_sched_tunable_scaling)", ["log", "log"],
+        tunable_scaling,
+        "none" => TunableScaling::None, "log" => TunableScaling::Log, "linear" => TunableScaling::Linear),
+    choice!("fair.h_load", "lazy (3.12+: along the task's path) | eager (≤3.11: every group per balance pass)",
+        ["lazy", "lazy"], h_load, "lazy" => HLoad::Lazy, "eager" => HLoad::Eager),
+    choice!("fair.newidle_gate",
+        "cost (3.13+: avg_idle against each domain's max_newidle_lb_cost) | migration_cost (2.6.35–3.12: avg_idle ≥ 0.5 ms) | none (≤2.6.34: always)",
+        ["cost", "cost"], newidle_gate,
+        "cost" => NewidleGate::Cost, "migration_cost" => NewidleGate::MigrationCost, "none" => NewidleGate::None),
     on_off!(
         "fair.tg_load_avg_ratelimit",
         "on (6.7+: tg->load_avg updated at most once per ms per cfs_rq) | off",

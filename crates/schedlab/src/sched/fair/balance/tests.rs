@@ -450,27 +450,25 @@ fn newidle_cost_is_the_max_and_decays_1_percent_a_second() {
 fn avg_idle_moves_an_eighth_of_the_way_and_older_kernels_jump_to_the_cap() {
     use super::update_avg_idle;
     use crate::sched::features::NewidleGate::{Cost, MigrationCost};
-    // 1 ms, then an idle stretch of 0: 1,000,000 - 1,000,000/8.
-    assert_eq!(update_avg_idle(1_000_000, 0, 500_000, Cost), 875_000);
-    // 900 µs + (5 ms - 900 µs)/8 = 1,412,500, capped at twice the longest pass (1 ms).
-    assert_eq!(
-        update_avg_idle(900_000, 5_000_000, 500_000, Cost),
-        1_000_000
-    );
-    // ... or at twice a longer pass: 2 × 800 µs.
-    assert_eq!(
-        update_avg_idle(900_000, 5_000_000, 800_000, Cost),
-        1_412_500
-    );
-    // 100 µs and a 1 ms + 1 ns stretch: 6.1+ moves an eighth (truncated: 900,001/8 = 112,500);
-    // 3.11 jumps to twice the migration cost; exactly 1 ms is an ordinary sample there.
-    assert_eq!(update_avg_idle(100_000, 1_000_001, 500_000, Cost), 212_500);
-    assert_eq!(
-        update_avg_idle(100_000, 1_000_001, 500_000, MigrationCost),
-        1_000_000
-    );
-    assert_eq!(
-        update_avg_idle(100_000, 1_000_000, 500_000, MigrationCost),
-        212_500
-    );
+    // (avg_idle, idle stretch, max_idle_balance_cost, gate) → avg_idle after, by hand:
+    let cases = [
+        // 1 ms, then a stretch of 0: 1,000,000 − 1,000,000/8.
+        (1_000_000, 0, 500_000, Cost, 875_000),
+        // 900 µs + (5 ms − 900 µs)/8 = 1,412,500, capped at twice the longest pass (1 ms) ...
+        (900_000, 5_000_000, 500_000, Cost, 1_000_000),
+        // ... or at twice a longer one (1.6 ms).
+        (900_000, 5_000_000, 800_000, Cost, 1_412_500),
+        // 100 µs and a 1 ms + 1 ns stretch: 3.13+ moves an eighth (900,001/8 truncates to
+        // 112,500); ≤ 3.12 jumps to twice the migration cost, where exactly 1 ms is ordinary.
+        (100_000, 1_000_001, 500_000, Cost, 212_500),
+        (100_000, 1_000_001, 500_000, MigrationCost, 1_000_000),
+        (100_000, 1_000_000, 500_000, MigrationCost, 212_500),
+    ];
+    for (avg, sample, max_cost, gate, after) in cases {
+        assert_eq!(
+            update_avg_idle(avg, sample, max_cost, gate),
+            after,
+            "{avg} {sample} {gate:?}"
+        );
+    }
 }
