@@ -152,16 +152,10 @@ impl Sched {
     /// The h_load context of `cpu`'s groups now, the work done (and counted) by CPU `by`:
     /// the balancing CPU computes its source's values.
     fn h_load_ctx(&mut self, cpu: usize, by: usize) -> HLoadCtx<'_> {
+        let tick_ns = self.tun.tick_ns;
         if cpu == by {
             let rq = &mut self.rqs[cpu];
-            return HLoadCtx::new(
-                rq,
-                &mut self.cfs_rqs,
-                &self.ses,
-                &self.tgs,
-                cpu,
-                self.tun.tick_ns,
-            );
+            return HLoadCtx::new(rq, &mut self.cfs_rqs, &self.ses, &self.tgs, cpu, tick_ns);
         }
         let (rq, worker) = if cpu < by {
             let (low, high) = self.rqs.split_at_mut(by);
@@ -170,15 +164,9 @@ impl Sched {
             let (low, high) = self.rqs.split_at_mut(cpu);
             (&mut high[0], &mut low[by])
         };
-        HLoadCtx {
-            cfs_rqs: &mut self.cfs_rqs,
-            ses: &self.ses,
-            tgs: &self.tgs,
-            cpu,
-            now: rq.clock.clock_task / self.tun.tick_ns,
-            throttle: &mut rq.h_load_throttle,
-            ops: &mut worker.ops,
-        }
+        let mut ctx = HLoadCtx::new(rq, &mut self.cfs_rqs, &self.ses, &self.tgs, cpu, tick_ns);
+        ctx.ops = &mut worker.ops;
+        ctx
     }
 
     /// `task_h_load(p)`, computed by CPU `by`.
