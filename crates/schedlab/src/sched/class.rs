@@ -64,6 +64,57 @@ pub enum Dequeued {
     Released,
 }
 
+/// A placement as `select_task_rq` sees it: the CPU doing it (`smp_processor_id()`, whose
+/// running task is `current`, the waker), the wake flags (`WF_*`) and the time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wake {
+    pub cpu: usize,
+    pub flags: u32,
+    pub now: u64,
+}
+
+/// Why a task was placed where it was: the rule of `select_task_rq` that chose its CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Placement {
+    /// The previous CPU: idle, or the fallback of a search that found nothing better.
+    Prev,
+    /// The waker's CPU, as `wake_affine` chose it.
+    Affine,
+    /// An idle CPU that `select_idle_sibling` found (an SMT sibling, a scan, by capacity).
+    IdleSibling,
+    /// The task's `recent_used_cpu`.
+    Recent,
+    /// `find_energy_efficient_cpu`.
+    Eas,
+    /// The fork/exec slow path (`sched_balance_find_dst_cpu`).
+    SlowPath,
+    /// An almost idle CPU that only `WAKEUP_BIAS_PREV_IDLE` accepted.
+    Bias,
+    /// `WF_CURRENT_CPU`: the waker's CPU, asked for.
+    CurrentCpu,
+    /// The RT or deadline class's own search (`find_lowest_rq`, `find_later_rq`).
+    Class,
+    /// `select_fallback_rq`: the chosen CPU was not allowed.
+    Fallback,
+}
+
+impl Placement {
+    /// Names by code, as the summary and the events frame give them.
+    pub const NAMES: [&'static str; 10] = [
+        "prev",
+        "affine",
+        "idle_sibling",
+        "recent",
+        "eas",
+        "slow_path",
+        "bias",
+        "current_cpu",
+        "class",
+        "fallback",
+    ];
+}
+
 /// The operations of `struct sched_class` that schedlab's core calls (`p` is a task id;
 /// `rq` is the CPU the task is on, or leaves).
 pub trait SchedClass: Sync {
@@ -88,8 +139,8 @@ pub trait SchedClass: Sync {
     fn task_dead(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
     /// `p` takes a new weight (a nice change).
     fn reweight_task(&self, _rq: &mut Rq, _env: &mut Env, _p: u32, _lw: LoadWeight) {}
-    /// The CPU `p` should run on (`wake_flags`: WF_FORK or WF_TTWU), among those it may.
-    fn select_task_rq(&self, s: &Sched, p: u32, prev: usize, wake_flags: u32) -> usize;
+    /// The CPU `p` should run on, among those it may, and why.
+    fn select_task_rq(&self, s: &mut Sched, p: u32, prev: usize, wake: Wake) -> (usize, Placement);
 }
 
 /// A task's class (`p->sched_class`), highest first.
@@ -245,7 +296,7 @@ dispatch! {
     migrate_task_rq(rq: &mut Rq, env: &mut Env, p: u32, migrating: bool);
     task_dead(rq: &mut Rq, env: &mut Env, p: u32);
     reweight_task(rq: &mut Rq, env: &mut Env, p: u32, lw: LoadWeight);
-    select_task_rq(s: &Sched, p: u32, prev: usize, wake_flags: u32) -> usize;
+    select_task_rq(s: &mut Sched, p: u32, prev: usize, wake: Wake) -> (usize, Placement);
 }
 
 /// `__pick_next_task`: the first class, highest first, with a task to run (a fair task the

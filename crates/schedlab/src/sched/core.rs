@@ -1,13 +1,14 @@
 //! kernel/sched/core.c: the entry points the machine calls (wake-ups, sleeps, schedule(),
 //! the tick, attribute changes, timers) and the class plumbing under them.
 
-use super::class::{self, Class, Dequeued, Env, SchedClass};
+use super::class::{self, Class, Dequeued, Env, Placement, SchedClass, Wake};
 use super::clock_pelt::Invariance;
 use super::deadline::SchedDlEntity;
 use super::fair::balance::stats::CpuIdleType;
 use super::fair::balance::update_avg_idle;
 use super::fair::group::TgId;
 use super::fair::sched_class::{attach_task_cfs_rq, detach_task_cfs_rq, put_prev_set_next_fair};
+use super::fair::wakeup::Wakee;
 use super::fair::{SchedEntity, SeId};
 use super::flags::*;
 use super::hooks::{Hooks, PrevState, RqHooks, SchedTimer, Switch, Tracepoint};
@@ -148,6 +149,7 @@ impl Sched {
             self.feat.util_est.initial(),
         );
         se.idle = policy == Policy::Idle;
+        self.sched_idle_used |= se.idle;
         se.normal = policy == Policy::Other;
         if let Some(slice) = attr.slice {
             se.slice = slice.clamp(100_000, 100_000_000); // __setscheduler_params
@@ -176,6 +178,8 @@ impl Sched {
             dl: self.dls.len() as u32,
             woken_at: None,
             pi_blocked_on: None,
+            wakee: Wakee::default(),
+            recent_used_cpu: 0,
             sched_info: Default::default(),
             stats: SchedStats {
                 created_at: now,
@@ -216,8 +220,14 @@ impl Sched {
             return false;
         }
         let parent_cpu = parent.map_or(0, |p| self.tasks[p as usize].cpu);
-        let cpu = self.select_task_rq(id, parent_cpu, WF_FORK);
+        let fork = Wake {
+            cpu: parent_cpu,
+            flags: WF_FORK,
+            now: h.now(),
+        };
+        let (cpu, how) = self.select_task_rq(id, parent_cpu, fork);
         self.set_task_rq(id, cpu);
+        self.tasks[id as usize].recent_used_cpu = cpu;
         if h.tracing() {
             let fork = Tracepoint::Fork {
                 parent,
@@ -233,6 +243,7 @@ impl Sched {
         let tp = Tracepoint::WakeupNew {
             task: id,
             target: cpu,
+            how,
         };
         self.ttwu_do_activate(id, cpu, (ENQUEUE_INITIAL, WF_FORK), h, |s, h| {
             h.trace(&s.tasks, tp)
@@ -273,17 +284,16 @@ impl Sched {
     }
 
     /// `select_task_rq`: the task's class chooses; a CPU the task may not run on gives way to
-    /// the first one it may (`select_fallback_rq`).
-    fn select_task_rq(&self, id: u32, prev: usize, wake_flags: u32) -> usize {
-        let cpu = self.class(id).select_task_rq(self, id, prev, wake_flags);
-        let allowed = &self.tasks[id as usize].cpus_mask;
-        if allowed[cpu] {
-            return cpu;
+    /// the first one it may (`select_fallback_rq`). The choice is counted by its rule.
+    fn select_task_rq(&mut self, id: u32, prev: usize, wake: Wake) -> (usize, Placement) {
+        let (mut cpu, mut how) = self.class(id).select_task_rq(self, id, prev, wake);
+        let t = &mut self.tasks[id as usize];
+        if !t.cpus_mask[cpu] {
+            cpu = (t.cpus_mask.iter().position(|&a| a)).expect("an allowed CPU exists");
+            how = Placement::Fallback;
         }
-        allowed
-            .iter()
-            .position(|&a| a)
-            .expect("an allowed CPU exists")
+        t.stats.placements[how as usize] += 1;
+        (cpu, how)
     }
 
     /// `uclamp_rq_inc` for `id` entering `cpu`'s runqueue.
@@ -472,9 +482,16 @@ impl Sched {
         }
     }
 
-    /// `try_to_wake_up` of a sleeping or blocked thread, by a thread on `waker_cpu`. False
-    /// when it was not asleep.
-    pub fn try_to_wake_up<H: Hooks>(&mut self, id: u32, waker_cpu: usize, h: &mut H) -> bool {
+    /// `try_to_wake_up` of a sleeping or blocked thread from `waker_cpu` (by the task
+    /// running there, or in interrupt context when it is idle), with `wake_flags` (WF_SYNC,
+    /// WF_CURRENT_CPU; WF_TTWU is implied). False when it was not asleep.
+    pub fn try_to_wake_up<H: Hooks>(
+        &mut self,
+        id: u32,
+        waker_cpu: usize,
+        wake_flags: u32,
+        h: &mut H,
+    ) -> bool {
         let now = h.now();
         let t = &mut self.tasks[id as usize];
         if !matches!(t.state, TaskState::Sleeping | TaskState::Blocked) {
@@ -492,6 +509,7 @@ impl Sched {
                     task: id,
                     cpu: waker_cpu,
                     target: prev,
+                    how: Placement::Prev,
                 };
                 h.trace(&s.tasks, waking);
                 h.trace(
@@ -504,13 +522,19 @@ impl Sched {
             });
             return true;
         }
-        let cpu = self.select_task_rq(id, prev, WF_TTWU);
+        let wake = Wake {
+            cpu: waker_cpu,
+            flags: wake_flags | WF_TTWU,
+            now,
+        };
+        let (cpu, how) = self.select_task_rq(id, prev, wake);
         self.ttwu_stat(waker_cpu, cpu);
         if h.tracing() {
             let waking = Tracepoint::Waking {
                 task: id,
                 cpu: waker_cpu,
                 target: cpu,
+                how,
             };
             h.trace(&self.tasks, waking);
         }
@@ -538,7 +562,9 @@ impl Sched {
     /// `set_task_cpu`: the task is now on `to`; `sched_migrate_task`.
     fn set_task_cpu<H: Hooks>(&mut self, id: u32, from: usize, to: usize, h: &mut H) {
         self.set_task_rq(id, to);
-        self.tasks[id as usize].stats.migrations += 1;
+        let stats = &mut self.tasks[id as usize].stats;
+        stats.migrations += 1;
+        stats.migrations_by[self.topo.distance(from, to) as usize] += 1;
         self.rqs[to].ops.add(Op::Migration, 1);
         if h.tracing() {
             h.trace(&self.tasks, Tracepoint::Migrate { task: id, from, to });
@@ -671,7 +697,8 @@ impl Sched {
         });
         self.rqs[cpu].curr = next;
         if next.is_none() && prev.is_some() {
-            // nohz_balance_enter_idle: its load is blocked now, for the NOHZ stats to decay.
+            self.update_idle_core(cpu); // set_next_task_idle
+                                        // nohz_balance_enter_idle: its load is blocked now, for the NOHZ stats to decay.
             self.rqs[cpu].has_blocked_load = true;
             self.nohz_has_blocked = true;
         }

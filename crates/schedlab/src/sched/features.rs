@@ -6,6 +6,7 @@ use crate::error::InputError;
 use crate::kernel::Kernel;
 use crate::sched::clock_pelt::Invariance;
 use crate::sched::deadline::grub::Grub;
+use crate::sched::fair::wakeup::PrevIdleBias;
 use crate::sched::util_est::UtilEstForm;
 
 /// The fair class's pick policy.
@@ -50,7 +51,7 @@ pub enum TunableScaling {
 
 /// The `SCHED_FEAT` switches schedlab models, in features.h order (the order of `Feat`):
 /// name, and whether it is on under the 6.12 and the 6.1 presets.
-pub const SCHED_FEATS: [(&str, [bool; 2]); 16] = [
+pub const SCHED_FEATS: [(&str, [bool; 2]); 21] = [
     ("GENTLE_FAIR_SLEEPERS", [true, true]),
     ("START_DEBIT", [true, true]),
     ("PLACE_LAG", [true, false]),
@@ -64,9 +65,15 @@ pub const SCHED_FEATS: [(&str, [bool; 2]); 16] = [
     ("DELAY_DEQUEUE", [true, false]),
     ("DELAY_ZERO", [true, false]),
     ("WAKEUP_PREEMPTION", [true, true]),
+    ("SIS_UTIL", [true, true]),
+    ("WA_IDLE", [true, true]),
+    ("WA_WEIGHT", [true, true]),
+    ("WA_BIAS", [true, true]),
     ("UTIL_EST", [true, true]),
     ("ALT_PERIOD", [false, true]),
     ("BASE_SLICE", [false, true]),
+    // Seed 002's RFC, never merged (the definition is `fair.prev_idle_bias`).
+    ("WAKEUP_BIAS_PREV_IDLE", [false, false]),
 ];
 
 /// Index of a feature in [`SCHED_FEATS`].
@@ -86,9 +93,14 @@ pub enum Feat {
     DelayDequeue,
     DelayZero,
     WakeupPreemption,
+    SisUtil,
+    WaIdle,
+    WaWeight,
+    WaBias,
     UtilEst,
     AltPeriod,
     BaseSlice,
+    WakeupBiasPrevIdle,
 }
 
 /// Every tunable of a run.
@@ -128,6 +140,11 @@ pub struct Features {
     pub newidle_gate: NewidleGate,
     /// `update_tg_load_avg` at most once per ms per cfs_rq (6.7+).
     pub tg_load_avg_ratelimit: bool,
+    /// Cluster-aware wakeups: the target's cluster is scanned first, prev and recent kept
+    /// only within it (6.12, not 6.1).
+    pub wake_cluster: bool,
+    /// What `WAKEUP_BIAS_PREV_IDLE` calls almost idle.
+    pub prev_idle_bias: PrevIdleBias,
     /// The cost model: the scheduler's work takes the CPU's time (`sim/overhead.rs`).
     pub overhead: bool,
     bits: u32,
@@ -199,7 +216,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 21] = [
+pub const SWITCHES: [Switch; 23] = [
     choice!("fair.policy", "eevdf | cfs", ["eevdf", "cfs"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -236,6 +253,18 @@ pub const SWITCHES: [Switch; 21] = [
         "cost (3.13+: avg_idle against each domain's max_newidle_lb_cost) | migration_cost (2.6.35–3.12: avg_idle ≥ 0.5 ms) | none (≤2.6.34: always)",
         ["cost", "cost"], newidle_gate,
         "cost" => NewidleGate::Cost, "migration_cost" => NewidleGate::MigrationCost, "none" => NewidleGate::None),
+    on_off!(
+        "fair.wake_cluster",
+        "on (6.12: wakeups scan the target's cluster first) | off (6.1)",
+        ["on", "off"],
+        wake_cluster
+    ),
+    choice!("fair.prev_idle_bias",
+        "what WAKEUP_BIAS_PREV_IDLE calls almost idle (seed 002): load_avg_max (cpu_load_without <= 47) | almost_idle_load (<= 50) | load_sum (load_sum <= 10 * pelt divider) | util_avg (util_avg <= 10 * capacity: always) | util_fits_capacity (UTIL_FITS_CAPACITY)",
+        ["load_avg_max", "load_avg_max"], prev_idle_bias,
+        "load_avg_max" => PrevIdleBias::LoadAvgMax, "almost_idle_load" => PrevIdleBias::AlmostIdleLoad,
+        "load_sum" => PrevIdleBias::LoadSum, "util_avg" => PrevIdleBias::UtilAvg,
+        "util_fits_capacity" => PrevIdleBias::UtilFitsCapacity),
     on_off!(
         "fair.tg_load_avg_ratelimit",
         "on (6.7+: tg->load_avg updated at most once per ms per cfs_rq) | off",
@@ -391,6 +420,8 @@ impl Features {
             h_load: HLoad::Lazy,
             newidle_gate: NewidleGate::Cost,
             tg_load_avg_ratelimit: false,
+            wake_cluster: false,
+            prev_idle_bias: PrevIdleBias::LoadAvgMax,
             overhead: false,
             bits: 0,
         };
@@ -538,9 +569,14 @@ mod tests {
             (Feat::DelayDequeue, "DELAY_DEQUEUE"),
             (Feat::DelayZero, "DELAY_ZERO"),
             (Feat::WakeupPreemption, "WAKEUP_PREEMPTION"),
+            (Feat::SisUtil, "SIS_UTIL"),
+            (Feat::WaIdle, "WA_IDLE"),
+            (Feat::WaWeight, "WA_WEIGHT"),
+            (Feat::WaBias, "WA_BIAS"),
             (Feat::UtilEst, "UTIL_EST"),
             (Feat::AltPeriod, "ALT_PERIOD"),
             (Feat::BaseSlice, "BASE_SLICE"),
+            (Feat::WakeupBiasPrevIdle, "WAKEUP_BIAS_PREV_IDLE"),
         ];
         assert_eq!(named.len(), SCHED_FEATS.len());
         for (f, name) in named {

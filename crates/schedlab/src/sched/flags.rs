@@ -23,6 +23,11 @@ pub const DEQUEUE_SPECIAL: u32 = 0x10;
 pub const DEQUEUE_MIGRATING: u32 = 0x100;
 pub const DEQUEUE_DELAYED: u32 = 0x200;
 
-/// Wake flags (`select_task_rq`, `wakeup_preempt`).
+/// Wake flags (`select_task_rq`, `wakeup_preempt`); the low nibble is the SD_BALANCE_* flag
+/// of the placement (fork, wakeup; schedlab's threads never exec).
 pub const WF_FORK: u32 = 0x04;
 pub const WF_TTWU: u32 = 0x08;
+/// The waker goes to sleep after the wakeup (a pipe or socket hand-over).
+pub const WF_SYNC: u32 = 0x10;
+/// Prefer the waker's CPU (`wake_up_poll_on_current_cpu`).
+pub const WF_CURRENT_CPU: u32 = 0x40;

@@ -1,6 +1,7 @@
 //! What the scheduler needs from the machine it runs on (`Hooks`): the time, its timers,
 //! rescheduling and switching a CPU, cpufreq, and the tracepoints, whose catalogue is here.
 
+use super::class::Placement;
 use super::deadline::{DlNote, DlTimer};
 use super::fair::Note;
 use super::task::SchedTask;
@@ -56,10 +57,13 @@ pub enum Tracepoint {
         prev_state: PrevState,
         next: Option<u32>,
     },
+    /// `how`: the rule that chose the target (not in the kernel's event; the events frame
+    /// keeps it).
     Waking {
         task: u32,
         cpu: usize,
         target: usize,
+        how: Placement,
     },
     Wakeup {
         task: u32,
@@ -68,6 +72,7 @@ pub enum Tracepoint {
     WakeupNew {
         task: u32,
         target: usize,
+        how: Placement,
     },
     Migrate {
         task: u32,

@@ -77,6 +77,10 @@ pub struct Sched {
     pub asym: bool,
     /// `sched_uclamp_used`.
     pub uclamp_used: bool,
+    /// Some task is SCHED_IDLE or some group idle: only then can `sched_idle_cpu` hold.
+    pub sched_idle_used: bool,
+    /// `select_rq_mask`: the wakeup scan's working copy of the CPUs left to try.
+    select_rq_mask: Vec<bool>,
     /// Threads blocked (on a mutex, condition, barrier, semaphore or resume) and ended:
     /// when they are all the threads, none can ever wake another.
     nr_blocked: u32,
@@ -115,6 +119,10 @@ impl Sched {
                 Rq::new(RqClock::new(feat.invariance, scale, now), cap, dl, rt)
             })
             .collect();
+        for (rq, c) in rqs.iter_mut().zip(&plat.cpus) {
+            let states = &plat.freq_domains[c.freq_domain].idle_states;
+            rq.idle_exit_latency = states.first().map(|s| s.exit_latency);
+        }
         let caps = plat.cpus.iter().map(|c| c.capacity_orig as u64);
         let mut dl_bw = DlBw::new(feat.rt_bandwidth(), caps.clone());
         let mut dls = vec![SchedDlEntity::default(); plat.nr_cpus()];
@@ -142,6 +150,8 @@ impl Sched {
             tun,
             asym,
             uclamp_used,
+            sched_idle_used: false,
+            select_rq_mask: vec![false; plat.nr_cpus()],
             nr_blocked: 0,
             nr_dead: 0,
             distribute_prev: vec![0; plat.nr_cpus()],

@@ -4,6 +4,7 @@
 use super::clock_pelt::RqClock;
 use super::deadline::DlRq;
 use super::fair::balance::MIGRATION_COST_NS;
+use super::fair::wakeup::Wakee;
 use super::fair::CfsRqId;
 use super::ops::OpCounts;
 use super::pelt::{update_class_avg, SchedAvg};
@@ -29,8 +30,13 @@ pub struct Rq {
     pub avg_dl: SchedAvg,
     /// The running task; `None` is the CPU's idle task.
     pub curr: Option<u32>,
+    /// The idle task's wakee statistics (the waker of interrupt-context wakeups).
+    pub idle_wakee: Wakee,
     /// `arch_scale_cpu_capacity`.
     pub capacity: u64,
+    /// The exit latency of the idle state an idle CPU sits in (`idle_get_state`): the
+    /// platform's shallowest, or none without cpuidle states.
+    pub idle_exit_latency: Option<Ns>,
     /// `rq->cpu_capacity`: what RT and deadline tasks leave of it to fair ones.
     pub cpu_capacity: u64,
     /// `rq->uclamp`: the clamps of the RUNNABLE tasks, max-aggregated.
@@ -75,7 +81,9 @@ impl Rq {
             dl_server: false,
             need_resched: false,
             curr: None,
+            idle_wakee: Wakee::default(),
             capacity,
+            idle_exit_latency: None,
             cpu_capacity: capacity,
             uclamp: UclampRq::default(),
             cfs_tasks: Vec::new(),

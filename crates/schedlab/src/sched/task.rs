@@ -3,6 +3,7 @@
 
 use super::class::Class;
 use super::fair::group::TgId;
+use super::fair::wakeup::Wakee;
 use super::fair::SeId;
 use super::uapi::Policy;
 use super::uclamp::{TaskUclamp, UCLAMP_MAX, UCLAMP_MIN};
@@ -32,6 +33,10 @@ pub struct SchedStats {
     pub sleep_ns: Ns,
     pub wakeup_latencies: Latencies,
     pub migrations: u64,
+    /// Migrations by distance (`Distance` order).
+    pub migrations_by: [u64; 5],
+    /// Placements by the rule that chose the CPU (`Placement` order), wakeups and fork.
+    pub placements: [u64; 10],
     pub preemptions: u64,
     pub created_at: Ns,
     /// SCHED_DEADLINE admission control refused the thread: it never ran.
@@ -62,6 +67,10 @@ pub struct SchedTask {
     pub cpus_mask: Vec<bool>,
     /// `p->max_allowed_capacity`: the biggest capacity among the CPUs it may use.
     pub max_allowed_capacity: u64,
+    /// `wakee_flips`, `wakee_flip_decay_ts`, `last_wakee`: whom it wakes, how varied.
+    pub wakee: Wakee,
+    /// `p->recent_used_cpu`: the CPU it was on before its last wakeup's.
+    pub recent_used_cpu: usize,
     /// `p->se`: the task's fair entity.
     pub se: SeId,
     /// `task_group(p)`: its cgroup's task group.

@@ -1,10 +1,8 @@
 //! The scheduler alone, driven through a recording `Hooks`: no engine, no threads. The
 //! recorder reschedules at once, as the engine does, and keeps what was asked of it.
 
-use super::class::{Class, SchedClass};
 use super::deadline::DlTimer;
 use super::features::Features;
-use super::flags::{WF_FORK, WF_TTWU};
 use super::hooks::{Hooks, SchedTimer, Switch, Tracepoint};
 use super::task::{SchedTask, TaskState};
 use super::uapi::{DlAttr, Policy, SchedAttr};
@@ -226,34 +224,6 @@ fn a_task_is_scheduled_through_its_own_entity_not_the_entity_of_its_id() {
 }
 
 #[test]
-fn placement_wakes_on_an_idle_prev_else_the_least_loaded_allowed_cpu() {
-    // smp:4: one task runs on CPU 1, two are queued on CPU 2 (one of them runs), t slept on
-    // CPU 0, CPU 3 never ran anything. Load as the placement counts it (curr + nr_running):
-    // 0, 2, 3, 0.
-    let (mut s, mut h) = machine("smp:4", Kernel::V6_12);
-    fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
-    fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[2]));
-    fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[2]));
-    let t = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
-    s.deactivate(t, TaskState::Sleeping, &mut h);
-    assert!(s.idle_cpu(0) && s.idle_cpu(3));
-    let mut select = |cpus: &[usize], prev: usize, wake_flags: u32| {
-        s.tasks[t as usize].cpus_mask = (0..4).map(|c| cpus.contains(&c)).collect();
-        Class::Fair.select_task_rq(&s, t, prev, wake_flags)
-    };
-    let all = [0, 1, 2, 3];
-    assert_eq!(select(&all, 3, WF_TTWU), 3, "an idle prev");
-    assert_eq!(
-        select(&all, 1, WF_TTWU),
-        0,
-        "busy prev: the least loaded, lowest first"
-    );
-    assert_eq!(select(&all, 3, WF_FORK), 0, "a fork ignores prev");
-    assert_eq!(select(&[1, 2], 2, WF_TTWU), 1);
-    assert_eq!(select(&[2], 0, WF_TTWU), 2);
-}
-
-#[test]
 fn a_task_woken_on_another_cpu_is_queued_on_that_cpus_root_cfs_rq() {
     // smp:2: t runs on CPU 0 and sleeps; it may then run on CPU 1 only, so its wakeup
     // migrates it: set_task_rq points its entity at CPU 1's root cfs_rq, where it is queued
@@ -266,7 +236,7 @@ fn a_task_woken_on_another_cpu_is_queued_on_that_cpus_root_cfs_rq() {
     s.deactivate(t, TaskState::Sleeping, &mut h);
     s.tasks[t as usize].cpus_mask = vec![false, true];
     h.now = T0 + 2 * MS;
-    assert!(s.try_to_wake_up(t, 0, &mut h));
+    assert!(s.try_to_wake_up(t, 0, 0, &mut h));
     assert_eq!((s.tasks[t as usize].cpu, s.ses[se].cfs_rq), (1, 1));
     assert_eq!((s.cfs_rqs[0].h_nr_queued, s.cfs_rqs[1].h_nr_queued), (0, 1));
     assert_eq!(s.cfs_rqs[1].curr, Some(se as u32));

@@ -6,6 +6,7 @@
 //! the cluster level follows arm64's `cpu_clustergroup_mask` (a cluster spanning the whole
 //! LLC collapses to the SMT siblings).
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
 
 use crate::platform::{Cpu, Platform};
@@ -96,12 +97,65 @@ impl SchedDomain {
     }
 }
 
+/// `struct sched_domain_shared` of an LLC: what wakeups read of it. Its CPUs write it
+/// while they only read the rest of the topology (the kernel's WRITE_ONCE), hence cells.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SdShared {
+    /// Some core of the LLC is wholly idle (`__update_idle_core`), until a scan finds none.
+    pub has_idle_cores: Cell<bool>,
+    /// `nr_idle_scan`: how many CPUs `select_idle_cpu` may try (SIS_UTIL); zero at boot.
+    pub nr_idle_scan: Cell<u32>,
+}
+
+/// How far apart two CPUs are, nearest first: what a migration between them loses of the
+/// task's cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Distance {
+    /// Hardware threads of one core (or the same CPU).
+    Smt,
+    Cluster,
+    Llc,
+    OtherLlc,
+    OtherNode,
+}
+
+impl Distance {
+    pub const NAMES: [&'static str; 5] = ["smt", "cluster", "llc", "other_llc", "other_node"];
+}
+
+/// Where a CPU's caches and siblings are (`update_top_cache_domain`'s per-CPU variables).
+#[derive(Debug, Clone, Default)]
+pub struct CacheDomains {
+    /// `sd_llc`: the level (index into the CPU's domains) of its highest SD_SHARE_LLC domain.
+    pub llc: Option<usize>,
+    /// `sd_llc_size` and `sd_llc_id` (the LLC's first CPU, or the CPU alone).
+    pub llc_size: u32,
+    pub llc_id: usize,
+    /// `sd_share_id`: its cluster's first CPU on a machine with clusters, else `llc_id`.
+    pub share_id: usize,
+    /// `sd_asym_cpucapacity`: the level of its lowest SD_ASYM_CPUCAPACITY_FULL domain.
+    pub asym_cpucapacity: Option<usize>,
+    /// `cpu_smt_mask`: its core's CPUs, itself included, ascending.
+    pub smt: Vec<usize>,
+}
+
 /// Every CPU's domains, lowest first.
 #[derive(Debug, Clone)]
 pub struct Topology {
     pub domains: Vec<Vec<SchedDomain>>,
     /// Each CPU's core (SMT siblings share one).
     pub cores: Vec<usize>,
+    /// Each CPU's cache domains.
+    pub cache: Vec<CacheDomains>,
+    /// Each LLC's shared state, by `llc_id`.
+    pub shared: Vec<SdShared>,
+    /// `sched_smt_present`: some core has several CPUs.
+    pub smt_active: bool,
+    /// `sched_cluster_active`: some CPU has a cluster domain.
+    pub cluster_active: bool,
+    /// Where each CPU sits on the platform.
+    pub cpus: Vec<Cpu>,
     /// `sgc->imbalance` of the groups a child level could not balance because of affinity,
     /// by (level, the group's first CPU): shared, as a group's capacity is, by every CPU
     /// whose domain holds it.
@@ -288,17 +342,81 @@ impl Topology {
             set_imb_numa_nr(doms);
             cpu_attach_domain(doms);
         }
-        let cores = plat.cpus.iter().map(|c| c.core).collect();
+        let cores: Vec<usize> = plat.cpus.iter().map(|c| c.core).collect();
+        let cache: Vec<CacheDomains> = (0..plat.nr_cpus())
+            .map(|cpu| update_top_cache_domain(&domains[cpu], &cores, cpu))
+            .collect();
+        let cluster_active = domains
+            .iter()
+            .flatten()
+            .any(|sd| sd.flags & SD_CLUSTER != 0);
         Topology {
+            smt_active: cache.iter().any(|c| c.smt.len() > 1),
+            cluster_active,
+            shared: vec![SdShared::default(); plat.nr_cpus()],
+            cpus: plat.cpus.clone(),
             domains,
             cores,
+            cache,
             imbalanced: BTreeSet::new(),
         }
+    }
+
+    /// How far a task moving from `a` to `b` goes.
+    pub fn distance(&self, a: usize, b: usize) -> Distance {
+        let (a, b) = (&self.cpus[a], &self.cpus[b]);
+        if a.core == b.core {
+            Distance::Smt
+        } else if a.cluster == b.cluster {
+            Distance::Cluster
+        } else if a.llc == b.llc {
+            Distance::Llc
+        } else if a.numa == b.numa {
+            Distance::OtherLlc
+        } else {
+            Distance::OtherNode
+        }
+    }
+
+    /// `cpus_share_cache`.
+    #[inline]
+    pub fn share_cache(&self, a: usize, b: usize) -> bool {
+        self.cache[a].llc_id == self.cache[b].llc_id
+    }
+
+    /// `cpus_share_resources`: the same cluster (the same LLC without clusters).
+    #[inline]
+    pub fn share_resources(&self, a: usize, b: usize) -> bool {
+        self.cache[a].share_id == self.cache[b].share_id
+    }
+
+    /// `sd_llc_shared` of `cpu`.
+    #[inline]
+    pub fn llc_shared(&self, cpu: usize) -> &SdShared {
+        &self.shared[self.cache[cpu].llc_id]
     }
 
     /// The lowest domain of `cpu`, if it has any.
     pub fn lowest(&self, cpu: usize) -> Option<&SchedDomain> {
         self.domains[cpu].first()
+    }
+}
+
+/// `update_top_cache_domain` of `cpu` over its attached domains `doms`.
+fn update_top_cache_domain(doms: &[SchedDomain], cores: &[usize], cpu: usize) -> CacheDomains {
+    let highest = |flag: u32| (0..doms.len()).rev().find(|&l| doms[l].flags & flag != 0);
+    let lowest = |flag: u32| (0..doms.len()).find(|&l| doms[l].flags & flag != 0);
+    let llc = highest(SD_SHARE_LLC);
+    let (llc_size, llc_id) = llc.map_or((1, cpu), |l| (doms[l].span.len() as u32, doms[l].span[0]));
+    CacheDomains {
+        llc,
+        llc_size,
+        llc_id,
+        share_id: lowest(SD_CLUSTER).map_or(llc_id, |l| doms[l].span[0]),
+        asym_cpucapacity: lowest(SD_ASYM_CPUCAPACITY_FULL),
+        smt: (0..cores.len())
+            .filter(|&c| cores[c] == cores[cpu])
+            .collect(),
     }
 }
 

@@ -299,17 +299,17 @@ impl Engine {
         true
     }
 
-    /// `try_to_wake_up` of thread `id` by a thread on `waker_cpu`: its pending sleep
-    /// events go stale.
+    /// `try_to_wake_up` of thread `id` from `waker_cpu` with `wake_flags` (`WF_SYNC`): its
+    /// pending sleep events go stale.
     #[inline]
-    pub(super) fn wake(&mut self, s: &mut Sched, id: u32, waker_cpu: usize) {
+    pub(super) fn wake(&mut self, s: &mut Sched, id: u32, waker_cpu: usize, wake_flags: u32) {
         if matches!(
             s.tasks[id as usize].state,
             TaskState::Sleeping | TaskState::Blocked
         ) {
             let th = &mut self.threads[id as usize];
             th.wake_gen = th.wake_gen.wrapping_add(1);
-            s.try_to_wake_up(id, waker_cpu, self);
+            s.try_to_wake_up(id, waker_cpu, wake_flags, self);
         }
     }
 
@@ -346,7 +346,7 @@ impl Engine {
         }
         for &(id, gen) in &fired {
             if self.sleeping(s, id, gen) {
-                self.wake(s, id, cpu);
+                self.wake(s, id, cpu, 0);
             }
         }
         fired.clear();

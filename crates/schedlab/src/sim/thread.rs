@@ -233,7 +233,7 @@ impl Engine {
         let cpu = s.tasks[id as usize].cpu;
         for w in all {
             self.res.waiting.remove(&s.tasks[w as usize].pid);
-            self.wake(s, w, cpu);
+            self.wake(s, w, cpu, 0);
         }
     }
 
@@ -540,7 +540,7 @@ impl Engine {
         let cpu = s.tasks[id as usize].cpu;
         s.rt_mutex_unlock(id, m, self, |s, e, w| {
             e.res.waiting.remove(&s.tasks[w as usize].pid);
-            e.wake(s, w, cpu);
+            e.wake(s, w, cpu, 0);
         });
     }
 
@@ -569,7 +569,7 @@ impl Engine {
             self.threads[w as usize].wait_mutex = None;
             if s.rt_mutex_trylock(w, m) {
                 self.res.waiting.remove(&s.tasks[w as usize].pid);
-                self.wake(s, w, cpu);
+                self.wake(s, w, cpu, 0);
             } else {
                 s.rt_mutex_block(w, m, self);
                 let name = format!("mutex {}", self.prog.names.mutexes[m as usize]);

@@ -29,7 +29,8 @@ pub const NONE: i64 = i64::MIN;
 columnar! {
     /// One row per scheduler event. `pid` is the subject (switch: prev, fork: parent, 0 for
     /// the idle task); `other_pid` is the switch's next or the fork's child; `target_cpu` the
-    /// wakeup's target or the migration's destination; `value` the idle state (-1 on exit, as
+    /// wakeup's target or the migration's destination; `value` the placement rule of a waking
+    /// or wakeup_new (an index of `Placement::NAMES`), the idle state (-1 on exit, as
     /// LISA reads it), the frequency in kHz, the capacity, a deadline task's runtime left
     /// (throttle, replenish) or its missed absolute deadline, or a PI change's new priority.
     #[derive(Debug, Clone, Default)]
@@ -227,16 +228,25 @@ impl Frames {
                 prev_state: switch_state(*prev, *prev_state).as_bytes()[0],
                 ..EventRow::of(ev, *cpu, pid_of(tasks, *prev))
             },
-            Tracepoint::Waking { task, cpu, target } => EventRow {
+            Tracepoint::Waking {
+                task,
+                cpu,
+                target,
+                how,
+            } => EventRow {
                 target_cpu: *target as i64,
+                value: *how as i64,
                 ..EventRow::of(ev, *cpu, pid(*task))
             },
-            Tracepoint::Wakeup { task, target } | Tracepoint::WakeupNew { task, target } => {
-                EventRow {
-                    target_cpu: *target as i64,
-                    ..EventRow::of(ev, *target, pid(*task))
-                }
-            }
+            Tracepoint::Wakeup { task, target } => EventRow {
+                target_cpu: *target as i64,
+                ..EventRow::of(ev, *target, pid(*task))
+            },
+            Tracepoint::WakeupNew { task, target, how } => EventRow {
+                target_cpu: *target as i64,
+                value: *how as i64,
+                ..EventRow::of(ev, *target, pid(*task))
+            },
             Tracepoint::Migrate { task, from, to } => EventRow {
                 target_cpu: *to as i64,
                 ..EventRow::of(ev, *from, pid(*task))

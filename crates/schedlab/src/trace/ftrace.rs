@@ -84,7 +84,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
             }
             Tracepoint::Waking { task, target, .. }
             | Tracepoint::Wakeup { task, target }
-            | Tracepoint::WakeupNew { task, target } => {
+            | Tracepoint::WakeupNew { task, target, .. } => {
                 let p = t(*task);
                 let cpu = match tp {
                     Tracepoint::Waking { cpu, .. } => *cpu,

@@ -1,7 +1,7 @@
 //! `dl_sched_class`: the deadline class behind the core's `SchedClass` interface.
 
 use super::{cpudl, Dl};
-use crate::sched::class::{Dequeued, Env, SchedClass};
+use crate::sched::class::{Dequeued, Env, Placement, SchedClass, Wake};
 use crate::sched::fair::sched_class::FAIR;
 use crate::sched::flags::*;
 use crate::sched::rq::Rq;
@@ -139,9 +139,9 @@ impl SchedClass for DeadlineClass {
     /// `select_task_rq_dl`: on a wakeup, leave a CPU whose running deadline task would not
     /// be preempted (or cannot move), or that `p` does not fit, for `find_later_rq`. A new
     /// thread is placed as the SCHED_OTHER thread rt-app creates before its sched_setattr.
-    fn select_task_rq(&self, s: &Sched, p: u32, prev: usize, wake_flags: u32) -> usize {
-        if wake_flags & WF_TTWU == 0 {
-            return FAIR.select_task_rq(s, p, prev, wake_flags);
+    fn select_task_rq(&self, s: &mut Sched, p: u32, prev: usize, wake: Wake) -> (usize, Placement) {
+        if wake.flags & WF_TTWU == 0 {
+            return FAIR.select_task_rq(s, p, prev, wake);
         }
         let (rqs, allowed) = (&s.rqs, &s.tasks[p as usize].cpus_mask);
         let se = s.dl_of(p);
@@ -158,10 +158,10 @@ impl SchedClass for DeadlineClass {
         if select {
             if let Some(t) = cpudl::find_later_rq(rqs, se, allowed, prev, s.asym) {
                 if cpudl::is_earliest(&rqs[t], se) {
-                    return t;
+                    return (t, Placement::Class);
                 }
             }
         }
-        prev
+        (prev, Placement::Prev)
     }
 }

@@ -54,6 +54,15 @@ impl TaskGroup {
         self.first_cfs_rq + cpu as CfsRqId
     }
 
+    /// The group or one above it is idle (`cfs_rq_is_idle` on the task's path: the
+    /// kernel's `idle_h_nr_running` counts its tasks).
+    pub fn in_idle_group(&self, tgs: &[TaskGroup]) -> bool {
+        self.idle
+            || self
+                .parent
+                .is_some_and(|p| tgs[p as usize].in_idle_group(tgs))
+    }
+
     /// The root group: each CPU's `rq->cfs`, cfs_rqs 0 to the CPU count.
     pub fn root() -> TaskGroup {
         TaskGroup {
@@ -120,6 +129,7 @@ impl Sched {
         }
         self.tgs.push(tg);
         self.tgs[parent as usize].children.push(id);
+        self.sched_idle_used |= idle;
         id
     }
 }

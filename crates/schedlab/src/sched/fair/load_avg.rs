@@ -9,7 +9,7 @@ use crate::sched::clock_pelt::Invariance;
 use crate::sched::ops::Op;
 use crate::sched::pelt::{
     get_pelt_divider, update_load_avg as ___update_load_avg, update_load_avg_se, update_load_sum,
-    SchedAvg, PELT_MIN_DIVIDER, SCHED_CAPACITY_SHIFT,
+    ContribScale, SchedAvg, PELT_MIN_DIVIDER, SCHED_CAPACITY_SHIFT,
 };
 use crate::sched::weight::scale_load_down;
 
@@ -277,13 +277,19 @@ pub fn remove_entity_load_avg(f: &mut Fair, id: SeId) {
     let last = f.cfs.avg.last_update_time;
     let scale = f.clock.contrib_scale();
     let se = &mut f.ses[id as usize];
-    let w = se.weight();
-    update_load_avg_se(last, &mut se.avg, false, 0, false, w, scale);
+    sync_entity_load_avg(se, last, scale);
     let r = &mut f.cfs.removed;
     r.nr += 1;
     r.util_avg += se.avg.util_avg;
     r.load_avg += se.avg.load_avg;
     r.runnable_avg += se.avg.runnable_avg;
+}
+
+/// `sync_entity_load_avg`: a dequeued entity's averages decayed to `last`, its cfs_rq's
+/// last update (`__update_load_avg_blocked_se`).
+pub fn sync_entity_load_avg(se: &mut SchedEntity, last: u64, scale: ContribScale) {
+    let w = se.weight();
+    update_load_avg_se(last, &mut se.avg, false, 0, false, w, scale);
 }
 
 /// `init_entity_runnable_average` + `post_init_entity_util_avg` for a new task on `f`'s CPU.

@@ -19,6 +19,7 @@ pub mod h_load;
 pub mod load_avg;
 mod reweight;
 pub mod sched_class;
+pub mod wakeup;
 
 use crate::sched::clock_pelt::RqClock;
 use crate::sched::features::{FairPolicy, Feat, Features};

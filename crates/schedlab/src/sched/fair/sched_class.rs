@@ -5,7 +5,7 @@ use super::blocked::list_add_leaf_cfs_rq;
 use super::capacity::task_fits_cpu;
 use super::h_load::HLoadCtx;
 use super::{load_avg, CfsRq, CfsRqId, Fair, SeId};
-use crate::sched::class::{Dequeued, Env, SchedClass};
+use crate::sched::class::{Dequeued, Env, Placement, SchedClass, Wake};
 use crate::sched::deadline::sched_class::fair_server;
 use crate::sched::deadline::Dl;
 use crate::sched::features::{FairPolicy, Feat};
@@ -564,17 +564,8 @@ impl SchedClass for FairClass {
         fair(rq, env, q, |f| f.reweight_entity(se, lw));
     }
 
-    /// Placement for now, not `select_task_rq_fair` (its wake_affine and
-    /// select_idle_sibling come with a later issue): a wakeup stays on an idle previous CPU,
-    /// otherwise (and at fork) the allowed CPU with the fewest tasks, lowest number first.
-    fn select_task_rq(&self, s: &Sched, p: u32, prev: usize, wake_flags: u32) -> usize {
-        let (rqs, allowed) = (&s.rqs, &s.tasks[p as usize].cpus_mask);
-        if wake_flags & WF_TTWU != 0 && allowed[prev] && s.idle_cpu(prev) {
-            return prev;
-        }
-        (0..rqs.len())
-            .filter(|&c| allowed[c])
-            .min_by_key(|&c| (rqs[c].curr.is_some() as u32 + s.nr_running(c), c))
-            .expect("an allowed CPU exists")
+    /// `select_task_rq_fair` (`wakeup/`).
+    fn select_task_rq(&self, s: &mut Sched, p: u32, prev: usize, wake: Wake) -> (usize, Placement) {
+        s.select_task_rq_fair(p, prev, wake)
     }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use super::class::{Dequeued, Env, SchedClass};
+use super::class::{Dequeued, Env, Placement, SchedClass, Wake};
 use super::cpupri;
 use super::flags::*;
 use super::rq::Rq;
@@ -268,7 +268,7 @@ impl SchedClass for RtClass {
     /// not preempt (or that cannot move) goes to the CPU of lowest priority, if that runs
     /// less important work. Simplified: the capacity check of a task woken on a CPU it does
     /// not fit, without that test, is not made (only `find_lowest_rq`'s fitness).
-    fn select_task_rq(&self, s: &Sched, p: u32, prev: usize, _wake_flags: u32) -> usize {
+    fn select_task_rq(&self, s: &mut Sched, p: u32, prev: usize, _: Wake) -> (usize, Placement) {
         let (rqs, allowed) = (&s.rqs, &s.tasks[p as usize].cpus_mask);
         let se = &s.rts[p as usize];
         let test = rqs[prev].curr.is_some_and(|c| {
@@ -277,12 +277,12 @@ impl SchedClass for RtClass {
                 || (rt.on_rq && (!rt.migratable || rt.prio <= se.prio))
         });
         if !test || !se.migratable {
-            return prev; // find_lowest_rq: a task that cannot move has no other target
+            return (prev, Placement::Prev); // find_lowest_rq: a task that cannot move stays
         }
         let fits = |c: usize| se.fits(rqs[c].capacity, s.asym);
         cpupri::find_lowest_rq(rqs, se.prio, allowed, prev, prev, fits)
             .filter(|&t| se.prio < rqs[t].rt.highest_prio_curr())
-            .unwrap_or(prev)
+            .map_or((prev, Placement::Prev), |t| (t, Placement::Class))
     }
 }
 

@@ -10,9 +10,10 @@ mod nohz;
 pub mod stats;
 
 use super::cpu_util;
-use crate::sched::features::NewidleGate;
+use crate::sched::features::{Feat, NewidleGate};
 use crate::sched::hooks::Hooks;
 use crate::sched::ops::Op;
+use crate::sched::pelt::SCHED_CAPACITY_SCALE;
 use crate::sched::topology::{SchedDomain, SD_BALANCE_NEWIDLE, SD_SHARE_CPUCAPACITY};
 use crate::sched::Sched;
 use crate::time::Ns;
@@ -66,7 +67,12 @@ impl Sched {
 
     /// A group of `cpu`'s domain `level` as the balancer sees it: its capacity now, its
     /// child domain's flags (none at the lowest level, whose child was degenerate), cores.
-    fn lb_group_info(&self, cpu: usize, level: usize, span: &[usize]) -> GroupInfo {
+    pub(in crate::sched::fair) fn lb_group_info(
+        &self,
+        cpu: usize,
+        level: usize,
+        span: &[usize],
+    ) -> GroupInfo {
         let caps = span.iter().map(|&c| self.rqs[c].cpu_capacity);
         let core = |c: usize| self.topo.cores[c];
         let cores = (span.iter().enumerate())
@@ -210,17 +216,35 @@ impl Sched {
             core_idle: self.is_core_idle(cpu),
         };
         let mut sds = SdLbStats::new();
+        let mut sum_util = 0;
         for (i, span) in sd.groups.iter().enumerate() {
             let g = self.lb_group_info(cpu, level, span);
             let cpus =
                 (span.iter().filter(|c| !excluded.contains(c))).map(|&c| self.lb_cpu_stats(c, sd));
             let (s, _, _) = update_sg_lb_stats(&dst, &g, i == 0, cpus);
+            sum_util += s.group_util;
             sds.add_group(&dst, i, g, s, i == 0);
         }
+        self.update_idle_cpu_scan(cpu, sd, idle, sum_util);
         let (busiest, imb) = find_src_group(&dst, &mut sds, false).ok_or(NoBusiest::Group)?;
         let cpus = (sd.groups[busiest].iter().filter(|c| !excluded.contains(c)))
             .map(|&c| (c, self.lb_cpu_stats(c, sd)));
         Ok((find_src_rq(&dst, &imb, cpus).ok_or(NoBusiest::Queue)?, imb))
+    }
+
+    /// `update_idle_cpu_scan`: a periodic balance of the LLC domain sets how many CPUs a
+    /// wakeup may scan there (SIS_UTIL): all of them when idle, fewer as the square of the
+    /// average utilization grows, none from 100/imbalance_pct (85%) on.
+    fn update_idle_cpu_scan(&self, cpu: usize, sd: &SchedDomain, idle: CpuIdleType, sum_util: u64) {
+        let llc_weight = self.topo.cache[cpu].llc_size as u64;
+        if !self.feat.has(Feat::SisUtil)
+            || idle == CpuIdleType::NewlyIdle
+            || sd.span.len() as u64 != llc_weight
+        {
+            return;
+        }
+        let y = nr_idle_scan(sum_util, llc_weight, sd.imbalance_pct as u64);
+        self.topo.llc_shared(cpu).nr_idle_scan.set(y);
     }
 
     /// A pass that left imbalance because some task could not come (LBF_SOME_PINNED) marks
@@ -480,6 +504,15 @@ impl Sched {
     fn rd_overloaded(&self) -> bool {
         (0..self.rqs.len()).any(|c| self.nr_running(c) > 1)
     }
+}
+
+/// `update_idle_cpu_scan`'s arithmetic: the CPUs to scan in an LLC of `llc_weight` CPUs
+/// whose utilizations sum to `sum_util`: `llc_weight · (1 − (x · pct / 100)² / 1024²)` with
+/// x the average utilization, in integers as the kernel computes it.
+pub(crate) fn nr_idle_scan(sum_util: u64, llc_weight: u64, pct: u64) -> u32 {
+    let x = sum_util / llc_weight;
+    let tmp = (x * x * pct * pct / (10_000 * SCHED_CAPACITY_SCALE)).min(SCHED_CAPACITY_SCALE);
+    ((SCHED_CAPACITY_SCALE - tmp) * llc_weight / SCHED_CAPACITY_SCALE) as u32
 }
 
 /// `update_newidle_cost`: a domain's newly idle cost is the most a pass took, decaying by

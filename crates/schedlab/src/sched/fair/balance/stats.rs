@@ -347,7 +347,7 @@ fn sibling_imbalance(dst: &Dst, sds: &SdLbStats, busiest: &SgLbStats, local: &Sg
 }
 
 /// `adjust_numa_imbalance`: a pair of communicating tasks may stay on a lightly loaded node.
-fn adjust_numa_imbalance(imbalance: i64, dst_running: u32, imb_numa_nr: u32) -> i64 {
+pub fn adjust_numa_imbalance(imbalance: i64, dst_running: u32, imb_numa_nr: u32) -> i64 {
     const NUMA_IMBALANCE_MIN: i64 = 2;
     if dst_running > imb_numa_nr || imbalance > NUMA_IMBALANCE_MIN {
         imbalance
