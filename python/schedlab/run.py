@@ -220,6 +220,11 @@ def _events(cols: dict, comms: dict) -> pd.DataFrame:
     lut = np.full(256, -1, dtype=np.int8)
     lut[[ord(c) for c in letters]] = range(len(letters))
     df["prev_state"] = pd.Categorical.from_codes(lut[cols["prev_state"]], categories=letters)
+    # A waking's or wakeup_new's placement rule travels in `value`: its own column here.
+    placed = df["event"].isin(["sched_waking", "sched_wakeup_new"]).to_numpy()
+    codes = np.where(placed, np.asarray(cols["value"], dtype=np.int64), -1)
+    df["placement"] = pd.Categorical.from_codes(codes, categories=cols["placements"])
+    df.loc[placed, "value"] = pd.NA
     text = np.full(len(df), None, dtype=object)
     for row, marker in cols["markers"]:
         text[row] = marker

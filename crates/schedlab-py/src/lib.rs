@@ -13,6 +13,7 @@ use schedlab::run::{
     CpuSummary, DomainSummary, GroupSummary, OpSummary, PolicySummary, TaskSummary,
 };
 use schedlab::run::{RunError, RunSpec, WorkloadSource};
+use schedlab::sched::class::Placement;
 use schedlab::sched::clock_pelt::{CpuScale, Invariance};
 use schedlab::sched::features::Features;
 use schedlab::sched::pelt::SchedAvg;
@@ -339,6 +340,7 @@ where
 fn events_dict(py: Python<'_>, e: EventColumns) -> PyResult<Bound<'_, PyDict>> {
     let d = columns(py, e.into_columns())?;
     d.set_item("names", EVENT_NAMES.to_vec())?;
+    d.set_item("placements", Placement::NAMES.to_vec())?;
     Ok(d)
 }
 

@@ -75,6 +75,23 @@ table! {
         pub latency_p99_ns: Ns,
         pub latency_max_ns: Ns,
         pub migrations: u64,
+        /// Migrations by distance (`Distance::NAMES`).
+        pub migrations_smt: u64,
+        pub migrations_cluster: u64,
+        pub migrations_llc: u64,
+        pub migrations_other_llc: u64,
+        pub migrations_other_node: u64,
+        /// Placements (fork and wakeups) by the rule that chose the CPU (`Placement::NAMES`).
+        pub placed_prev: u64,
+        pub placed_affine: u64,
+        pub placed_idle_sibling: u64,
+        pub placed_recent: u64,
+        pub placed_eas: u64,
+        pub placed_slow_path: u64,
+        pub placed_bias: u64,
+        pub placed_current_cpu: u64,
+        pub placed_class: u64,
+        pub placed_fallback: u64,
         pub preemptions: u64,
         pub timer_events: u64,
         pub overruns: u64,
@@ -147,6 +164,7 @@ table! {
         pub lb_nobusyg_idle: u32,
         pub lb_nobusyg_newidle: u32,
         pub ttwu_wake_remote: u32,
+        pub ttwu_move_affine: u32,
     }
 }
 
@@ -246,6 +264,7 @@ fn domain_summary(cpu: usize, sd: &crate::sched::topology::SchedDomain) -> Domai
         lb_nobusyg_idle: st.lb_nobusyg[1],
         lb_nobusyg_newidle: st.lb_nobusyg[2],
         ttwu_wake_remote: st.ttwu_wake_remote,
+        ttwu_move_affine: st.ttwu_move_affine,
     }
 }
 
@@ -402,6 +421,21 @@ pub fn run(
                 latency_p99_ns: lat.percentile(0.99),
                 latency_max_ns: lat.max(),
                 migrations: t.stats.migrations,
+                migrations_smt: t.stats.migrations_by[0],
+                migrations_cluster: t.stats.migrations_by[1],
+                migrations_llc: t.stats.migrations_by[2],
+                migrations_other_llc: t.stats.migrations_by[3],
+                migrations_other_node: t.stats.migrations_by[4],
+                placed_prev: t.stats.placements[0],
+                placed_affine: t.stats.placements[1],
+                placed_idle_sibling: t.stats.placements[2],
+                placed_recent: t.stats.placements[3],
+                placed_eas: t.stats.placements[4],
+                placed_slow_path: t.stats.placements[5],
+                placed_bias: t.stats.placements[6],
+                placed_current_cpu: t.stats.placements[7],
+                placed_class: t.stats.placements[8],
+                placed_fallback: t.stats.placements[9],
                 preemptions: t.stats.preemptions,
                 timer_events: rtapp.timer_events,
                 overruns: rtapp.overruns,
@@ -558,4 +592,27 @@ pub fn describe(wl: &Workload) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TaskSummary;
+    use crate::sched::class::Placement;
+    use crate::sched::topology::Distance;
+
+    #[test]
+    fn the_placement_and_distance_columns_follow_their_names() {
+        let names: Vec<&str> = TaskSummary::columns(&[]).iter().map(|c| c.0).collect();
+        let placed: Vec<String> = Placement::NAMES
+            .iter()
+            .map(|n| format!("placed_{n}"))
+            .collect();
+        let moved: Vec<String> = Distance::NAMES
+            .iter()
+            .map(|n| format!("migrations_{n}"))
+            .collect();
+        let at = |first: &str| names.iter().position(|n| *n == first).unwrap();
+        assert_eq!(names[at(&placed[0])..][..placed.len()], placed);
+        assert_eq!(names[at(&moved[0])..][..moved.len()], moved);
+    }
 }

@@ -42,6 +42,14 @@ impl Default for OpCosts {
                 // cfs_rq and entity (DRAM misses, overlapped): docs/overhead.md.
                 Op::TgLoadDown => 20,
                 Op::HLoadStep => 20,
+                // First estimates, before calibration on the benchmark seeds
+                // (docs/overhead.md): a pipe call locks the pipe and touches one buffer; a
+                // socket call allocates or frees an skb and takes both sockets' locks.
+                Op::PipeWrite | Op::PipeRead => 400,
+                Op::UnixSend => 1_000,
+                Op::UnixRecv => 800,
+                // A cache line copied at about 10 GB/s.
+                Op::CopyLine => 6,
             };
         }
         OpCosts(c)

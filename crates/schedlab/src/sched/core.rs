@@ -502,6 +502,7 @@ impl Sched {
         if self.ses[t.se as usize].on_rq {
             self.ttwu_stat(waker_cpu, prev);
             // ttwu_runnable: still queued (delayed dequeue); requeue where it is.
+            self.tasks[id as usize].stats.placements[Placement::Prev as usize] += 1;
             self.update_rq_clock(prev, now);
             let flags = (ENQUEUE_WAKEUP, WF_TTWU);
             self.ttwu_do_activate(id, prev, flags, h, |s, h| {

@@ -40,10 +40,21 @@ pub enum Op {
     HLoadStep,
     /// One cfs_rq's blocked load decayed (`__update_blocked_fair`).
     BlockedUpdate,
+    /// A `write` to a pipe (`pipe_write`), without its copy.
+    PipeWrite,
+    /// A `read` from a pipe (`pipe_read`), without its copy.
+    PipeRead,
+    /// A `write` to a Unix stream socket (`unix_stream_sendmsg`: an skb allocated and queued).
+    UnixSend,
+    /// A `read` from one (`unix_stream_recvmsg`: the skb consumed and freed).
+    UnixRecv,
+    /// 64 bytes copied between user space and the kernel (`copy_page_from_iter`,
+    /// `skb_copy_datagram_iter`): the per-byte part of a pipe or socket call.
+    CopyLine,
 }
 
 /// Every kind, in order.
-pub const OPS: [Op; 17] = [
+pub const OPS: [Op; 22] = [
     Op::ContextSwitch,
     Op::WakeupLocal,
     Op::WakeupRemote,
@@ -61,6 +72,11 @@ pub const OPS: [Op; 17] = [
     Op::TgLoadDown,
     Op::HLoadStep,
     Op::BlockedUpdate,
+    Op::PipeWrite,
+    Op::PipeRead,
+    Op::UnixSend,
+    Op::UnixRecv,
+    Op::CopyLine,
 ];
 
 impl Op {
@@ -84,6 +100,11 @@ impl Op {
             Op::TgLoadDown => "tg_load_down",
             Op::HLoadStep => "h_load_step",
             Op::BlockedUpdate => "blocked_update",
+            Op::PipeWrite => "pipe_write",
+            Op::PipeRead => "pipe_read",
+            Op::UnixSend => "unix_stream_sendmsg",
+            Op::UnixRecv => "unix_stream_recvmsg",
+            Op::CopyLine => "copy_line",
         }
     }
 }

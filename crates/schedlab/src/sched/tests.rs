@@ -64,16 +64,7 @@ pub(crate) fn machine(platform: &str, kernel: Kernel) -> (Sched, Recorder) {
 }
 
 pub(crate) fn attr(policy: Policy) -> SchedAttr {
-    SchedAttr {
-        policy,
-        nice: 0,
-        rt_priority: 0,
-        dl: None,
-        slice: None,
-        util_min: None,
-        util_max: None,
-        group: 0,
-    }
+    SchedAttr::of(policy)
 }
 
 fn fifo(rt_priority: u32) -> SchedAttr {

@@ -72,3 +72,19 @@ pub struct SchedAttr {
     /// The task group it starts in (its cgroup; not a `sched_attr` field).
     pub group: TgId,
 }
+
+impl SchedAttr {
+    /// `policy` with every other field at its default (nice 0, no clamps), in the root group.
+    pub fn of(policy: Policy) -> SchedAttr {
+        SchedAttr {
+            policy,
+            nice: 0,
+            rt_priority: 0,
+            dl: None,
+            slice: None,
+            util_min: None,
+            util_max: None,
+            group: 0,
+        }
+    }
+}

@@ -73,6 +73,8 @@ pub(super) struct Engine {
     pub(super) nested_runs: u32,
     /// The instant of the last program run, and the runs at it.
     pub(super) instant_runs: (Ns, u32),
+    /// The threads a pipe or socket call wakes (scratch, kept to reuse its memory).
+    pub(super) woken: Vec<u32>,
     /// Per CPU: its running thread is on its way to block (`set_current_state`). One flag
     /// per CPU, as threads on other CPUs may run (and block) meanwhile.
     pub(super) going_to_sleep: Vec<bool>,

@@ -3,6 +3,7 @@
 //! would; the scheduler answers through `sched::Hooks`, and observers (`trace`) are told
 //! what happened.
 
+mod channel;
 pub mod cpufreq;
 mod engine;
 pub mod event;
@@ -149,6 +150,7 @@ impl Sim {
             last_thread: 0,
             nested_runs: 0,
             instant_runs: (0, 0),
+            woken: Vec::new(),
             going_to_sleep: vec![false; nr_cpus],
             hrtimers: HrTimers::new(nr_cpus),
             fired: Vec::new(),

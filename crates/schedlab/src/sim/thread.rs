@@ -5,16 +5,19 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use super::channel::{Blocked, Channel, Wakes};
 use super::engine::{Action, Engine};
 use super::SIM_START;
 use crate::limits::MAX_THREADS;
+use crate::sched::flags::WF_SYNC;
 use crate::sched::hooks::Tracepoint;
+use crate::sched::ops::Op as SchedOp;
 use crate::sched::task::TaskState;
 use crate::sched::uapi::SchedAttr;
 use crate::sched::Sched;
 use crate::time::Ns;
 use crate::trace::LogRow;
-use crate::workload::program::{Op, Program, TimerRef};
+use crate::workload::program::{ChanKind, Op, Program, TimerRef};
 
 const PID_BASE: u32 = 1000;
 /// Zero-length events one thread may run without time moving before the run is stopped.
@@ -38,6 +41,8 @@ pub(super) struct Resources {
     waiting: HashMap<u32, String>,
     /// Threads forked so far, per task definition (they name the next one).
     forks: Vec<u32>,
+    /// The pipes and sockets.
+    chans: Vec<Channel>,
 }
 
 impl Resources {
@@ -56,14 +61,27 @@ impl Resources {
             timers: vec![None; n.timers.len()],
             waiting: HashMap::new(),
             forks: vec![0; prog.tasks.len()],
+            chans: prog.channels.iter().map(|&k| Channel::new(k)).collect(),
         }
     }
 
     pub(super) fn blocked_on(&self, pid: u32) -> String {
-        self.waiting
-            .get(&pid)
-            .cloned()
-            .unwrap_or_else(|| "?".into())
+        let id = pid - PID_BASE;
+        let chan = (self.chans.iter().enumerate()).find_map(|(i, c)| {
+            let dir = if c.readers.contains(&id) {
+                "read"
+            } else if c.writers.contains(&id) {
+                "write"
+            } else {
+                return None;
+            };
+            let kind = match c.kind {
+                ChanKind::Pipe => "pipe",
+                ChanKind::Unix => "socket",
+            };
+            Some(format!("{dir} on {kind} {i}"))
+        });
+        (self.waiting.get(&pid).cloned().or(chan)).unwrap_or_else(|| "?".into())
     }
 }
 
@@ -100,8 +118,21 @@ pub(super) struct Thread {
     pub(super) sys_ns: Ns,
     /// Wake event generation: a later sleep makes older wake events stale.
     pub(super) wake_gen: u32,
+    /// Where its pipe or socket call is.
+    chan: ChanCall,
     timer_expiry: Option<Ns>,
     pub(super) stats: RtappStats,
+}
+
+/// How far a thread is into a pipe or socket call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ChanCall {
+    /// Not started: the system call is counted and its kernel time spent first.
+    Fresh,
+    /// Its kernel time spent: the bytes move now.
+    Entered,
+    /// Back from waiting on the channel: it tries again.
+    Waited,
 }
 
 /// What the program does next with the thread.
@@ -150,6 +181,7 @@ impl Engine {
             run_start: now,
             sys_ns: 0,
             wake_gen: 0,
+            chan: ChanCall::Fresh,
             timer_expiry: None,
             stats: RtappStats::default(),
         };
@@ -217,6 +249,16 @@ impl Engine {
                 text,
             },
         );
+    }
+
+    /// The system call of a write or read on a channel of `kind`.
+    fn syscall(kind: ChanKind, write: bool) -> SchedOp {
+        match (kind, write) {
+            (ChanKind::Pipe, true) => SchedOp::PipeWrite,
+            (ChanKind::Pipe, false) => SchedOp::PipeRead,
+            (ChanKind::Unix, true) => SchedOp::UnixSend,
+            (ChanKind::Unix, false) => SchedOp::UnixRecv,
+        }
     }
 
     /// `id` stays on the CPU if it still runs after what it just did.
@@ -358,6 +400,8 @@ impl Engine {
                 self.fork_thread(s, target as usize, Some(id));
                 Self::busy_if_running(s, id)
             }
+            Op::Write { chan, bytes } => self.chan_io(s, id, chan, bytes, true),
+            Op::Read { chan, bytes } => self.chan_io(s, id, chan, bytes, false),
             Op::Fork(_) => {
                 // fork() fails with EAGAIN past pid_max: the run stops there.
                 self.totals.deadlock = Some(format!(
@@ -368,6 +412,82 @@ impl Engine {
                 Step::Off
             }
         }
+    }
+
+    /// A `write` (or `read`) of `bytes` on channel `chan` by the running thread `id`: the
+    /// system call is counted and, under the cost model, its kernel time spent on the CPU
+    /// first; then the bytes move and the readers or writers waiting are woken. A thread
+    /// that must wait queues on the channel and tries again when woken.
+    fn chan_io(&mut self, s: &mut Sched, id: u32, chan: u32, bytes: u32, write: bool) -> Step {
+        let kind = self.res.chans[chan as usize].kind;
+        let th = &mut self.threads[id as usize];
+        let call = std::mem::replace(&mut th.chan, ChanCall::Fresh);
+        if call == ChanCall::Fresh {
+            let cpu = s.tasks[id as usize].cpu;
+            let ops = &mut s.rqs[cpu].ops;
+            ops.add(Self::syscall(kind, write), 1);
+            ops.add(SchedOp::CopyLine, bytes.div_ceil(64) as u64);
+            self.overhead.sync(cpu, self.now, &s.rqs[cpu].ops);
+            let pending = self.overhead.pending(cpu, self.now);
+            if pending > 0 {
+                let th = &mut self.threads[id as usize];
+                th.op -= 1;
+                th.chan = ChanCall::Entered;
+                th.action = Action::Until(self.now + pending);
+                return Step::Busy;
+            }
+        }
+        let waited = call == ChanCall::Waited;
+        let c = &mut self.res.chans[chan as usize];
+        let done = if write {
+            c.write(bytes, waited).map_err(|Blocked(w)| w)
+        } else {
+            c.read(bytes, waited).ok_or(Wakes::default())
+        };
+        match done {
+            Ok(wakes) => {
+                self.chan_wake(s, id, chan, wakes);
+                Self::busy_if_running(s, id)
+            }
+            Err(wakes) => {
+                self.chan_wake(s, id, chan, wakes);
+                let c = &mut self.res.chans[chan as usize];
+                if write {
+                    &mut c.writers
+                } else {
+                    &mut c.readers
+                }
+                .push_back(id);
+                let th = &mut self.threads[id as usize];
+                th.op -= 1;
+                th.chan = ChanCall::Waited;
+                self.block_current(s, id, TaskState::Blocked);
+                Step::Off
+            }
+        }
+    }
+
+    /// Wake the channel's readers and writers as `wakes` says, from the CPU of `id`: one of
+    /// each for a pipe (exclusive waits), all for a socket; sync wakeups.
+    fn chan_wake(&mut self, s: &mut Sched, id: u32, chan: u32, wakes: Wakes) {
+        let cpu = s.tasks[id as usize].cpu;
+        let c = &mut self.res.chans[chan as usize];
+        let all = c.kind == ChanKind::Unix;
+        let mut woken = std::mem::take(&mut self.woken);
+        for (wake, queue) in [
+            (wakes.readers, &mut c.readers),
+            (wakes.writers, &mut c.writers),
+        ] {
+            if wake {
+                let n = if all { queue.len() } else { queue.len().min(1) };
+                woken.extend(queue.drain(..n));
+            }
+        }
+        for &w in &woken {
+            self.wake(s, w, cpu, WF_SYNC);
+        }
+        woken.clear();
+        self.woken = woken;
     }
 
     fn block(&mut self, s: &mut Sched, id: u32, what: String) -> Step {

@@ -3,6 +3,7 @@
 //! format the engine interprets (program.rs).
 
 pub mod cgroups;
+pub mod gen;
 pub mod json;
 pub mod program;
 pub mod rtapp;

@@ -60,6 +60,25 @@ pub enum Op {
     Yield,
     /// Create a thread of task definition `n`.
     Fork(u32),
+    /// `write` `bytes` to channel `chan` (a pipe or socket), waiting for room.
+    Write {
+        chan: u32,
+        bytes: u32,
+    },
+    /// `read` `bytes` from channel `chan`, waiting until that many are there.
+    Read {
+        chan: u32,
+        bytes: u32,
+    },
+}
+
+/// A kernel object that carries bytes between threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChanKind {
+    /// A pipe (64 KiB of page buffers).
+    Pipe,
+    /// A connected pair of Unix stream sockets, written on one side and read on the other.
+    Unix,
 }
 
 /// Which timer a `Timer` operation waits on.
@@ -109,6 +128,8 @@ pub struct Program {
     pub names: Names,
     /// Each barrier's users (threads that must reach it).
     pub barrier_users: Vec<u32>,
+    /// The pipes and sockets, by index.
+    pub channels: Vec<ChanKind>,
     /// Each shared timer: absolute (else relative to the thread's last wakeup)?
     pub timer_absolute: Vec<bool>,
     /// The same, per task, for its `unique*` timers.

@@ -6,6 +6,7 @@
 //! workgen); `JsonC` reads the file as rt-app does, a repeated key keeping its first position
 //! and its last value. Both warn, and so do keys that neither rt-app nor schedlab knows.
 
+use super::gen::{Generator, Hackbench, PipeBench, MAX_DATASIZE, MAX_LOOPS};
 use super::json::{self, Node, Value};
 use crate::error::InputError;
 use crate::limits::{MAX_DURATION_S, MAX_THREADS, MAX_TIME_US};
@@ -242,6 +243,8 @@ pub struct Task {
 pub struct Workload {
     pub global: Global,
     pub tasks: Vec<Task>,
+    /// Generated workloads (hackbench, perf bench pipe) run beside the tasks.
+    pub generators: Vec<Generator>,
     /// The file it came from, for messages.
     pub origin: String,
     pub dialect: Dialect,
@@ -249,9 +252,14 @@ pub struct Workload {
 }
 
 impl Workload {
-    /// Total threads created at start (instances; forked threads aside).
+    /// Total threads created at start (instances and generated; forked threads aside).
     pub fn nr_threads(&self) -> usize {
-        self.tasks.iter().map(|t| t.instance as usize).sum()
+        let gen: usize = self.generators.iter().map(Generator::nr_threads).sum();
+        self.tasks
+            .iter()
+            .map(|t| t.instance as usize)
+            .sum::<usize>()
+            + gen
     }
 
     pub fn task(&self, name: &str) -> Option<usize> {
@@ -400,33 +408,40 @@ impl<'a> Reader<'a> {
         let top = self.entries("(top level)", doc, |_| false)?;
         let mut global = Global::default();
         let mut tasks_node = None;
+        let mut generators = Vec::new();
         for (key, node) in &top {
             match *key {
                 "global" => global = self.global(node)?,
                 "tasks" => tasks_node = Some(*node),
+                "generators" => generators = self.generators(node)?,
                 "resources" => {} // legacy: only pre-creates objects, which events find anyway
                 _ => self.warn(key, node, "unknown top-level key, ignored"),
             }
         }
-        let Some(tasks_node) = tasks_node else {
+        let mut tasks = Vec::new();
+        match tasks_node {
+            Some(node) => {
+                for (name, node) in self.entries("tasks", node, |_| false)? {
+                    tasks.push(self.task(name, node, &global)?);
+                }
+                if tasks.is_empty() && generators.is_empty() {
+                    return Err(self.err("tasks", node, "no task is defined"));
+                }
+            }
+            None if generators.is_empty() => {
+                return Err(InputError::new(
+                    self.origin,
+                    "no \"tasks\" object: rt-app needs one (or a \"generators\" one)",
+                ))
+            }
+            None => {}
+        }
+        let gen: usize = generators.iter().map(Generator::nr_threads).sum();
+        let threads: usize = tasks.iter().map(|t| t.instance as usize).sum::<usize>() + gen;
+        if threads > MAX_THREADS {
             return Err(InputError::new(
                 self.origin,
-                "no \"tasks\" object: rt-app needs one",
-            ));
-        };
-        let mut tasks = Vec::new();
-        for (name, node) in self.entries("tasks", tasks_node, |_| false)? {
-            tasks.push(self.task(name, node, &global)?);
-        }
-        if tasks.is_empty() {
-            return Err(self.err("tasks", tasks_node, "no task is defined"));
-        }
-        let threads: usize = tasks.iter().map(|t| t.instance as usize).sum();
-        if threads > MAX_THREADS {
-            return Err(self.err(
-                "tasks",
-                tasks_node,
-                format!("{threads} threads (instances summed): at most {MAX_THREADS}, the kernel's default pid_max"),
+                format!("{threads} threads (instances and generated): at most {MAX_THREADS}, the kernel's default pid_max"),
             ));
         }
         for t in &tasks {
@@ -446,10 +461,78 @@ impl<'a> Reader<'a> {
         Ok(Workload {
             global,
             tasks,
+            generators,
             origin: self.origin.to_string(),
             dialect: self.dialect,
             warnings: std::mem::take(&mut self.warnings),
         })
+    }
+
+    /// The `generators` object: `hackbench` and `perf_bench_pipe`, each with the real
+    /// tool's options by their long names.
+    fn generators(&mut self, node: &Node) -> Result<Vec<Generator>, InputError> {
+        let mut out = Vec::new();
+        for (key, v) in self.entries("generators", node, |_| false)? {
+            let path = format!("generators.{key}");
+            out.push(match key {
+                "hackbench" => Generator::Hackbench(self.hackbench(&path, v)?),
+                "perf_bench_pipe" => Generator::PipeBench(self.pipe_bench(&path, v)?),
+                _ => {
+                    return Err(self.err(
+                        &path,
+                        v,
+                        "unknown generator: hackbench or perf_bench_pipe",
+                    ))
+                }
+            });
+        }
+        Ok(out)
+    }
+
+    fn hackbench(&mut self, at: &str, node: &Node) -> Result<Hackbench, InputError> {
+        let mut h = Hackbench::default();
+        for (key, v) in self.entries(at, node, |_| false)? {
+            let path = format!("{at}.{key}");
+            match key {
+                "groups" => h.groups = self.count(&path, v, MAX_THREADS as u64 / 2)? as u32,
+                "fds" => h.fds = self.count(&path, v, MAX_THREADS as u64 / 2)? as u32,
+                "loops" => h.loops = self.count(&path, v, MAX_LOOPS)?,
+                "datasize" => h.datasize = self.count(&path, v, MAX_DATASIZE as u64)? as u32,
+                "pipe" => h.pipe = self.boolean(&path, v)?,
+                "threads" => h.threads = self.boolean(&path, v)?,
+                "taskgroup" => h.taskgroup = Some(self.string(&path, v)?),
+                _ => return Err(self.err(&path, v, "unknown hackbench option: groups, fds, loops, datasize, pipe, threads, taskgroup")),
+            }
+        }
+        Ok(h)
+    }
+
+    fn pipe_bench(&mut self, at: &str, node: &Node) -> Result<PipeBench, InputError> {
+        let mut p = PipeBench::default();
+        for (key, v) in self.entries(at, node, |_| false)? {
+            let path = format!("{at}.{key}");
+            match key {
+                "loops" => p.loops = self.count(&path, v, MAX_LOOPS)?,
+                "threaded" => p.threaded = self.boolean(&path, v)?,
+                "taskgroup" => p.taskgroup = Some(self.string(&path, v)?),
+                _ => {
+                    return Err(self.err(
+                        &path,
+                        v,
+                        "unknown perf bench pipe option: loops, threaded, taskgroup",
+                    ))
+                }
+            }
+        }
+        Ok(p)
+    }
+
+    /// An integer from 1 to `max`.
+    fn count(&self, path: &str, v: &Node, max: u64) -> Result<u64, InputError> {
+        match self.int(path, v)? {
+            n if n >= 1 && n as u64 <= max => Ok(n as u64),
+            n => Err(self.err(path, v, format!("{n} is out of range: 1 to {max}"))),
+        }
     }
 
     fn global(&mut self, node: &Node) -> Result<Global, InputError> {

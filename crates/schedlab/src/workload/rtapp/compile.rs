@@ -193,10 +193,11 @@ pub fn compile(wl: &Workload, plat: &Platform) -> Result<Program, InputError> {
         });
         unique_absolute.push(uabs);
     }
-    Ok(Program {
+    let mut prog = Program {
         tasks,
         names,
         barrier_users,
+        channels: Vec::new(),
         timer_absolute,
         unique_absolute,
         ftrace: wl.global.ftrace,
@@ -205,7 +206,16 @@ pub fn compile(wl: &Workload, plat: &Platform) -> Result<Program, InputError> {
         pi: wl.global.pi_enabled,
         groups,
         warnings: unsimulated(wl),
-    })
+    };
+    for (i, g) in wl.generators.iter().enumerate() {
+        let at = format!("generators[{i}].taskgroup");
+        let group = (g.taskgroup())
+            .map(|path| prog.groups.intern(path, &at))
+            .transpose()?
+            .unwrap_or(0);
+        g.append(&mut prog, group);
+    }
+    Ok(prog)
 }
 
 /// What the workload asks for that the engine does not simulate yet: policy changes

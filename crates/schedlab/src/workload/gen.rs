@@ -1,0 +1,192 @@
+//! Workload generators compiled to the program format: hackbench (rt-tests' `hackbench`,
+//! the kernel's tools/perf/bench/sched-messaging.c) and perf bench sched pipe
+//! (tools/perf/bench/sched-pipe.c), with the real tools' structure and defaults. A run file
+//! names them in its `generators` object; `schedlab hackbench` and `schedlab
+//! perf-bench-pipe` write one for a command line.
+
+use super::program::{ChanKind, Op, Phase, Program, TaskProgram};
+use crate::sched::uapi::{Policy, SchedAttr};
+
+/// `PIPE_BUF`: the largest message, written in one atomic step (a pipe) or one skb.
+pub const MAX_DATASIZE: u32 = 4096;
+/// The most loops a generator may ask for (each is at least one system call per task).
+pub const MAX_LOOPS: u64 = 1 << 40;
+
+/// `hackbench [-g GROUPS] [-f FDS] [-l LOOPS] [-s DATASIZE] [--pipe] [--threads]`: each group
+/// has FDS receivers, each reading from its own pipe or socket, and FDS senders, each writing
+/// LOOPS messages of DATASIZE bytes to every receiver of its group in turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hackbench {
+    pub groups: u32,
+    pub fds: u32,
+    pub loops: u64,
+    pub datasize: u32,
+    pub pipe: bool,
+    /// Threads of one process rather than processes. Simplified: the same costs (no mm
+    /// switch is modelled), only the names differ.
+    pub threads: bool,
+    /// The cgroup its tasks run in (`/a/b`; None: the root).
+    pub taskgroup: Option<String>,
+}
+
+impl Default for Hackbench {
+    /// rt-tests' defaults: 10 groups of 20, 100 loops, 100-byte messages, sockets, processes.
+    fn default() -> Hackbench {
+        Hackbench {
+            groups: 10,
+            fds: 20,
+            loops: 100,
+            datasize: 100,
+            pipe: false,
+            threads: false,
+            taskgroup: None,
+        }
+    }
+}
+
+/// `perf bench sched pipe [-l LOOPS] [-T]`: two tasks pass a 4-byte integer back and forth
+/// over two pipes, LOOPS round trips.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PipeBench {
+    pub loops: u64,
+    pub threaded: bool,
+    /// The cgroup both tasks run in (perf's `-G` with one group for both).
+    pub taskgroup: Option<String>,
+}
+
+impl Default for PipeBench {
+    fn default() -> PipeBench {
+        PipeBench {
+            loops: 1_000_000,
+            threaded: false,
+            taskgroup: None,
+        }
+    }
+}
+
+/// A generator entry of a run file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Generator {
+    Hackbench(Hackbench),
+    PipeBench(PipeBench),
+}
+
+impl Generator {
+    /// The threads it creates.
+    pub fn nr_threads(&self) -> usize {
+        match self {
+            Generator::Hackbench(h) => 2 * h.groups as usize * h.fds as usize,
+            Generator::PipeBench(_) => 2,
+        }
+    }
+
+    /// The cgroup its tasks run in.
+    pub fn taskgroup(&self) -> Option<&str> {
+        match self {
+            Generator::Hackbench(h) => h.taskgroup.as_deref(),
+            Generator::PipeBench(p) => p.taskgroup.as_deref(),
+        }
+    }
+
+    /// Add its tasks and channels to `prog`, its tasks in the task group `group`.
+    pub fn append(&self, prog: &mut Program, group: u32) {
+        match self {
+            Generator::Hackbench(h) => h.append(prog, group),
+            Generator::PipeBench(p) => p.append(prog, group),
+        }
+    }
+}
+
+/// Add a SCHED_OTHER nice-0 task of `name` running `ops` `loops` times, once.
+fn task(prog: &mut Program, name: String, ops: Vec<Op>, loops: u64, group: u32) {
+    let markers = ops.iter().map(|_| (0, String::new())).collect();
+    prog.unique_absolute.push(Vec::new());
+    prog.tasks.push(TaskProgram {
+        name,
+        instance: 1,
+        delay: 0,
+        loops: 1,
+        attr: SchedAttr {
+            group,
+            ..SchedAttr::of(Policy::Other)
+        },
+        cpus: None,
+        phases: vec![Phase {
+            loops: loops as i64,
+            ops,
+            markers,
+            nice: None,
+            uclamp: (None, None),
+            cpus: None,
+            group: None,
+        }],
+        unique_timers: 0,
+    });
+}
+
+/// A new channel of `kind` in `prog`: its index.
+fn channel(prog: &mut Program, kind: ChanKind) -> u32 {
+    prog.channels.push(kind);
+    prog.channels.len() as u32 - 1
+}
+
+impl Hackbench {
+    fn append(&self, prog: &mut Program, group: u32) {
+        let kind = if self.pipe {
+            ChanKind::Pipe
+        } else {
+            ChanKind::Unix
+        };
+        for g in 0..self.groups {
+            // Receivers first, as hackbench creates them.
+            let chans: Vec<u32> = (0..self.fds).map(|_| channel(prog, kind)).collect();
+            for (r, &chan) in chans.iter().enumerate() {
+                let read = Op::Read {
+                    chan,
+                    bytes: self.datasize,
+                };
+                let loops = self.fds as u64 * self.loops;
+                task(
+                    prog,
+                    format!("hackbench-g{g}-r{r}"),
+                    vec![read],
+                    loops,
+                    group,
+                );
+            }
+            for s in 0..self.fds {
+                let writes = (chans.iter())
+                    .map(|&chan| Op::Write {
+                        chan,
+                        bytes: self.datasize,
+                    })
+                    .collect();
+                task(
+                    prog,
+                    format!("hackbench-g{g}-s{s}"),
+                    writes,
+                    self.loops,
+                    group,
+                );
+            }
+        }
+    }
+}
+
+impl PipeBench {
+    fn append(&self, prog: &mut Program, group: u32) {
+        let (there, back) = (channel(prog, ChanKind::Pipe), channel(prog, ChanKind::Pipe));
+        let int = |chan| (chan, 4);
+        let (w, r) = (
+            |(chan, bytes)| Op::Write { chan, bytes },
+            |(chan, bytes)| Op::Read { chan, bytes },
+        );
+        let ops = [
+            vec![w(int(there)), r(int(back))],
+            vec![r(int(there)), w(int(back))],
+        ];
+        for (i, ops) in ops.into_iter().enumerate() {
+            task(prog, format!("sched-pipe-{i}"), ops, self.loops, group);
+        }
+    }
+}
