@@ -420,7 +420,7 @@ pub fn run(
                 latency_p50_ns: lat.percentile(0.5),
                 latency_p99_ns: lat.percentile(0.99),
                 latency_max_ns: lat.max(),
-                migrations: t.stats.migrations,
+                migrations: t.stats.migrations(),
                 migrations_smt: t.stats.migrations_by[0],
                 migrations_cluster: t.stats.migrations_by[1],
                 migrations_llc: t.stats.migrations_by[2],

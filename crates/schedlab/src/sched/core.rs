@@ -563,9 +563,8 @@ impl Sched {
     /// `set_task_cpu`: the task is now on `to`; `sched_migrate_task`.
     fn set_task_cpu<H: Hooks>(&mut self, id: u32, from: usize, to: usize, h: &mut H) {
         self.set_task_rq(id, to);
-        let stats = &mut self.tasks[id as usize].stats;
-        stats.migrations += 1;
-        stats.migrations_by[self.topo.distance(from, to) as usize] += 1;
+        let far = self.topo.distance(from, to) as usize;
+        self.tasks[id as usize].stats.migrations_by[far] += 1;
         self.rqs[to].ops.add(Op::Migration, 1);
         if h.tracing() {
             h.trace(&self.tasks, Tracepoint::Migrate { task: id, from, to });

@@ -32,7 +32,6 @@ pub struct SchedStats {
     pub wait_ns: Ns,
     pub sleep_ns: Ns,
     pub wakeup_latencies: Latencies,
-    pub migrations: u64,
     /// Migrations by distance (`Distance` order).
     pub migrations_by: [u64; 5],
     /// Placements by the rule that chose the CPU (`Placement` order), wakeups and fork.
@@ -84,6 +83,13 @@ pub struct SchedTask {
     pub stats: SchedStats,
     /// `p->sched_info`: what schedstat's run_delay and rq_cpu_time are counted from.
     pub sched_info: SchedInfo,
+}
+
+impl SchedStats {
+    /// Moves to another CPU, all distances.
+    pub fn migrations(&self) -> u64 {
+        self.migrations_by.iter().sum()
+    }
 }
 
 impl SchedTask {

@@ -106,7 +106,7 @@ fn a_preempted_rt_task_is_pushed_to_the_cpu_running_less_important_work() {
     assert_eq!(s.rqs[0].curr, Some(high));
     assert_eq!(s.rqs[1].curr, Some(low));
     assert_eq!(s.tasks[low as usize].cpu, 1);
-    assert_eq!(s.tasks[low as usize].stats.migrations, 1);
+    assert_eq!(s.tasks[low as usize].stats.migrations(), 1);
     assert_eq!(h.resched.last(), Some(&1));
     assert_eq!(s.tasks[fair as usize].state, TaskState::Runnable);
     let on_cpu1: Vec<_> = h.switches.iter().filter(|(c, _)| *c == 1).collect();

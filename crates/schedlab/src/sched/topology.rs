@@ -144,8 +144,6 @@ pub struct CacheDomains {
 #[derive(Debug, Clone)]
 pub struct Topology {
     pub domains: Vec<Vec<SchedDomain>>,
-    /// Each CPU's core (SMT siblings share one).
-    pub cores: Vec<usize>,
     /// Each CPU's cache domains.
     pub cache: Vec<CacheDomains>,
     /// Each LLC's shared state, by `llc_id`.
@@ -342,9 +340,8 @@ impl Topology {
             set_imb_numa_nr(doms);
             cpu_attach_domain(doms);
         }
-        let cores: Vec<usize> = plat.cpus.iter().map(|c| c.core).collect();
         let cache: Vec<CacheDomains> = (0..plat.nr_cpus())
-            .map(|cpu| update_top_cache_domain(&domains[cpu], &cores, cpu))
+            .map(|cpu| update_top_cache_domain(&domains[cpu], &plat.cpus, cpu))
             .collect();
         let cluster_active = domains
             .iter()
@@ -356,7 +353,6 @@ impl Topology {
             shared: vec![SdShared::default(); plat.nr_cpus()],
             cpus: plat.cpus.clone(),
             domains,
-            cores,
             cache,
             imbalanced: BTreeSet::new(),
         }
@@ -403,7 +399,7 @@ impl Topology {
 }
 
 /// `update_top_cache_domain` of `cpu` over its attached domains `doms`.
-fn update_top_cache_domain(doms: &[SchedDomain], cores: &[usize], cpu: usize) -> CacheDomains {
+fn update_top_cache_domain(doms: &[SchedDomain], cpus: &[Cpu], cpu: usize) -> CacheDomains {
     let highest = |flag: u32| (0..doms.len()).rev().find(|&l| doms[l].flags & flag != 0);
     let lowest = |flag: u32| (0..doms.len()).find(|&l| doms[l].flags & flag != 0);
     let llc = highest(SD_SHARE_LLC);
@@ -414,8 +410,8 @@ fn update_top_cache_domain(doms: &[SchedDomain], cores: &[usize], cpu: usize) ->
         llc_id,
         share_id: lowest(SD_CLUSTER).map_or(llc_id, |l| doms[l].span[0]),
         asym_cpucapacity: lowest(SD_ASYM_CPUCAPACITY_FULL),
-        smt: (0..cores.len())
-            .filter(|&c| cores[c] == cores[cpu])
+        smt: (cpus.iter().filter(|c| c.core == cpus[cpu].core))
+            .map(|c| c.id)
             .collect(),
     }
 }

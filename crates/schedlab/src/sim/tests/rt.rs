@@ -151,7 +151,7 @@ fn a_preempted_rt_task_is_pushed_to_a_cpu_running_fair_work() {
     let s = run_on("smp:2", &tasks, Features::preset(Kernel::V6_12), 900 * MS);
     let ran = |i: usize| s.sched().tasks[i].stats.run_ns / MS;
     assert_eq!((ran(0), ran(1), ran(2)), (0, 900, 90));
-    assert_eq!(s.sched().tasks[1].stats.migrations, 1);
+    assert_eq!(s.sched().tasks[1].stats.migrations(), 1);
     assert_eq!(s.sched().tasks[1].cpu, 1);
 }
 
@@ -170,7 +170,7 @@ fn a_cpu_whose_rt_task_sleeps_pulls_a_waiting_rt_task() {
     let ran = |i: usize| s.sched().tasks[i].stats.run_ns / MS;
     assert_eq!((ran(0), ran(1), ran(2)), (1000, 500, 500));
     assert_eq!(
-        s.sched().tasks[2].stats.migrations,
+        s.sched().tasks[2].stats.migrations(),
         1,
         "pulled once, then it stays"
     );

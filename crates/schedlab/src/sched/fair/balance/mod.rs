@@ -74,7 +74,7 @@ impl Sched {
         span: &[usize],
     ) -> GroupInfo {
         let caps = span.iter().map(|&c| self.rqs[c].cpu_capacity);
-        let core = |c: usize| self.topo.cores[c];
+        let core = |c: usize| self.topo.cpus[c].core;
         let cores = (span.iter().enumerate())
             .filter(|&(i, &c)| !span[..i].iter().any(|&d| core(d) == core(c)))
             .count();
@@ -94,10 +94,7 @@ impl Sched {
 
     /// `is_core_idle`: every SMT sibling of `cpu` is idle.
     fn is_core_idle(&self, cpu: usize) -> bool {
-        let core = self.topo.cores[cpu];
-        (0..self.rqs.len())
-            .filter(|&c| self.topo.cores[c] == core)
-            .all(|c| self.idle_cpu(c))
+        self.topo.cache[cpu].smt.iter().all(|&c| self.idle_cpu(c))
     }
 
     /// `should_we_balance`: a newly idle CPU balances if still empty; otherwise only the

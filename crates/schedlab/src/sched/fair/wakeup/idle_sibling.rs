@@ -8,6 +8,7 @@
 //! Simplified: schedlab's threads are all user threads, so the rule letting a per-CPU
 //! kthread (an IO completion) stack its wakee on its own CPU never applies and is left out.
 
+use super::PrevIdleBias;
 use crate::sched::class::Placement;
 use crate::sched::fair::capacity::{task_util_est, util_fits_cpu};
 use crate::sched::features::Feat;
@@ -33,7 +34,9 @@ impl Sched {
         target: usize,
         this: usize,
     ) -> (usize, Placement) {
-        let bias_util = self.feat.has(Feat::WakeupBiasPrevIdle);
+        // The task's utilization: on asymmetric machines, and for UTIL_FITS_CAPACITY.
+        let bias_util = self.feat.has(Feat::WakeupBiasPrevIdle)
+            && self.feat.prev_idle_bias == PrevIdleBias::UtilFitsCapacity;
         let fit = (self.asym || bias_util).then(|| self.task_fit(p));
         let fits = |s: &Sched, cpu: usize| !s.asym || fit.is_some_and(|f| s.fits(f, cpu));
         let task_util = fit.map_or(0, |f| f.util);
@@ -224,11 +227,8 @@ impl Sched {
         let mut cpus = std::mem::take(&mut self.select_rq_mask);
         let sd = &self.topo.domains[target][llc];
         let allowed = &self.tasks[p as usize].cpus_mask;
-        cpus.iter_mut().for_each(|c| *c = false);
-        sd.span
-            .iter()
-            .filter(|&&c| allowed[c])
-            .for_each(|&c| cpus[c] = true);
+        // The scan reads the mask only within this LLC (its cluster and SMT siblings too).
+        sd.span.iter().for_each(|&c| cpus[c] = allowed[c]);
         let child_cluster = llc
             .checked_sub(1)
             .is_some_and(|c| self.topo.domains[target][c].flags & SD_CLUSTER != 0);
