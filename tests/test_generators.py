@@ -59,3 +59,62 @@ def test_bad_generator_options_get_one_clear_message(cli, tmp_path, gen, msg):
     assert out.returncode == 2
     err = out.stderr.decode()
     assert msg in err and "Traceback" not in err, err
+
+
+def _sec_ms(ns: int) -> str:
+    """%lu.%03lu of tv_sec and tv_usec / 1000, as both tools print their time."""
+    return f"{ns // 10**9}.{ns % 10**9 // 10**6:03d}"
+
+
+def test_hackbench_command_prints_rt_tests_report_timed_to_the_last_exit(cli, tmp_path):
+    summary = tmp_path / "s.json"
+    out = cli("hackbench", "-g", "2", "-f", "3", "-l", "40", "--pipe", "--platform", "smp:4",
+              "--summary", summary)
+    assert out.returncode == 0, out.stderr
+    s = json.loads(summary.read_text())
+    assert s["switches"]["overhead"] == "on"  # the benchmarks' default
+    assert sum(o["count"] for o in s["ops"] if o["op"] == "pipe_write") == 720
+    last_exit = max(t["ended_ns"] for t in s["tasks"])
+    assert all(0 <= t["started_ns"] < t["ended_ns"] for t in s["tasks"])
+    assert out.stdout.decode() == (
+        "Running in process mode with 2 groups using 6 file descriptors each (== 12 tasks)\n"
+        "Each sender will pass 40 messages of 100 bytes\n"
+        f"Time: {_sec_ms(last_exit)}\n")
+
+
+def test_perf_bench_pipe_command_prints_perf_report(cli, tmp_path):
+    summary = tmp_path / "s.json"
+    out = cli("perf-bench-pipe", "-l", "2000", "-T", "--platform", "hikey", "--summary", summary)
+    assert out.returncode == 0, out.stderr
+    s = json.loads(summary.read_text())
+    usecs = max(t["ended_ns"] for t in s["tasks"]) // 1000
+    assert usecs > 0
+    lines = out.stdout.decode().splitlines()
+    assert lines[:3] == ["# Running 'sched/pipe' benchmark:",
+                         "# Executed 2000 pipe operations between two threads", ""]
+    # perf's formats: " %14s: %lu.%03lu [sec]", " %14lf usecs/op", " %14d ops/sec".
+    assert lines[3] == f"     Total time: {usecs // 10**6}.{usecs % 10**6 // 1000:03d} [sec]"
+    assert lines[5] == f" {usecs / 2000:14f} usecs/op"
+    assert lines[6] == f" {int(2000 / (usecs / 1e6)):14d} ops/sec"
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["hackbench", "-g", "0"], "hackbench: -g/--groups: 0 is out of range: 1 to 16384"),
+    (["hackbench", "-s", "4097"], "hackbench: -s/--datasize: 4097 is out of range: 1 to 4096"),
+    (["hackbench", "-f", "20", "-g", "1000"], "40000 threads"),
+    (["hackbench", "--taskgroup", "a b"], "hackbench: --taskgroup: cgroup path"),
+    (["hackbench", "-l", "-3"], "argument -l/--loops: '-3' is not a count"),
+    (["hackbench", "--threads", "--process"], "not allowed with argument"),
+    (["perf-bench-pipe", "-l", "0"], "perf-bench-pipe: -l/--loop: 0 is out of range"),
+])
+def test_bad_benchmark_options_name_the_option(cli, args, msg):
+    out = cli(*args, "--platform", "smp:2")
+    err = out.stderr.decode()
+    assert out.returncode == 2 and msg in err and not out.stdout, err
+
+
+def test_benchmark_without_cost_model_is_warned(cli):
+    out = cli("perf-bench-pipe", "-l", "10", "--set", "overhead=off", "--platform", "smp:2")
+    assert out.returncode == 0
+    assert "cost nothing without --set overhead=on" in out.stderr.decode()
+    assert "Total time: 0.000 [sec]" in out.stdout.decode()

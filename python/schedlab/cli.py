@@ -64,6 +64,28 @@ EXIT_CODES = """exit status:
 docs/outputs.md describes every output, the summary JSON's fields and these codes."""
 
 
+def _run_options(r: argparse.ArgumentParser, units: str) -> None:
+    """The platform, switches, cgroups and outputs of a run."""
+    r.add_argument("--platform", default="smp:4", help="built-in name, smp:N, or a .toml file (default smp:4)")
+    r.add_argument("--duration", type=_duration, help=f"simulated time, overrides global.duration ({units})")
+    _switch_options(r)
+    r.add_argument("--cgroup", action="append", default=[], metavar="PATH:KEY=VALUE[,KEY=VALUE]",
+                   help="describe a cgroup (repeatable): weight=1..10000 (cpu.weight), weight.nice=-20..19, "
+                        "shares=2..262144 (v1 cpu.shares), idle=0|1, max=QUOTA/PERIOD µs or max")
+    r.add_argument("--idle-cgroups", type=_count, default=0, metavar="N",
+                   help="add N empty cgroups /idle-0 … (at most 100000 in all)")
+    r.add_argument("--trace", metavar="FILE", help="write a trace-cmd report text trace (LISA, Perfetto)")
+    r.add_argument("--log-dir", metavar="DIR", help="write rt-app per-thread logs there")
+    r.add_argument("--summary", metavar="FILE.json", help="write the run summary as JSON")
+    r.add_argument("--schedstat", metavar="FILE",
+                   help="write /proc/schedstat as it reads at the end of the run (version 16; 15 under 6.1)")
+
+
+def _benchmark_options(r: argparse.ArgumentParser, units: str) -> None:
+    r.add_argument("--taskgroup", metavar="PATH", help="run its tasks in this cgroup (e.g. /a/b; default: the root)")
+    _run_options(r, units)
+
+
 def parser() -> argparse.ArgumentParser:
     units = "/".join(UNITS_NS)
     top = argparse.ArgumentParser(
@@ -98,24 +120,36 @@ def parser() -> argparse.ArgumentParser:
 
     r = commands.add_parser("run", help="simulate an rt-app workload on a platform")
     r.add_argument("workload", metavar="WORKLOAD.json", help="rt-app JSON workload")
-    r.add_argument("--platform", default="smp:4", help="built-in name, smp:N, or a .toml file (default smp:4)")
-    r.add_argument("--duration", type=_duration, help=f"simulated time, overrides global.duration ({units})")
-    _switch_options(r)
-    r.add_argument("--cgroup", action="append", default=[], metavar="PATH:KEY=VALUE[,KEY=VALUE]",
-                   help="describe a cgroup (repeatable): weight=1..10000 (cpu.weight), weight.nice=-20..19, "
-                        "shares=2..262144 (v1 cpu.shares), idle=0|1, max=QUOTA/PERIOD µs or max")
-    r.add_argument("--idle-cgroups", type=_count, default=0, metavar="N",
-                   help="add N empty cgroups /idle-0 … (at most 100000 in all)")
-    r.add_argument("--trace", metavar="FILE", help="write a trace-cmd report text trace (LISA, Perfetto)")
-    r.add_argument("--log-dir", metavar="DIR", help="write rt-app per-thread logs there")
-    r.add_argument("--summary", metavar="FILE.json", help="write the run summary as JSON")
-    r.add_argument("--schedstat", metavar="FILE",
-                   help="write /proc/schedstat as it reads at the end of the run (version 16; 15 under 6.1)")
+    _run_options(r, units)
     r.add_argument("--json-c", action="store_true",
                    help="read repeated keys as rt-app's json-c does (default: workgen, keep them in order)")
     r.add_argument("--top", type=_count, default=30, metavar="N",
                    help="show the N tasks with the most run time (default 30; 0: all)")
     r.add_argument("--quiet", "-q", action="store_true", help="print no table (warnings and errors only)")
+
+    r = commands.add_parser("hackbench", help="simulate rt-tests' hackbench; print its report",
+                            description="hackbench's groups of senders and receivers passing messages over "
+                                        "Unix sockets or pipes (docs/benchmarks.md). The cost model is on "
+                                        "unless --set overhead=off.")
+    r.add_argument("-g", "--groups", type=_count, default=10, help="groups of senders and receivers (default 10)")
+    r.add_argument("-f", "--fds", type=_count, default=20,
+                   help="senders and receivers per group (default 20)")
+    r.add_argument("-l", "--loops", type=_count, default=100,
+                   help="messages each sender writes to each receiver (default 100)")
+    r.add_argument("-s", "--datasize", type=_count, default=100, help="bytes per message (default 100)")
+    r.add_argument("-p", "--pipe", action="store_true", help="pipes instead of Unix stream sockets")
+    mode = r.add_mutually_exclusive_group()
+    mode.add_argument("-T", "--threads", action="store_true", help="threads of one process")
+    mode.add_argument("-P", "--process", action="store_true", help="processes (the default)")
+    _benchmark_options(r, units)
+
+    r = commands.add_parser("perf-bench-pipe", help="simulate `perf bench sched pipe`; print its report",
+                            description="Two tasks passing an int back and forth over two pipes "
+                                        "(docs/benchmarks.md). The cost model is on unless --set overhead=off.")
+    r.add_argument("-l", "--loop", type=_count, default=1_000_000,
+                   help="round trips (default 1000000, as perf)")
+    r.add_argument("-T", "--threaded", action="store_true", help="two threads instead of two processes")
+    _benchmark_options(r, units)
 
     r = commands.add_parser("check", help="validate a workload and print its task/phase structure")
     r.add_argument("workload", metavar="WORKLOAD.json")
@@ -216,12 +250,46 @@ def _reproduce(args) -> int:
 
 
 def _run(args) -> int:
+    r, status = _simulate(args, args.workload, _sets(args))
+    if not args.quiet:
+        _run_tables(args, r, _rich()[1])
+    return status
+
+
+def _hackbench(args) -> int:
+    from schedlab.benchmarks import Hackbench
+
+    bench = Hackbench(args.groups, args.fds, args.loops, args.datasize, args.pipe, args.threads, args.taskgroup)
+    return _benchmark(args, bench)
+
+
+def _perf_bench_pipe(args) -> int:
+    from schedlab.benchmarks import PipeBench
+
+    return _benchmark(args, PipeBench(args.loop, args.threaded, args.taskgroup))
+
+
+def _benchmark(args, bench) -> int:
+    """Simulate `bench` as its command line asks; print the tool's report."""
+    from schedlab.benchmarks import option_error, with_overhead
+
+    try:
+        r, status = _simulate(args, bench.workload(), with_overhead(_sets(args)), origin=args.command)
+    except schedlab.InputError as e:
+        return _fail(option_error(bench, str(e)))
+    if status == 0:
+        sys.stdout.write(bench.report(r))
+    return status
+
+
+def _simulate(args, workload, sets, origin=None):
+    """Run `workload` with the run options in `args`: the result and the exit status. The
+    summary file is written whole or not at all; warnings go to stderr."""
     from rich.progress import Progress
 
-    from schedlab.run import run
+    from schedlab.run import RunSpec
 
-    Console, Table = _rich()
-    sets = _sets(args)
+    Console, _ = _rich()
     _core.check_switches(args.kernel, sets, args.feature)
     summary = _Staged(args.summary) if args.summary else None
     console = Console(stderr=True, soft_wrap=True)
@@ -232,10 +300,11 @@ def _run(args) -> int:
             def progress(now, total):
                 bar.update(job, completed=now / 1e9, total=None if total is None else total / 1e9)
 
-            r = run(args.workload, args.platform, kernel=args.kernel, sets=sets, features=args.feature,
-                    duration_ns=args.duration, trace=args.trace, log_dir=args.log_dir,
-                    schedstat=args.schedstat, cgroups=args.cgroup, idle_cgroups=args.idle_cgroups,
-                    json_c=args.json_c, frames=False, progress=progress)
+            spec = RunSpec.of(workload, args.platform, kernel=args.kernel, sets=sets, features=args.feature,
+                              duration_ns=args.duration, cgroups=args.cgroup, idle_cgroups=args.idle_cgroups,
+                              json_c=getattr(args, "json_c", False), origin=origin)
+            r = spec.run(trace=args.trace, log_dir=args.log_dir, schedstat=args.schedstat, frames=False,
+                         progress=progress)
         if summary:
             import json
 
@@ -247,11 +316,7 @@ def _run(args) -> int:
         console.print(f"warning: {w}", highlight=False, markup=False)
     for w in r.refusals:
         console.print(f"refused: {w}", highlight=False, markup=False)
-    if not args.quiet:
-        _run_tables(args, r, Table)
-    if r.deadlock:
-        return _fail(r.deadlock)
-    return 0
+    return r, _fail(r.deadlock) if r.deadlock else 0
 
 
 def _run_tables(args, r, Table) -> None:
@@ -411,7 +476,7 @@ def _fail(message: str) -> int:
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     handlers = {"replay": _replay, "periodic": _periodic, "ramp": _ramp}
-    commands = {"run": _run, "check": _check, "platforms": _platforms, "features": _features,
+    commands = {"run": _run, "hackbench": _hackbench, "perf-bench-pipe": _perf_bench_pipe, "check": _check, "platforms": _platforms, "features": _features,
                 "reproduce": _reproduce}
     handler = handlers[args.pelt_command] if args.command == "pelt" else commands[args.command]
     try:

@@ -108,15 +108,14 @@ class RunSpec:
     @classmethod
     def of(cls, workload, platform: str = "smp:4", *, kernel: str = "6.12", fair: str | None = None,
            sets=(), features=(), governors=(), duration_ns: int | None = None,
-           json_c: bool = False, cgroups=(), idle_cgroups: int = 0) -> "RunSpec":
-        """A spec from a workload given as a path, a dict or JSON text; `governors` as
-        `--governor` takes them (NAME, or POLICY=NAME); `cgroups` as `--cgroup` takes them
-        (PATH:KEY=VALUE[,KEY=VALUE…])."""
-        origin = None
+           json_c: bool = False, cgroups=(), idle_cgroups: int = 0, origin: str | None = None) -> "RunSpec":
+        """A spec from a workload given as a path, a dict or JSON text (named `origin` in
+        error messages: `<dict>`, `<string>` by default); `governors` as `--governor` takes
+        them (NAME, or POLICY=NAME); `cgroups` as `--cgroup` takes them (PATH:KEY=VALUE[,KEY=VALUE…])."""
         if isinstance(workload, dict):
-            workload, origin = json.dumps(workload), "<dict>"
+            workload, origin = json.dumps(workload), origin or "<dict>"
         elif isinstance(workload, str) and workload.lstrip().startswith("{"):
-            origin = "<string>"
+            origin = origin or "<string>"
         sets = tuple(sets) + ((f"fair.policy={fair}",) if fair else ())
         return cls(str(workload), platform, kernel, sets, tuple(features), tuple(governors),
                    duration_ns, json_c, origin, tuple(cgroups), idle_cgroups)

@@ -65,6 +65,10 @@ table! {
         pub pid: u32,
         /// The CPU it was on last.
         pub cpu: usize,
+        /// When it was created, and when it exited (the run's end if it did not), in ns
+        /// since the run's start.
+        pub started_ns: Ns,
+        pub ended_ns: Ns,
         pub run_ns: Ns,
         /// Of its run time, what the cost model charged it as system time.
         pub sys_ns: Ns,
@@ -412,6 +416,8 @@ pub fn run(
                 pid: t.pid,
                 policy: t.policy.name().to_string(),
                 cpu: t.cpu,
+                started_ns: t.stats.created_at - SIM_START,
+                ended_ns: t.stats.ended_at.map_or(elapsed, |at| at - SIM_START),
                 run_ns: t.stats.run_ns,
                 sys_ns: sim.thread_sys_ns(id as u32),
                 wait_ns: t.stats.wait_ns,

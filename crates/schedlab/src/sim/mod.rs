@@ -92,6 +92,9 @@ impl Sim {
         }
         let notes: Vec<String> = prog.groups.notes().collect();
         prog.warnings.extend(notes);
+        if !prog.channels.is_empty() && !feat.overhead {
+            prog.warnings.push("pipes and sockets cost nothing without --set overhead=on: their system calls and copies take no time, so readers and writers pass messages at one instant".into());
+        }
         let duration = opts.duration.or(wl.global.duration);
         if let Some(d) = opts.duration.filter(|&d| !(1..=MAX_SIM_NS).contains(&d)) {
             return Err(InputError::new(
