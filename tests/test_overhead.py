@@ -75,6 +75,26 @@ def test_costs_in_a_platform_file_are_checked(tmp_path, cli):
     r = cli("run", "--platform", str(path), str(wl))
     err = r.stderr.decode()
     assert r.returncode == 2 and "overhead.tick_ns" in err and "out of range" in err, err
+    for scale, msg in (("0", "overhead.scale = 0: out of range"), ("-1.5", "overhead.scale = -1.5"),
+                       ("101", "overhead.scale = 101"), ('"x"', 'line 5: invalid type: string "x"')):
+        path.write_text(ONE_CPU.format(costs=f"scale = {scale}"))
+        r = cli("run", "--platform", str(path), str(wl))
+        err = r.stderr.decode()
+        assert r.returncode == 2 and msg in err and "Traceback" not in err, err
+
+
+def test_a_platform_scales_every_default_cost(tmp_path):
+    # scale = 3 makes the default tick (610 ns) cost 1830 ns. 10 ms of work from t = 0 at
+    # HZ=1000: the ticks at 1..10 ms take 10 · 1830 ns, so the work ends at 10.0183 ms, before
+    # the next tick. An explicit cost is not scaled: the wakeup path is still free.
+    wl = {"global": {"default_policy": "SCHED_OTHER"}, "tasks": {"t": {"loop": 1, "run": 10_000}}}
+    table = "scale = 3\n" + "\n".join(f"{op}_ns = 0" for op in FREE)
+    path = tmp_path / "scaled.toml"
+    path.write_text(ONE_CPU.format(costs=table))
+    r = schedlab.run(wl, str(path), sets=["overhead=on", "hz=1000"])
+    t = r.task_rows[0]
+    assert (t["run_ns"], t["sys_ns"]) == (10_018_300, 18_300)
+    assert {o["op"]: o["sys_ns"] for o in r.op_rows if o["sys_ns"]} == {"tick": 18_300}
 
 
 GROUPED = {

@@ -1,6 +1,7 @@
 """One module per reproduced figure; importing this package registers them all."""
 
 from schedlab.experiments import (  # noqa: F401
+    cgroup_depth,
     governor_efficiency,
     h_load,
     grub,

@@ -1,6 +1,7 @@
 //! What the kernel's operations cost on a platform (ns each): the cost model's table
-//! (`--set overhead=on`, `sim/overhead.rs`). A platform file may give any of them in an
-//! `[overhead]` table as `NAME_ns = N`; the others keep the defaults below.
+//! (`--set overhead=on`, `sim/overhead.rs`). A platform file's `[overhead]` table may scale
+//! the defaults below (`scale = X`: its CPUs do the kernel's work X times as slowly as seed
+//! 001's machine) and give any operation's cost (`NAME_ns = N`).
 
 use std::collections::BTreeMap;
 
@@ -8,6 +9,8 @@ use crate::sched::ops::{Op, OpCounts, OPS};
 
 /// The most one operation may cost (1 ms).
 pub const MAX_OP_COST_NS: u64 = 1_000_000;
+/// The widest scale of the defaults a platform may ask for.
+pub const MAX_SCALE: f64 = 100.0;
 
 /// ns per operation, indexed by [`Op`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,9 +71,18 @@ impl OpCosts {
         OPS.iter().map(|&op| ops.get(op) * self.get(op)).sum()
     }
 
-    /// The defaults with a platform file's `[overhead]` entries (`NAME_ns = N`) over them.
-    pub fn with(table: &BTreeMap<String, u64>) -> Result<OpCosts, String> {
+    /// The defaults times `scale` (rounded to the ns), with a platform file's `[overhead]`
+    /// entries (`NAME_ns = N`) over them.
+    pub fn with(scale: f64, table: &BTreeMap<String, u64>) -> Result<OpCosts, String> {
+        if !(scale > 0.0 && scale <= MAX_SCALE) {
+            return Err(format!(
+                "overhead.scale = {scale}: out of range, above 0 to {MAX_SCALE}"
+            ));
+        }
         let mut c = OpCosts::default();
+        for ns in &mut c.0 {
+            *ns = (*ns as f64 * scale).round() as u64;
+        }
         for (key, &ns) in table {
             let op = (key.strip_suffix("_ns"))
                 .and_then(|name| OPS.iter().find(|op| op.name() == name))

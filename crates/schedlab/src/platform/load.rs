@@ -34,9 +34,16 @@ struct PlatformFile {
     /// CPU n and CPU n + stride are hardware threads of one core.
     smt_sibling_stride: Option<usize>,
     freq_domain: Vec<DomainFile>,
-    /// ns per kernel operation (`NAME_ns = N`) for the cost model.
     #[serde(default)]
-    overhead: BTreeMap<String, u64>,
+    overhead: OverheadFile,
+}
+
+/// The cost model's table: a scale of the defaults, and ns per operation (`NAME_ns = N`).
+#[derive(Deserialize, Default)]
+struct OverheadFile {
+    scale: Option<f64>,
+    #[serde(flatten)]
+    ops: BTreeMap<String, u64>,
 }
 
 #[derive(Deserialize)]
@@ -230,7 +237,7 @@ fn build(file: PlatformFile) -> Result<Platform, String> {
         description: file.description,
         cpus,
         freq_domains: domains,
-        costs: OpCosts::with(&file.overhead)?,
+        costs: OpCosts::with(file.overhead.scale.unwrap_or(1.0), &file.overhead.ops)?,
     })
 }
 
