@@ -69,8 +69,13 @@ def test_check_prints_the_structure(cli):
 def test_platforms_and_features_list(cli):
     out = cli("platforms")
     assert out.returncode == 0
-    for name in ("hikey", "hikey960", "juno-r2", "pixel6", "icelake-2s"):
+    for name in ("hikey", "hikey960", "juno-r2", "pixel6", "icelake-2s", "icelake-1s"):
         assert name in out.stdout.decode()
+    # icelake-1s is icelake-2s with package 1 offline, renumbered: 36 cores, CPU n+36 the
+    # sibling of CPU n, one LLC (MC) over all 72.
+    out = cli("platforms", "icelake-1s", "--domains").stdout.decode()
+    assert "cpu0/domain0: name=SMT level=0 span=0,36 " in out and "cpu35/domain0: name=SMT level=0 span=35,71 " in out
+    assert "cpu0/domain1: name=MC level=2 span=0-71 " in out and "domain2" not in out
     out = cli("features")
     assert out.returncode == 0 and "RUN_TO_PARITY" in out.stdout.decode() and "fair.policy" in out.stdout.decode()
 

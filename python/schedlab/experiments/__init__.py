@@ -2,6 +2,7 @@
 
 from schedlab.experiments import (  # noqa: F401
     cgroup_depth,
+    almost_idle,
     governor_efficiency,
     h_load,
     grub,

@@ -9,7 +9,7 @@ use crate::error::InputError;
 use crate::limits::NR_CPUS;
 
 /// The platforms shipped in `platforms/`, by name.
-const BUILTIN: [(&str, &str); 5] = [
+const BUILTIN: [(&str, &str); 6] = [
     ("hikey", include_str!("../../../../platforms/hikey.toml")),
     (
         "hikey960",
@@ -23,6 +23,10 @@ const BUILTIN: [(&str, &str); 5] = [
     (
         "icelake-2s",
         include_str!("../../../../platforms/icelake-2s.toml"),
+    ),
+    (
+        "icelake-1s",
+        include_str!("../../../../platforms/icelake-1s.toml"),
     ),
 ];
 
