@@ -24,12 +24,7 @@ const CORPUS_NS: u64 = 1_000_000_000;
 /// A platform: a shipped one, `smp:N`, or a generated one (1–3 frequency domains of 1–4
 /// CPUs, random capacities and OPPs); with its number of CPUs.
 fn platform() -> impl Strategy<Value = (Platform, usize)> {
-    // Known bug, open in issue 18: adding icelake-1s to the list shifts the generated cases
-    // onto one where a fair task is found running off its CPU (a generated asymmetric
-    // platform under sched-dvfs-2015 and CFS). Until it is fixed, the list is the one the
-    // cases were drawn from before.
-    let names = platform::builtin_names().filter(|&n| n != "icelake-1s");
-    let shipped = prop::sample::select(names.collect::<Vec<_>>())
+    let shipped = prop::sample::select(platform::builtin_names().collect::<Vec<_>>())
         .prop_map(|n| platform::load_builtin(n).expect("a shipped platform loads"));
     let smp = (1usize..=8).prop_map(Platform::smp);
     let generated = prop::collection::vec(domain(), 1..=3).prop_map(|domains| {
@@ -270,6 +265,25 @@ fn a_sleep_window_on_one_cpu_survives_threads_blocking_on_another() {
         sim.totals().deadlock.as_deref(),
         Some("deadlock at 0.100050 s: a-0 (condition c) can never proceed")
     );
+}
+
+/// A case the random workloads found. At 2.5795 s a task on CPU 1 sleeps; CPU 1's newly
+/// idle balance pulls t2-3, which preempts under CFS. The resched must only flag the CPU
+/// (it is inside `__schedule`): switching then and there ran t2-3, and the outer pick,
+/// still holding the old prev, switched once more and left t2-3 running off its CPU.
+#[test]
+fn a_task_pulled_inside_schedule_is_picked_not_switched_to_twice() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions");
+    let text =
+        std::fs::read_to_string(dir.join("newidle-pull-in-schedule.json")).expect("readable");
+    let wl = parse(&text, "<regression>", Dialect::JsonC).expect("the workload parses");
+    let plat = platform::load_file(&dir.join("newidle-pull-in-schedule.toml")).expect("it loads");
+    let switches = [
+        "cpufreq.governor=sched-dvfs-2015".into(),
+        "fair.policy=cfs".into(),
+    ];
+    let sim = simulate(&wl, plat, Kernel::V6_12, &switches, RUN_NS).expect("it fits");
+    assert!(sim.totals().deadlock.is_none());
 }
 
 #[test]

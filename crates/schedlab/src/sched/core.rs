@@ -76,10 +76,14 @@ impl Sched {
         }
     }
 
-    /// `resched_curr`.
+    /// `resched_curr`: a CPU inside `__schedule` is only flagged (its pick is to come).
     #[inline]
     pub(super) fn resched_curr<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
-        h.resched_curr(self, cpu);
+        if self.rqs[cpu].in_schedule {
+            self.rqs[cpu].need_resched = true;
+        } else {
+            h.resched_curr(self, cpu);
+        }
     }
 
     /// `sched_cpu_capacity`: the capacity left to fair tasks, the original, and the current
@@ -668,7 +672,9 @@ impl Sched {
         self.update_rq_clock(cpu, h.now());
         let prev = self.rqs[cpu].curr;
         if let Some(p) = prev {
+            self.rqs[cpu].in_schedule = true;
             self.prev_balance(cpu, p, h);
+            self.rqs[cpu].in_schedule = false;
         }
         let prev_class = prev.map(|p| self.class(p));
         let next = self.on_rq(cpu, h, |rq, env| {

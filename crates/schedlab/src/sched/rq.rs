@@ -21,6 +21,9 @@ pub struct Rq {
     pub dl_server: bool,
     /// TIF_NEED_RESCHED: a class asked for a resched outside a return value (`resched_curr`).
     pub need_resched: bool,
+    /// In `__schedule`, between prev and the pick: a resched asked for meanwhile (a task
+    /// pulled by the newly idle balance) only sets TIF_NEED_RESCHED, which the pick clears.
+    pub in_schedule: bool,
     /// `rq->next_balance`: when its periodic balance is next due.
     pub next_balance: Ns,
     /// The idle task's `se.exec_start`.
@@ -80,6 +83,7 @@ impl Rq {
             rt,
             dl_server: false,
             need_resched: false,
+            in_schedule: false,
             curr: None,
             idle_wakee: Wakee::default(),
             capacity,
