@@ -85,9 +85,7 @@ def option_error(bench: Hackbench | PipeBench, message: str) -> str:
     """The core's message about the generated run file's `generators.NAME.KEY (line, column)`
     (or `generators[N].KEY`), naming the command-line option instead."""
     m = re.search(r"generators(?:\.\w+|\[\d+\])\.(\w+)(?: \(line \d+, column \d+\))?", message)
-    if m is None or m[1] not in bench.OPTIONS:
-        return re.sub(r"generators\.\w+ \(line \d+, column \d+\)", "options", message)
-    return message.replace(m[0], bench.OPTIONS[m[1]])
+    return message.replace(m[0], bench.OPTIONS[m[1]]) if m and m[1] in bench.OPTIONS else message
 
 
 def _options(bench) -> dict:

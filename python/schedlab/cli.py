@@ -250,7 +250,7 @@ def _reproduce(args) -> int:
 
 
 def _run(args) -> int:
-    r, status = _simulate(args, args.workload, _sets(args))
+    r, status = _simulate(args, args.workload, _sets(args), json_c=args.json_c)
     if not args.quiet:
         _run_tables(args, r, _rich()[1])
     return status
@@ -282,7 +282,7 @@ def _benchmark(args, bench) -> int:
     return status
 
 
-def _simulate(args, workload, sets, origin=None):
+def _simulate(args, workload, sets, origin=None, json_c=False):
     """Run `workload` with the run options in `args`: the result and the exit status. The
     summary file is written whole or not at all; warnings go to stderr."""
     from rich.progress import Progress
@@ -302,7 +302,7 @@ def _simulate(args, workload, sets, origin=None):
 
             spec = RunSpec.of(workload, args.platform, kernel=args.kernel, sets=sets, features=args.feature,
                               duration_ns=args.duration, cgroups=args.cgroup, idle_cgroups=args.idle_cgroups,
-                              json_c=getattr(args, "json_c", False), origin=origin)
+                              json_c=json_c, origin=origin)
             r = spec.run(trace=args.trace, log_dir=args.log_dir, schedstat=args.schedstat, frames=False,
                          progress=progress)
         if summary:

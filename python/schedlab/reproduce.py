@@ -39,6 +39,11 @@ class Experiment:
 REGISTRY: dict[str, Experiment] = {}
 
 
+def percent_change(before: float, after: float) -> float:
+    """How far `after` is from `before`, in % of `before`."""
+    return 100 * (after - before) / before
+
+
 def register(experiment: Experiment) -> Experiment:
     if experiment.name in REGISTRY:
         raise ValueError(f"experiment '{experiment.name}' registered twice")

@@ -11,7 +11,7 @@ calibrated on the "before" socket and pipe times only; every "after" figure is a
 from dataclasses import dataclass
 
 from schedlab.benchmarks import Hackbench, elapsed_ns, simulate
-from schedlab.reproduce import Experiment, Figure, register
+from schedlab.reproduce import Experiment, Figure, percent_change, register
 
 SEED_LOOPS = 480_000
 LOOPS, CHECK_LOOPS = 240, 480
@@ -51,23 +51,25 @@ def simulate_case(pipe: bool, bias: str | None, loops: int = LOOPS, groups: int 
 
 
 def _change(before: Case, after: Case) -> float:
-    return 100 * (after.seconds - before.seconds) / before.seconds
+    return percent_change(before.seconds, after.seconds)
 
 
-def _mode(name: str, pipe: bool, seed: tuple) -> list[Figure]:
+def _mode(name: str, seed: tuple, tolerance: float, calibrated: bool, note: str = "", **case) -> tuple:
+    """One hackbench command line, bias off and each definition, beside the seed's (before,
+    after, judged range of the change): the figures, the run without the bias, the change."""
     seed_before, seed_after, (low, high) = seed
-    before = simulate_case(pipe, None)
-    after = {v: simulate_case(pipe, v) for v in VARIANTS}
+    before = simulate_case(bias=None, **case)
+    after = {v: simulate_case(bias=v, **case) for v in VARIANTS}
     measured = after[MEASURED]
     change = _change(before, measured)
     others = ", ".join(f"{v} {_change(before, after[v]):+.2f}%" for v in VARIANTS if v != MEASURED)
     return [
         Figure(label=f"{name} · bias off (before)", source=f"{seed_before:.3f} s", measured=f"{before.seconds:.3f} s",
-               detail=f"idle {before.idle_pct:.1f}%, {before.migrations_per_s:,.0f} migrations/s",
-               tolerance=f"±{CALIBRATION}% (calibrated)",
-               ok=abs(100 * (before.seconds - seed_before) / seed_before) <= CALIBRATION),
+               detail=f"idle {before.idle_pct:.1f}%{note}, {before.migrations_per_s:,.0f} migrations/s",
+               tolerance=f"±{tolerance:g}% " + ("(calibrated)" if calibrated else "(not calibrated, note 3)"),
+               ok=abs(percent_change(seed_before, before.seconds)) <= tolerance),
         Figure(label=f"{name} · {MEASURED} (after)",
-               source=f"{seed_after:.3f} s ({100 * (seed_after - seed_before) / seed_before:+.2f}%)",
+               source=f"{seed_after:.3f} s ({percent_change(seed_before, seed_after):+.2f}%)",
                measured=f"{measured.seconds:.3f} s ({change:+.2f}%)",
                detail=f"idle {measured.idle_pct:.1f}%, {measured.migrations_per_s:,.0f} migrations/s; "
                       f"the other definitions: {others}",
@@ -91,8 +93,8 @@ def _one_core_of_two(busy: list) -> tuple[int, int]:
 
 
 def run_all() -> list[Figure]:
-    socket, socket_before, socket_change = _mode("socket -g 16", False, SOCKET)
-    pipe, pipe_before, _ = _mode("pipe -g 16", True, PIPE)
+    socket, socket_before, socket_change = _mode("socket -g 16", SOCKET, CALIBRATION, True, pipe=False)
+    pipe, pipe_before, _ = _mode("pipe -g 16", PIPE, CALIBRATION, True, pipe=True)
     figures = socket + pipe
     figures.append(Figure(
         label="idle: pipe above socket", source="8–10% (pipe), 2–3% (socket)",
@@ -105,19 +107,10 @@ def run_all() -> list[Figure]:
         measured=f"{check_off.seconds:.3f} s off, {check_change:+.2f}% on ({socket_change:+.2f}% at {LOOPS})",
         detail=f"scaled times' ratio {ratio:.3f}", tolerance="ratio within 3%, change of the same sign",
         ok=abs(ratio - 1) <= 0.03 and (check_change < 0) == (socket_change < 0)))
-    seed_before, seed_after, (low, high) = ONE_GROUP
-    off, on = (simulate_case(True, b, CHECK_LOOPS, groups=1, platform="icelake-1s") for b in (None, MEASURED))
-    change = _change(off, on)
+    one, off, _ = _mode("pipe -g 1, package 1 offline", ONE_GROUP, ONE_GROUP_TOLERANCE, False,
+                        note=" (seed: 49.57% busy)", pipe=True, loops=CHECK_LOOPS, groups=1, platform="icelake-1s")
     lone, active = _one_core_of_two(off.busy_pct)
-    figures += [
-        Figure(label="pipe -g 1, package 1 offline · bias off", source=f"{seed_before:.3f} s",
-               measured=f"{off.seconds:.3f} s", detail=f"busy {100 - off.idle_pct:.1f}% (seed 49.57%)",
-               tolerance=f"±{ONE_GROUP_TOLERANCE:.0f}% (not calibrated, note 3)",
-               ok=abs(100 * (off.seconds - seed_before) / seed_before) <= ONE_GROUP_TOLERANCE),
-        Figure(label=f"pipe -g 1, package 1 offline · {MEASURED}",
-               source=f"{seed_after:.3f} s ({100 * (seed_after - seed_before) / seed_before:+.2f}%)",
-               measured=f"{on.seconds:.3f} s ({change:+.2f}%)", detail=f"busy {100 - on.idle_pct:.1f}%",
-               tolerance=f"{low:+.1f}% to {high:+.1f}%", ok=low <= change <= high, explained=_never_fired(on)),
+    figures += one + [
         Figure(label="pipe -g 1 · cores with one thread busy, the other nearly idle",
                source="4 of 6 cores shown", measured=f"{lone} of {active} busy cores",
                detail="busy > 50%, sibling < 25%", tolerance="at least half", ok=2 * lone >= active),

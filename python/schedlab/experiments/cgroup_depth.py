@@ -13,7 +13,7 @@ hackbench figure in the root; the "after" figures are predictions.
 from dataclasses import dataclass
 
 from schedlab.benchmarks import Hackbench, PipeBench, elapsed_ns, simulate
-from schedlab.reproduce import Experiment, Figure, register
+from schedlab.reproduce import Experiment, Figure, percent_change, register
 
 PLATFORM = "hikey"
 LEVELS = (("root", None), ("level1", "/level1"), ("level2", "/level1/level2"))
@@ -45,10 +45,6 @@ def simulate_case(bench, invariance: str) -> Case:
     return Case(elapsed_ns(r), scaling, sum(c["busy_ns"] for c in r.cpu_rows))
 
 
-def _delta(before: float, after: float) -> float:
-    return 100 * (after - before) / before
-
-
 def run_all() -> list[Figure]:
     figures, pipe_gain = [], []
     for level, group in LEVELS:
@@ -59,11 +55,11 @@ def run_all() -> list[Figure]:
         figures.append(Figure(
             label=f"pipe · {level} · legacy (before)", source=f"{seed_before} ops/s", measured=f"{before} ops/s",
             detail=f"{legacy.ns / PIPE_LOOPS / 1000:.2f} µs per round trip",
-            tolerance=f"±{CALIBRATION}% (calibrated)", ok=abs(_delta(seed_before, before)) <= CALIBRATION))
-        gain = _delta(before, after)
+            tolerance=f"±{CALIBRATION}% (calibrated)", ok=abs(percent_change(seed_before, before)) <= CALIBRATION))
+        gain = percent_change(before, after)
         pipe_gain.append(gain)
         figures.append(Figure(
-            label=f"pipe · {level} · clock_pelt (after)", source=f"{seed_after} ops/s ({_delta(seed_before, seed_after):+.2f}%)",
+            label=f"pipe · {level} · clock_pelt (after)", source=f"{seed_after} ops/s ({percent_change(seed_before, seed_after):+.2f}%)",
             measured=f"{after} ops/s ({gain:+.2f}%)",
             detail=f"scaling costs {legacy.scaling_ns / PIPE_LOOPS:.0f} ns (legacy) and "
                    f"{clock.scaling_ns / PIPE_LOOPS:.0f} ns (clock_pelt) per round trip",
@@ -82,12 +78,12 @@ def run_all() -> list[Figure]:
                 label="hackbench · root · legacy (before)", source=f"{seed_before:.3f} s", measured=f"{before:.3f} s",
                 detail="10 groups of 20 senders and 20 receivers, Unix sockets",
                 tolerance=f"±{HACKBENCH_CALIBRATION}% (calibrated)",
-                ok=abs(_delta(seed_before, before)) <= HACKBENCH_CALIBRATION))
-        change = _delta(before, after)
+                ok=abs(percent_change(seed_before, before)) <= HACKBENCH_CALIBRATION))
+        change = percent_change(before, after)
         saved = 100 * (legacy.scaling_ns - clock.scaling_ns) / legacy.cpu_ns
         figures.append(Figure(
             label=f"hackbench · {level} · clock_pelt (after)",
-            source=f"{seed_after:.3f} s ({_delta(seed_before, seed_after):+.2f}%)",
+            source=f"{seed_after:.3f} s ({percent_change(seed_before, seed_after):+.2f}%)",
             measured=f"{after:.3f} s ({change:+.2f}%)",
             detail=f"legacy {before:.3f} s; the scaling's CPU time saved: {saved:.3f}% of all",
             tolerance="faster", ok=change < 0,
