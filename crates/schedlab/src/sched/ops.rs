@@ -109,18 +109,29 @@ impl Op {
     }
 }
 
-/// A CPU's operation counts, indexed by [`Op`].
+/// A CPU's operation counts, indexed by [`Op`], and their sum: the cost model tells a CPU
+/// that did nothing new by the sum alone.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct OpCounts(pub [u64; OPS.len()]);
+pub struct OpCounts {
+    counts: [u64; OPS.len()],
+    total: u64,
+}
 
 impl OpCounts {
     #[inline(always)]
     pub fn add(&mut self, op: Op, n: u64) {
-        self.0[op as usize] += n;
+        self.counts[op as usize] += n;
+        self.total += n;
     }
 
     #[inline(always)]
     pub fn get(&self, op: Op) -> u64 {
-        self.0[op as usize]
+        self.counts[op as usize]
+    }
+
+    /// Every operation counted so far.
+    #[inline(always)]
+    pub fn total(&self) -> u64 {
+        self.total
     }
 }

@@ -15,9 +15,9 @@ use crate::time::Ns;
 /// One CPU's kernel time.
 #[derive(Debug, Clone, Copy, Default)]
 struct CpuKernel {
-    /// The counts already charged.
-    charged: OpCounts,
-    /// System time charged so far.
+    /// The operations already charged (`OpCounts::total`).
+    charged: u64,
+    /// System time charged so far: the price of those operations.
     sys_ns: Ns,
     /// The kernel is busy on the CPU until then.
     until: Ns,
@@ -49,11 +49,11 @@ impl Overhead {
     pub fn sync(&mut self, cpu: usize, now: Ns, ops: &OpCounts) -> Ns {
         let Some(costs) = &self.costs else { return 0 };
         let k = &mut self.cpus[cpu];
-        if k.charged == *ops {
+        if k.charged == ops.total() {
             return 0;
         }
-        let ns = costs.price(ops) - costs.price(&k.charged);
-        k.charged = *ops;
+        let ns = costs.price(ops) - k.sys_ns;
+        k.charged = ops.total();
         k.sys_ns += ns;
         k.until = k.until.max(now) + ns;
         ns
