@@ -10,7 +10,7 @@ mod ondemand;
 mod performance;
 mod powersave;
 mod sched_dvfs;
-mod schedutil;
+pub mod schedutil;
 mod tunables;
 mod userspace;
 

@@ -50,6 +50,21 @@ fn compute_costs(table: &mut [PerfState]) {
     }
 }
 
+/// `em_cpu_energy` (6.12): a perf domain's energy when its busiest CPU asks for `max_util`
+/// (at most `allowed_cap`) and its CPUs are busy `sum_util` in all: the cost of the lowest
+/// state performing `max_util`, times the busy time. Simplified: inefficient states are not
+/// skipped (`EM_PERF_DOMAIN_SKIP_INEFFICIENCIES`), as schedlab's cpufreq does not skip them;
+/// 6.1 computes the same energies divided by 10, rounded differently, and schedlab uses
+/// 6.12's arithmetic for both.
+pub fn em_cpu_energy(table: &[PerfState], max_util: u64, sum_util: u64, allowed_cap: u64) -> u64 {
+    if sum_util == 0 {
+        return 0;
+    }
+    let max_util = max_util.min(allowed_cap);
+    let ps = (table.iter().find(|ps| ps.performance >= max_util)).or(table.last());
+    ps.map_or(0, |ps| ps.cost * sum_util)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,6 +84,19 @@ mod tests {
         // 3898, 3369, 3601, 4481, 6542: 208 MHz costs more than 432 MHz.
         let ineff: Vec<bool> = t.iter().map(|s| s.inefficient).collect();
         assert_eq!(ineff, [true, false, false, false, false]);
+    }
+
+    #[test]
+    fn energy_is_the_cost_of_the_state_meeting_max_util_times_busy_time() {
+        let p = load_builtin("hikey").unwrap();
+        let t = perf_table(&p.freq_domains[0], 1024).unwrap();
+        // max_util 400: the first state performing ≥ 400 is 622 (cost 10·224000/622 = 3601).
+        assert_eq!(em_cpu_energy(&t, 400, 700, 1024), 3601 * 700);
+        // 368 performs exactly 368; above 1024 the top state; a cap of 300 picks 368.
+        assert_eq!(em_cpu_energy(&t, 368, 1, 1024), 124_000 * 10 / 368);
+        assert_eq!(em_cpu_energy(&t, 2000, 1, 1024), 6542);
+        assert_eq!(em_cpu_energy(&t, 1000, 1, 300), 124_000 * 10 / 368);
+        assert_eq!(em_cpu_energy(&t, 1000, 0, 1024), 0);
     }
 
     #[test]

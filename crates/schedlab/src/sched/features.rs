@@ -147,6 +147,8 @@ pub struct Features {
     pub prev_idle_bias: PrevIdleBias,
     /// The cost model: the scheduler's work takes the CPU's time (`sim/overhead.rs`).
     pub overhead: bool,
+    /// `sysctl_sched_energy_aware`: EAS where the platform allows it.
+    pub energy_aware: bool,
     bits: u32,
 }
 
@@ -216,7 +218,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 23] = [
+pub const SWITCHES: [Switch; 24] = [
     choice!("fair.policy", "eevdf | cfs", ["eevdf", "cfs"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -265,6 +267,12 @@ pub const SWITCHES: [Switch; 23] = [
         "load_avg_max" => PrevIdleBias::LoadAvgMax, "almost_idle_load" => PrevIdleBias::AlmostIdleLoad,
         "load_sum" => PrevIdleBias::LoadSum, "util_avg" => PrevIdleBias::UtilAvg,
         "util_fits_capacity" => PrevIdleBias::UtilFitsCapacity),
+    on_off!(
+        "sched.energy_aware",
+        "on | off (sysctl sched_energy_aware: energy-aware placement where the platform allows it)",
+        ["on", "on"],
+        energy_aware
+    ),
     on_off!(
         "fair.tg_load_avg_ratelimit",
         "on (6.7+: tg->load_avg updated at most once per ms per cfs_rq) | off",
@@ -423,6 +431,7 @@ impl Features {
             wake_cluster: false,
             prev_idle_bias: PrevIdleBias::LoadAvgMax,
             overhead: false,
+            energy_aware: false,
             bits: 0,
         };
         for s in &SWITCHES {

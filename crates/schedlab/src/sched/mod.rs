@@ -28,6 +28,7 @@ pub mod uclamp;
 pub mod util_est;
 pub mod weight;
 
+use crate::cpufreq::CpuSample;
 use crate::platform::OpCosts;
 use crate::platform::Platform;
 use crate::time::Ns;
@@ -40,8 +41,11 @@ use features::{Feat, Features};
 use rq::Rq;
 use rt::{RtRq, SchedRtEntity};
 use rtmutex::RtMutex;
+use std::cell::Cell;
 use task::{SchedTask, TaskState};
+use topology::perf_domain::PerfDomain;
 use topology::Topology;
+use uclamp::{UCLAMP_MAX, UCLAMP_MIN};
 
 /// When the kernel booted and built its sched domains: runs start later (`Sched::new`'s
 /// `now`), so a domain's first periodic balance comes one interval after boot.
@@ -77,6 +81,10 @@ pub struct Sched {
     pub asym: bool,
     /// `sched_uclamp_used`.
     pub uclamp_used: bool,
+    /// `rd->pd`: the perf domains energy-aware placement weighs (none: EAS is off).
+    pub pd: Vec<PerfDomain>,
+    /// `rd->overutilized`: some CPU's utilization does not fit it (EAS stands aside).
+    pub overutilized: Cell<bool>,
     /// Some task is SCHED_IDLE or some group idle: only then can `sched_idle_cpu` hold.
     pub sched_idle_used: bool,
     /// `select_rq_mask`: the wakeup scan's working copy of the CPUs left to try.
@@ -133,6 +141,7 @@ impl Sched {
         }
         let asym = caps.clone().any(|c| c != plat.cpus[0].capacity_orig as u64);
         let topo = Topology::build(plat, BOOT);
+        let pd = topology::perf_domain::build_perf_domains(plat, &feat, &topo);
         Sched {
             cfs_rqs: vec![CfsRq::default(); rqs.len()],
             tgs: vec![TaskGroup::root()],
@@ -150,6 +159,8 @@ impl Sched {
             tun,
             asym,
             uclamp_used,
+            pd,
+            overutilized: Cell::new(false),
             sched_idle_used: false,
             select_rq_mask: vec![false; plat.nr_cpus()],
             nr_blocked: 0,
@@ -201,17 +212,65 @@ impl Sched {
         )
     }
 
-    /// `cpu_util_without(cpu, p)`: the CPU's utilization without task `task`'s share.
-    pub fn cpu_util_without(&self, cpu: usize, task: u32) -> u64 {
-        let rq = &self.rqs[cpu];
+    /// What `effective_cpu_util` and schedutil read of `cpu`'s runqueue (the idle time and
+    /// entries are the machine's, left at zero).
+    pub fn cpufreq_sample(&self, cpu: usize) -> CpuSample {
+        let (rq, cfs, ue) = (&self.rqs[cpu], &self.cfs_rqs[cpu], self.util_est_on());
+        let uclamp_max = rq.uclamp.get(UCLAMP_MAX) as u64;
+        CpuSample {
+            util_boost: cpu_util::cpu_util(cpu, cfs, rq.capacity, None, None, true, ue),
+            util_avg: cfs.avg.util_avg,
+            capacity: rq.capacity,
+            nr_running: cfs.nr_running,
+            uclamp_min: rq.uclamp.get(UCLAMP_MIN) as u64,
+            uclamp_max,
+            // uclamp_rq_is_capped (cfs + rt). Unused uclamp leaves max at 1024.
+            uclamp_capped: uclamp_max != pelt::SCHED_CAPACITY_SCALE
+                && self.cpu_util(cpu) + rq.avg_rt.util_avg >= uclamp_max,
+            rt_max: !self.uclamp_used && rq.rt.runnable(),
+            dl_bw: rq.dl.cpu_bw(),
+            util_rt: rq.avg_rt.util_avg,
+            util_dl: rq.avg_dl.util_avg,
+            ..CpuSample::default()
+        }
+    }
+
+    /// What `cpu_util` reads of task `task`.
+    fn task_view(&self, task: u32) -> cpu_util::TaskView<'_> {
         let t = &self.tasks[task as usize];
         let se = &self.ses[t.se as usize];
-        let p = cpu_util::TaskView {
+        cpu_util::TaskView {
             se,
             cpu: t.cpu,
             queued: se.on_rq,
-        };
+        }
+    }
+
+    /// `cpu_util_without(cpu, p)`: the CPU's utilization without task `task`'s share.
+    pub fn cpu_util_without(&self, cpu: usize, task: u32) -> u64 {
+        let (rq, p) = (&self.rqs[cpu], self.task_view(task));
         cpu_util::cpu_util_without(cpu, &self.cfs_rqs[cpu], rq.capacity, p, self.util_est_on())
+    }
+
+    /// `cpu_util(cpu, p, dst_cpu, boost)`: the CPU's utilization were task `task` to run on
+    /// `dst` (None: elsewhere).
+    pub(crate) fn cpu_util_moved(
+        &self,
+        cpu: usize,
+        task: u32,
+        dst: Option<usize>,
+        boost: bool,
+    ) -> u64 {
+        let (rq, p) = (&self.rqs[cpu], Some(self.task_view(task)));
+        cpu_util::cpu_util(
+            cpu,
+            &self.cfs_rqs[cpu],
+            rq.capacity,
+            p,
+            dst,
+            boost,
+            self.util_est_on(),
+        )
     }
 
     /// `rq->nr_running`: tasks queued in every class, curr and delayed ones included (the

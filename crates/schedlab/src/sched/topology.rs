@@ -6,6 +6,8 @@
 //! the cluster level follows arm64's `cpu_clustergroup_mask` (a cluster spanning the whole
 //! LLC collapses to the SMT siblings).
 
+pub mod perf_domain;
+
 use std::cell::Cell;
 use std::collections::BTreeSet;
 

@@ -94,6 +94,11 @@ impl UclampRq {
         self.value[clamp_id]
     }
 
+    /// `uclamp_rq_is_idle`: no RUNNABLE task.
+    pub fn is_idle(&self) -> bool {
+        self.idle
+    }
+
     /// `uclamp_rq_max_value`: the top non-empty bucket's value, else the idle value.
     fn max_value(&mut self, clamp_id: usize, clamp_value: u32) -> u32 {
         if let Some(b) = self.buckets[clamp_id].iter().rev().find(|b| b.tasks > 0) {

@@ -5,11 +5,8 @@
 use super::engine::{Cpu, Engine};
 use crate::cpufreq::{governor, CpuSample, Governor, Hook, Policy};
 use crate::error::InputError;
-use crate::sched::fair::cpu_util::cpu_util;
 use crate::sched::hooks::Tracepoint;
-use crate::sched::pelt::SCHED_CAPACITY_SCALE;
 use crate::sched::task::TaskState;
-use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
 use crate::sched::Sched;
 use crate::time::Ns;
 
@@ -97,44 +94,25 @@ impl Cpufreq {
     }
 }
 
-/// What a governor reads of CPU `cpu` at `now`.
-fn cpu_sample(
-    s: &Sched,
-    cpus: &[Cpu],
-    now: Ns,
-    (util_est, uclamp): (bool, bool),
-    cpu: usize,
-) -> CpuSample {
-    let (rq, cfs, c) = (&s.rqs[cpu], &s.cfs_rqs[cpu], &cpus[cpu]);
+/// What a governor reads of CPU `cpu` at `now`: the scheduler's signals and the CPU's idle
+/// time and entries.
+fn cpu_sample(s: &Sched, cpus: &[Cpu], now: Ns, cpu: usize) -> CpuSample {
+    let c = &cpus[cpu];
     let busy = c.busy_ns + c.busy_since.map_or(0, |s| now - s);
-    let uclamp_max = rq.uclamp.get(UCLAMP_MAX) as u64;
     CpuSample {
-        util_boost: cpu_util(cpu, cfs, rq.capacity, None, None, true, util_est),
-        util_avg: cfs.avg.util_avg,
-        capacity: rq.capacity,
         idle_ns: (now - super::SIM_START) - busy,
         idle_calls: c.idle_calls,
-        nr_running: cfs.nr_running,
-        uclamp_min: rq.uclamp.get(UCLAMP_MIN) as u64,
-        uclamp_max,
-        // uclamp_rq_is_capped (cfs + rt). Unused uclamp leaves max at 1024.
-        uclamp_capped: uclamp_max != SCHED_CAPACITY_SCALE
-            && cpu_util(cpu, cfs, rq.capacity, None, None, false, util_est) + rq.avg_rt.util_avg
-                >= uclamp_max,
-        rt_max: !uclamp && rq.rt.runnable(),
-        dl_bw: rq.dl.cpu_bw(),
-        util_rt: rq.avg_rt.util_avg,
-        util_dl: rq.avg_dl.util_avg,
+        ..s.cpufreq_sample(cpu)
     }
 }
 
 impl Engine {
     /// Boot: each governor takes its policy over; the frequency it picks is the first.
     pub(super) fn start_governors(&mut self, s: &mut Sched) {
-        let (now, ue) = (self.now, (s.util_est_on(), s.uclamp_used));
+        let now = self.now;
         for d in 0..self.cpufreq.policies.len() {
             let cpus = &self.cpus;
-            let sample = |j: usize| cpu_sample(s, cpus, now, ue, j);
+            let sample = |j: usize| cpu_sample(s, cpus, now, j);
             let cf = &mut self.cpufreq;
             let khz = cf.governors[d].start(&cf.policies[d], now, &sample);
             self.apply_freq(s, d, khz);
@@ -147,9 +125,9 @@ impl Engine {
         if !self.cpufreq.hooked[d] {
             return;
         }
-        let (now, ue) = (self.now, (s.util_est_on(), s.uclamp_used));
+        let now = self.now;
         let cpus = &self.cpus;
-        let sample = |j: usize| cpu_sample(s, cpus, now, ue, j);
+        let sample = |j: usize| cpu_sample(s, cpus, now, j);
         let cf = &mut self.cpufreq;
         if let Some(khz) = cf.governors[d].update(&cf.policies[d], cpu, hook, now, &sample) {
             self.set_freq(s, d, khz);

@@ -17,6 +17,7 @@ mod eevdf;
 pub mod group;
 pub mod h_load;
 pub mod load_avg;
+mod overutilized;
 mod reweight;
 pub mod sched_class;
 pub mod wakeup;

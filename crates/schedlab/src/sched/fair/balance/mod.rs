@@ -56,7 +56,7 @@ impl Sched {
             h_nr_queued: cfs.h_nr_queued,
             nr_running: self.nr_running(cpu),
             idle: self.idle_cpu(cpu),
-            overutilized: false, // cpu_overutilized: only with an energy model (EAS)
+            overutilized: self.cpu_overutilized(cpu),
             misfit_task_load: rq.misfit_task_load,
             reduced_capacity: cfs.h_nr_queued == 1 && reduced,
             capacity: rq.cpu_capacity,
@@ -213,17 +213,23 @@ impl Sched {
             core_idle: self.is_core_idle(cpu),
         };
         let mut sds = SdLbStats::new();
-        let mut sum_util = 0;
+        let (mut sum_util, mut sg_overutilized) = (0, false);
         for (i, span) in sd.groups.iter().enumerate() {
             let g = self.lb_group_info(cpu, level, span);
             let cpus =
                 (span.iter().filter(|c| !excluded.contains(c))).map(|&c| self.lb_cpu_stats(c, sd));
-            let (s, _, _) = update_sg_lb_stats(&dst, &g, i == 0, cpus);
+            let (s, _, overutilized) = update_sg_lb_stats(&dst, &g, i == 0, cpus);
             sum_util += s.group_util;
+            sg_overutilized |= overutilized;
             sds.add_group(&dst, i, g, s, i == 0);
         }
+        // The root domain's balance sets the flag or clears it; a lower one only sets it.
+        if level + 1 == self.topo.domains[cpu].len() || sg_overutilized {
+            self.set_rd_overutilized(sg_overutilized);
+        }
         self.update_idle_cpu_scan(cpu, sd, idle, sum_util);
-        let (busiest, imb) = find_src_group(&dst, &mut sds, false).ok_or(NoBusiest::Group)?;
+        let eas = !self.is_rd_overutilized();
+        let (busiest, imb) = find_src_group(&dst, &mut sds, eas).ok_or(NoBusiest::Group)?;
         let cpus = (sd.groups[busiest].iter().filter(|c| !excluded.contains(c)))
             .map(|&c| (c, self.lb_cpu_stats(c, sd)));
         Ok((find_src_rq(&dst, &imb, cpus).ok_or(NoBusiest::Queue)?, imb))

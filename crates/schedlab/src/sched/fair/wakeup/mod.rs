@@ -1,10 +1,11 @@
 //! Where a waking or new fair task runs (fair.c, 6.12; 6.1 where it differs):
 //! `select_task_rq_fair` with its waker/wakee heuristics (`record_wakee`, `wake_wide`), the
 //! choice between the waker's and the previous CPU (`wake_affine`), the search for an idle
-//! CPU near the target (`idle_sibling.rs`), the fork slow path (`find_dst.rs`), and the
-//! unmerged almost-idle bias of seed 002 (`bias.rs`).
+//! CPU near the target (`idle_sibling.rs`), energy-aware placement (`energy.rs`), the fork
+//! slow path (`find_dst.rs`), and the unmerged almost-idle bias of seed 002 (`bias.rs`).
 
 mod bias;
+mod energy;
 mod find_dst;
 mod idle_sibling;
 
@@ -45,6 +46,11 @@ impl Sched {
             self.record_wakee(p, this, w.now);
             if w.flags & WF_CURRENT_CPU != 0 && this_allowed {
                 return (this, Placement::CurrentCpu);
+            }
+            if !self.is_rd_overutilized() {
+                if let Some(cpu) = self.find_energy_efficient_cpu(p, this, prev) {
+                    return (cpu, Placement::Eas);
+                }
             }
             want_affine = !self.wake_wide(p, this) && this_allowed;
         }

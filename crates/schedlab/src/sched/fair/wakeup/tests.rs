@@ -311,3 +311,92 @@ fn the_bias_keeps_a_wakeup_on_an_almost_idle_busy_prev() {
     s.feat.set_feature("NO_WAKEUP_BIAS_PREV_IDLE").unwrap();
     assert_eq!(s.select_task_rq_fair(p, 1, w), (0, Placement::Affine));
 }
+
+/// hikey960 (A53s 0–3 of capacity 462, A73s 4–7 of 1024) under `governor`.
+fn hikey960(governor: &str) -> (Sched, Recorder) {
+    let plat = crate::platform::load_builtin("hikey960").unwrap();
+    let mut f = Features::preset(Kernel::V6_12);
+    f.set(&format!("cpufreq.governor={governor}")).unwrap();
+    let s = Sched::new(&plat, f, false, T0);
+    let h = Recorder {
+        now: T0,
+        ..Recorder::default()
+    };
+    (s, h)
+}
+
+/// A task asleep after running on `prev`, its util_avg and util_est `util` (still counted
+/// in prev's util_avg, as a sleeper's blocked utilization is), on an otherwise idle machine.
+fn eas_sleeper(s: &mut Sched, h: &mut Recorder, prev: usize, util: u64) -> u32 {
+    let p = sleeper(s, h, prev);
+    for q in &mut s.cfs_rqs {
+        (q.avg.util_avg, q.avg.runnable_avg, q.util_est) = (0, 0, 0);
+    }
+    s.cfs_rqs[prev].avg.util_avg = util;
+    let se = &mut s.ses[s.tasks[p as usize].se as usize];
+    (se.avg.util_avg, se.avg.runnable_avg) = (util, 0);
+    se.util_est = crate::sched::util_est::UtilEst::Ewma(util as u32);
+    p
+}
+
+#[test]
+fn eas_is_on_only_where_the_kernel_builds_perf_domains() {
+    // build_perf_domains: schedutil on every policy, asymmetric capacities, no SMT, an EM,
+    // sched_energy_aware. The kernel's list is last domain first: a73, then a53.
+    let (s, _) = hikey960("schedutil");
+    let pds: Vec<&[usize]> = s.pd.iter().map(|pd| pd.cpus.as_slice()).collect();
+    assert_eq!(pds, [&[4, 5, 6, 7][..], &[0, 1, 2, 3][..]]);
+    assert!(hikey960("performance").0.pd.is_empty());
+    let plat = crate::platform::load_builtin("hikey960").unwrap();
+    let mut f = Features::preset(Kernel::V6_12);
+    f.set("cpufreq.governor=schedutil").unwrap();
+    f.set("sched.energy_aware=off").unwrap();
+    assert!(Sched::new(&plat, f.clone(), false, T0).pd.is_empty());
+    let plat = parse(SMT8, "smt8").unwrap(); // symmetric, SMT
+    f.set("sched.energy_aware=on").unwrap();
+    assert!(Sched::new(&plat, f, false, T0).pd.is_empty());
+}
+
+#[test]
+fn eas_puts_a_small_task_on_a_little_cpu() {
+    // Util 100, prev CPU 4 (A73), all idle. Every candidate's util is 100 and fits.
+    // A73 domain: CPUs 5–7 have no more spare capacity (924) than prev, so only prev is
+    // priced: max_util = 1.25 · 100 = 125 ≤ performance 391 of 903 MHz (1024 · 903/2362),
+    // cost 10 · 404000 / 391 = 10332, delta 10332 · 100 = 1033200 over an empty base.
+    // A53 domain: CPU 0 (first with spare 362): 125 ≤ 133 (462 · 533/1844), cost
+    // 10 · 87000 / 133 = 6541, delta 654100 < 1033200: CPU 0.
+    let (mut s, mut h) = hikey960("schedutil");
+    let p = eas_sleeper(&mut s, &mut h, 4, 100);
+    assert_eq!(s.find_energy_efficient_cpu(p, 4, 4), Some(0));
+    let w = Wake {
+        cpu: 4,
+        flags: WF_TTWU,
+        now: T0,
+    };
+    assert_eq!(s.select_task_rq_fair(p, 4, w), (0, Placement::Eas));
+}
+
+#[test]
+fn eas_puts_a_big_task_on_a_big_cpu_and_stands_aside_when_overutilized() {
+    // Util 600 does not fit an A53 (600 · 1280 = 768000 ≥ 462 · 1024 = 473088), so no A53
+    // is a candidate, prev CPU 0 included (prev_fits stays −1); CPU 4, the first A73 with
+    // the most spare capacity, fits: best_fits 1 > −1.
+    let (mut s, mut h) = hikey960("schedutil");
+    let p = eas_sleeper(&mut s, &mut h, 0, 600);
+    assert_eq!(s.find_energy_efficient_cpu(p, 0, 0), Some(4));
+    // CPU 6 at util 900 is overutilized (900 · 1280 ≥ 1024 · 1024): its tick raises the
+    // root domain's flag, and the wakeup takes the ordinary path (prev 0 is idle).
+    s.cfs_rqs[6].avg.util_avg = 900;
+    assert!(s.cpu_overutilized(6) && !s.cpu_overutilized(5));
+    s.check_update_overutilized_status(6);
+    assert!(s.is_rd_overutilized());
+    let w = Wake {
+        cpu: 0,
+        flags: WF_TTWU,
+        now: T0,
+    };
+    assert_ne!(s.select_task_rq_fair(p, 0, w).1, Placement::Eas);
+    // Without EAS the flag always reads as set and CPUs are never overutilized.
+    let (s, _) = hikey960("performance");
+    assert!(s.is_rd_overutilized() && !s.cpu_overutilized(6));
+}
