@@ -72,6 +72,8 @@ table! {
         pub run_ns: Ns,
         /// Of its run time, what the cost model charged it as system time.
         pub sys_ns: Ns,
+        /// Of its run time, what cache refills stalled it (`--set cache=on`).
+        pub refill_ns: Ns,
         pub wait_ns: Ns,
         pub sleep_ns: Ns,
         pub wakeups: u64,
@@ -420,6 +422,7 @@ pub fn run(
                 ended_ns: t.stats.ended_at.map_or(elapsed, |at| at - SIM_START),
                 run_ns: t.stats.run_ns,
                 sys_ns: sim.thread_sys_ns(id as u32),
+                refill_ns: sim.thread_refill_ns(id as u32),
                 wait_ns: t.stats.wait_ns,
                 sleep_ns: t.stats.sleep_ns,
                 wakeups: lat.count(),

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use super::cache::CacheFile;
 use super::{parse_cpulist, Cpu, FreqDomain, IdleState, OpCosts, Opp, Platform};
 use crate::error::InputError;
 use crate::limits::NR_CPUS;
@@ -40,6 +41,7 @@ struct PlatformFile {
     freq_domain: Vec<DomainFile>,
     #[serde(default)]
     overhead: OverheadFile,
+    cache: Option<CacheFile>,
 }
 
 /// The cost model's table: a scale of the defaults, and ns per operation (`NAME_ns = N`).
@@ -242,6 +244,7 @@ fn build(file: PlatformFile) -> Result<Platform, String> {
         cpus,
         freq_domains: domains,
         costs: OpCosts::with(file.overhead.scale.unwrap_or(1.0), &file.overhead.ops)?,
+        cache: file.cache.as_ref().map(CacheFile::spec).transpose()?,
     })
 }
 

@@ -1,6 +1,7 @@
 //! Platforms: CPUs with their capacity, topology, frequency domains (OPPs and power) and idle
 //! states. Descriptions are TOML files (`platforms/*.toml`, built in) or `smp:N`.
 
+pub mod cache;
 mod costs;
 mod cpulist;
 mod load;
@@ -78,6 +79,8 @@ pub struct Platform {
     pub freq_domains: Vec<FreqDomain>,
     /// What the kernel's operations cost here (the cost model's table).
     pub costs: OpCosts,
+    /// Its caches, for the cache-affinity model (None: not described).
+    pub cache: Option<cache::CacheSpec>,
 }
 
 impl Platform {
@@ -115,6 +118,7 @@ impl Platform {
                 transition_latency: 0,
             }],
             costs: OpCosts::default(),
+            cache: None,
         }
     }
 

@@ -149,6 +149,9 @@ pub struct Features {
     pub overhead: bool,
     /// `sysctl_sched_energy_aware`: EAS where the platform allows it.
     pub energy_aware: bool,
+    /// The cache-affinity model: a cold working set refills at the platform's costs
+    /// (`sim/cache.rs`).
+    pub cache: bool,
     bits: u32,
 }
 
@@ -218,7 +221,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 24] = [
+pub const SWITCHES: [Switch; 25] = [
     choice!("fair.policy", "eevdf | cfs", ["eevdf", "cfs"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -326,6 +329,12 @@ pub const SWITCHES: [Switch; 24] = [
         ["off", "off"],
         overhead
     ),
+    on_off!(
+        "cache",
+        "on (a thread whose working set went cold stalls while the platform's caches refill) | off",
+        ["off", "off"],
+        cache
+    ),
     ranged!(
         "rt.rr_timeslice_ms",
         "sched_rr_timeslice_ms: SCHED_RR slice, > 0",
@@ -432,6 +441,7 @@ impl Features {
             prev_idle_bias: PrevIdleBias::LoadAvgMax,
             overhead: false,
             energy_aware: false,
+            cache: false,
             bits: 0,
         };
         for s in &SWITCHES {

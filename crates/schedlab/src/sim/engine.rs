@@ -1,6 +1,7 @@
 //! The machine the scheduler runs on: the clock and the event queue, each CPU's work rate
 //! and busy time, ticks, context switches, and the observers. It implements `sched::Hooks`.
 
+use super::cache::CacheModel;
 use super::event::{Ev, EventQueue};
 use super::hrtimer::HrTimers;
 use super::overhead::Overhead;
@@ -84,6 +85,8 @@ pub(super) struct Engine {
     pub(super) fired: Vec<(u32, u32)>,
     /// The scheduler's work as system time.
     pub(super) overhead: Overhead,
+    /// The cache-affinity model, when on.
+    pub(super) cache: Option<CacheModel>,
 }
 
 impl Hooks for Engine {
@@ -168,6 +171,9 @@ impl Engine {
             self.threads[n as usize].run_start = now;
             self.overhead.stolen(cpu, now); // what was done before it came is not its loss
         }
+        if let Some(cache) = &self.cache {
+            cache_switch(cache, &mut self.threads, &mut self.overhead, cpu, sw, now);
+        }
         let c = &mut self.cpus[cpu];
         match (sw.prev.is_some(), sw.next.is_some()) {
             (false, true) => {
@@ -215,15 +221,14 @@ impl Engine {
     /// the kernel took from it (its system time).
     pub(super) fn progress(&mut self, s: &Sched, id: u32, cpu: usize) {
         let now = self.now;
-        let stolen = if self.overhead.on() {
-            self.overhead.sync(cpu, now, &s.rqs[cpu].ops);
-            self.overhead.stolen(cpu, now)
-        } else {
-            0
-        };
+        self.overhead.sync(cpu, now, &s.rqs[cpu].ops);
+        let stolen = self.overhead.stolen(cpu, now);
         let rate = self.cpus[cpu].rate;
         let t = &mut self.threads[id as usize];
-        t.sys_ns += stolen;
+        // Simplified: a cache stall is taken first from what the CPU did not give it.
+        let stall = stolen.min(t.stall_pending);
+        t.stall_pending -= stall;
+        t.sys_ns += stolen - stall;
         if let Action::Work { left } = &mut t.action {
             let ran = (now - t.run_start).saturating_sub(stolen);
             *left = left.saturating_sub(ran as u128 * rate);
@@ -458,5 +463,32 @@ impl Engine {
     /// µs since the run started (rt-app's `rel_st` base).
     pub(super) fn rel_us(&self, at: u64) -> u64 {
         (at - SIM_START + 500) / 1000
+    }
+}
+
+/// The cache-affinity model at a context switch on `cpu`: the thread leaving marks where
+/// its working set is; the one arriving stalls while it refills.
+fn cache_switch(
+    cache: &CacheModel,
+    threads: &mut [Thread],
+    overhead: &mut Overhead,
+    cpu: usize,
+    sw: Switch,
+    now: Ns,
+) {
+    if let Some(p) = sw.prev {
+        // A refill cut short by the thread leaving (or exiting at once) is not finished.
+        let t = &mut threads[p as usize];
+        let undone = overhead.unstall(cpu, now, t.stall_pending);
+        t.refill_ns -= undone;
+        t.stall_pending = 0;
+        t.warm.leave(cpu, now);
+    }
+    if let Some(n) = sw.next {
+        let t = &mut threads[n as usize];
+        let ns = cache.refill_ns(&t.warm, cpu, now);
+        t.refill_ns += ns;
+        t.stall_pending += ns;
+        overhead.stall(cpu, now, ns);
     }
 }

@@ -3,6 +3,7 @@
 //! would; the scheduler answers through `sched::Hooks`, and observers (`trace`) are told
 //! what happened.
 
+pub mod cache;
 mod channel;
 pub mod cpufreq;
 mod engine;
@@ -23,6 +24,7 @@ use crate::time::Ns;
 use crate::trace::Observer;
 use crate::workload::rtapp::compile;
 use crate::workload::Workload;
+use cache::CacheModel;
 pub use cpufreq::Cpufreq;
 use engine::{Cpu, Engine};
 use event::{Ev, EventQueue};
@@ -110,6 +112,19 @@ impl Sim {
                 ));
             }
         }
+        let cache = match (feat.cache, plat.cache) {
+            (false, _) => None,
+            (true, Some(spec)) => Some(CacheModel::new(spec, &plat)),
+            (true, None) => {
+                return Err(InputError::new(
+                    "--set cache=on",
+                    format!(
+                        "platform {} describes no caches (a [cache] table: docs/cache.md)",
+                        plat.name
+                    ),
+                ))
+            }
+        };
         let nr_cpus = plat.nr_cpus();
         let cpus = plat
             .cpus
@@ -135,6 +150,7 @@ impl Sim {
         sched.init_mutexes(prog.nr_mutexes(), prog.pi);
         let eng = Engine {
             overhead: Overhead::new(sched.feat.overhead, sched.costs, nr_cpus),
+            cache,
             now: SIM_START,
             tick_ns: sched.feat.tick_ns(),
             plat,
@@ -261,6 +277,11 @@ impl Sim {
 
     pub fn thread_sys_ns(&self, id: u32) -> Ns {
         self.eng.threads[id as usize].sys_ns
+    }
+
+    /// What cache refills stalled thread `id`.
+    pub fn thread_refill_ns(&self, id: u32) -> Ns {
+        self.eng.threads[id as usize].refill_ns
     }
 
     /// rt-app's figures of thread `id` (timer events, overruns, slack).

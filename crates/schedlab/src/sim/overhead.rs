@@ -19,6 +19,8 @@ struct CpuKernel {
     charged: u64,
     /// System time charged so far: the price of those operations.
     sys_ns: Ns,
+    /// Cache stalls queued so far (`sim/cache.rs`).
+    stall_ns: Ns,
     /// The kernel is busy on the CPU until then.
     until: Ns,
     /// Kernel time done by the last `stolen` call.
@@ -63,7 +65,7 @@ impl Overhead {
     #[inline]
     fn done(&self, cpu: usize, now: Ns) -> Ns {
         let k = &self.cpus[cpu];
-        k.sys_ns - k.until.saturating_sub(now)
+        k.sys_ns + k.stall_ns - k.until.saturating_sub(now)
     }
 
     /// Kernel time `cpu` did since the last call: what its running thread did not run.
@@ -76,7 +78,25 @@ impl Overhead {
         stolen
     }
 
-    /// Kernel work `cpu` has still to do at `now`.
+    /// A cache stall of `ns` on `cpu` from `now`, after the work still queued.
+    #[inline]
+    pub fn stall(&mut self, cpu: usize, now: Ns, ns: Ns) {
+        let k = &mut self.cpus[cpu];
+        k.stall_ns += ns;
+        k.until = k.until.max(now) + ns;
+    }
+
+    /// Drop what is left at `now` of the last `ns` of stall queued on `cpu`: the part undone.
+    #[inline]
+    pub fn unstall(&mut self, cpu: usize, now: Ns, ns: Ns) -> Ns {
+        let k = &mut self.cpus[cpu];
+        let undone = ns.min(k.until.saturating_sub(now));
+        k.stall_ns -= undone;
+        k.until -= undone;
+        undone
+    }
+
+    /// Kernel work (and cache stalls) `cpu` has still to do at `now`.
     #[inline]
     pub fn pending(&self, cpu: usize, now: Ns) -> Ns {
         self.cpus[cpu].until.saturating_sub(now)

@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use super::cache::Warm;
 use super::channel::{Blocked, Channel, Wakes};
 use super::engine::{Action, Engine};
 use super::SIM_START;
@@ -116,6 +117,10 @@ pub(super) struct Thread {
     pub(super) run_start: Ns,
     /// System time the cost model charged it.
     pub(super) sys_ns: Ns,
+    /// Its cache footprint; the stall its refills cost, and the part not yet taken.
+    pub(super) warm: Warm,
+    pub(super) refill_ns: Ns,
+    pub(super) stall_pending: Ns,
     /// Wake event generation: a later sleep makes older wake events stale.
     pub(super) wake_gen: u32,
     /// Where its pipe or socket call is.
@@ -180,6 +185,9 @@ impl Engine {
             action: Action::Continue,
             run_start: now,
             sys_ns: 0,
+            warm: Warm::new(t.working_set),
+            refill_ns: 0,
+            stall_pending: 0,
             wake_gen: 0,
             chan: ChanCall::Fresh,
             timer_expiry: None,

@@ -97,10 +97,26 @@ impl Generator {
     }
 }
 
+/// `THREAD_SIZE` (x86-64, arm64): a thread's kernel stack, which every system call uses.
+const THREAD_SIZE: u64 = 16 << 10;
+/// `PAGE_SIZE`: a pipe buffer's page, or a socket buffer's, that a message is copied through.
+const PAGE_SIZE: u64 = 4 << 10;
+
+/// A benchmark thread's working set: its kernel stack, its message buffer, and a page of
+/// each channel it writes or reads.
+fn working_set(ops: &[Op]) -> u64 {
+    let bytes = ops.iter().map(|op| match *op {
+        Op::Write { bytes, .. } | Op::Read { bytes, .. } => bytes as u64,
+        _ => 0,
+    });
+    THREAD_SIZE + bytes.max().unwrap_or(0) + PAGE_SIZE * ops.len() as u64
+}
+
 /// Add a SCHED_OTHER nice-0 task of `name` running `ops` `loops` times, once.
 fn task(prog: &mut Program, name: String, ops: Vec<Op>, loops: u64, group: u32) {
     let markers = ops.iter().map(|_| (0, String::new())).collect();
     prog.unique_absolute.push(Vec::new());
+    let working_set = working_set(&ops);
     prog.tasks.push(TaskProgram {
         name,
         instance: 1,
@@ -121,6 +137,7 @@ fn task(prog: &mut Program, name: String, ops: Vec<Op>, loops: u64, group: u32) 
             group: None,
         }],
         unique_timers: 0,
+        working_set,
     });
 }
 

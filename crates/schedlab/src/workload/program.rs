@@ -120,6 +120,9 @@ pub struct TaskProgram {
     pub phases: Vec<Phase>,
     /// Its `unique*` timers: one of each per thread.
     pub unique_timers: u32,
+    /// The bytes each of its threads touches when it runs (the cache-affinity model's
+    /// working set).
+    pub working_set: u64,
 }
 
 /// The whole workload, compiled.

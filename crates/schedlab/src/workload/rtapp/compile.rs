@@ -190,6 +190,7 @@ pub fn compile(wl: &Workload, plat: &Platform) -> Result<Program, InputError> {
             cpus: check_cpus(&t.cpus, "")?,
             phases,
             unique_timers: uniq.len() as u32,
+            working_set: working_set(t, wl.global.mem_buffer_size),
         });
         unique_absolute.push(uabs);
     }
@@ -361,4 +362,16 @@ fn work(w: Work, pload: u64, scale: u128) -> Op {
             perf: 0,
         },
     }
+}
+
+/// What a task's threads touch: the largest buffer its events sweep (`mem`'s
+/// `mem_buffer_size`, a `memrun` buffer); nothing for run-only tasks.
+fn working_set(t: &Task, mem_buffer_size: u64) -> u64 {
+    let events = t.phases.iter().flat_map(|p| &p.events);
+    let bytes = events.map(|e| match e {
+        Event::Mem(_) => mem_buffer_size,
+        Event::Memrun(m) => m.size,
+        _ => 0,
+    });
+    bytes.max().unwrap_or(0)
 }
