@@ -456,11 +456,11 @@ impl Sched {
     /// `enqueue_task_fair` ends in `check_update_overutilized_status`, but for a new task
     /// (whose first util_avg is a guess) and a delayed one requeued where it sleeps.
     fn enqueue_checks_overutilized(&self, id: u32, flags: u32) -> bool {
+        if !self.energy_enabled() || self.class(id) != Class::Fair || flags & ENQUEUE_INITIAL != 0 {
+            return false;
+        }
         let se = &self.ses[self.tasks[id as usize].se as usize];
-        self.energy_enabled()
-            && self.class(id) == Class::Fair
-            && flags & ENQUEUE_INITIAL == 0
-            && !(se.sched_delayed && se.on_rq)
+        !(se.sched_delayed && se.on_rq)
     }
 
     /// `activate_task`: enqueue, and mark runnable.
