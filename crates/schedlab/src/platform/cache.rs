@@ -4,10 +4,6 @@
 
 use serde::Deserialize;
 
-/// `sysctl_sched_migration_cost`: the kernel's own estimate (0.5 ms) of how long a task stays
-/// cache hot (`task_hot`); the default half-life of a working set in a cache.
-const MIGRATION_COST_NS: u64 = 500_000;
-
 /// Which CPUs share the private level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
@@ -28,8 +24,9 @@ pub struct CacheSpec {
     pub llc_ns_per_kib: u64,
     pub memory_ns_per_kib: u64,
     pub remote_ns_per_kib: u64,
-    /// The share of a working set left in a cache halves each time this passes.
-    pub half_life_ns: u64,
+    /// The share of a working set left in a cache halves each time this passes (None: the
+    /// model's default).
+    pub half_life_ns: Option<u64>,
 }
 
 /// `[cache]` as written.
@@ -78,10 +75,12 @@ impl CacheFile {
             (Some(_), None) => return Err("cache.llc needs llc_ns_per_kib".into()),
             (None, _) => memory,
         };
-        let half_life = self.half_life_ns.unwrap_or(MIGRATION_COST_NS);
-        if !(1..=1_000_000_000).contains(&half_life) {
+        if let Some(h) = self
+            .half_life_ns
+            .filter(|h| !(1..=1_000_000_000).contains(h))
+        {
             return Err(format!(
-                "cache.half_life_ns = {half_life}: out of range, 1 to 1000000000"
+                "cache.half_life_ns = {h}: out of range, 1 to 1000000000"
             ));
         }
         Ok(CacheSpec {
@@ -94,7 +93,7 @@ impl CacheFile {
                 "remote_ns_per_kib",
                 self.remote_ns_per_kib.unwrap_or(memory),
             )?,
-            half_life_ns: half_life,
+            half_life_ns: self.half_life_ns,
         })
     }
 }

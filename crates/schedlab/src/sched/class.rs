@@ -14,6 +14,7 @@ use super::task::SchedTask;
 use super::weight::LoadWeight;
 use super::Sched;
 use crate::sched::uapi::Policy;
+use std::cell::Cell;
 
 /// What a class operation on one runqueue reaches besides it: the entities, the switches,
 /// the tunables, and the machine (tracepoints, timers).
@@ -30,6 +31,8 @@ pub struct Env<'a> {
     pub asym: bool,
     /// `uclamp_is_used`.
     pub uclamp_used: bool,
+    /// `rd->overutilized`, with EAS on.
+    pub rd_overutilized: Option<&'a Cell<bool>>,
     pub hooks: RqHooks<'a>,
 }
 

@@ -55,6 +55,7 @@ impl Sched {
             tun: &self.tun,
             asym: self.asym,
             uclamp_used: self.uclamp_used,
+            rd_overutilized: (!self.pd.is_empty()).then_some(&self.overutilized),
             hooks: RqHooks::new(h, &self.tasks, cpu, self.rqs[cpu].curr),
         };
         let r = op(&mut self.rqs[cpu], &mut env);
@@ -453,25 +454,11 @@ impl Sched {
         next
     }
 
-    /// `enqueue_task_fair` ends in `check_update_overutilized_status`, but for a new task
-    /// (whose first util_avg is a guess) and a delayed one requeued where it sleeps.
-    fn enqueue_checks_overutilized(&self, id: u32, flags: u32) -> bool {
-        if !self.energy_enabled() || self.class(id) != Class::Fair || flags & ENQUEUE_INITIAL != 0 {
-            return false;
-        }
-        let se = &self.ses[self.tasks[id as usize].se as usize];
-        !(se.sched_delayed && se.on_rq)
-    }
-
     /// `activate_task`: enqueue, and mark runnable.
     fn activate<H: Hooks>(&mut self, id: u32, cpu: usize, flags: u32, h: &mut H) {
         self.tasks[id as usize].sched_info.enqueue(h.now());
         let class = self.class(id);
-        let check = self.enqueue_checks_overutilized(id, flags);
         self.on_rq(cpu, h, |rq, env| class.enqueue_task(rq, env, id, flags));
-        if check {
-            self.check_update_overutilized_status(cpu);
-        }
         // enqueue_task: uclamp_rq_inc after the class (a delayed task is not RUNNABLE).
         self.uclamp_inc(id, cpu);
         self.set_state(id, TaskState::Runnable, h.now());
@@ -634,12 +621,9 @@ impl Sched {
         self.set_task_cpu(id, from, to, h);
         self.update_rq_clock(to, h.now());
         self.tasks[id as usize].sched_info.enqueue(h.now());
-        let flags = ENQUEUE_MIGRATING | ENQUEUE_MIGRATED;
-        let check = self.enqueue_checks_overutilized(id, flags);
-        self.on_rq(to, h, |rq, env| class.enqueue_task(rq, env, id, flags));
-        if check {
-            self.check_update_overutilized_status(to);
-        }
+        self.on_rq(to, h, |rq, env| {
+            class.enqueue_task(rq, env, id, ENQUEUE_MIGRATING | ENQUEUE_MIGRATED)
+        });
         self.uclamp_inc(id, to);
     }
 
@@ -795,9 +779,6 @@ impl Sched {
         c.decay_other_class_avgs(&mut self.rqs[cpu]);
         let class = c;
         let resched = self.on_rq(cpu, h, |rq, env| class.task_tick(rq, env, curr));
-        if class == Class::Fair {
-            self.check_update_overutilized_status(cpu); // task_tick_fair
-        }
         h.cpufreq_update_util(self, cpu, Hook::Tick);
         self.sched_balance_trigger(cpu, h);
         if resched || self.rqs[cpu].need_resched {

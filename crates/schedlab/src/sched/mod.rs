@@ -212,13 +212,21 @@ impl Sched {
         )
     }
 
-    /// What `effective_cpu_util` and schedutil read of `cpu`'s runqueue (the idle time and
-    /// entries are the machine's, left at zero).
-    pub fn cpufreq_sample(&self, cpu: usize) -> CpuSample {
+    /// `cpu_util_cfs_boost(cpu)`: the larger of the CPU's utilization and its runnable
+    /// average, as schedutil and the balancer's migrate_util read it.
+    pub fn cpu_util_cfs_boost(&self, cpu: usize) -> u64 {
         let (rq, cfs, ue) = (&self.rqs[cpu], &self.cfs_rqs[cpu], self.util_est_on());
+        cpu_util::cpu_util(cpu, cfs, rq.capacity, None, None, true, ue)
+    }
+
+    /// What `effective_cpu_util` and schedutil read of `cpu`'s runqueue, its boosted CFS
+    /// utilization `util_boost` given (the idle time and entries are the machine's, left at
+    /// zero).
+    pub fn cpufreq_sample(&self, cpu: usize, util_boost: u64) -> CpuSample {
+        let (rq, cfs) = (&self.rqs[cpu], &self.cfs_rqs[cpu]);
         let uclamp_max = rq.uclamp.get(UCLAMP_MAX) as u64;
         CpuSample {
-            util_boost: cpu_util::cpu_util(cpu, cfs, rq.capacity, None, None, true, ue),
+            util_boost,
             util_avg: cfs.avg.util_avg,
             capacity: rq.capacity,
             nr_running: cfs.nr_running,

@@ -111,7 +111,7 @@ pub struct SdShared {
 
 /// How far apart two CPUs are, nearest first: what a migration between them loses of the
 /// task's cache.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum Distance {
     /// Hardware threads of one core (or the same CPU).

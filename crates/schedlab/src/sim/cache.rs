@@ -13,14 +13,16 @@
 //! SMT siblings running together do not compete for the private level.
 
 use crate::platform::cache::{CacheSpec, Scope};
-use crate::platform::{Cpu, Platform};
+use crate::platform::Platform;
+use crate::sched::fair::balance::MIGRATION_COST_NS;
+use crate::sched::topology::Distance;
 use crate::time::Ns;
 
 /// A thread's cache footprint: its working set, and where and when it last left a CPU.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Warm {
     pub bytes: u64,
-    left: Option<(usize, Ns)>,
+    pub left: Option<(usize, Ns)>,
 }
 
 impl Warm {
@@ -34,11 +36,10 @@ impl Warm {
     }
 }
 
-/// The platform's caches and CPUs.
+/// The platform's caches, and the half-lives of a working set in them.
 pub struct CacheModel {
     spec: CacheSpec,
-    cpus: Vec<Cpu>,
-    /// The LLC's half-life.
+    half_life: Ns,
     llc_half_life: Ns,
 }
 
@@ -54,6 +55,8 @@ fn warmth(away: Ns, half_life: Ns) -> u64 {
 }
 
 impl CacheModel {
+    /// The model of `plat`'s caches `spec`; the half-life is by default the kernel's
+    /// `sysctl_sched_migration_cost`.
     pub fn new(spec: CacheSpec, plat: &Platform) -> CacheModel {
         let llc = plat.cpus[0].llc;
         let mut cores: Vec<usize> = (plat.cpus.iter().filter(|c| c.llc == llc))
@@ -61,37 +64,36 @@ impl CacheModel {
             .collect();
         cores.sort_unstable();
         cores.dedup();
+        let half_life = spec.half_life_ns.unwrap_or(MIGRATION_COST_NS);
         let per_core = spec.llc_bytes.unwrap_or(0) / cores.len() as u64;
-        let llc_half_life = (spec.half_life_ns as u128 * per_core as u128
-            / spec.private_bytes as u128)
+        let llc_half_life = (half_life as u128 * per_core as u128 / spec.private_bytes as u128)
             .clamp(1, u64::MAX as u128) as Ns;
         CacheModel {
             spec,
-            cpus: plat.cpus.clone(),
+            half_life,
             llc_half_life,
         }
     }
 
-    /// The stall (ns) of a thread of footprint `w` starting to run on `cpu` at `now`.
-    pub fn refill_ns(&self, w: &Warm, cpu: usize, now: Ns) -> Ns {
+    /// The stall (ns) of a thread with a working set of `bytes` starting to run after
+    /// `moved`: how far from the CPU it last left, and how long ago (None: it never ran).
+    pub fn refill_ns(&self, bytes: u64, moved: Option<(Distance, Ns)>) -> Ns {
         let s = &self.spec;
-        let private = w.bytes.min(s.private_bytes);
-        let llc = s.llc_bytes.map_or(private, |l| w.bytes.min(l).max(private));
-        let (f_private, f_llc, shares_private, shares_llc, remote) = match w.left {
-            None => (0, 0, false, false, false), // never ran: all cold
-            Some((last, at)) => {
-                let (a, b) = (&self.cpus[last], &self.cpus[cpu]);
+        let private = bytes.min(s.private_bytes);
+        let llc = s.llc_bytes.map_or(private, |l| bytes.min(l).max(private));
+        let (f_private, f_llc, shares_private, shares_llc, remote) = match moved {
+            None => (0, 0, false, false, false), // all cold
+            Some((d, away)) => {
                 let private = match s.private_scope {
-                    Scope::Core => a.core == b.core,
-                    Scope::Cluster => a.cluster == b.cluster,
+                    Scope::Core => d == Distance::Smt,
+                    Scope::Cluster => d <= Distance::Cluster,
                 };
-                let llc = s.llc_bytes.is_some() && a.llc == b.llc;
-                let away = now - at;
+                let llc = s.llc_bytes.is_some() && d <= Distance::Llc;
                 let f = (
-                    warmth(away, s.half_life_ns),
+                    warmth(away, self.half_life),
                     warmth(away, self.llc_half_life),
                 );
-                (f.0, f.1, private, llc, a.numa != b.numa)
+                (f.0, f.1, private, llc, d == Distance::OtherNode)
             }
         };
         let share = |bytes: u64, f: u64, kept: bool| if kept { bytes * f / 1024 } else { 0 };
@@ -121,14 +123,8 @@ mod tests {
     fn model() -> CacheModel {
         let plat = load_builtin("icelake-2s").unwrap();
         let m = CacheModel::new(plat.cache.unwrap(), &plat);
-        assert_eq!(m.llc_half_life, 600_000);
+        assert_eq!((m.half_life, m.llc_half_life), (500_000, 600_000));
         m
-    }
-
-    fn left(bytes: u64, cpu: usize, at: Ns) -> Warm {
-        let mut w = Warm::new(bytes);
-        w.leave(cpu, at);
-        w
     }
 
     #[test]
@@ -143,23 +139,25 @@ mod tests {
 
     #[test]
     fn the_refill_grows_with_distance() {
-        // CPUs 0 and 72 are SMT siblings, 1 another core of package 0, 36 on package 1 (another
-        // LLC and node). A 256 KiB working set back after 0.5 ms: 512/1024 left in the private
+        // A 256 KiB working set back after 0.5 ms on the same core (or its SMT sibling), another
+        // core of the LLC, or another package (LLC and node): 512/1024 left in the private
         // level, 1024 − 512 · 5/6 = 598/1024 in the LLC (153088 of 262144 bytes).
         // Same core: 131072 bytes missing, 153088 − 131072 = 22016 from the LLC, 109056 from
         // memory: (22016 · 50 + 109056 · 100) / 1024 = 11725 ns. Another core of the LLC:
         // (153088 · 50 + 109056 · 100) / 1024 = 18125. Another package: 256 · 170 = 43520.
         // Never ran: 256 · 100 = 25600.
         let m = model();
-        let w = left(256 << 10, 0, 0);
-        assert_eq!(m.refill_ns(&w, 0, 500_000), 11725);
-        assert_eq!(m.refill_ns(&w, 72, 500_000), 11725);
-        assert_eq!(m.refill_ns(&w, 1, 500_000), 18125);
-        assert_eq!(m.refill_ns(&w, 36, 500_000), 43520);
-        assert_eq!(m.refill_ns(&Warm::new(256 << 10), 0, 0), 25600);
+        let kib256 = 256 << 10;
+        assert_eq!(m.refill_ns(kib256, Some((Distance::Smt, 500_000))), 11725);
+        assert_eq!(m.refill_ns(kib256, Some((Distance::Llc, 500_000))), 18125);
+        assert_eq!(
+            m.refill_ns(kib256, Some((Distance::OtherNode, 500_000))),
+            43520
+        );
+        assert_eq!(m.refill_ns(kib256, None), 25600);
         // At once on the same core: nothing; no working set: nothing.
-        assert_eq!(m.refill_ns(&w, 72, 0), 0);
-        assert_eq!(m.refill_ns(&left(0, 0, 0), 36, 9), 0);
+        assert_eq!(m.refill_ns(kib256, Some((Distance::Smt, 0))), 0);
+        assert_eq!(m.refill_ns(0, Some((Distance::OtherNode, 9))), 0);
     }
 
     #[test]
@@ -168,8 +166,10 @@ mod tests {
         // once: the private 1280 KiB from the LLC, 1280 · 50 = 64000. Another package:
         // 3072 KiB from the other node, · 170 = 522240.
         let m = model();
-        let w = left(3 << 20, 0, 0);
-        assert_eq!(m.refill_ns(&w, 1, 0), 64000);
-        assert_eq!(m.refill_ns(&w, 36, 0), 522_240);
+        assert_eq!(m.refill_ns(3 << 20, Some((Distance::Llc, 0))), 64000);
+        assert_eq!(
+            m.refill_ns(3 << 20, Some((Distance::OtherNode, 0))),
+            522_240
+        );
     }
 }

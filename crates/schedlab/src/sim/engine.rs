@@ -13,6 +13,7 @@ use crate::platform::Platform;
 use crate::sched::hooks::{Hooks, SchedTimer, Switch, Tracepoint};
 use crate::sched::ops::Op;
 use crate::sched::task::{SchedTask, TaskState};
+use crate::sched::topology::Topology;
 use crate::sched::Sched;
 use crate::time::Ns;
 use crate::trace::{LogRow, Observer};
@@ -172,7 +173,13 @@ impl Engine {
             self.overhead.stolen(cpu, now); // what was done before it came is not its loss
         }
         if let Some(cache) = &self.cache {
-            cache_switch(cache, &mut self.threads, &mut self.overhead, cpu, sw, now);
+            cache_switch(
+                cache,
+                &s.topo,
+                &mut self.threads,
+                &mut self.overhead,
+                (cpu, sw, now),
+            );
         }
         let c = &mut self.cpus[cpu];
         match (sw.prev.is_some(), sw.next.is_some()) {
@@ -221,8 +228,13 @@ impl Engine {
     /// the kernel took from it (its system time).
     pub(super) fn progress(&mut self, s: &Sched, id: u32, cpu: usize) {
         let now = self.now;
-        self.overhead.sync(cpu, now, &s.rqs[cpu].ops);
-        let stolen = self.overhead.stolen(cpu, now);
+        // Only the cost model and cache stalls take time from a running thread.
+        let stolen = if self.overhead.on() || self.cache.is_some() {
+            self.overhead.sync(cpu, now, &s.rqs[cpu].ops);
+            self.overhead.stolen(cpu, now)
+        } else {
+            0
+        };
         let rate = self.cpus[cpu].rate;
         let t = &mut self.threads[id as usize];
         // Simplified: a cache stall is taken first from what the CPU did not give it.
@@ -466,15 +478,14 @@ impl Engine {
     }
 }
 
-/// The cache-affinity model at a context switch on `cpu`: the thread leaving marks where
-/// its working set is; the one arriving stalls while it refills.
+/// The cache-affinity model at a context switch `sw` on `cpu` at `now`: the thread leaving
+/// marks where its working set is; the one arriving stalls while it refills.
 fn cache_switch(
     cache: &CacheModel,
+    topo: &Topology,
     threads: &mut [Thread],
     overhead: &mut Overhead,
-    cpu: usize,
-    sw: Switch,
-    now: Ns,
+    (cpu, sw, now): (usize, Switch, Ns),
 ) {
     if let Some(p) = sw.prev {
         // A refill cut short by the thread leaving (or exiting at once) is not finished.
@@ -486,7 +497,8 @@ fn cache_switch(
     }
     if let Some(n) = sw.next {
         let t = &mut threads[n as usize];
-        let ns = cache.refill_ns(&t.warm, cpu, now);
+        let moved = (t.warm.left).map(|(last, at)| (topo.distance(last, cpu), now - at));
+        let ns = cache.refill_ns(t.warm.bytes, moved);
         t.refill_ns += ns;
         t.stall_pending += ns;
         overhead.stall(cpu, now, ns);

@@ -1,11 +1,37 @@
 //! The root domain's overutilized flag (fair.c, 6.12): while some CPU's utilization does
 //! not fit it, energy-aware placement stands aside and the load balancer balances as on any
-//! other machine. A CPU raises the flag at enqueue and tick; the root domain's periodic
-//! balance sets or clears it from every CPU.
+//! other machine. A CPU raises the flag when a fair task is enqueued there or ticks
+//! (`enqueue_task_fair`, `task_tick_fair`); the root domain's periodic balance sets or clears
+//! it from every CPU.
 
 use super::capacity::util_fits_cpu;
+use super::{cpu_util, CfsRq};
+use crate::sched::class::Env;
+use crate::sched::features::Feat;
+use crate::sched::rq::Rq;
 use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
 use crate::sched::Sched;
+
+/// `cpu_overutilized` with EAS on: the CFS utilization of `cpu` (runqueue `rq`, root
+/// cfs_rq `cfs`) does not fit it, the runqueue's clamps counted.
+fn overutilized(cpu: usize, rq: &Rq, cfs: &CfsRq, uclamp_used: bool, util_est: bool) -> bool {
+    let util = cpu_util::cpu_util(cpu, cfs, rq.capacity, None, None, false, util_est);
+    let (min, max) = (rq.uclamp.get(UCLAMP_MIN), rq.uclamp.get(UCLAMP_MAX));
+    let (cap, orig) = (rq.cpu_capacity, rq.capacity);
+    util_fits_cpu(util, min as u64, max as u64, cap, orig, uclamp_used) == 0
+}
+
+/// `check_update_overutilized_status` on the runqueue of a class operation: an overutilized
+/// CPU raises the flag (`env.rd_overutilized` is there only with EAS).
+pub(super) fn check_update_overutilized_status(rq: &Rq, env: &Env) {
+    if let Some(flag) = env.rd_overutilized.filter(|f| !f.get()) {
+        let cpu = env.hooks.cpu;
+        let util_est = env.feat.has(Feat::UtilEst);
+        if overutilized(cpu, rq, &env.cfs_rqs[cpu], env.uclamp_used, util_est) {
+            flag.set(true);
+        }
+    }
+}
 
 impl Sched {
     /// `sched_energy_enabled`: the root domain has perf domains.
@@ -13,24 +39,10 @@ impl Sched {
         !self.pd.is_empty()
     }
 
-    /// `cpu_overutilized`: `cpu`'s CFS utilization does not fit it, its runqueue's clamps
-    /// counted (never without EAS).
+    /// `cpu_overutilized` (never without EAS).
     pub(crate) fn cpu_overutilized(&self, cpu: usize) -> bool {
-        if !self.energy_enabled() {
-            return false;
-        }
-        let rq = &self.rqs[cpu];
-        let (min, max) = (rq.uclamp.get(UCLAMP_MIN), rq.uclamp.get(UCLAMP_MAX));
-        let util = self.cpu_util(cpu);
-        let fits = util_fits_cpu(
-            util,
-            min as u64,
-            max as u64,
-            rq.cpu_capacity,
-            rq.capacity,
-            self.uclamp_used,
-        );
-        fits == 0
+        let (rq, cfs) = (&self.rqs[cpu], &self.cfs_rqs[cpu]);
+        self.energy_enabled() && overutilized(cpu, rq, cfs, self.uclamp_used, self.util_est_on())
     }
 
     /// `is_rd_overutilized`: always, without EAS.
@@ -42,13 +54,6 @@ impl Sched {
     pub(crate) fn set_rd_overutilized(&self, flag: bool) {
         if self.energy_enabled() {
             self.overutilized.set(flag);
-        }
-    }
-
-    /// `check_update_overutilized_status`: an overutilized CPU raises the flag.
-    pub(crate) fn check_update_overutilized_status(&self, cpu: usize) {
-        if !self.is_rd_overutilized() && self.cpu_overutilized(cpu) {
-            self.set_rd_overutilized(true);
         }
     }
 }

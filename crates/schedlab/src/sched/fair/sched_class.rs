@@ -4,6 +4,7 @@ use super::bandwidth::{check_cfs_rq_runtime, check_enqueue_throttle};
 use super::blocked::list_add_leaf_cfs_rq;
 use super::capacity::task_fits_cpu;
 use super::h_load::HLoadCtx;
+use super::overutilized::check_update_overutilized_status;
 use super::{load_avg, CfsRq, CfsRqId, Fair, SeId};
 use crate::sched::class::{Dequeued, Env, Placement, SchedClass, Wake};
 use crate::sched::deadline::sched_class::fair_server;
@@ -392,6 +393,10 @@ impl SchedClass for FairClass {
             }
             rq.need_resched |= Dl::on(rq, env).server_start();
         }
+        // Not for a new task: its first util_avg is a guess.
+        if flags & ENQUEUE_INITIAL == 0 {
+            check_update_overutilized_status(rq, env);
+        }
     }
 
     /// `dequeue_task_fair`: util_est first, then `dequeue_entities`.
@@ -529,6 +534,7 @@ impl SchedClass for FairClass {
             se = parent;
         }
         update_misfit_status(rq, env, p);
+        check_update_overutilized_status(rq, env);
         resched
     }
 

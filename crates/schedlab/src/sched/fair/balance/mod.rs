@@ -9,7 +9,6 @@ mod migrate;
 mod nohz;
 pub mod stats;
 
-use super::cpu_util;
 use crate::sched::features::{Feat, NewidleGate};
 use crate::sched::hooks::Hooks;
 use crate::sched::ops::Op;
@@ -47,8 +46,7 @@ impl Sched {
     fn lb_cpu_stats(&self, cpu: usize, sd: &SchedDomain) -> CpuStats {
         let (cfs, rq) = (&self.cfs_rqs[cpu], &self.rqs[cpu]);
         let reduced = self.check_cpu_capacity(cpu, sd);
-        let util_boost =
-            cpu_util::cpu_util(cpu, cfs, rq.capacity, None, None, true, self.util_est_on());
+        let util_boost = self.cpu_util_cfs_boost(cpu);
         CpuStats {
             load: cfs.avg.load_avg,
             util: self.cpu_util(cpu),

@@ -180,8 +180,7 @@ impl Sched {
     /// One CPU's term of `eenv_pd_max_util`: `sugov_effective_cpu_perf` of its runnable
     /// boosted utilization with the task on `dst`, whose clamps join the CPU's there.
     fn eenv_cpu_perf(&self, cpu: usize, p: u32, dst: Option<usize>) -> u64 {
-        let mut s = self.cpufreq_sample(cpu);
-        s.util_boost = self.cpu_util_moved(cpu, p, dst, true);
+        let mut s = self.cpufreq_sample(cpu, self.cpu_util_moved(cpu, p, dst, true));
         if dst == Some(cpu) && self.uclamp_used {
             let (p_min, p_max) = self.task_clamps(p);
             s.uclamp_min = s.uclamp_min.max(p_min);

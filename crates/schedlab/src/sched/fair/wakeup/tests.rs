@@ -3,6 +3,7 @@
 use super::*;
 use crate::kernel::Kernel;
 use crate::platform::parse;
+use crate::sched::class::SchedClass;
 use crate::sched::fair::balance::nr_idle_scan;
 use crate::sched::features::Features;
 use crate::sched::task::TaskState;
@@ -384,11 +385,14 @@ fn eas_puts_a_big_task_on_a_big_cpu_and_stands_aside_when_overutilized() {
     let (mut s, mut h) = hikey960("schedutil");
     let p = eas_sleeper(&mut s, &mut h, 0, 600);
     assert_eq!(s.find_energy_efficient_cpu(p, 0, 0), Some(4));
-    // CPU 6 at util 900 is overutilized (900 · 1280 ≥ 1024 · 1024): its tick raises the
-    // root domain's flag, and the wakeup takes the ordinary path (prev 0 is idle).
+    // CPU 6, running a task, at util 900 is overutilized (900 · 1280 ≥ 1024 · 1024): its
+    // tick raises the root domain's flag, and the wakeup takes the ordinary path.
+    busy(&mut s, &mut h, &[6]);
+    assert!(!s.is_rd_overutilized()); // a new task's first enqueue does not count
     s.cfs_rqs[6].avg.util_avg = 900;
     assert!(s.cpu_overutilized(6) && !s.cpu_overutilized(5));
-    s.check_update_overutilized_status(6);
+    let curr = s.rqs[6].curr.unwrap();
+    s.on_rq(6, &mut h, |rq, env| Class::Fair.task_tick(rq, env, curr)); // task_tick_fair
     assert!(s.is_rd_overutilized());
     let w = Wake {
         cpu: 0,
