@@ -3,7 +3,8 @@
 //! 1,000 and 10,000 tasks on smp:64 (each runs 50 µs per period; the period grows with the
 //! number of tasks so that the CPUs stay half busy), to show the cost per event against the
 //! number of tasks. Prints events per wall second (median of 5 runs) and writes them to
-//! target/hackbench.json.
+//! target/hackbench.json. `cargo bench --bench hackbench -- hackbench` (or `-- periodic`)
+//! runs one half, to profile it.
 
 use std::time::Instant;
 
@@ -50,27 +51,50 @@ fn median(wl: &Workload, platform: &str, overhead: bool) -> (f64, u64) {
     runs[RUNS / 2]
 }
 
-fn main() {
+/// The 640-task hackbench case, as a JSON object.
+fn hackbench() -> String {
     let hb = workload::parse(HACKBENCH, "hackbench", Dialect::Workgen).expect("valid JSON");
     let (wall, events) = median(&hb, "icelake-2s", true);
-    let mut report = format!(
-        "{{\"hackbench\": {{\"platform\": \"icelake-2s\", \"tasks\": 640, \"events\": {events}, \"wall_s\": {wall:.3}, \"events_per_s\": {:.0}}},\n \"periodic\": [",
+    format!(
+        "{{\"platform\": \"icelake-2s\", \"tasks\": 640, \"events\": {events}, \"wall_s\": {wall:.3}, \"events_per_s\": {:.0}}}",
         events as f64 / wall
-    );
+    )
+}
+
+/// The periodic loads, as a JSON array: cost per event against the number of tasks.
+fn periodic() -> String {
     let mut first_ns = None;
-    for (i, n) in PERIODIC_TASKS.into_iter().enumerate() {
-        let wl =
-            workload::parse(&periodic_json(n), "periodic", Dialect::Workgen).expect("valid JSON");
-        let (wall, events) = median(&wl, "smp:64", false);
-        let ns = wall * 1e9 / events as f64;
-        let ratio = ns / *first_ns.get_or_insert(ns);
-        let sep = if i == 0 { "" } else { ", " };
-        report += &format!(
-            "{sep}{{\"tasks\": {n}, \"events\": {events}, \"wall_s\": {wall:.3}, \"ns_per_event\": {ns:.1}, \"vs_100\": {ratio:.2}}}"
-        );
+    let cases: Vec<String> = PERIODIC_TASKS
+        .into_iter()
+        .map(|n| {
+            let json = periodic_json(n);
+            let wl = workload::parse(&json, "periodic", Dialect::Workgen).expect("valid JSON");
+            let (wall, events) = median(&wl, "smp:64", false);
+            let ns = wall * 1e9 / events as f64;
+            let ratio = ns / *first_ns.get_or_insert(ns);
+            format!(
+                "{{\"tasks\": {n}, \"events\": {events}, \"wall_s\": {wall:.3}, \"ns_per_event\": {ns:.1}, \"vs_100\": {ratio:.2}}}"
+            )
+        })
+        .collect();
+    format!("[{}]", cases.join(", "))
+}
+
+fn main() {
+    let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let wants = |case: &str| only.as_deref().is_none_or(|o| o == case);
+    let mut parts = Vec::new();
+    if wants("hackbench") {
+        parts.push(format!("\"hackbench\": {}", hackbench()));
     }
-    report += "]}\n";
+    if wants("periodic") {
+        parts.push(format!("\"periodic\": {}", periodic()));
+    }
+    let report = format!("{{{}}}\n", parts.join(",\n "));
     print!("hackbench: {report}");
-    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/hackbench.json");
-    std::fs::write(out, report).expect("target/ is writable");
+    if only.is_none() {
+        let out =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/hackbench.json");
+        std::fs::write(out, report).expect("target/ is writable");
+    }
 }

@@ -501,14 +501,15 @@ pub fn run(
         .collect();
     let costs = &sim.platform().costs;
     let overhead = sched.feat.overhead;
-    let ops = (sched.rqs.iter().enumerate())
-        .flat_map(|(cpu, rq)| {
+    let ops = (0..sched.rqs.len())
+        .flat_map(|cpu| {
+            let counts = sched.ops.of(cpu);
             OPS.iter().map(move |&op| OpSummary {
                 cpu,
                 op: op.name().to_string(),
-                count: rq.ops.get(op),
+                count: counts.get(op),
                 sys_ns: if overhead {
-                    rq.ops.get(op) * costs.get(op)
+                    counts.get(op) * costs.get(op)
                 } else {
                     0
                 },

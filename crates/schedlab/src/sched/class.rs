@@ -8,6 +8,7 @@ use super::fair::group::TaskGroup;
 use super::fair::{CfsRq, CfsRqId, SchedEntity, Tunables};
 use super::features::Features;
 use super::hooks::{Hooks, RqHooks};
+use super::ops::OpLedger;
 use super::rq::Rq;
 use super::rt::SchedRtEntity;
 use super::task::SchedTask;
@@ -20,8 +21,12 @@ use std::cell::Cell;
 /// the tunables, and the machine (tracepoints, timers).
 pub struct Env<'a> {
     /// Every cfs_rq (this CPU's root one is `cfs()`).
-    pub cfs_rqs: &'a mut [CfsRq],
+    pub cfs_rqs: &'a mut [Box<CfsRq>],
+    /// A cfs_rq's box lent to the fair class while it works on one (`sched_class::fair`).
+    pub spare_cfs: &'a mut Option<Box<CfsRq>>,
     pub tgs: &'a mut [TaskGroup],
+    /// Every CPU's operation counts.
+    pub ops: &'a mut OpLedger,
     pub ses: &'a mut [SchedEntity],
     pub dl: &'a mut [SchedDlEntity],
     pub rt: &'a mut [SchedRtEntity],

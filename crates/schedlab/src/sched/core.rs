@@ -31,7 +31,7 @@ impl Sched {
         let rq = &mut self.rqs[cpu];
         let busy = rq.curr.is_some();
         if busy && rq.clock.invariance == Invariance::ClockPelt && now != rq.clock.clock_task {
-            rq.ops.add(Op::ClockPelt, 1); // update_rq_clock_pelt scales the delta
+            self.ops.add(cpu, Op::ClockPelt, 1); // update_rq_clock_pelt scales the delta
         }
         rq.clock.update(now, !busy);
     }
@@ -47,6 +47,8 @@ impl Sched {
     ) -> R {
         let mut env = Env {
             cfs_rqs: &mut self.cfs_rqs,
+            spare_cfs: &mut self.spare_cfs,
+            ops: &mut self.ops,
             tgs: &mut self.tgs,
             ses: &mut self.ses,
             dl: &mut self.dls,
@@ -472,9 +474,9 @@ impl Sched {
     /// where it is done: the waker's CPU, or the target's (the IPI, then its enqueue).
     fn ttwu_stat(&mut self, waker_cpu: usize, cpu: usize) {
         if cpu == waker_cpu {
-            self.rqs[cpu].ops.add(Op::WakeupLocal, 1);
+            self.ops.add(cpu, Op::WakeupLocal, 1);
         } else {
-            self.rqs[cpu].ops.add(Op::WakeupRemote, 1);
+            self.ops.add(cpu, Op::WakeupRemote, 1);
         }
         let rq = &mut self.rqs[waker_cpu].stats;
         rq.ttwu_count += 1;
@@ -570,7 +572,7 @@ impl Sched {
         self.set_task_rq(id, to);
         let far = self.topo.distance(from, to) as usize;
         self.tasks[id as usize].stats.migrations_by[far] += 1;
-        self.rqs[to].ops.add(Op::Migration, 1);
+        self.ops.add(to, Op::Migration, 1);
         if h.tracing() {
             h.trace(&self.tasks, Tracepoint::Migrate { task: id, from, to });
         }
@@ -711,7 +713,7 @@ impl Sched {
         }
         self.rqs[cpu].stats.sched_count += 1; // schedule_debug
         let prev_state = if next != prev {
-            self.rqs[cpu].ops.add(Op::ContextSwitch, 1);
+            self.ops.add(cpu, Op::ContextSwitch, 1);
             self.account_switch(cpu, prev, next, h.now())
         } else {
             PrevState::Runnable
@@ -774,7 +776,7 @@ impl Sched {
             return false;
         };
         self.update_rq_clock(cpu, h.now());
-        self.rqs[cpu].ops.add(Op::Tick, 1);
+        self.ops.add(cpu, Op::Tick, 1);
         let c = self.tasks[curr as usize].class;
         c.decay_other_class_avgs(&mut self.rqs[cpu]);
         let class = c;

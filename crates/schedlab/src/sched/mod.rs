@@ -38,6 +38,7 @@ use deadline::{DlRq, SchedDlEntity};
 use fair::group::TaskGroup;
 use fair::{cpu_util, CfsRq, SchedEntity, Tunables};
 use features::{Feat, Features};
+use ops::OpLedger;
 use rq::Rq;
 use rt::{RtRq, SchedRtEntity};
 use rtmutex::RtMutex;
@@ -55,7 +56,11 @@ const BOOT: Ns = 0;
 pub struct Sched {
     pub rqs: Vec<Rq>,
     /// The cfs_rqs: CPU `cpu`'s root cfs_rq is `cfs_rqs[cpu]` (`rq->cfs`).
-    pub cfs_rqs: Vec<CfsRq>,
+    pub cfs_rqs: Vec<Box<CfsRq>>,
+    /// Takes a cfs_rq's place while the fair class works on it, so that only pointers move.
+    pub spare_cfs: Option<Box<CfsRq>>,
+    /// What the scheduler did on each CPU, by kind.
+    pub ops: OpLedger,
     /// The task groups: the root first, then each after its parent.
     pub tgs: Vec<TaskGroup>,
     pub tasks: Vec<SchedTask>,
@@ -143,7 +148,9 @@ impl Sched {
         let topo = Topology::build(plat, BOOT);
         let pd = topology::perf_domain::build_perf_domains(plat, &feat, &topo);
         Sched {
-            cfs_rqs: vec![CfsRq::default(); rqs.len()],
+            cfs_rqs: (0..rqs.len()).map(|_| Box::default()).collect(),
+            spare_cfs: Some(Box::default()),
+            ops: OpLedger::new(rqs.len()),
             tgs: vec![TaskGroup::root()],
             rqs,
             tasks: Vec::new(),

@@ -135,3 +135,66 @@ impl OpCounts {
         self.total
     }
 }
+
+/// Every CPU's operation counts, and the CPUs that counted something since the cost model
+/// last looked (`take_moved`), so that it looks at those only.
+#[derive(Debug, Clone, Default)]
+pub struct OpLedger {
+    cpus: Vec<OpCounts>,
+    /// Listed in `moved`.
+    listed: Vec<bool>,
+    moved: Vec<u32>,
+}
+
+impl OpLedger {
+    pub fn new(nr_cpus: usize) -> OpLedger {
+        OpLedger {
+            cpus: vec![OpCounts::default(); nr_cpus],
+            listed: vec![false; nr_cpus],
+            moved: Vec::with_capacity(nr_cpus),
+        }
+    }
+
+    /// `n` operations `op` on `cpu`.
+    #[inline(always)]
+    pub fn add(&mut self, cpu: usize, op: Op, n: u64) {
+        self.cpus[cpu].add(op, n);
+        if !self.listed[cpu] {
+            self.listed[cpu] = true;
+            self.moved.push(cpu as u32);
+        }
+    }
+
+    /// `cpu`'s counts.
+    #[inline(always)]
+    pub fn of(&self, cpu: usize) -> &OpCounts {
+        &self.cpus[cpu]
+    }
+
+    /// The counts of `cpu`, to add to.
+    #[inline(always)]
+    pub fn cpu(&mut self, cpu: usize) -> CpuOps<'_> {
+        CpuOps { ledger: self, cpu }
+    }
+
+    /// A CPU that counted something since it was last taken.
+    #[inline]
+    pub fn take_moved(&mut self) -> Option<usize> {
+        let cpu = self.moved.pop()? as usize;
+        self.listed[cpu] = false;
+        Some(cpu)
+    }
+}
+
+/// One CPU's counts in the ledger: where a class operation counts its work.
+pub struct CpuOps<'a> {
+    ledger: &'a mut OpLedger,
+    cpu: usize,
+}
+
+impl CpuOps<'_> {
+    #[inline(always)]
+    pub fn add(&mut self, op: Op, n: u64) {
+        self.ledger.add(self.cpu, op, n);
+    }
+}

@@ -6,7 +6,6 @@ use super::deadline::DlRq;
 use super::fair::balance::MIGRATION_COST_NS;
 use super::fair::wakeup::Wakee;
 use super::fair::CfsRqId;
-use super::ops::OpCounts;
 use super::pelt::{update_class_avg, SchedAvg};
 use super::rt::RtRq;
 use super::stats::RqStats;
@@ -53,8 +52,6 @@ pub struct Rq {
     pub misfit_task_load: u64,
     /// `rq->h_load_throttle`: the jiffy of the last `update_h_load` (eager h_load).
     pub h_load_throttle: u64,
-    /// What the scheduler did here, by kind.
-    pub ops: OpCounts,
     /// `leaf_cfs_rq_list` (unordered here: `blocked.rs` sorts it), `has_blocked_load`, and
     /// the jiffy of the last blocked-load update.
     pub leaf_cfs_rq_list: Vec<CfsRqId>,
@@ -94,7 +91,6 @@ impl Rq {
             stats: RqStats::default(),
             misfit_task_load: 0,
             h_load_throttle: u64::MAX,
-            ops: OpCounts::default(),
             leaf_cfs_rq_list: Vec::new(),
             avg_idle: 2 * MIGRATION_COST_NS,
             idle_stamp: None,

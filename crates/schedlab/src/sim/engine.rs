@@ -230,7 +230,7 @@ impl Engine {
         let now = self.now;
         // Only the cost model and cache stalls take time from a running thread.
         let stolen = if self.overhead.on() || self.cache.is_some() {
-            self.overhead.sync(cpu, now, &s.rqs[cpu].ops);
+            self.overhead.sync(cpu, now, s.ops.of(cpu));
             self.overhead.stolen(cpu, now)
         } else {
             0
@@ -338,7 +338,7 @@ impl Engine {
             return false;
         }
         let cpu = s.tasks[id as usize].cpu;
-        s.rqs[cpu].ops.add(Op::HrtimerIrq, 1);
+        s.ops.add(cpu, Op::HrtimerIrq, 1);
         self.hrtimer_interrupt(s, cpu, Some((id, gen)));
         true
     }
@@ -386,7 +386,7 @@ impl Engine {
     pub(super) fn sleep_until(&mut self, s: &mut Sched, id: u32, at: u64) {
         let gen = self.threads[id as usize].wake_gen;
         let t = &s.tasks[id as usize];
-        s.rqs[t.cpu].ops.add(Op::Nanosleep, 1);
+        s.ops.add(t.cpu, Op::Nanosleep, 1);
         let slack = if t.class.rt_task() {
             0
         } else {
@@ -441,7 +441,7 @@ impl Engine {
         for cpu in 0..s.rqs.len() {
             match s.rqs[cpu].curr {
                 Some(id) => self.progress(s, id, cpu), // charges the CPU, then the thread
-                None => _ = self.overhead.sync(cpu, end, &s.rqs[cpu].ops),
+                None => _ = self.overhead.sync(cpu, end, s.ops.of(cpu)),
             }
         }
         self.totals.end = end;

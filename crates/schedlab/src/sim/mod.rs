@@ -222,10 +222,8 @@ impl Sim {
                 Ev::Sched(t) => s.timer(t, e),
             };
             e.totals.events += live as u64;
-            if e.overhead.on() {
-                for cpu in 0..s.rqs.len() {
-                    e.overhead.sync(cpu, e.now, &s.rqs[cpu].ops);
-                }
+            while let Some(cpu) = s.ops.take_moved() {
+                e.overhead.sync(cpu, e.now, s.ops.of(cpu));
             }
             #[cfg(debug_assertions)]
             e.check_invariants(s);

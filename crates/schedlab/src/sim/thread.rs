@@ -432,10 +432,9 @@ impl Engine {
         let call = std::mem::replace(&mut th.chan, ChanCall::Fresh);
         if call == ChanCall::Fresh {
             let cpu = s.tasks[id as usize].cpu;
-            let ops = &mut s.rqs[cpu].ops;
-            ops.add(Self::syscall(kind, write), 1);
-            ops.add(SchedOp::CopyLine, bytes.div_ceil(64) as u64);
-            self.overhead.sync(cpu, self.now, &s.rqs[cpu].ops);
+            s.ops.add(cpu, Self::syscall(kind, write), 1);
+            s.ops.add(cpu, SchedOp::CopyLine, bytes.div_ceil(64) as u64);
+            self.overhead.sync(cpu, self.now, s.ops.of(cpu));
             let pending = self.overhead.pending(cpu, self.now);
             if pending > 0 {
                 let th = &mut self.threads[id as usize];

@@ -67,7 +67,7 @@ fn update_blocked_fair(rq: &mut Rq, env: &mut Env) -> bool {
     list.sort_unstable_by(|a, b| b.cmp(a));
     let mut done = true;
     list.retain(|&q| {
-        rq.ops.add(Op::BlockedUpdate, 1);
+        env.ops.add(env.hooks.cpu, Op::BlockedUpdate, 1);
         fair(rq, env, q, |f| {
             if update_cfs_rq_load_avg(f, f.cfs_rq_clock_pelt()) {
                 f.note_pelt_cfs();

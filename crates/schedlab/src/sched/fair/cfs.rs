@@ -78,7 +78,7 @@ fn sched_slice(f: &Fair, id: SeId) -> u64 {
         slice = calc_delta(slice, se.load.weight, &load);
         level = se
             .parent
-            .map(|p| (p, &f.cfs_rqs[f.ses[p as usize].cfs_rq as usize]));
+            .map(|p| (p, &*f.cfs_rqs[f.ses[p as usize].cfs_rq as usize]));
     }
     if f.feat.has(Feat::BaseSlice) {
         slice = slice.max(f.tun.min_granularity);

@@ -111,10 +111,10 @@ impl Sched {
         let up = &self.tgs[parent as usize];
         for cpu in 0..nr_cpus {
             let q = self.cfs_rqs.len() as CfsRqId;
-            self.cfs_rqs.push(CfsRq {
+            self.cfs_rqs.push(Box::new(CfsRq {
                 tg: id,
                 ..CfsRq::default()
-            });
+            }));
             let load = LoadWeight {
                 weight: NICE_0_LOAD,
                 inv_weight: 0,

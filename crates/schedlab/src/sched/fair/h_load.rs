@@ -12,13 +12,13 @@
 use super::group::{TaskGroup, ROOT_TG};
 use super::{CfsRq, CfsRqId, SchedEntity, SeId};
 use crate::sched::features::HLoad;
-use crate::sched::ops::{Op, OpCounts};
+use crate::sched::ops::{CpuOps, Op};
 use crate::sched::rq::Rq;
 use crate::sched::Sched;
 
 /// What a cfs_rq's h_load is computed from, and the counters of the work.
 pub struct HLoadCtx<'a> {
-    pub cfs_rqs: &'a mut [CfsRq],
+    pub cfs_rqs: &'a mut [Box<CfsRq>],
     pub ses: &'a [SchedEntity],
     pub tgs: &'a [TaskGroup],
     pub cpu: usize,
@@ -26,18 +26,20 @@ pub struct HLoadCtx<'a> {
     pub now: u64,
     /// `rq->h_load_throttle` (eager): the jiffy of the CPU's last full walk.
     pub throttle: &'a mut u64,
-    pub ops: &'a mut OpCounts,
+    /// Where the work is counted: the CPU doing it.
+    pub ops: CpuOps<'a>,
 }
 
 impl<'a> HLoadCtx<'a> {
-    /// `cpu`'s groups (its runqueue `rq`) at the current jiffy, the work counted on `rq`.
+    /// `cpu`'s groups (its runqueue `rq`) at the current jiffy, the work counted in `ops`.
     pub fn new(
         rq: &'a mut Rq,
-        cfs_rqs: &'a mut [CfsRq],
+        cfs_rqs: &'a mut [Box<CfsRq>],
         ses: &'a [SchedEntity],
         tgs: &'a [TaskGroup],
         cpu: usize,
         tick_ns: u64,
+        ops: CpuOps<'a>,
     ) -> HLoadCtx<'a> {
         HLoadCtx {
             cfs_rqs,
@@ -46,7 +48,7 @@ impl<'a> HLoadCtx<'a> {
             cpu,
             now: rq.clock.clock_task / tick_ns,
             throttle: &mut rq.h_load_throttle,
-            ops: &mut rq.ops,
+            ops,
         }
     }
 }
@@ -152,21 +154,17 @@ impl Sched {
     /// The h_load context of `cpu`'s groups now, the work done (and counted) by CPU `by`:
     /// the balancing CPU computes its source's values.
     fn h_load_ctx(&mut self, cpu: usize, by: usize) -> HLoadCtx<'_> {
-        let tick_ns = self.tun.tick_ns;
-        if cpu == by {
-            let rq = &mut self.rqs[cpu];
-            return HLoadCtx::new(rq, &mut self.cfs_rqs, &self.ses, &self.tgs, cpu, tick_ns);
-        }
-        let (rq, worker) = if cpu < by {
-            let (low, high) = self.rqs.split_at_mut(by);
-            (&mut low[cpu], &mut high[0])
-        } else {
-            let (low, high) = self.rqs.split_at_mut(cpu);
-            (&mut high[0], &mut low[by])
-        };
-        let mut ctx = HLoadCtx::new(rq, &mut self.cfs_rqs, &self.ses, &self.tgs, cpu, tick_ns);
-        ctx.ops = &mut worker.ops;
-        ctx
+        let rq = &mut self.rqs[cpu];
+        let ops = self.ops.cpu(by);
+        HLoadCtx::new(
+            rq,
+            &mut self.cfs_rqs,
+            &self.ses,
+            &self.tgs,
+            cpu,
+            self.tun.tick_ns,
+            ops,
+        )
     }
 
     /// `task_h_load(p)`, computed by CPU `by`.

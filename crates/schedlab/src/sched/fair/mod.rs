@@ -26,7 +26,7 @@ use crate::sched::clock_pelt::RqClock;
 use crate::sched::features::{FairPolicy, Feat, Features};
 use crate::sched::flags::*;
 use crate::sched::hooks::{RqHooks, Tracepoint};
-use crate::sched::ops::OpCounts;
+use crate::sched::ops::CpuOps;
 use crate::sched::pelt::SchedAvg;
 use crate::sched::util_est::UtilEst;
 use crate::sched::weight::{calc_delta_fair, scale_load_down, LoadWeight};
@@ -222,7 +222,7 @@ pub struct Fair<'a, 'n> {
     /// The level's cfs_rq, taken out of `cfs_rqs` while the class works on it.
     pub cfs: &'a mut CfsRq,
     /// The other cfs_rqs: parents, and a group entity's own (`group_cfs_rq`).
-    pub cfs_rqs: &'a mut [CfsRq],
+    pub cfs_rqs: &'a mut [Box<CfsRq>],
     /// The CPU's root cfs_rq (`rq->cfs`), when it is not `cfs`.
     pub root: CfsRqId,
     pub tgs: &'a mut [TaskGroup],
@@ -231,7 +231,7 @@ pub struct Fair<'a, 'n> {
     pub ses: &'a mut [SchedEntity],
     pub clock: &'a RqClock,
     /// This CPU's operation counts.
-    pub ops: &'a mut OpCounts,
+    pub ops: CpuOps<'a>,
     pub feat: &'a Features,
     pub tun: &'a Tunables,
     /// `arch_scale_cpu_capacity` of this CPU.

@@ -31,7 +31,7 @@ impl<'a, 'n> Fair<'a, 'n> {
             cfs_tasks: &mut rq.cfs_tasks,
             ses: &mut *env.ses,
             clock: &rq.clock,
-            ops: &mut rq.ops,
+            ops: env.ops.cpu(env.hooks.cpu),
             feat: env.feat,
             tun: env.tun,
             capacity: rq.capacity,
@@ -57,7 +57,8 @@ fn update_misfit_status(rq: &mut Rq, env: &mut Env, p: u32) {
         0
     } else {
         let (se, cpu) = (t.se, env.hooks.cpu);
-        HLoadCtx::new(rq, env.cfs_rqs, env.ses, env.tgs, cpu, env.tun.tick_ns)
+        let ops = env.ops.cpu(cpu);
+        HLoadCtx::new(rq, env.cfs_rqs, env.ses, env.tgs, cpu, env.tun.tick_ns, ops)
             .task_h_load(se, env.feat.h_load)
             .max(1)
     };
@@ -86,12 +87,16 @@ pub(super) fn fair<R>(
     q: CfsRqId,
     op: impl FnOnce(&mut Fair) -> R,
 ) -> R {
-    let mut cfs = std::mem::take(&mut env.cfs_rqs[q as usize]);
+    let spare = env
+        .spare_cfs
+        .take()
+        .expect("the fair class works on one cfs_rq at a time");
+    let mut cfs = std::mem::replace(&mut env.cfs_rqs[q as usize], spare);
     let mut f = Fair::on(rq, env, &mut cfs);
     let r = op(&mut f);
     let (resched, delta) = (f.resched, f.server_delta);
     rq.need_resched |= resched;
-    env.cfs_rqs[q as usize] = cfs;
+    *env.spare_cfs = Some(std::mem::replace(&mut env.cfs_rqs[q as usize], cfs));
     if delta != 0 && env.dl[fair_server(env) as usize].server_active {
         rq.need_resched |= Dl::on(rq, env).server_update(delta);
     }

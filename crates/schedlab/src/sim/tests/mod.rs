@@ -129,7 +129,7 @@ fn eevdf_weighted_lags_sum_to_zero() {
             cfs_tasks: &mut rq.cfs_tasks,
             ses: &mut sched.ses,
             clock: &rq.clock,
-            ops: &mut rq.ops,
+            ops: sched.ops.cpu(0),
             feat: &sched.feat,
             tun: &sched.tun,
             capacity: 1024,

@@ -142,7 +142,7 @@ impl Sched {
                 break;
             }
             env.loops += 1;
-            self.rqs[env.this_cpu].ops.add(Op::BalanceTask, 1);
+            self.ops.add(env.this_cpu, Op::BalanceTask, 1);
             if env.loops > env.loop_max {
                 break;
             }

@@ -127,7 +127,7 @@ impl Sched {
     ) -> (u32, bool) {
         let i = idle as usize;
         self.topo.domains[cpu][level].stats.lb_count[i] += 1;
-        self.rqs[cpu].ops.add(Op::BalanceDomain, 1);
+        self.ops.add(cpu, Op::BalanceDomain, 1);
         if !self.should_we_balance(cpu, level, idle) {
             self.balanced(cpu, level, idle, false);
             return (0, false);
@@ -139,7 +139,7 @@ impl Sched {
         let mut excluded = Vec::new();
         let (env, moved) = loop {
             let groups = self.topo.domains[cpu][level].groups.len() as u64;
-            self.rqs[cpu].ops.add(Op::BalanceGroup, groups);
+            self.ops.add(cpu, Op::BalanceGroup, groups);
             let (src, imb) = match self.find_src(cpu, level, idle, &excluded) {
                 Ok(found) => found,
                 Err(none) => {
@@ -496,7 +496,7 @@ impl Sched {
 
     /// What the work counted on `cpu` so far costs (ns).
     fn ops_cost_ns(&self, cpu: usize) -> u64 {
-        self.costs.price(&self.rqs[cpu].ops)
+        self.costs.price(self.ops.of(cpu))
     }
 
     /// `rd->overloaded`: some CPU runs more than one task. Simplified: read from the
