@@ -88,6 +88,8 @@ pub(super) struct Engine {
     pub(super) overhead: Overhead,
     /// The cache-affinity model, when on.
     pub(super) cache: Option<CacheModel>,
+    /// Every CPU: the affinity of a thread that asks for none.
+    pub(super) all_cpus: Vec<bool>,
 }
 
 impl Hooks for Engine {

@@ -173,6 +173,7 @@ impl Sim {
             going_to_sleep: vec![false; nr_cpus],
             hrtimers: HrTimers::new(nr_cpus),
             fired: Vec::new(),
+            all_cpus: vec![true; nr_cpus],
         };
         Ok(Sim { sched, eng })
     }

@@ -4,6 +4,7 @@
 //! priority with inheritance (`sched/rtmutex.rs`).
 
 use std::collections::{HashMap, VecDeque};
+use std::ops::Range;
 
 use super::cache::Warm;
 use super::channel::{Blocked, Channel, Wakes};
@@ -102,6 +103,8 @@ pub(super) struct Thread {
     phase: usize,
     phase_iter: i64,
     task_iter: i64,
+    /// The phase's operations (`Program::code`), and the next one's index among them.
+    code: Range<u32>,
     op: usize,
     /// The iteration has begun (its settings applied; the thread may have moved since).
     in_iteration: bool,
@@ -172,6 +175,7 @@ impl Engine {
             phase: 0,
             phase_iter: 0,
             task_iter: 0,
+            code: t.phases[0].ops.clone(),
             op: 0,
             in_iteration: false,
             started: false,
@@ -290,15 +294,12 @@ impl Engine {
     /// One event, or the end of a phase iteration.
     fn step(&mut self, s: &mut Sched, id: u32) -> Step {
         let now = self.now;
-        let (def, phase, op_i) = {
-            let th = &self.threads[id as usize];
-            (th.def as usize, th.phase, th.op)
-        };
-        if !self.threads[id as usize].started {
+        let th = &self.threads[id as usize];
+        let (def, op_i, pc) = (th.def as usize, th.op, th.code.start as usize + th.op);
+        if !th.started {
             return self.thread_start(s, id);
         }
-        let nr_ops = self.prog.tasks[def].phases[phase].ops.len();
-        if op_i == nr_ops {
+        if pc == th.code.end as usize {
             return self.iteration_end(s, id);
         }
         if op_i == 0 && !self.threads[id as usize].in_iteration {
@@ -311,9 +312,9 @@ impl Engine {
                 return Step::Off;
             }
         }
-        let op = self.prog.tasks[def].phases[phase].ops[op_i];
+        let op = self.prog.code.ops[pc];
         if self.tracing && self.prog.ftrace.event {
-            let (ty, desc) = self.prog.tasks[def].phases[phase].markers[op_i].clone();
+            let (ty, desc) = self.prog.code.markers[pc].clone();
             self.marker(
                 s,
                 id,
@@ -529,12 +530,9 @@ impl Engine {
         let (task_iter, phase_iter) = (th.task_iter, th.phase_iter);
         // Affinity per iteration: the phase's, else the task's, else every CPU (not sticky).
         let ct = &self.prog.tasks[def];
-        let allowed = ct.phases[phase]
-            .cpus
-            .clone()
-            .or_else(|| ct.cpus.clone())
-            .unwrap_or_else(|| vec![true; s.rqs.len()]);
         let p = &ct.phases[phase];
+        let allowed = (p.cpus.as_ref().or(ct.cpus.as_ref())).unwrap_or(&self.all_cpus);
+        let new_mask = (s.tasks[id as usize].cpus_mask != *allowed).then(|| allowed.clone());
         let (nice, uclamp, group) = (p.nice, p.uclamp, p.group);
         if let Some(nice) = nice {
             s.set_user_nice(id, nice, self);
@@ -549,7 +547,9 @@ impl Engine {
             s.sched_move_task(id, g, self);
         }
         // Last: the thread may move to another CPU, where it goes on when it runs.
-        s.set_cpus_allowed(id, allowed, self);
+        if let Some(mask) = new_mask {
+            s.set_cpus_allowed(id, mask, self);
+        }
     }
 
     /// End of a phase iteration: the log row, then the loop counters.
@@ -599,6 +599,7 @@ impl Engine {
                     return self.exit(s, id);
                 }
             }
+            th.code = ct.phases[th.phase].ops.clone();
         }
         Step::Busy
     }

@@ -117,6 +117,7 @@ fn task(prog: &mut Program, name: String, ops: Vec<Op>, loops: u64, group: u32) 
     let markers = ops.iter().map(|_| (0, String::new())).collect();
     prog.unique_absolute.push(Vec::new());
     let working_set = working_set(&ops);
+    let ops = prog.code.push(ops, markers);
     prog.tasks.push(TaskProgram {
         name,
         instance: 1,
@@ -130,7 +131,6 @@ fn task(prog: &mut Program, name: String, ops: Vec<Op>, loops: u64, group: u32) 
         phases: vec![Phase {
             loops: loops as i64,
             ops,
-            markers,
             nice: None,
             uclamp: (None, None),
             cpus: None,

@@ -10,6 +10,7 @@
 use super::Ftrace;
 use crate::sched::uapi::SchedAttr;
 use crate::workload::cgroups::Cgroups;
+use std::ops::Range;
 
 /// Work units per reference ns (fixed point: a slower CPU consumes fewer per ns).
 pub const WORK_UNITS_PER_NS: u128 = 1 << 20;
@@ -93,9 +94,8 @@ pub enum TimerRef {
 /// sets as it starts.
 pub struct Phase {
     pub loops: i64,
-    pub ops: Vec<Op>,
-    /// rt-app `rtapp_event` type and desc of each op.
-    pub markers: Vec<(u32, String)>,
+    /// Its operations: a range of `Program::code`.
+    pub ops: Range<u32>,
     pub nice: Option<i32>,
     /// util_min/util_max to set at the phase's start (None: unchanged).
     pub uclamp: Clamps,
@@ -125,9 +125,34 @@ pub struct TaskProgram {
     pub working_set: u64,
 }
 
+/// Every phase's operations, one after the other (a phase has a range): the engine
+/// reaches a thread's next operation in one step.
+#[derive(Default)]
+pub struct Code {
+    pub ops: Vec<Op>,
+    /// rt-app's `rtapp_event` type and desc of each operation.
+    pub markers: Vec<(u32, String)>,
+}
+
+impl Code {
+    /// Append `ops` with their `markers`: their range.
+    pub fn push(&mut self, ops: Vec<Op>, markers: Vec<(u32, String)>) -> Range<u32> {
+        let start = self.ops.len() as u32;
+        self.ops.extend(ops);
+        self.markers.extend(markers);
+        start..self.ops.len() as u32
+    }
+
+    /// The operations of `phase`.
+    pub fn of(&self, phase: &Phase) -> &[Op] {
+        &self.ops[phase.ops.start as usize..phase.ops.end as usize]
+    }
+}
+
 /// The whole workload, compiled.
 pub struct Program {
     pub tasks: Vec<TaskProgram>,
+    pub code: Code,
     pub names: Names,
     /// Each barrier's users (threads that must reach it).
     pub barrier_users: Vec<u32>,
@@ -177,7 +202,7 @@ impl Program {
                 t.instance > 0
                     && (t.loops < 0
                         || t.phases.iter().any(|p| p.loops <= 0)
-                        || t.phases.iter().flat_map(|p| &p.ops).any(|o| {
+                        || t.phases.iter().flat_map(|p| self.code.of(p)).any(|o| {
                             matches!(
                                 o,
                                 Op::Work {

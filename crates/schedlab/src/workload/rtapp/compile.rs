@@ -12,7 +12,7 @@ use crate::platform::Platform;
 use crate::sched::uapi::{DlAttr, Policy, SchedAttr};
 use crate::workload::cgroups::Cgroups;
 use crate::workload::program::{
-    Clamps, Names, Op, Phase, Program, TaskProgram, TimerRef, WORK_UNITS_PER_NS,
+    Clamps, Code, Names, Op, Phase, Program, TaskProgram, TimerRef, WORK_UNITS_PER_NS,
 };
 
 /// rt-app's pLoad when `calibration` names a CPU: a nominal value (no busy loop to measure).
@@ -30,6 +30,7 @@ pub fn compile(wl: &Workload, plat: &Platform) -> Result<Program, InputError> {
     let mut timer_absolute = Vec::new();
     let mut unique_absolute = Vec::new();
     let mut tasks = Vec::new();
+    let mut code = Code::default();
     let mut groups = Cgroups::default();
     for t in &wl.tasks {
         let check_cpus =
@@ -139,8 +140,7 @@ pub fn compile(wl: &Workload, plat: &Platform) -> Result<Program, InputError> {
             }
             phases.push(Phase {
                 loops: p.loops,
-                ops,
-                markers,
+                ops: code.push(ops, markers),
                 nice: p
                     .params
                     .priority
@@ -196,6 +196,7 @@ pub fn compile(wl: &Workload, plat: &Platform) -> Result<Program, InputError> {
     }
     let mut prog = Program {
         tasks,
+        code,
         names,
         barrier_users,
         channels: Vec::new(),
