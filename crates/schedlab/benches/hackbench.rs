@@ -1,8 +1,8 @@
 //! The wakeup-path benchmark (`make bench`): `hackbench -g 16 -f 20 -l 100 -s 100` (640
 //! tasks, Unix sockets) on icelake-2s with the cost model on, and a periodic load of 100,
 //! 1,000 and 10,000 tasks on smp:64 (each runs 50 µs per period; the period grows with the
-//! number of tasks so that the CPUs stay half busy), to show the cost per event against the
-//! number of tasks. Prints events per wall second (median of 5 runs) and writes them to
+//! number of tasks so that the CPUs stay half busy; the tasks' phases are spread), to show
+//! the cost per event against the number of tasks. Prints events per wall second (median of 5 runs) and writes them to
 //! target/hackbench.json. `cargo bench --bench hackbench -- hackbench` (or `-- periodic`)
 //! runs one half, to profile it.
 
@@ -22,11 +22,22 @@ const PERIODIC_CPUS: u64 = 64;
 const RUN_US: u64 = 50;
 const PERIODIC_S: u64 = 1;
 
-/// N tasks running 50 µs every N · 50 / 32 µs: 64 CPUs half busy whatever N.
+/// N tasks running 50 µs every N · 50 / 32 µs: 64 CPUs half busy whatever N. Their first
+/// periods are spread evenly over one period (task `i` starts `i · period / N` µs late), as
+/// independent periodic loads would be, so that the runqueues stay as short whatever N.
 fn periodic_json(n: u64) -> String {
     let period = n * RUN_US * 2 / PERIODIC_CPUS;
+    let tasks: Vec<String> = (0..n)
+        .map(|i| {
+            let delay = i * period / n;
+            format!(
+                r#""t{i}": {{"delay": {delay}, "loop": -1, "run": {RUN_US}, "timer": {{"ref": "unique", "period": {period}}}}}"#
+            )
+        })
+        .collect();
     format!(
-        r#"{{"global": {{"duration": {PERIODIC_S}}}, "tasks": {{"t": {{"instance": {n}, "loop": -1, "run": {RUN_US}, "timer": {{"ref": "unique", "period": {period}}}}}}}}}"#
+        r#"{{"global": {{"duration": {PERIODIC_S}}}, "tasks": {{{}}}}}"#,
+        tasks.join(", ")
     )
 }
 

@@ -6,6 +6,8 @@
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 
+use smallvec::SmallVec;
+
 use super::cache::Warm;
 use super::channel::{Blocked, Channel, Wakes};
 use super::engine::{Action, Engine};
@@ -96,6 +98,13 @@ pub struct RtappStats {
     pub timer_events: u64,
 }
 
+/// A thread's own `unique*` timer: its next expiry, and whether any use of it is absolute.
+#[derive(Debug, Clone, Copy)]
+struct UniqueTimer {
+    next: Option<u64>,
+    absolute: bool,
+}
+
 /// A thread as the machine runs it: where it is in its task's phases, and its work.
 pub(super) struct Thread {
     def: u32,
@@ -103,14 +112,17 @@ pub(super) struct Thread {
     phase: usize,
     phase_iter: i64,
     task_iter: i64,
-    /// The phase's operations (`Program::code`), and the next one's index among them.
+    /// The phase's operations (`Program::code`) and loops, kept here so that a step reads
+    /// no program structure; the next operation's index among them.
     code: Range<u32>,
+    phase_loops: i64,
     op: usize,
     /// The iteration has begun (its settings applied; the thread may have moved since).
     in_iteration: bool,
     started: bool,
     t_first: u64,
-    unique: Vec<Option<u64>>,
+    /// Its `unique*` timers, inline: a periodic thread's timer costs no pointer chase.
+    unique: SmallVec<[UniqueTimer; 2]>,
     row: LogRow,
     iter_start: u64,
     run_from: Option<u64>,
@@ -176,12 +188,18 @@ impl Engine {
             phase_iter: 0,
             task_iter: 0,
             code: t.phases[0].ops.clone(),
+            phase_loops: t.phases[0].loops,
             op: 0,
             in_iteration: false,
             started: false,
             // Forked threads skip the start barrier but keep t_zero + delay as their anchor.
             t_first: SIM_START + t.delay,
-            unique: vec![None; t.unique_timers as usize],
+            unique: (t.unique_absolute.iter())
+                .map(|&absolute| UniqueTimer {
+                    next: None,
+                    absolute,
+                })
+                .collect(),
             row: LogRow::default(),
             iter_start: now,
             run_from: None,
@@ -295,7 +313,7 @@ impl Engine {
     fn step(&mut self, s: &mut Sched, id: u32) -> Step {
         let now = self.now;
         let th = &self.threads[id as usize];
-        let (def, op_i, pc) = (th.def as usize, th.op, th.code.start as usize + th.op);
+        let (op_i, pc) = (th.op, th.code.start as usize + th.op);
         if !th.started {
             return self.thread_start(s, id);
         }
@@ -341,7 +359,7 @@ impl Engine {
                 self.sleep_until(s, id, now + ns);
                 Step::Off
             }
-            Op::Timer { timer, period } => self.timer(s, id, def, timer, period),
+            Op::Timer { timer, period } => self.timer(s, id, timer, period),
             Op::Lock(m) => self.lock(s, id, m),
             Op::Unlock(m) => {
                 self.unlock(s, id, m);
@@ -589,7 +607,7 @@ impl Engine {
         th.op = 0;
         th.in_iteration = false;
         th.phase_iter += 1;
-        if th.phase_iter == ct.phases[phase].loops {
+        if th.phase_iter == th.phase_loops {
             th.phase_iter = 0;
             th.phase += 1;
             if th.phase == ct.phases.len() {
@@ -600,6 +618,7 @@ impl Engine {
                 }
             }
             th.code = ct.phases[th.phase].ops.clone();
+            th.phase_loops = ct.phases[th.phase].loops;
         }
         Step::Busy
     }
@@ -613,14 +632,14 @@ impl Engine {
     }
 
     /// rt-app's timer event: sleep to the next expiry, or record an overrun.
-    fn timer(&mut self, s: &mut Sched, id: u32, def: usize, timer: TimerRef, period: u64) -> Step {
+    fn timer(&mut self, s: &mut Sched, id: u32, timer: TimerRef, period: u64) -> Step {
         let now = self.now;
         let t_first = self.threads[id as usize].t_first;
         let (slot, absolute) = match timer {
-            TimerRef::Unique(i) => (
-                &mut self.threads[id as usize].unique[i as usize],
-                self.prog.unique_absolute[def][i as usize],
-            ),
+            TimerRef::Unique(i) => {
+                let u = &mut self.threads[id as usize].unique[i as usize];
+                (&mut u.next, u.absolute)
+            }
             TimerRef::Shared(i) => (
                 &mut self.res.timers[i as usize],
                 self.prog.timer_absolute[i as usize],

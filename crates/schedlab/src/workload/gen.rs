@@ -115,7 +115,6 @@ fn working_set(ops: &[Op]) -> u64 {
 /// Add a SCHED_OTHER nice-0 task of `name` running `ops` `loops` times, once.
 fn task(prog: &mut Program, name: String, ops: Vec<Op>, loops: u64, group: u32) {
     let markers = ops.iter().map(|_| (0, String::new())).collect();
-    prog.unique_absolute.push(Vec::new());
     let working_set = working_set(&ops);
     let ops = prog.code.push(ops, markers);
     prog.tasks.push(TaskProgram {
@@ -136,7 +135,7 @@ fn task(prog: &mut Program, name: String, ops: Vec<Op>, loops: u64, group: u32) 
             cpus: None,
             group: None,
         }],
-        unique_timers: 0,
+        unique_absolute: Vec::new(),
         working_set,
     });
 }

@@ -118,8 +118,9 @@ pub struct TaskProgram {
     pub attr: SchedAttr,
     pub cpus: Option<Vec<bool>>,
     pub phases: Vec<Phase>,
-    /// Its `unique*` timers: one of each per thread.
-    pub unique_timers: u32,
+    /// Its `unique*` timers, one of each per thread: absolute (else relative to the
+    /// thread's last wakeup)?
+    pub unique_absolute: Vec<bool>,
     /// The bytes each of its threads touches when it runs (the cache-affinity model's
     /// working set).
     pub working_set: u64,
@@ -160,8 +161,6 @@ pub struct Program {
     pub channels: Vec<ChanKind>,
     /// Each shared timer: absolute (else relative to the thread's last wakeup)?
     pub timer_absolute: Vec<bool>,
-    /// The same, per task, for its `unique*` timers.
-    pub unique_absolute: Vec<Vec<bool>>,
     pub ftrace: Ftrace,
     pub logs: bool,
     pub cumulative_slack: bool,

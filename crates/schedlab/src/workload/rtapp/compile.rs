@@ -28,7 +28,6 @@ pub fn compile(wl: &Workload, plat: &Platform) -> Result<Program, InputError> {
     let mut names = Names::default();
     let mut barrier_users: Vec<u32> = Vec::new();
     let mut timer_absolute = Vec::new();
-    let mut unique_absolute = Vec::new();
     let mut tasks = Vec::new();
     let mut code = Code::default();
     let mut groups = Cgroups::default();
@@ -189,10 +188,9 @@ pub fn compile(wl: &Workload, plat: &Platform) -> Result<Program, InputError> {
             },
             cpus: check_cpus(&t.cpus, "")?,
             phases,
-            unique_timers: uniq.len() as u32,
+            unique_absolute: uabs,
             working_set: working_set(t, wl.global.mem_buffer_size),
         });
-        unique_absolute.push(uabs);
     }
     let mut prog = Program {
         tasks,
@@ -201,7 +199,6 @@ pub fn compile(wl: &Workload, plat: &Platform) -> Result<Program, InputError> {
         barrier_users,
         channels: Vec::new(),
         timer_absolute,
-        unique_absolute,
         ftrace: wl.global.ftrace,
         logs: wl.global.log_size != LogSize::Disable,
         cumulative_slack: wl.global.cumulative_slack,
