@@ -5,8 +5,9 @@ capacity) and after (clock_pelt: the scaling is done once, when the rq's clock i
 
 The board runs the performance governor and only its shallowest idle state, as the seed's;
 schedlab models no idle-exit latency, so every idle CPU is in that state. The cost model is
-on, with hikey's table (platforms/hikey.toml, docs/benchmarks.md): its scale and per-level
-cost were calibrated on the three "before" pipe figures, the socket calls on the "before"
+on, with hikey's table (platforms/hikey.toml, docs/benchmarks.md), and the cache model (a
+thread's refills when it comes back to a CPU): the cost model's scale and per-level cost were
+calibrated on the three "before" pipe figures, the socket calls on the "before"
 hackbench figure in the root; the "after" figures are predictions.
 """
 
@@ -40,7 +41,7 @@ class Case:
 
 
 def simulate_case(bench, invariance: str) -> Case:
-    r = simulate(bench, PLATFORM, sets=(f"pelt.invariance={invariance}",), frames=False)
+    r = simulate(bench, PLATFORM, sets=(f"pelt.invariance={invariance}", "cache=on"), frames=False)
     scaling = sum(o["sys_ns"] for o in r.op_rows if o["op"] in ("pelt_scale", "clock_pelt"))
     return Case(elapsed_ns(r), scaling, sum(c["busy_ns"] for c in r.cpu_rows))
 
@@ -98,10 +99,10 @@ register(Experiment(
     source="seeds/000_6f41fe18b85b8edc.txt, Vincent Guittot, PELT scale invariance (v3 cover letter)",
     run=run_all,
     footnotes=(
-        f"hikey (8 Cortex-A53 at 1.2 GHz, performance governor), the 6.12 preset, --set overhead=on; "
+        f"hikey (8 Cortex-A53 at 1.2 GHz, performance governor), the 6.12 preset, --set overhead=on, cache=on; "
         f"perf-bench-pipe -l {PIPE_LOOPS} (perf's default is 1,000,000: the rate is the same) and "
         f"hackbench -l {HACKBENCH_LOOPS}, in the root cgroup, /level1 and /level1/level2.",
-        "Calibrated: the three legacy pipe rates (hikey's overhead scale 4.96 of the defaults, and "
+        "Calibrated: the three legacy pipe rates (hikey's overhead scale 4.91 of the defaults, and "
         "pelt_update_ns 292: one level of the hierarchy's enqueue/dequeue/pick work, charged where "
         "update_load_avg runs) and the legacy root hackbench time (the socket calls' cost). Predicted: "
         "every clock_pelt figure. What produces the difference: legacy charges pelt_scale (15 ns, two "
