@@ -10,6 +10,7 @@ use super::fair::group::TgId;
 use super::fair::sched_class::{attach_task_cfs_rq, detach_task_cfs_rq, put_prev_set_next_fair};
 use super::fair::wakeup::Wakee;
 use super::fair::{SchedEntity, SeId};
+use super::features::Feat;
 use super::flags::*;
 use super::hooks::{Hooks, PrevState, RqHooks, SchedTimer, Switch, Tracepoint};
 use super::idle;
@@ -469,14 +470,25 @@ impl Sched {
         }
     }
 
+    /// `ttwu_queue_cond`: with TTWU_QUEUE, a wakeup to a CPU of another LLC, or to an idle
+    /// one, goes on the target's wake list, and the target does it after its IPI; otherwise
+    /// the waker takes the target's lock and enqueues the task itself.
+    pub(super) fn ttwu_queue_cond(&self, waker_cpu: usize, cpu: usize) -> bool {
+        self.feat.has(Feat::TtwuQueue)
+            && (!self.topo.share_cache(waker_cpu, cpu)
+                || (cpu != waker_cpu && self.nr_running(cpu) == 0))
+    }
+
     /// `ttwu_stat`: a wakeup counted on the waking CPU's runqueue, local or, for a task
     /// going to another CPU, on the waker's lowest domain spanning both. The work is counted
-    /// where it is done: the waker's CPU, or the target's (the IPI, then its enqueue).
-    fn ttwu_stat(&mut self, waker_cpu: usize, cpu: usize) {
+    /// where it is done: a remote wakeup on the target if `queued` on its wake list (the
+    /// IPI, then its enqueue), else on the waker. Simplified: both cost `wakeup_remote`.
+    fn ttwu_stat(&mut self, waker_cpu: usize, cpu: usize, queued: bool) {
         if cpu == waker_cpu {
             self.ops.add(cpu, Op::WakeupLocal, 1);
         } else {
-            self.ops.add(cpu, Op::WakeupRemote, 1);
+            self.ops
+                .add(if queued { cpu } else { waker_cpu }, Op::WakeupRemote, 1);
         }
         let rq = &mut self.rqs[waker_cpu].stats;
         rq.ttwu_count += 1;
@@ -507,7 +519,8 @@ impl Sched {
         t.woken_at = Some(now);
         let prev = t.cpu;
         if self.ses[t.se as usize].on_rq {
-            self.ttwu_stat(waker_cpu, prev);
+            // ttwu_runnable: the waker does it, under the task's runqueue lock.
+            self.ttwu_stat(waker_cpu, prev, false);
             // ttwu_runnable: still queued (delayed dequeue); requeue where it is.
             self.tasks[id as usize].stats.placements[Placement::Prev as usize] += 1;
             self.update_rq_clock(prev, now);
@@ -536,7 +549,8 @@ impl Sched {
             now,
         };
         let (cpu, how) = self.select_task_rq(id, prev, wake);
-        self.ttwu_stat(waker_cpu, cpu);
+        let queued = self.ttwu_queue_cond(waker_cpu, cpu);
+        self.ttwu_stat(waker_cpu, cpu, queued);
         if h.tracing() {
             let waking = Tracepoint::Waking {
                 task: id,

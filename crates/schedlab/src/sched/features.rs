@@ -51,7 +51,7 @@ pub enum TunableScaling {
 
 /// The `SCHED_FEAT` switches schedlab models, in features.h order (the order of `Feat`):
 /// name, and whether it is on under the 6.12 and the 6.1 presets.
-pub const SCHED_FEATS: [(&str, [bool; 2]); 21] = [
+pub const SCHED_FEATS: [(&str, [bool; 2]); 22] = [
     ("GENTLE_FAIR_SLEEPERS", [true, true]),
     ("START_DEBIT", [true, true]),
     ("PLACE_LAG", [true, false]),
@@ -69,6 +69,7 @@ pub const SCHED_FEATS: [(&str, [bool; 2]); 21] = [
     ("WA_IDLE", [true, true]),
     ("WA_WEIGHT", [true, true]),
     ("WA_BIAS", [true, true]),
+    ("TTWU_QUEUE", [true, true]),
     ("UTIL_EST", [true, true]),
     ("ALT_PERIOD", [false, true]),
     ("BASE_SLICE", [false, true]),
@@ -97,6 +98,7 @@ pub enum Feat {
     WaIdle,
     WaWeight,
     WaBias,
+    TtwuQueue,
     UtilEst,
     AltPeriod,
     BaseSlice,
@@ -592,6 +594,7 @@ mod tests {
             (Feat::WaIdle, "WA_IDLE"),
             (Feat::WaWeight, "WA_WEIGHT"),
             (Feat::WaBias, "WA_BIAS"),
+            (Feat::TtwuQueue, "TTWU_QUEUE"),
             (Feat::UtilEst, "UTIL_EST"),
             (Feat::AltPeriod, "ALT_PERIOD"),
             (Feat::BaseSlice, "BASE_SLICE"),

@@ -240,6 +240,26 @@ fn a_group_costs_at_most_512_bytes_per_cpu() {
     // share of the group itself (a TaskGroup, its path and its place in its parent's children,
     // over 8 CPUs) and the allocator's headers.
     use super::fair::{CfsRq, SchedEntity};
-    let pair = std::mem::size_of::<CfsRq>() + std::mem::size_of::<SchedEntity>();
+    let boxed = std::mem::size_of::<Box<CfsRq>>(); // its place in Sched::cfs_rqs
+    let pair = std::mem::size_of::<CfsRq>() + boxed + std::mem::size_of::<SchedEntity>();
     assert!(pair <= 480, "entity + cfs_rq = {pair} bytes");
+}
+
+#[test]
+fn a_remote_wakeup_is_queued_on_the_target_across_llcs_or_when_it_is_idle() {
+    // ttwu_queue_cond on icelake-2s (one LLC per package), waker CPU 0: an idle CPU of the
+    // same LLC takes the wakeup on its wake list, a busy one is enqueued by the waker
+    // itself, and any CPU of the other package takes it, busy or not. NO_TTWU_QUEUE: the
+    // waker always does it.
+    let (mut s, mut h) = machine("icelake-2s", Kernel::V6_12);
+    let other = (1..s.rqs.len())
+        .find(|&c| !s.topo.share_cache(0, c))
+        .unwrap();
+    assert!(s.ttwu_queue_cond(0, 1) && s.ttwu_queue_cond(0, other));
+    for cpu in [1, other] {
+        fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[cpu]));
+    }
+    assert!(!s.ttwu_queue_cond(0, 1) && s.ttwu_queue_cond(0, other));
+    s.feat.set_feature("NO_TTWU_QUEUE").unwrap();
+    assert!(!s.ttwu_queue_cond(0, 1) && !s.ttwu_queue_cond(0, other));
 }
