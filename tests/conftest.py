@@ -13,3 +13,21 @@ def cli():
                               capture_output=True)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def trace_cmd() -> str:
+    """trace-cmd: Debian's (CI installs it), else the one LISA bundles (`make test` installs
+    LISA in the virtualenv)."""
+    import shutil
+
+    path = shutil.which("trace-cmd")
+    if path is None:
+        try:
+            from lisa._assets import get_bin
+        except ImportError:
+            pass
+        else:
+            path = get_bin("trace-cmd")
+    assert path, "trace-cmd is needed: apt-get install trace-cmd, or install schedlab[lisa]"
+    return path

@@ -1,6 +1,7 @@
 """Golden outputs: every corpus workload that runs, under both kernels, on smp:4 and hikey960,
 with the performance and schedutil governors, gives byte-identical traces, rt-app logs and
-summaries to those recorded in tests/golden/runs.txt; `schedlab reproduce`'s table is
+summaries (and, on hikey960 with schedutil, trace.dat files) to those recorded in
+tests/golden/runs.txt; `schedlab reproduce`'s table is
 tests/golden/reproduce.txt. A behaviour change regenerates them on purpose, in the same
 commit, saying why:
 
@@ -64,7 +65,14 @@ def outcome(w: Path, k: str, p: str, g: str, tmp: Path) -> str:
         return f"error {digest(str(e).encode())}"
     summary = json.dumps(r.summary(), indent=1, default=int).encode()
     log_set = b"".join(f.name.encode() + b"\0" + f.read_bytes() for f in sorted(logs.iterdir()))
-    return f"trace {digest(trace.read_bytes())} logs {digest(log_set)} summary {digest(summary)}"
+    out = f"trace {digest(trace.read_bytes())} logs {digest(log_set)} summary {digest(summary)}"
+    if (p, g) == ("hikey960", "schedutil"):
+        # The same run's trace.dat (its layout: the one variant that exercises every event).
+        with contextlib.chdir(ROOT):
+            run(w.relative_to(ROOT), p, kernel=k, sets=[f"cpufreq.governor={g}"],
+                duration_ns=DURATION_NS, trace=tmp / "trace.dat", frames=False)
+        out += f" dat {digest((tmp / 'trace.dat').read_bytes())}"
+    return out
 
 
 def reproduce_table() -> str:

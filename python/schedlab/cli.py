@@ -74,7 +74,11 @@ def _run_options(r: argparse.ArgumentParser, units: str) -> None:
                         "shares=2..262144 (v1 cpu.shares), idle=0|1, max=QUOTA/PERIOD µs or max")
     r.add_argument("--idle-cgroups", type=_count, default=0, metavar="N",
                    help="add N empty cgroups /idle-0 … (at most 100000 in all)")
-    r.add_argument("--trace", metavar="FILE", help="write a trace-cmd report text trace (LISA, Perfetto)")
+    r.add_argument("--trace", metavar="FILE",
+                   help="write a trace: FILE.dat (trace.dat for trace-cmd, KernelShark, LISA), "
+                        "FILE.perfetto-trace or .pftrace (Perfetto), FILE.txt (trace-cmd report text)")
+    r.add_argument("--trace-format", choices=["txt", "dat", "perfetto"],
+                   help="the trace's format whatever its name (default: from its extension)")
     r.add_argument("--log-dir", metavar="DIR", help="write rt-app per-thread logs there")
     r.add_argument("--summary", metavar="FILE.json", help="write the run summary as JSON")
     r.add_argument("--schedstat", metavar="FILE",
@@ -303,8 +307,8 @@ def _simulate(args, workload, sets, origin=None, json_c=False):
             spec = RunSpec.of(workload, args.platform, kernel=args.kernel, sets=sets, features=args.feature,
                               duration_ns=args.duration, cgroups=args.cgroup, idle_cgroups=args.idle_cgroups,
                               json_c=json_c, origin=origin)
-            r = spec.run(trace=args.trace, log_dir=args.log_dir, schedstat=args.schedstat, frames=False,
-                         progress=progress)
+            r = spec.run(trace=args.trace, trace_format=args.trace_format, log_dir=args.log_dir,
+                         schedstat=args.schedstat, frames=False, progress=progress)
         if summary:
             import json
 

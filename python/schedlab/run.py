@@ -125,8 +125,8 @@ class RunSpec:
         govs = [f"cpufreq.governor.{g}" if "=" in g else f"cpufreq.governor={g}" for g in self.governors]
         return list(self.sets) + govs
 
-    def run(self, *, trace=None, log_dir=None, schedstat=None, frames: bool = True,
-            progress=None) -> "RunResult":
+    def run(self, *, trace=None, trace_format: str | None = None, log_dir=None, schedstat=None,
+            frames: bool = True, progress=None) -> "RunResult":
         """Simulate; the GIL is released meanwhile. Ctrl-C (or an exception raised by
         `progress(simulated_ns, total_ns)`) stops the run, leaving no partial output."""
         text = self.origin is not None
@@ -136,27 +136,30 @@ class RunSpec:
         r = _core.run(None if text else Path(self.workload), self.workload if text else None,
                       self.origin or "", self.platform, self.kernel, self.switches(), list(self.features),
                       list(self.cgroups), self.idle_cgroups, self.duration_ns, None if trace is None else Path(trace),
-                      None if log_dir is None else Path(log_dir),
+                      trace_format, None if log_dir is None else Path(log_dir),
                       None if schedstat is None else Path(schedstat), self.json_c, frames,
                       progress or (lambda now, total: None))
         return _result(r, frames)
 
 
 def run(workload, platform: str = "smp:4", *, kernel: str = "6.12", fair: str | None = None,
-        sets=(), features=(), governors=(), duration_ns: int | None = None, trace=None, log_dir=None,
-        schedstat=None, cgroups=(), idle_cgroups: int = 0,
+        sets=(), features=(), governors=(), duration_ns: int | None = None, trace=None,
+        trace_format: str | None = None, log_dir=None, schedstat=None, cgroups=(), idle_cgroups: int = 0,
         json_c: bool = False, frames: bool = True, progress=None) -> RunResult:
     """Run `workload` (an rt-app JSON file's path, a dict, or JSON text) on `platform` (a
     built-in name, smp:N or a .toml).
 
     With `frames`, the result also has `events` (one row per scheduler event of the text
     trace) and `signals` (one row per sched_pelt_* / sched_util_est_* tracepoint, `path`
-    naming a cfs_rq's or a group entity's cgroup). `cgroups` describes groups as `--cgroup`
+    naming a cfs_rq's or a group entity's cgroup). `trace` is written in `trace_format` (txt,
+    dat or perfetto), by default the one its extension names (.txt, .dat, .perfetto-trace or
+    .pftrace). `cgroups` describes groups as `--cgroup`
     does; `idle_cgroups` adds that many empty ones."""
     spec = RunSpec.of(workload, platform, kernel=kernel, fair=fair, sets=sets, features=features,
                       governors=governors, duration_ns=duration_ns, json_c=json_c, cgroups=cgroups,
                       idle_cgroups=idle_cgroups)
-    return spec.run(trace=trace, log_dir=log_dir, schedstat=schedstat, frames=frames, progress=progress)
+    return spec.run(trace=trace, trace_format=trace_format, log_dir=log_dir, schedstat=schedstat,
+                    frames=frames, progress=progress)
 
 
 def _rows(cols: dict) -> list[dict]:

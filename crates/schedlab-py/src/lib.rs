@@ -21,7 +21,7 @@ use schedlab::solo::periodic::Periodic;
 use schedlab::solo::ramp::Ramp;
 use schedlab::solo::replay::{replay_csv, Replay, Row};
 use schedlab::solo::SoloConfig;
-use schedlab::trace::{EventColumns, SignalColumns, EVENT_NAMES, SIGNAL_NAMES};
+use schedlab::trace::{EventColumns, SignalColumns, TraceFormat, EVENT_NAMES, SIGNAL_NAMES};
 use schedlab::workload::Dialect;
 
 create_exception!(
@@ -194,11 +194,20 @@ fn kernel_of(name: &str) -> PyResult<Kernel> {
     })
 }
 
+fn trace_format_of(name: &str) -> PyResult<TraceFormat> {
+    TraceFormat::from_name(name).ok_or_else(|| {
+        InputError::new_err(format!(
+            "--trace-format: unknown format '{name}' ({})",
+            TraceFormat::NAMES.join(", ")
+        ))
+    })
+}
+
 /// Run a workload, from a file (`path`) or JSON `text` named `origin` in messages, with
 /// the GIL released; `progress(simulated_ns, total_ns or None)` is called as it goes, and
 /// an exception it raises (or a pending Ctrl-C) stops the run and is raised again here.
 #[pyfunction]
-#[pyo3(signature = (path, text, origin, platform, kernel, sets, features, cgroups, idle_cgroups, duration_ns, trace, log_dir, schedstat, json_c, frames, progress))]
+#[pyo3(signature = (path, text, origin, platform, kernel, sets, features, cgroups, idle_cgroups, duration_ns, trace, trace_format, log_dir, schedstat, json_c, frames, progress))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -213,6 +222,7 @@ fn run<'py>(
     idle_cgroups: u64,
     duration_ns: Option<u64>,
     trace: Option<std::path::PathBuf>,
+    trace_format: Option<&str>,
     log_dir: Option<std::path::PathBuf>,
     schedstat: Option<std::path::PathBuf>,
     json_c: bool,
@@ -234,6 +244,7 @@ fn run<'py>(
         idle_cgroups,
         duration: duration_ns,
         trace,
+        trace_format: trace_format.map(trace_format_of).transpose()?,
         log_dir,
         schedstat,
         frames,

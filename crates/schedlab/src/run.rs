@@ -11,7 +11,9 @@ use crate::sched::features::Features;
 use crate::sched::ops::OPS;
 use crate::sim::{RunOptions, Sim, SIM_START};
 use crate::time::Ns;
-use crate::trace::{Frames, FtraceWriter, RtappLogs, SharedFrames};
+use crate::trace::{
+    DatWriter, Frames, FtraceWriter, Observer, RtappLogs, SharedFrames, TraceFormat,
+};
 use crate::workload::{self, Dialect, Workload};
 
 /// Where a workload comes from: a file, or JSON text named by `origin` in error messages
@@ -36,6 +38,8 @@ pub struct RunSpec {
     pub idle_cgroups: u64,
     pub duration: Option<Ns>,
     pub trace: Option<PathBuf>,
+    /// The trace's format (None: from its extension).
+    pub trace_format: Option<TraceFormat>,
     pub log_dir: Option<PathBuf>,
     /// Write `/proc/schedstat` as it reads at the end of the run there.
     pub schedstat: Option<PathBuf>,
@@ -307,6 +311,21 @@ fn io_error(what: &str, p: &std::path::Path, e: std::io::Error) -> RunError {
     RunError::Io(format!("{}: {what}: {e}", p.display()))
 }
 
+/// The trace's path and format: `trace_format`, else the path's extension.
+fn trace_output(spec: &RunSpec) -> Result<Option<(&PathBuf, TraceFormat)>, InputError> {
+    let Some(path) = &spec.trace else {
+        return Ok(None);
+    };
+    match spec.trace_format.or_else(|| TraceFormat::of_path(path)) {
+        Some(f) => Ok(Some((path, f))),
+        None => Err(InputError::new(
+            path.display().to_string(),
+            "unknown trace format: name it .txt, .dat, .perfetto-trace or .pftrace, or choose \
+             one with --trace-format txt|dat|perfetto",
+        )),
+    }
+}
+
 /// Open the outputs (under temporary names: an unwritable one fails before the run), run,
 /// and move them into place. On failure or interruption, dropping the staged files removes
 /// them.
@@ -317,15 +336,20 @@ fn simulate(
     progress: impl FnMut(Ns, Option<Ns>) -> bool,
 ) -> Result<(Sim, Option<SharedFrames>), RunError> {
     let mut trace = None;
-    if let Some(path) = &spec.trace {
+    if let Some((path, format)) = trace_output(spec)? {
         let (staged, file) =
             Staged::create(path).map_err(|e| io_error("cannot write the trace", path, e))?;
-        let w = FtraceWriter::new(
-            BufWriter::with_capacity(1 << 20, file),
-            sim.platform().nr_cpus(),
-        )
-        .map_err(|e| io_error("cannot write the trace", path, e))?;
-        sim.observe(Box::new(w));
+        let out = BufWriter::with_capacity(1 << 20, file);
+        let nr_cpus = sim.platform().nr_cpus();
+        let w: Box<dyn Observer> = match format {
+            TraceFormat::Txt => Box::new(
+                FtraceWriter::new(out, nr_cpus)
+                    .map_err(|e| io_error("cannot write the trace", path, e))?,
+            ),
+            TraceFormat::Dat => Box::new(DatWriter::new(out, nr_cpus, spec.kernel)),
+            TraceFormat::Perfetto => todo!(),
+        };
+        sim.observe(w);
         trace = Some(staged);
     }
     let mut logs = None;
@@ -382,6 +406,7 @@ pub fn run(
     let wl = load_workload(spec)?;
     let plat = load_platform(&spec.platform)?;
     let feat = features(spec.kernel, &spec.sets, &spec.features)?;
+    trace_output(spec)?;
     let switches = feat.listing();
     let opts = RunOptions {
         duration: spec.duration,

@@ -43,10 +43,24 @@ pub struct SchedStats {
     pub ended_at: Option<Ns>,
 }
 
+/// `TASK_COMM_LEN`: a comm's bytes with its terminating NUL.
+pub const TASK_COMM_LEN: usize = 16;
+
+/// A name as the kernel keeps it in `task_struct::comm`: at most `TASK_COMM_LEN - 1` bytes
+/// (`__set_task_comm`), cut at a character boundary.
+pub fn kernel_comm(name: &str) -> &str {
+    let mut end = name.len().min(TASK_COMM_LEN - 1);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
+}
+
 /// The scheduler's half of `task_struct`.
 #[derive(Debug, Clone)]
 pub struct SchedTask {
     pub pid: u32,
+    /// The thread's name (rt-app's, which names its log); traces print its `kcomm`.
     pub comm: String,
     pub state: TaskState,
     pub state_since: Ns,
@@ -96,6 +110,11 @@ impl SchedTask {
     /// `p->normal_prio`: −1 for deadline tasks, 99 − rt_priority for RT, 120 + nice for fair.
     pub fn normal_prio(&self) -> i32 {
         Class::of(self.policy).normal_prio(self.rt_priority, self.nice)
+    }
+
+    /// `p->comm`: the name cut to what the kernel keeps.
+    pub fn kcomm(&self) -> &str {
+        kernel_comm(&self.comm)
     }
 
     /// `p->prio`, as traces print it: the normal one or a PI boost's.

@@ -2,11 +2,13 @@
 //! rows: the writers that turn them into files (ftrace text, rt-app logs) and DataFrame
 //! columns. The engine builds records only when an observer is attached.
 
+mod dat;
 mod frames;
 mod ftrace;
 mod rtapp_log;
 pub mod schedstat;
 
+pub use dat::DatWriter;
 pub use frames::{
     EventColumns, Frames, SharedFrames, SignalColumns, EVENT_NAMES, NONE, SIGNAL_NAMES,
 };
@@ -17,12 +19,83 @@ pub use crate::sched::hooks::{PrevState, Tracepoint};
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
 
+/// The formats `--trace` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceFormat {
+    /// `trace-cmd report`'s text.
+    Txt,
+    /// trace.dat, version 6.
+    Dat,
+    /// A Perfetto protobuf trace.
+    Perfetto,
+}
+
+impl TraceFormat {
+    pub const NAMES: [&'static str; 3] = ["txt", "dat", "perfetto"];
+
+    pub fn from_name(name: &str) -> Option<TraceFormat> {
+        let i = Self::NAMES.iter().position(|n| *n == name)?;
+        Some([TraceFormat::Txt, TraceFormat::Dat, TraceFormat::Perfetto][i])
+    }
+
+    /// The format a file's extension names: `.txt`, `.dat`, `.perfetto-trace` or `.pftrace`.
+    pub fn of_path(path: &std::path::Path) -> Option<TraceFormat> {
+        match path.extension()?.to_str()? {
+            "txt" => Some(TraceFormat::Txt),
+            "dat" => Some(TraceFormat::Dat),
+            "perfetto-trace" | "pftrace" => Some(TraceFormat::Perfetto),
+            _ => None,
+        }
+    }
+}
+
 /// A switch's `prev_state` letter (`__trace_sched_switch_state`); the idle task is "R".
 pub fn switch_state(prev: Option<u32>, s: PrevState) -> &'static str {
     match (prev, s) {
         (None, _) | (_, PrevState::Runnable) => "R",
         (_, PrevState::Sleeping) => "S",
         (_, PrevState::Dead) => "X",
+    }
+}
+
+/// The context a tracepoint fires in, as a trace's header shows it: the current task's comm
+/// and pid (the idle task's "<idle>", 0; rt-app's main thread "rt-app", 1, for the threads
+/// it forks at start), and the CPU whose buffer records it.
+pub fn context<'a>(tp: &Tracepoint, tasks: &'a [SchedTask]) -> (&'a str, u32, usize) {
+    let who = |task: Option<u32>| match task {
+        Some(t) => (tasks[t as usize].kcomm(), tasks[t as usize].pid),
+        None => ("<idle>", 0),
+    };
+    let ((comm, pid), cpu) = match *tp {
+        Tracepoint::Switch { cpu, prev, .. } => (who(prev), cpu),
+        Tracepoint::Waking { task, cpu, .. } => (who(Some(task)), cpu),
+        Tracepoint::Wakeup { task, target } | Tracepoint::WakeupNew { task, target, .. } => {
+            (who(Some(task)), target)
+        }
+        Tracepoint::Migrate { task, from, .. } => (who(Some(task)), from),
+        Tracepoint::Fork {
+            parent: None, cpu, ..
+        } => (("rt-app", 1), cpu),
+        Tracepoint::Fork { parent, cpu, .. } => (who(parent), cpu),
+        Tracepoint::Rename { task, cpu }
+        | Tracepoint::Exit { task, cpu }
+        | Tracepoint::PiSetprio { task, cpu, .. }
+        | Tracepoint::Dl { task, cpu, .. }
+        | Tracepoint::Print { task, cpu, .. } => (who(Some(task)), cpu),
+        Tracepoint::CpuIdle { cpu, .. }
+        | Tracepoint::CpuFrequency { cpu, .. }
+        | Tracepoint::CpuCapacity { cpu, .. } => (who(None), cpu),
+        Tracepoint::Fair { cpu, task, .. } => (who(task), cpu),
+    };
+    (comm, pid, cpu)
+}
+
+/// The idle task's comm in `sched_switch` is `swapper/N`.
+pub fn swapper(comm: &str, cpu: usize) -> std::borrow::Cow<'_, str> {
+    if comm == "<idle>" {
+        format!("swapper/{cpu}").into()
+    } else {
+        comm.into()
     }
 }
 

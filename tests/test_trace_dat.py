@@ -1,0 +1,82 @@
+"""trace.dat as trace-cmd reads it: `trace-cmd report -N -t` on a run's trace.dat prints the
+same events with the same values as the run's text trace, line for line on each CPU (across
+CPUs, trace-cmd orders events of one instant by CPU, the text by when they happened)."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import schedlab
+
+CORPUS = Path(__file__).parent / "rtapp-corpus"
+
+
+def markers_on(path: Path) -> str:
+    """The workload's text with rt-app's ftrace markers on (corpus files are workgen JSON,
+    with repeated keys: edited as text)."""
+    text = path.read_text()
+    return text.replace('"global" : {', '"global" : { "ftrace" : "main,task,loop,event",', 1)
+
+
+EVENTS = {"sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task",
+          "sched_process_fork", "sched_process_exit", "task_rename", "cpu_idle", "cpu_frequency",
+          "sched_cpu_capacity", "print", "sched_dl_throttle", "sched_dl_replenish", "sched_dl_miss",
+          "sched_pi_setprio", "sched_pelt_se", "sched_pelt_cfs", "sched_util_est_se", "sched_util_est_cfs"}
+
+# Between them, every event schedlab records.
+RUNS = {
+    "video-hikey960": dict(workload=lambda: markers_on(CORPUS / "video-short.json"), platform="hikey960",
+                           sets=["cpufreq.governor=schedutil"], duration_ns=1_000_000_000),
+    "mp3-locks-6.1": dict(workload=lambda: CORPUS / "mp3-short.json", platform="smp:2", kernel="6.1",
+                          duration_ns=500_000_000),
+    # A FIFO thread blocks on a mutex a fair one holds, with priority inheritance.
+    "pi": dict(workload=lambda: {"tasks": {
+        "low": {"loop": -1, "lock": "m", "run": 5000, "unlock": "m", "sleep": 1000},
+        "high": {"policy": "SCHED_FIFO", "priority": 10, "loop": -1, "sleep": 1500, "lock": "m", "run": 100,
+                 "unlock": "m"}}, "global": {"duration": 1, "pi_enabled": True}}, platform="smp:1", duration_ns=100_000_000),
+    "deadline": dict(workload=lambda: CORPUS / "external/douglas-raillard-arm-rt-app-wip-grub/deadline_reclaim-4.json",
+                     platform="smp:2", duration_ns=500_000_000),
+    "fork-cgroups": dict(workload=lambda: CORPUS / "tutorial/example9.json", platform="juno-r2",
+                         cgroups=["/a:weight=200"], duration_ns=500_000_000),
+}
+
+
+def lines_by_cpu(text: str) -> dict[str, list[str]]:
+    cpus = {}
+    for line in text.splitlines()[1:]:
+        cpus.setdefault(line[line.index("[") + 1:line.index("]")], []).append(line)
+    return cpus
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory, trace_cmd):
+    """Each run's text trace, and trace-cmd's report of its trace.dat."""
+    out = {}
+    for name, args in RUNS.items():
+        tmp = tmp_path_factory.mktemp(name)
+        args = dict(args)
+        workload = args.pop("workload")()
+        schedlab.run(workload, trace=tmp / "t.txt", frames=False, **args)
+        schedlab.run(workload, trace=tmp / "t.dat", frames=False, **args)
+        report = subprocess.run([trace_cmd, "report", "-N", "-t", str(tmp / "t.dat")], capture_output=True,
+                                text=True, check=True)
+        out[name] = (tmp / "t.txt").read_text(), report.stdout
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_trace_cmd_reports_the_text_trace(reports, name):
+    text, report = reports[name]
+    assert report.splitlines()[0] == text.splitlines()[0]
+    ours, theirs = lines_by_cpu(text), lines_by_cpu(report)
+    assert sorted(ours) == sorted(theirs)
+    for cpu in ours:
+        assert theirs[cpu] == ours[cpu], f"CPU {cpu}"
+
+
+def test_the_runs_cover_every_event(reports):
+    seen = {line.split(": ", 2)[1].strip().rstrip(":") for text, _ in reports.values()
+            for line in text.splitlines()[1:]}
+    assert seen == set(EVENTS)
