@@ -347,7 +347,12 @@ fn simulate(
                     .map_err(|e| io_error("cannot write the trace", path, e))?,
             ),
             TraceFormat::Dat => Box::new(DatWriter::new(out, nr_cpus, spec.kernel)),
-            TraceFormat::Perfetto => todo!(),
+            TraceFormat::Perfetto => {
+                return Err(RunError::Io(format!(
+                    "{}: Perfetto traces are not written yet",
+                    path.display()
+                )))
+            }
         };
         sim.observe(w);
         trace = Some(staged);
