@@ -12,9 +12,9 @@ use crate::sched::ops::OPS;
 use crate::sim::{RunOptions, Sim, SIM_START};
 use crate::time::Ns;
 use crate::trace::{
-    DatWriter, Frames, FtraceWriter, Observer, RtappLogs, SharedFrames, TraceFormat,
+    plat_info, DatWriter, Frames, FtraceWriter, Observer, RtappLogs, SharedFrames, TraceFormat,
 };
-use crate::workload::{self, Dialect, Workload};
+use crate::workload::{self, pload_ns, Dialect, Workload};
 
 /// Where a workload comes from: a file, or JSON text named by `origin` in error messages
 /// (`<string>`, `<dict>`).
@@ -355,7 +355,13 @@ fn simulate(
             }
         };
         sim.observe(w);
-        trace = Some(staged);
+        let info = plat_info::path_for(path);
+        let (info_staged, mut info_file) = Staged::create(&info)
+            .map_err(|e| io_error("cannot write the platform description", &info, e))?;
+        let text = plat_info::render(sim.platform(), spec.kernel, pload_ns(wl.global.calibration));
+        std::io::Write::write_all(&mut info_file, text.as_bytes())
+            .map_err(|e| io_error("cannot write the platform description", &info, e))?;
+        trace = Some([staged, info_staged]);
     }
     let mut logs = None;
     if let Some(dir) = &spec.log_dir {
@@ -386,8 +392,8 @@ fn simulate(
         s.commit()
             .map_err(|e| RunError::Io(format!("moving an output into place: {e}")))
     };
-    if let Some(t) = trace {
-        commit(t)?;
+    for staged in trace.into_iter().flatten() {
+        commit(staged)?;
     }
     if let Some((path, (staged, mut file))) = schedstat {
         let jiffies = (SIM_START + sim.elapsed()) / sim.sched().tun.tick_ns;

@@ -125,9 +125,17 @@ pub enum Tracepoint {
         oldprio: i32,
         newprio: i32,
     },
-    /// `print`: text `task` wrote to trace_marker (rt-app's markers).
+    /// `sched_overutilized_tp` (the LISA module's `sched_overutilized`): `cpu`, running
+    /// `task` (None: idle), set the root domain's overutilized flag to `overutilized`.
+    Overutilized {
+        cpu: usize,
+        task: Option<u32>,
+        overutilized: bool,
+    },
+    /// `print`: text `task` wrote to trace_marker (rt-app's markers; None: rt-app's main
+    /// thread).
     Print {
-        task: u32,
+        task: Option<u32>,
         cpu: usize,
         text: String,
     },
@@ -154,6 +162,7 @@ pub enum TraceEvent {
     SchedDlReplenish,
     SchedDlMiss,
     SchedPiSetprio,
+    SchedOverutilized,
     // The LISA module's PELT and util_est tracepoints: the signals, after the events.
     SchedPeltSe,
     SchedPeltCfs,
@@ -163,7 +172,7 @@ pub enum TraceEvent {
 
 impl TraceEvent {
     /// Every name, in code order.
-    pub const NAMES: [&'static str; 20] = [
+    pub const NAMES: [&'static str; 21] = [
         "sched_switch",
         "sched_waking",
         "sched_wakeup",
@@ -180,6 +189,7 @@ impl TraceEvent {
         "sched_dl_replenish",
         "sched_dl_miss",
         "sched_pi_setprio",
+        "sched_overutilized",
         "sched_pelt_se",
         "sched_pelt_cfs",
         "sched_util_est_se",
@@ -220,6 +230,7 @@ impl Tracepoint {
                 DlNote::Miss { .. } => TraceEvent::SchedDlMiss,
             },
             Tracepoint::PiSetprio { .. } => TraceEvent::SchedPiSetprio,
+            Tracepoint::Overutilized { .. } => TraceEvent::SchedOverutilized,
             Tracepoint::Print { .. } => TraceEvent::Print,
         }
     }

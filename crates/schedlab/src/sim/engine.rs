@@ -10,6 +10,8 @@ use super::{Cpufreq, Totals, SIM_START};
 use crate::cpufreq::Hook;
 use crate::energy::Meter;
 use crate::platform::Platform;
+use crate::sched::fair::group::ROOT_TG;
+use crate::sched::fair::Note;
 use crate::sched::hooks::{Hooks, SchedTimer, Switch, Tracepoint};
 use crate::sched::ops::Op;
 use crate::sched::task::{SchedTask, TaskState};
@@ -415,10 +417,39 @@ impl Engine {
     pub(super) fn start(&mut self, s: &mut Sched) {
         self.start_governors(s);
         s.sched_init_smp(self);
+        self.boot_pelt_cfs(s);
+        self.main_marker(s, "start");
         for def in 0..self.prog.tasks.len() {
             for _ in 0..self.prog.tasks[def].instance {
                 self.fork_thread(s, def, None);
             }
+        }
+    }
+
+    /// Every CPU's root cfs_rq as it boots, so that a CPU that stays idle has its signals
+    /// in the trace too (the LISA module's probe would record it at its first blocked-load
+    /// update).
+    fn boot_pelt_cfs(&mut self, s: &Sched) {
+        if !self.tracing {
+            return;
+        }
+        for cpu in 0..s.rqs.len() {
+            let a = &s.cfs_rqs[cpu].avg;
+            let note = Note::PeltCfs {
+                path: ROOT_TG,
+                load: a.load_avg,
+                runnable: a.runnable_avg,
+                util: a.util_avg,
+                update_time: a.last_update_time,
+            };
+            self.emit(
+                &s.tasks,
+                &Tracepoint::Fair {
+                    cpu,
+                    task: None,
+                    note,
+                },
+            );
         }
     }
 
@@ -437,8 +468,13 @@ impl Engine {
         ));
     }
 
-    /// The end: time charged up to now everywhere, observers flushed.
-    pub(super) fn finish(&mut self, s: &mut Sched) -> std::io::Result<()> {
+    /// The end (`shutdown`: the duration expired): time charged up to now everywhere,
+    /// observers flushed.
+    pub(super) fn finish(&mut self, s: &mut Sched, shutdown: bool) -> std::io::Result<()> {
+        if shutdown {
+            self.main_marker(s, "shutdown");
+        }
+        self.main_marker(s, "end");
         let end = self.now;
         for cpu in 0..s.rqs.len() {
             match s.rqs[cpu].curr {

@@ -201,6 +201,7 @@ impl Sim {
         s.start_rt_bandwidth(e);
         s.start_cfs_bandwidth(e);
         let (mut next_report, mut same_instant) = (e.now, 0u32);
+        let mut shutdown = false;
         loop {
             if s.deadlocked() {
                 e.report_deadlock(s);
@@ -216,7 +217,10 @@ impl Sim {
             same_instant = if at == e.now { same_instant + 1 } else { 0 };
             e.now = at;
             let live = match ev {
-                Ev::Stop => break,
+                Ev::Stop => {
+                    shutdown = true;
+                    break;
+                }
                 Ev::Wake { task, gen } => e.timer_fired(s, task, gen),
                 Ev::Done { cpu, gen } => e.work_done(s, cpu as usize, gen),
                 Ev::Tick { cpu } => e.tick(s, cpu as usize),
@@ -241,7 +245,7 @@ impl Sim {
                 e.livelock(s);
             }
         }
-        e.finish(s).map(|()| true)
+        e.finish(s, shutdown).map(|()| true)
     }
 
     /// The scheduler's state.

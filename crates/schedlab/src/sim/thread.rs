@@ -271,14 +271,24 @@ impl Engine {
 
     fn marker(&mut self, s: &Sched, id: u32, text: String) {
         let cpu = s.tasks[id as usize].cpu;
-        self.emit(
-            &s.tasks,
-            &Tracepoint::Print {
-                task: id,
-                cpu,
-                text,
-            },
-        );
+        let task = Some(id);
+        self.emit(&s.tasks, &Tracepoint::Print { task, cpu, text });
+    }
+
+    /// A marker of rt-app's main thread (`rtapp_main: event=…`), on CPU 0. Simplified: the
+    /// main thread only sleeps, and is not simulated.
+    pub(super) fn main_marker(&mut self, s: &Sched, event: &str) {
+        if self.tracing && self.prog.ftrace.main {
+            let text = format!("rtapp_main: event={event}");
+            self.emit(
+                &s.tasks,
+                &Tracepoint::Print {
+                    task: None,
+                    cpu: 0,
+                    text,
+                },
+            );
+        }
     }
 
     /// The system call of a write or read on a channel of `kind`.
@@ -526,6 +536,11 @@ impl Engine {
     fn thread_start(&mut self, s: &mut Sched, id: u32) -> Step {
         self.threads[id as usize].started = true;
         if self.tracing && self.prog.ftrace.task {
+            if id == 0 {
+                // Thread 0 takes t_zero, the time base of every thread (µs).
+                let clock_ref = format!("rtapp_main: event=clock_ref data={}", self.now / 1000);
+                self.marker(s, id, clock_ref);
+            }
             self.marker(s, id, "rtapp_task: event=start".into());
         }
         let t_first = self.threads[id as usize].t_first;

@@ -272,7 +272,7 @@ impl Frames {
             Tracepoint::Print { task, cpu, text } => {
                 let row = self.events.ts.len();
                 self.events.markers.push((row, text.clone()));
-                EventRow::of(ev, *cpu, pid(*task))
+                EventRow::of(ev, *cpu, task.map_or(1, pid))
             }
             Tracepoint::Dl { cpu, task, note } => {
                 let value = match *note {
@@ -289,6 +289,14 @@ impl Frames {
             } => EventRow {
                 value: *newprio as i64,
                 ..EventRow::of(ev, *cpu, pid(*task))
+            },
+            Tracepoint::Overutilized {
+                cpu,
+                task,
+                overutilized,
+            } => EventRow {
+                value: *overutilized as i64,
+                ..EventRow::of(ev, *cpu, pid_of(tasks, *task))
             },
             Tracepoint::Fair { cpu, note, .. } => {
                 let (who, values) = signal_of(note, tasks);

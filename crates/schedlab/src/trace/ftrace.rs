@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::Write;
 
-use super::{context, swapper, switch_state, Observer, Tracepoint};
+use super::{context, span_hex, swapper, switch_state, Observer, Tracepoint};
 use crate::sched::deadline::DlNote;
 use crate::sched::fair::{Note, NO_TASK};
 use crate::sched::hooks::TraceEvent;
@@ -19,6 +19,8 @@ pub struct FtraceWriter<W: Write> {
     line: String,
     /// The task groups' cgroup paths.
     paths: Vec<String>,
+    /// The root domain's CPUs, as `sched_overutilized` prints them.
+    span: String,
 }
 
 impl<W: Write> FtraceWriter<W> {
@@ -28,6 +30,7 @@ impl<W: Write> FtraceWriter<W> {
             out,
             line: String::with_capacity(256),
             paths: vec!["/".into()],
+            span: span_hex(nr_cpus),
         })
     }
 
@@ -194,6 +197,13 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     write!(l, "comm={comm} pid={pid} cpu={cpu} deadline={deadline}")
                 }
             },
+            Tracepoint::Overutilized { overutilized, .. } => {
+                write!(
+                    l,
+                    "overutilized={} span=0x{}",
+                    *overutilized as u8, self.span
+                )
+            }
             Tracepoint::Print { text, .. } => write!(l, "tracing_mark_write: {text}"),
         };
         self.line.push('\n');

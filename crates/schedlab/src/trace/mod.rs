@@ -5,6 +5,7 @@
 mod dat;
 mod frames;
 mod ftrace;
+pub mod plat_info;
 mod rtapp_log;
 pub mod schedstat;
 
@@ -80,12 +81,17 @@ pub fn context<'a>(tp: &Tracepoint, tasks: &'a [SchedTask]) -> (&'a str, u32, us
         Tracepoint::Rename { task, cpu }
         | Tracepoint::Exit { task, cpu }
         | Tracepoint::PiSetprio { task, cpu, .. }
-        | Tracepoint::Dl { task, cpu, .. }
-        | Tracepoint::Print { task, cpu, .. } => (who(Some(task)), cpu),
+        | Tracepoint::Dl { task, cpu, .. } => (who(Some(task)), cpu),
+        Tracepoint::Print {
+            task: None, cpu, ..
+        } => (("rt-app", 1), cpu),
+        Tracepoint::Print { task, cpu, .. } => (who(task), cpu),
         Tracepoint::CpuIdle { cpu, .. }
         | Tracepoint::CpuFrequency { cpu, .. }
         | Tracepoint::CpuCapacity { cpu, .. } => (who(None), cpu),
-        Tracepoint::Fair { cpu, task, .. } => (who(task), cpu),
+        Tracepoint::Fair { cpu, task, .. } | Tracepoint::Overutilized { cpu, task, .. } => {
+            (who(task), cpu)
+        }
     };
     (comm, pid, cpu)
 }
@@ -97,6 +103,28 @@ pub fn swapper(comm: &str, cpu: usize) -> std::borrow::Cow<'_, str> {
     } else {
         comm.into()
     }
+}
+
+/// The root domain's span as `cpumap_print_to_pagebuf` prints a mask of CPUs 0..`nr_cpus`:
+/// hexadecimal in 32-bit groups, most significant first, separated by commas.
+pub fn span_hex(nr_cpus: usize) -> String {
+    let groups: Vec<String> = (0..nr_cpus.div_ceil(32))
+        .rev()
+        .map(|g| {
+            let bits = (nr_cpus - 32 * g).min(32);
+            let word = if bits == 32 {
+                u32::MAX
+            } else {
+                (1u32 << bits) - 1
+            };
+            if g + 1 == nr_cpus.div_ceil(32) {
+                format!("{word:x}")
+            } else {
+                format!("{word:08x}")
+            }
+        })
+        .collect();
+    groups.join(",")
 }
 
 /// Something that listens to a run.
@@ -111,4 +139,19 @@ pub trait Observer {
     fn log(&mut self, _task: u32, _row: LogRow) {}
     /// The run is over: flush, write what was buffered.
     fn finish(&mut self, tasks: &[SchedTask]) -> std::io::Result<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn spans_print_as_the_kernel_prints_cpumasks() {
+        // `%*pb`: 32-bit groups, the first without leading zeros.
+        assert_eq!(super::span_hex(8), "ff");
+        assert_eq!(super::span_hex(32), "ffffffff");
+        assert_eq!(super::span_hex(33), "1,ffffffff");
+        assert_eq!(
+            super::span_hex(144),
+            "ffff,ffffffff,ffffffff,ffffffff,ffffffff"
+        );
+    }
 }

@@ -1103,7 +1103,7 @@ impl<'a> Reader<'a> {
 }
 
 mod compile;
-pub use compile::{compile, NOMINAL_PLOAD_NS};
+pub use compile::{compile, pload_ns, NOMINAL_PLOAD_NS};
 
 #[cfg(test)]
 mod tests;

@@ -8,6 +8,7 @@ use super::capacity::util_fits_cpu;
 use super::{cpu_util, CfsRq};
 use crate::sched::class::Env;
 use crate::sched::features::Feat;
+use crate::sched::hooks::{Hooks, Tracepoint};
 use crate::sched::rq::Rq;
 use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
 use crate::sched::Sched;
@@ -23,13 +24,25 @@ fn overutilized(cpu: usize, rq: &Rq, cfs: &CfsRq, uclamp_used: bool, util_est: b
 
 /// `check_update_overutilized_status` on the runqueue of a class operation: an overutilized
 /// CPU raises the flag (`env.rd_overutilized` is there only with EAS).
-pub(super) fn check_update_overutilized_status(rq: &Rq, env: &Env) {
+pub(super) fn check_update_overutilized_status(rq: &Rq, env: &mut Env) {
     if let Some(flag) = env.rd_overutilized.filter(|f| !f.get()) {
         let cpu = env.hooks.cpu;
         let util_est = env.feat.has(Feat::UtilEst);
         if overutilized(cpu, rq, &env.cfs_rqs[cpu], env.uclamp_used, util_est) {
             flag.set(true);
+            if env.hooks.tracing {
+                let task = env.hooks.curr;
+                env.hooks.trace(overutilized_tp(cpu, task, true));
+            }
         }
+    }
+}
+
+fn overutilized_tp(cpu: usize, task: Option<u32>, overutilized: bool) -> Tracepoint {
+    Tracepoint::Overutilized {
+        cpu,
+        task,
+        overutilized,
     }
 }
 
@@ -50,10 +63,13 @@ impl Sched {
         !self.energy_enabled() || self.overutilized.get()
     }
 
-    /// `set_rd_overutilized`.
-    pub(crate) fn set_rd_overutilized(&self, flag: bool) {
+    /// `set_rd_overutilized` by `cpu`'s balance: the tracepoint fires at every call.
+    pub(crate) fn set_rd_overutilized<H: Hooks>(&self, flag: bool, cpu: usize, h: &mut H) {
         if self.energy_enabled() {
             self.overutilized.set(flag);
+            if h.tracing() {
+                h.trace(&self.tasks, overutilized_tp(cpu, self.rqs[cpu].curr, flag));
+            }
         }
     }
 }

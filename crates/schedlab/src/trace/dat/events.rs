@@ -33,6 +33,7 @@ const ULL: Ty = Ty::Int("unsigned long long", 8, false);
 const S64: Ty = Ty::Int("s64", 8, true);
 const U64: Ty = Ty::Int("u64", 8, false);
 const SHORT: Ty = Ty::Int("short", 2, true);
+const BOOL: Ty = Ty::Int("bool", 1, false);
 
 impl Ty {
     fn size(self) -> usize {
@@ -111,7 +112,7 @@ pub static PRINT: Format = Format {
 
 /// Every event schedlab records but `print`, by `TraceEvent` code (ids from 300, in code
 /// order, as a kernel numbers its events dynamically).
-pub static EVENTS: [Format; 20] = [
+pub static EVENTS: [Format; 21] = [
     Format {
         system: "sched",
         name: "sched_switch",
@@ -267,8 +268,15 @@ pub static EVENTS: [Format; 20] = [
     },
     Format {
         system: "lisa",
-        name: "sched_pelt_se",
+        name: "sched_overutilized",
         id: 316,
+        fields: &[("overutilized", BOOL), ("span", Ty::Str)],
+        print_fmt: "\"overutilized=%d span=0x%s\", REC->overutilized, __get_str(span)",
+    },
+    Format {
+        system: "lisa",
+        name: "sched_pelt_se",
+        id: 317,
         fields: &[
             ("update_time", ULL),
             ("load", ULONG),
@@ -284,7 +292,7 @@ pub static EVENTS: [Format; 20] = [
     Format {
         system: "lisa",
         name: "sched_pelt_cfs",
-        id: 317,
+        id: 318,
         fields: &[
             ("update_time", ULL),
             ("load", ULONG),
@@ -298,7 +306,7 @@ pub static EVENTS: [Format; 20] = [
     Format {
         system: "lisa",
         name: "sched_util_est_se",
-        id: 318,
+        id: 319,
         fields: &[
             ("util", ULONG),
             ("enqueued", UINT),
@@ -313,7 +321,7 @@ pub static EVENTS: [Format; 20] = [
     Format {
         system: "lisa",
         name: "sched_util_est_cfs",
-        id: 319,
+        id: 320,
         fields: &[
             ("util", ULONG),
             ("enqueued", UINT),
@@ -471,7 +479,7 @@ mod tests {
         ];
         event("sched_pelt_se").encode(&mut rec, 42, &vals);
         let word = |at: usize| u32::from_le_bytes(rec[at..at + 4].try_into().unwrap());
-        assert_eq!(&rec[..2], &316u16.to_le_bytes());
+        assert_eq!(&rec[..2], &317u16.to_le_bytes());
         assert_eq!(word(4), 42);
         assert_eq!(word(44) as i32, -1);
         assert_eq!(word(48), (7 << 16) | 56);

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 
 use self::events::{Format, Val, EVENTS, EXIT_DEAD, PRINT, TASK_INTERRUPTIBLE};
 use self::ring_buffer::{CpuBuffer, MAX_RECORD, PAGE_HEADER, PAGE_SIZE};
-use super::{context, swapper, Observer, PrevState, Tracepoint};
+use super::{context, span_hex, swapper, Observer, PrevState, Tracepoint};
 use crate::kernel::Kernel;
 use crate::sched::deadline::DlNote;
 use crate::sched::fair::{Note, NO_TASK};
@@ -32,6 +32,8 @@ pub struct DatWriter<W: Write> {
     kernel: Kernel,
     sink: Sink,
     paths: Vec<String>,
+    /// The root domain's CPUs, as `sched_overutilized` records them.
+    span: String,
 }
 
 /// The CPUs' buffers, with the record being built.
@@ -65,6 +67,7 @@ impl<W: Write> DatWriter<W> {
                 rec: Vec::with_capacity(256),
             },
             paths: vec!["/".into()],
+            span: span_hex(nr_cpus),
         }
     }
 
@@ -282,6 +285,10 @@ impl<W: Write> Observer for DatWriter<W> {
                         self.sink.emit(now, cpu, pid, ev, &vals)
                     }
                 }
+            }
+            Tracepoint::Overutilized { overutilized, .. } => {
+                let vals = [I(*overutilized as i64), S(&self.span)];
+                self.sink.emit(now, cpu, pid, ev, &vals)
             }
             Tracepoint::Print { text, .. } => {
                 let mut end = text.len().min(MAX_RECORD - 32);

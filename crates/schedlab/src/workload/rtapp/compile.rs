@@ -18,12 +18,17 @@ use crate::workload::program::{
 /// rt-app's pLoad when `calibration` names a CPU: a nominal value (no busy loop to measure).
 pub const NOMINAL_PLOAD_NS: u64 = 100;
 
-pub fn compile(wl: &Workload, plat: &Platform) -> Result<Program, InputError> {
-    let n = plat.nr_cpus();
-    let pload = match wl.global.calibration {
+/// rt-app's pLoad (ns per loop) for `calibration`.
+pub fn pload_ns(calibration: Calibration) -> u64 {
+    match calibration {
         Calibration::PLoad(p) => p,
         Calibration::Cpu(_) => NOMINAL_PLOAD_NS,
-    };
+    }
+}
+
+pub fn compile(wl: &Workload, plat: &Platform) -> Result<Program, InputError> {
+    let n = plat.nr_cpus();
+    let pload = pload_ns(wl.global.calibration);
     let mut idx: [HashMap<String, u32>; 6] = Default::default();
     let mut names = Names::default();
     let mut barrier_users: Vec<u32> = Vec::new();

@@ -140,7 +140,7 @@ impl Sched {
         let (env, moved) = loop {
             let groups = self.topo.domains[cpu][level].groups.len() as u64;
             self.ops.add(cpu, Op::BalanceGroup, groups);
-            let (src, imb) = match self.find_src(cpu, level, idle, &excluded) {
+            let (src, imb) = match self.find_src(cpu, level, idle, &excluded, h) {
                 Ok(found) => found,
                 Err(none) => {
                     let st = &mut self.topo.domains[cpu][level].stats;
@@ -194,12 +194,13 @@ impl Sched {
 
     /// `sched_balance_find_src_group` then `sched_balance_find_src_rq` for `cpu`'s domain
     /// `level`: the CPU to pull from and what to pull, or which of the two found nothing.
-    fn find_src(
+    fn find_src<H: Hooks>(
         &self,
         cpu: usize,
         level: usize,
         idle: CpuIdleType,
         excluded: &[usize],
+        h: &mut H,
     ) -> Result<(usize, Imbalance), NoBusiest> {
         let sd = &self.topo.domains[cpu][level];
         let dst = Dst {
@@ -223,7 +224,7 @@ impl Sched {
         }
         // The root domain's balance sets the flag or clears it; a lower one only sets it.
         if level + 1 == self.topo.domains[cpu].len() || sg_overutilized {
-            self.set_rd_overutilized(sg_overutilized);
+            self.set_rd_overutilized(sg_overutilized, cpu, h);
         }
         self.update_idle_cpu_scan(cpu, sd, idle, sum_util);
         let eas = !self.is_rd_overutilized();
