@@ -13,9 +13,10 @@ $(STAMP):
 	$(BIN)/python -m pip install --quiet "maturin>=1.8,<2"
 	touch $@
 
-# Build the extension in release mode and install it, with runtime and test dependencies.
+# Build the extension in release mode and install it, with runtime and test dependencies
+# and LISA (whose analyses the tests run on schedlab's traces).
 develop: $(STAMP)
-	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --extras test --quiet
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --extras test,lisa --quiet
 
 run: develop
 	$(BIN)/schedlab reproduce

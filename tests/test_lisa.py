@@ -1,54 +1,130 @@
-"""The text trace read by LISA (pip package lisa-linux), when it is installed: LISA's parser
-for `trace-cmd report`'s human-readable text must see the same events and values as
-schedlab's own DataFrames."""
+"""LISA (lisa-linux 3.1.0, installed by `make test` as schedlab's `lisa` extra) on a schedlab
+run: `RunResult.to_lisa()` gives a `lisa.trace.Trace` over the run's trace.dat and platform
+description, and LISA's analyses (tasks, load_tracking, frequency, idle, rta, latency, cpus,
+status) return frames whose values are schedlab's own figures."""
 
+import warnings
 from pathlib import Path
 
 import pytest
 
 import schedlab
 
-lisa_trace = pytest.importorskip("lisa.trace")
+warnings.filterwarnings("ignore", module="lisa")
 
-WORKLOAD = Path(__file__).parent / "rtapp-corpus/observed-output/t1.json"
-EVENTS = ("sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task",
-          "sched_process_fork", "sched_process_exit", "task_rename", "cpu_idle", "cpu_frequency",
-          "sched_cpu_capacity")
-SIGNALS = ("sched_pelt_se", "sched_pelt_cfs", "sched_util_est_se", "sched_util_est_cfs")
+CORPUS = Path(__file__).parent / "rtapp-corpus"
+SPAN_NS = 1_000_000_000
+
+
+def workload() -> str:
+    """video-short, rt-app's ftrace markers on (a workgen file, edited as text)."""
+    text = (CORPUS / "video-short.json").read_text()
+    return text.replace('"global" : {', '"global" : { "ftrace" : "main,task,loop,event",', 1)
 
 
 @pytest.fixture(scope="module")
-def traced(tmp_path_factory):
-    path = tmp_path_factory.mktemp("lisa") / "trace.txt"
-    result = schedlab.run(WORKLOAD, "smp:2", trace=path)
-    trace = lisa_trace.Trace(str(path), parser=lisa_trace.HRTxtTraceParser.from_txt_file,
-                             normalize_time=False)
-    return result, trace
+def run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("lisa")
+    result = schedlab.run(workload(), "hikey960", sets=["cpufreq.governor=schedutil"], duration_ns=SPAN_NS,
+                          trace=tmp / "run.dat")
+    return result, result.to_lisa()
 
 
-@pytest.mark.parametrize("event", EVENTS)
-def test_lisa_sees_every_event(traced, event):
-    result, trace = traced
-    ours = result.events[result.events["event"] == event]
-    theirs = trace.df_event(event)
-    assert len(theirs) == len(ours)
-    assert list(theirs.index) == pytest.approx(list(ours.index))
+def test_lisa_sees_the_platform(run):
+    result, trace = run
+    assert trace.cpus_count == 8
+    assert trace.plat_info["freq-domains"] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert trace.plat_info["cpu-capacities"]["orig"] == dict(zip(result.cpus["cpu"], result.cpus["capacity"]))
 
 
-@pytest.mark.parametrize("signal", SIGNALS)
-def test_lisa_reads_the_signal_values(traced, signal):
-    result, trace = traced
-    ours = result.signals[result.signals["signal"] == signal]
-    theirs = trace.df_event(signal)
-    assert list(theirs["util"]) == list(ours["util"])
-    assert list(theirs["cpu"]) == list(ours["cpu"])
-    if signal.startswith("sched_pelt"):
-        assert list(theirs["update_time"]) == list(ours["update_time"])
+def test_tasks_runtime_is_schedlab_run_time(run):
+    result, trace = run
+    theirs = trace.ana.tasks.df_tasks_runtime()
+    ours = result.tasks.set_index("pid")["run_ns"] / 1e9
+    # LISA counts a task still running at the end up to the trace's last event: the run's
+    # end is its last instant (the shutdown markers), so nothing is lost.
+    for pid, runtime in ours.items():
+        assert theirs.loc[pid, "runtime"] == pytest.approx(runtime, abs=1e-9), pid
 
 
-def test_lisa_reads_switches(traced):
-    result, trace = traced
-    ours = result.events[result.events["event"] == "sched_switch"]
-    theirs = trace.df_event("sched_switch")
-    assert list(theirs["next_pid"]) == list(ours["other_pid"])
-    assert list(theirs["prev_pid"]) == list(ours["pid"])
+@pytest.mark.parametrize("cpu", [0, 4])
+def test_frequency_residency_is_schedlab_residency(run, cpu):
+    result, trace = run
+    theirs = trace.ana.frequency.df_cpu_frequency_residency(cpu)["total_time"]
+    ours = {int(khz): ns / 1e9 for khz, ns in result.cpus.loc[cpu, "freq_residency"].items() if ns}
+    # The boot's maximum frequency lasts no time before the governor's first request.
+    assert {khz: t for khz, t in theirs.items() if t > 1e-9} == pytest.approx(ours, abs=1e-9)
+
+
+@pytest.mark.parametrize("cpu", [0, 4])
+def test_idle_residency_is_the_time_not_busy(run, cpu):
+    result, trace = run
+    theirs = trace.ana.idle.df_cpu_idle_state_residency(cpu)["time"]
+    busy = result.cpus.loc[cpu, "busy_ns"] / 1e9
+    assert theirs.loc[-1] == pytest.approx(busy, abs=1e-9)
+    assert theirs.drop(-1).sum() == pytest.approx(SPAN_NS / 1e9 - busy, abs=1e-9)
+
+
+def test_task_util_signals_are_schedlab_signals(run):
+    result, trace = run
+    theirs = trace.ana.load_tracking.df_tasks_signal("util")
+    s = result.signals
+    ours = s[(s["signal"] == "sched_pelt_se") & (s["path"] == "(null)")]
+    # Events of one instant on several CPUs: LISA orders them by CPU, schedlab as they came.
+    key = lambda df: sorted(zip((df.index * 1e9).round().astype(int), df["cpu"], df["pid"], df["util"]))
+    assert key(theirs) == key(ours)
+
+
+def test_cpu_util_signals_cover_every_cpu(run):
+    _, trace = run
+    assert sorted(trace.ana.load_tracking.df_cpus_signal("util")["cpu"].unique()) == list(range(8))
+
+
+def test_rtapp_loops_are_the_markers(run):
+    result, trace = run
+    loops = trace.ana.rta.df_rtapp_loop()
+    markers = result.events["text"].dropna()
+    assert len(loops) == markers.str.startswith("rtapp_loop:").sum()
+    main = trace.df_event("userspace@rtapp_main")
+    assert list(main["event"]) == ["start", "clock_ref", "shutdown", "end"]
+
+
+def test_wakeup_latencies_are_schedlab_latencies(run):
+    result, trace = run
+    task = result.tasks.set_index("comm").loc["DispSync-1"]
+    theirs = trace.ana.latency.df_latency_wakeup((int(task["pid"]), "DispSync-1"))["wakeup_latency"]
+    assert theirs.max() == pytest.approx(task["latency_max_ns"] / 1e9, abs=1e-9)
+
+
+def test_context_switches_are_schedlab_switches(run):
+    result, trace = run
+    theirs = trace.ana.cpus.df_context_switches()["context_switch_cnt"]
+    e = result.events
+    ours = e[e["event"] == "sched_switch"].groupby("cpu").size()
+    assert {cpu: theirs.get(cpu, 0) for cpu in range(8)} == {cpu: ours.get(cpu, 0) for cpu in range(8)}
+
+
+def test_overutilized_time_is_schedlab_flag(run):
+    result, trace = run
+    theirs = trace.ana.status.df_overutilized()
+    e = result.events
+    flags = e[e["event"] == "sched_overutilized"]["value"]
+    # The flag's value from its first report to the end, as LISA integrates it.
+    changes = flags[flags != flags.shift()]
+    ends = list(changes.index[1:]) + [1 + SPAN_NS / 1e9]
+    on = sum(end - start for start, end, v in zip(changes.index, ends, changes) if v)
+    assert theirs[theirs["overutilized"]]["len"].sum() == pytest.approx(on, abs=1e-9)
+
+
+def test_a_text_trace_reads_with_its_markers(tmp_path):
+    result = schedlab.run(workload(), "hikey960", duration_ns=200_000_000, trace=tmp_path / "run.txt")
+    trace = result.to_lisa()
+    loops = trace.df_event("userspace@rtapp_loop")
+    assert len(loops) == result.events["text"].dropna().str.startswith("rtapp_loop:").sum() > 0
+    assert trace.ana.frequency.df_cpu_frequency_residency(0)["total_time"].sum() > 0
+
+
+def test_to_lisa_needs_a_trace():
+    result = schedlab.run(workload(), "smp:2", duration_ns=10_000_000)
+    with pytest.raises(ValueError, match="wrote no trace"):
+        result.to_lisa()

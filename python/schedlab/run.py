@@ -57,6 +57,7 @@ class RunResult:
     refusals: list[str] = field(default_factory=list)
     deadlock: str | None = None
     switches: dict[str, str] = field(default_factory=dict)
+    trace: Path | None = None
 
     tasks = _frame_of("task_rows")
     cpus = _frame_of("cpu_rows")
@@ -64,6 +65,16 @@ class RunResult:
     ops = _frame_of("op_rows")
     groups = _frame_of("group_rows")
     policies = _frame_of("policy_rows")
+
+    def to_lisa(self):
+        """The run's trace as a `lisa.trace.Trace` (LISA installed: `pip install
+        'schedlab[lisa]'`), with its platform description; the run must have written a
+        trace.dat or a text trace."""
+        from schedlab import lisa
+
+        if self.trace is None:
+            raise ValueError("the run wrote no trace: run it with trace='run.dat'")
+        return lisa.trace(self.trace)
 
     def summary(self) -> dict:
         """The run summary as plain data (what `--summary FILE.json` writes; docs/outputs.md
@@ -139,7 +150,9 @@ class RunSpec:
                       trace_format, None if log_dir is None else Path(log_dir),
                       None if schedstat is None else Path(schedstat), self.json_c, frames,
                       progress or (lambda now, total: None))
-        return _result(r, frames)
+        result = _result(r, frames)
+        result.trace = None if trace is None else Path(trace)
+        return result
 
 
 def run(workload, platform: str = "smp:4", *, kernel: str = "6.12", fair: str | None = None,
