@@ -80,3 +80,25 @@ def test_the_runs_cover_every_event(reports):
     seen = {line.split(": ", 2)[1].strip().rstrip(":") for text, _ in reports.values()
             for line in text.splitlines()[1:]}
     assert seen == set(EVENTS)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--trace", "{tmp}/t.bin"], "unknown trace format"),
+    (["--trace", "{tmp}/missing/t.dat"], "cannot write the trace"),
+    (["--trace", "{tmp}/t.bin", "--trace-format", "pdf"], "invalid choice: 'pdf'"),
+])
+def test_bad_trace_outputs_are_refused(cli, tmp_path, args, message):
+    workload = tmp_path / "w.json"
+    workload.write_text('{"tasks": {"t": {"loop": 1, "run": 1000}}}')
+    r = cli("run", workload, *[a.format(tmp=tmp_path) for a in args])
+    assert r.returncode == 2
+    assert message in r.stderr.decode()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w.json"]  # nothing half-written
+
+
+def test_a_trace_comes_with_its_platform_description(tmp_path):
+    r = schedlab.run({"tasks": {"t": {"loop": 1, "run": 1000}}}, "juno-r2", trace=tmp_path / "run.dat",
+                     frames=False)
+    text = (tmp_path / "run.plat_info.yml").read_text()
+    domains = ", ".join(str(list(p["cpus"])) for p in r.policy_rows)
+    assert "cpus-count: 6" in text and f"freq-domains: [{domains}]" in text

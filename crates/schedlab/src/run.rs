@@ -12,7 +12,8 @@ use crate::sched::ops::OPS;
 use crate::sim::{RunOptions, Sim, SIM_START};
 use crate::time::Ns;
 use crate::trace::{
-    plat_info, DatWriter, Frames, FtraceWriter, Observer, RtappLogs, SharedFrames, TraceFormat,
+    plat_info, DatWriter, Frames, FtraceWriter, Observer, PerfettoWriter, RtappLogs, SharedFrames,
+    TraceFormat,
 };
 use crate::workload::{self, pload_ns, Dialect, Workload};
 
@@ -347,12 +348,7 @@ fn simulate(
                     .map_err(|e| io_error("cannot write the trace", path, e))?,
             ),
             TraceFormat::Dat => Box::new(DatWriter::new(out, nr_cpus, spec.kernel)),
-            TraceFormat::Perfetto => {
-                return Err(RunError::Io(format!(
-                    "{}: Perfetto traces are not written yet",
-                    path.display()
-                )))
-            }
+            TraceFormat::Perfetto => Box::new(PerfettoWriter::new(out, nr_cpus)),
         };
         sim.observe(w);
         let info = plat_info::path_for(path);

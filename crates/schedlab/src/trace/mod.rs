@@ -5,6 +5,7 @@
 mod dat;
 mod frames;
 mod ftrace;
+mod perfetto;
 pub mod plat_info;
 mod rtapp_log;
 pub mod schedstat;
@@ -14,6 +15,7 @@ pub use frames::{
     EventColumns, Frames, SharedFrames, SignalColumns, EVENT_NAMES, NONE, SIGNAL_NAMES,
 };
 pub use ftrace::FtraceWriter;
+pub use perfetto::PerfettoWriter;
 pub use rtapp_log::{LogRow, RtappLogs, LOG_HEADER};
 
 pub use crate::sched::hooks::{PrevState, Tracepoint};

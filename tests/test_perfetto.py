@@ -1,0 +1,77 @@
+"""The native Perfetto trace, read back with the protobuf bindings of PyPI's `perfetto`
+package: the scheduler's events as ftrace bundles, rt-app's process tree, markers as
+slices, and counter tracks holding schedlab's own signal values."""
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+import schedlab
+
+CORPUS = Path(__file__).parent / "rtapp-corpus"
+FTRACE = {"sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task",
+          "sched_process_fork", "sched_process_exit", "task_rename", "cpu_idle", "cpu_frequency",
+          "sched_pi_setprio"}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    text = (CORPUS / "video-short.json").read_text()
+    text = text.replace('"global" : {', '"global" : { "ftrace" : "main,task,loop,event",', 1)
+    path = tmp_path_factory.mktemp("perfetto") / "run.perfetto-trace"
+    result = schedlab.run(text, "hikey960", sets=["cpufreq.governor=schedutil"], duration_ns=500_000_000,
+                          trace=path)
+    trace = pb.Trace()
+    trace.ParseFromString(path.read_bytes())
+    return result, trace
+
+
+def counters(trace) -> dict[str, list[int]]:
+    """Each counter track's values, by its name."""
+    names = {p.track_descriptor.uuid: p.track_descriptor.name for p in trace.packet
+             if p.HasField("track_descriptor") and p.track_descriptor.HasField("counter")}
+    values = {}
+    for p in trace.packet:
+        if p.HasField("track_event") and p.track_event.track_uuid in names:
+            values.setdefault(names[p.track_event.track_uuid], []).append(p.track_event.counter_value)
+    return values
+
+
+def test_ftrace_events_are_schedlab_events(run):
+    result, trace = run
+    theirs = Counter(e.WhichOneof("event") for p in trace.packet if p.HasField("ftrace_events")
+                     for e in p.ftrace_events.event)
+    ours = result.events["event"].astype(str).value_counts()
+    assert dict(theirs) == {name: ours[name] for name in FTRACE if ours.get(name, 0)}
+
+
+def test_threads_belong_to_rtapp(run):
+    result, trace = run
+    threads = {t.tid: (t.tgid, t.name) for p in trace.packet if p.HasField("process_tree")
+               for t in p.process_tree.threads}
+    assert threads == {pid: (1, comm[:15]) for pid, comm in zip(result.tasks["pid"], result.tasks["comm"])}
+
+
+def test_counters_hold_the_signals(run):
+    result, trace = run
+    values = counters(trace)
+    s = result.signals
+    cpu0 = s[(s["signal"] == "sched_pelt_cfs") & (s["cpu"] == 0) & (s["path"] == "/")]
+    assert values["CPU0 util_avg"] == list(cpu0["util"])
+    assert values["CPU0 runnable_avg"] == list(cpu0["runnable"])
+    task = result.tasks.iloc[1]
+    se = s[(s["signal"] == "sched_pelt_se") & (s["pid"] == task["pid"])]
+    assert values[f"{task['comm'][:15]}-{task['pid']} util_avg"] == list(se["util"])
+    caps = result.events[(result.events["event"] == "sched_cpu_capacity") & (result.events["cpu"] == 4)]
+    assert values["CPU4 capacity"] == list(caps["value"])
+
+
+def test_loops_are_slices(run):
+    result, trace = run
+    begins = sum(p.track_event.type == pb.TrackEvent.TYPE_SLICE_BEGIN for p in trace.packet
+                 if p.HasField("track_event"))
+    markers = result.events["text"].dropna()
+    starts = markers.str.match(r"rtapp_(loop|task): event=start").sum()
+    assert begins == starts > 0
