@@ -29,13 +29,16 @@ def run(tmp_path_factory):
 
 
 def counters(trace) -> dict[str, list[int]]:
-    """Each counter track's values, by its name."""
+    """Each counter track's values, by its name: a counter event's own, and its extra ones."""
     names = {p.track_descriptor.uuid: p.track_descriptor.name for p in trace.packet
              if p.HasField("track_descriptor") and p.track_descriptor.HasField("counter")}
     values = {}
     for p in trace.packet:
-        if p.HasField("track_event") and p.track_event.track_uuid in names:
-            values.setdefault(names[p.track_event.track_uuid], []).append(p.track_event.counter_value)
+        e = p.track_event
+        if p.HasField("track_event") and e.type == pb.TrackEvent.TYPE_COUNTER:
+            pairs = [(e.track_uuid, e.counter_value), *zip(e.extra_counter_track_uuids, e.extra_counter_values)]
+            for uuid, value in pairs:
+                values.setdefault(names[uuid], []).append(value)
     return values
 
 

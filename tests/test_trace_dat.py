@@ -1,6 +1,7 @@
-"""trace.dat as trace-cmd reads it: `trace-cmd report -N -t` on a run's trace.dat prints the
-same events with the same values as the run's text trace, line for line on each CPU (across
-CPUs, trace-cmd orders events of one instant by CPU, the text by when they happened)."""
+"""trace.dat as trace-cmd reads it: `trace-cmd report -N -t` on a run's trace.dat (version 7
+with zstd-compressed pages, and version 6) prints the same events with the same values as the
+run's text trace, line for line on each CPU (across CPUs, trace-cmd orders events of one
+instant by CPU, the text by when they happened)."""
 
 import json
 import subprocess
@@ -24,6 +25,9 @@ EVENTS = {"sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "s
           "sched_process_fork", "sched_process_exit", "task_rename", "cpu_idle", "cpu_frequency",
           "sched_cpu_capacity", "print", "sched_dl_throttle", "sched_dl_replenish", "sched_dl_miss",
           "sched_pi_setprio", "sched_overutilized", "sched_pelt_se", "sched_pelt_cfs", "sched_util_est_se", "sched_util_est_cfs"}
+
+# trace.dat version 7 with its pages compressed (zstd), and version 6.
+VERSIONS = ("dat", "dat6")
 
 # Between them, every event schedlab records.
 RUNS = {
@@ -59,16 +63,18 @@ def reports(tmp_path_factory, trace_cmd):
         args = dict(args)
         workload = args.pop("workload")()
         schedlab.run(workload, trace=tmp / "t.txt", frames=False, **args)
-        schedlab.run(workload, trace=tmp / "t.dat", frames=False, **args)
-        report = subprocess.run([trace_cmd, "report", "-N", "-t", str(tmp / "t.dat")], capture_output=True,
-                                text=True, check=True)
-        out[name] = (tmp / "t.txt").read_text(), report.stdout
+        for version in VERSIONS:
+            schedlab.run(workload, trace=tmp / f"{version}.dat", trace_format=version, frames=False, **args)
+            report = subprocess.run([trace_cmd, "report", "-N", "-t", str(tmp / f"{version}.dat")],
+                                    capture_output=True, text=True, check=True)
+            out[name, version] = (tmp / "t.txt").read_text(), report.stdout
     return out
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("name", sorted(RUNS))
-def test_trace_cmd_reports_the_text_trace(reports, name):
-    text, report = reports[name]
+def test_trace_cmd_reports_the_text_trace(reports, name, version):
+    text, report = reports[name, version]
     assert report.splitlines()[0] == text.splitlines()[0]
     ours, theirs = lines_by_cpu(text), lines_by_cpu(report)
     assert sorted(ours) == sorted(theirs)

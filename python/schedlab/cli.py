@@ -77,8 +77,9 @@ def _run_options(r: argparse.ArgumentParser, units: str) -> None:
     r.add_argument("--trace", metavar="FILE",
                    help="write a trace: FILE.dat (trace.dat for trace-cmd, KernelShark, LISA), "
                         "FILE.perfetto-trace or .pftrace (Perfetto), FILE.txt (trace-cmd report text)")
-    r.add_argument("--trace-format", choices=["txt", "dat", "perfetto"],
-                   help="the trace's format whatever its name (default: from its extension)")
+    r.add_argument("--trace-format", choices=["txt", "dat", "dat6", "perfetto"],
+                   help="the trace's format whatever its name (default: from its extension; dat is "
+                        "version 7 with zstd-compressed pages, dat6 version 6)")
     r.add_argument("--log-dir", metavar="DIR", help="write rt-app per-thread logs there")
     r.add_argument("--summary", metavar="FILE.json", help="write the run summary as JSON")
     r.add_argument("--schedstat", metavar="FILE",

@@ -1,10 +1,11 @@
 //! The engine's scenario benchmark (`make bench`): 200 periodic rt-app tasks (periods 4–100 ms,
-//! duty 1–30 %, seeded) on hikey960 for 60 simulated seconds, with tracing off and then with
-//! the text trace written to a file, then untraced with schedutil on every policy instead of
-//! the fixed maximum frequency. Prints events per wall second, the real-time factor, trace
-//! lines per second and schedutil's slowdown, and writes them to target/scenario.json. `events` are the event
-//! queue's live events (wakeups, ends of work, busy ticks); `records` the scheduler events
-//! they produce (switches, wakeups, PELT and util_est updates...), one per trace line.
+//! duty 1–30 %, seeded) on hikey960 for 60 simulated seconds, with tracing off, then with each
+//! trace format written to a file (text, trace.dat, Perfetto), then untraced with schedutil on
+//! every policy instead of the fixed maximum frequency. Prints events per wall second, the
+//! real-time factor, each trace's slowdown and size, and schedutil's slowdown, and writes them
+//! to target/scenario.json. `events` are the event queue's live events (wakeups, ends of
+//! work, busy ticks); `records` the scheduler events they produce (switches, wakeups, PELT and
+//! util_est updates...), one per trace line.
 
 use std::fmt::Write as _;
 use std::io::BufWriter;
@@ -16,15 +17,15 @@ use schedlab::kernel::Kernel;
 use schedlab::platform;
 use schedlab::sched::features::Features;
 use schedlab::sim::{RunOptions, Sim};
-use schedlab::trace::FtraceWriter;
+use schedlab::trace::{DatVersion, DatWriter, FtraceWriter, Observer, PerfettoWriter};
 use schedlab::workload::{self, Dialect, Workload};
 
 const TASKS: usize = 200;
 const SIMULATED_S: u64 = 60;
 const SEED: u64 = 0x5c4ed1ab;
 const RUNS: usize = 5;
-/// `# tracer: nop`, `#`, `cpus=N`.
-const HEADER_LINES: usize = 3;
+/// `cpus=N`.
+const HEADER_LINES: usize = 1;
 
 /// A uniform draw in [lo, hi].
 fn draw(rng: &mut XorShiftRng, lo: u64, hi: u64) -> u64 {
@@ -76,33 +77,64 @@ fn median(mut make: impl FnMut() -> Sim) -> (f64, u64) {
     runs[RUNS / 2]
 }
 
+/// The median wall time of a run writing its trace with `writer` to a temporary file, and
+/// the file.
+fn traced(
+    wl: &Workload,
+    ext: &str,
+    writer: impl Fn(BufWriter<std::fs::File>, usize) -> Box<dyn Observer>,
+) -> (f64, Vec<u8>) {
+    let path = std::env::temp_dir().join(format!("schedlab-scenario-trace.{ext}"));
+    let (wall, _) = median(|| {
+        let mut s = sim(wl);
+        let file = std::fs::File::create(&path).expect("temp file");
+        let nr_cpus = s.platform().nr_cpus();
+        s.observe(writer(BufWriter::with_capacity(1 << 20, file), nr_cpus));
+        s
+    });
+    let bytes = std::fs::read(&path).expect("trace written");
+    let _ = std::fs::remove_file(&path);
+    (wall, bytes)
+}
+
 fn main() {
     let wl = workload::parse(&workload_json(), "scenario", Dialect::Workgen).expect("valid JSON");
     let (wall, events) = median(|| sim(&wl));
-    let path = std::env::temp_dir().join("schedlab-scenario-trace.txt");
-    let (wall_t, events_t) = median(|| {
-        let mut traced = sim(&wl);
-        let file = std::fs::File::create(&path).expect("temp file");
-        let w = FtraceWriter::new(
-            BufWriter::with_capacity(1 << 20, file),
-            traced.platform().nr_cpus(),
-        )
-        .expect("temp file");
-        traced.observe(Box::new(w));
-        traced
+    struct Null;
+    impl Observer for Null {
+        fn finish(&mut self, _: &[schedlab::sched::task::SchedTask]) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let (wall_null, _) = traced(&wl, "null", |_, _| Box::new(Null));
+    eprintln!("NULL observer: {wall_null:.3} s ({:.2}x)", wall_null / wall);
+    let (wall_t, text) = traced(&wl, "txt", |f, n| {
+        Box::new(FtraceWriter::new(f, n).expect("temp file"))
+    });
+    let (wall_dat, dat) = traced(&wl, "dat", |f, n| {
+        Box::new(DatWriter::new(f, n, Kernel::V6_12, DatVersion::V7).expect("zstd"))
+    });
+    let (wall_pf, pf) = traced(&wl, "perfetto-trace", |f, n| {
+        Box::new(PerfettoWriter::new(f, n))
     });
     let (wall_su, events_su) = median(|| sim_with(&wl, "schedutil"));
-    let text = std::fs::read(&path).expect("trace written");
     let lines = text.iter().filter(|&&b| b == b'\n').count();
     // The scheduler events the run produced (tracepoints), the same with tracing off.
     let records = lines - HEADER_LINES;
-    let _ = std::fs::remove_file(&path);
+    let format = |name: &str, w: f64, bytes: &[u8]| {
+        format!(
+            " \"{name}\": {{\"wall_s\": {w:.3}, \"slowdown\": {:.2}, \"mb\": {:.1}, \"smaller_than_text\": {:.2}, \"records_per_s\": {:.0}}}",
+            w / wall,
+            bytes.len() as f64 / 1e6,
+            text.len() as f64 / bytes.len() as f64,
+            records as f64 / w
+        )
+    };
     let report = format!(
         concat!(
             "{{\"tasks\": {}, \"platform\": \"hikey960\", \"simulated_s\": {}, \"events\": {}, \"records\": {},\n",
             " \"untraced\": {{\"wall_s\": {:.3}, \"events_per_s\": {:.0}, \"records_per_s\": {:.0}, \"realtime_factor\": {:.0}}},\n",
-            " \"traced\": {{\"wall_s\": {:.3}, \"events_per_s\": {:.0}, \"realtime_factor\": {:.0}, ",
-            "\"trace_lines\": {}, \"trace_mb\": {:.1}, \"lines_per_s\": {:.0}}},\n",
+            "{},\n{},\n{},\n",
             " \"schedutil\": {{\"wall_s\": {:.3}, \"events\": {}, \"slowdown\": {:.2}}}}}\n"
         ),
         TASKS,
@@ -113,12 +145,9 @@ fn main() {
         events as f64 / wall,
         records as f64 / wall,
         SIMULATED_S as f64 / wall,
-        wall_t,
-        events_t as f64 / wall_t,
-        SIMULATED_S as f64 / wall_t,
-        lines,
-        text.len() as f64 / 1e6,
-        lines as f64 / wall_t,
+        format("text", wall_t, &text),
+        format("dat", wall_dat, &dat),
+        format("perfetto", wall_pf, &pf),
         wall_su,
         events_su,
         wall_su / wall,

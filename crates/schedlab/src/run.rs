@@ -12,8 +12,8 @@ use crate::sched::ops::OPS;
 use crate::sim::{RunOptions, Sim, SIM_START};
 use crate::time::Ns;
 use crate::trace::{
-    plat_info, DatWriter, Frames, FtraceWriter, Observer, PerfettoWriter, RtappLogs, SharedFrames,
-    TraceFormat,
+    plat_info, DatVersion, DatWriter, Frames, FtraceWriter, Observer, PerfettoWriter, RtappLogs,
+    SharedFrames, TraceFormat,
 };
 use crate::workload::{self, pload_ns, Dialect, Workload};
 
@@ -322,7 +322,7 @@ fn trace_output(spec: &RunSpec) -> Result<Option<(&PathBuf, TraceFormat)>, Input
         None => Err(InputError::new(
             path.display().to_string(),
             "unknown trace format: name it .txt, .dat, .perfetto-trace or .pftrace, or choose \
-             one with --trace-format txt|dat|perfetto",
+             one with --trace-format txt|dat|dat6|perfetto",
         )),
     }
 }
@@ -347,7 +347,16 @@ fn simulate(
                 FtraceWriter::new(out, nr_cpus)
                     .map_err(|e| io_error("cannot write the trace", path, e))?,
             ),
-            TraceFormat::Dat => Box::new(DatWriter::new(out, nr_cpus, spec.kernel)),
+            TraceFormat::Dat | TraceFormat::Dat6 => {
+                let version = match format {
+                    TraceFormat::Dat => DatVersion::V7,
+                    _ => DatVersion::V6,
+                };
+                Box::new(
+                    DatWriter::new(out, nr_cpus, spec.kernel, version)
+                        .map_err(|e| io_error("cannot write the trace", path, e))?,
+                )
+            }
             TraceFormat::Perfetto => Box::new(PerfettoWriter::new(out, nr_cpus)),
         };
         sim.observe(w);

@@ -10,7 +10,7 @@ pub mod plat_info;
 mod rtapp_log;
 pub mod schedstat;
 
-pub use dat::DatWriter;
+pub use dat::{DatVersion, DatWriter};
 pub use frames::{
     EventColumns, Frames, SharedFrames, SignalColumns, EVENT_NAMES, NONE, SIGNAL_NAMES,
 };
@@ -27,18 +27,27 @@ use crate::time::Ns;
 pub enum TraceFormat {
     /// `trace-cmd report`'s text.
     Txt,
-    /// trace.dat, version 6.
+    /// trace.dat, version 7 with its pages compressed.
     Dat,
+    /// trace.dat, version 6 (for readers older than trace-cmd 3.0).
+    Dat6,
     /// A Perfetto protobuf trace.
     Perfetto,
 }
 
 impl TraceFormat {
-    pub const NAMES: [&'static str; 3] = ["txt", "dat", "perfetto"];
+    pub const NAMES: [&'static str; 4] = ["txt", "dat", "dat6", "perfetto"];
 
     pub fn from_name(name: &str) -> Option<TraceFormat> {
         let i = Self::NAMES.iter().position(|n| *n == name)?;
-        Some([TraceFormat::Txt, TraceFormat::Dat, TraceFormat::Perfetto][i])
+        Some(
+            [
+                TraceFormat::Txt,
+                TraceFormat::Dat,
+                TraceFormat::Dat6,
+                TraceFormat::Perfetto,
+            ][i],
+        )
     }
 
     /// The format a file's extension names: `.txt`, `.dat`, `.perfetto-trace` or `.pftrace`.

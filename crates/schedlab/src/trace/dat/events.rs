@@ -341,7 +341,7 @@ pub enum Val<'a> {
 }
 
 /// A fixed field's offset: the C layout of `struct trace_event_raw_<event>`.
-fn offsets<'a>(fields: &'a [(&'static str, Ty)]) -> impl Iterator<Item = usize> + 'a {
+fn offsets_of<'a>(fields: &'a [(&'static str, Ty)]) -> impl Iterator<Item = usize> + 'a {
     let mut at = COMMON_SIZE;
     fields.iter().map(move |&(_, ty)| {
         at = at.next_multiple_of(ty.align());
@@ -355,7 +355,7 @@ impl Format {
     /// The size of the fixed part (what `sizeof` gives: padded to the largest alignment).
     fn fixed_size(&self) -> usize {
         let align = self.fields.iter().map(|f| f.1.align()).fold(4, usize::max);
-        let end = offsets(self.fields)
+        let end = offsets_of(self.fields)
             .zip(self.fields)
             .map(|(o, f)| o + f.1.size())
             .last()
@@ -370,50 +370,92 @@ impl Format {
             field_line(&mut s, name, ty, o);
         }
         s.push('\n');
-        for (&(name, ty), o) in self.fields.iter().zip(offsets(self.fields)) {
+        for (&(name, ty), o) in self.fields.iter().zip(offsets_of(self.fields)) {
             field_line(&mut s, name, ty, o);
         }
         let _ = writeln!(s, "\nprint fmt: {}", self.print_fmt);
         s
     }
 
-    /// Append a record of this event in `pid`'s context to `out`: the common fields, then
-    /// `vals` in field order, then the dynamic strings.
-    pub fn encode(&self, out: &mut Vec<u8>, pid: u32, vals: &[Val]) {
+    /// Where its fields are.
+    pub fn layout(&self) -> Layout {
+        assert!(
+            self.fields.len() <= MAX_FIELDS,
+            "{}: too many fields",
+            self.name
+        );
+        let mut offsets = [0; MAX_FIELDS];
+        for (o, at) in offsets.iter_mut().zip(offsets_of(self.fields)) {
+            *o = at as u16;
+        }
+        Layout {
+            offsets,
+            fixed: self.fixed_size(),
+        }
+    }
+
+    /// The size of its record with `vals`: the fixed part, then the strings.
+    pub fn size(&self, layout: &Layout, vals: &[Val]) -> usize {
+        let strings = self
+            .fields
+            .iter()
+            .zip(vals)
+            .map(|(&(_, ty), v)| match (ty, v) {
+                (Ty::Str | Ty::Buf, Val::S(s)) => s.len() + 1,
+                _ => 0,
+            });
+        layout.fixed + strings.sum::<usize>()
+    }
+
+    /// Write its record in `pid`'s context into `out` (zeroed, `size` bytes): the common
+    /// fields, then `vals` in field order, then the dynamic strings.
+    pub fn write(&self, layout: &Layout, out: &mut [u8], pid: u32, vals: &[Val]) {
         debug_assert_eq!(vals.len(), self.fields.len(), "{}", self.name);
-        let start = out.len();
-        out.extend_from_slice(&self.id.to_le_bytes());
-        out.extend_from_slice(&[0, 0]);
-        out.extend_from_slice(&(pid as i32).to_le_bytes());
-        let fixed = self.fixed_size();
-        out.resize(start + fixed, 0);
-        let mut tail = fixed;
-        for ((&(_, ty), o), v) in self.fields.iter().zip(offsets(self.fields)).zip(vals) {
-            let at = start + o;
+        out[..2].copy_from_slice(&self.id.to_le_bytes());
+        out[4..8].copy_from_slice(&(pid as i32).to_le_bytes());
+        let mut tail = layout.fixed;
+        for ((&(_, ty), &o), v) in self.fields.iter().zip(&layout.offsets).zip(vals) {
+            let at = o as usize;
             match (ty, *v) {
-                (Ty::Int(_, size, _), Val::I(x)) => {
-                    out[at..at + size as usize].copy_from_slice(&x.to_le_bytes()[..size as usize])
-                }
+                (Ty::Int(_, size, _), Val::I(x)) => put_int(out, at, size, x),
                 (Ty::Comm, Val::S(s)) => {
                     let s = kernel_comm(s);
                     out[at..at + s.len()].copy_from_slice(s.as_bytes());
                 }
-                (Ty::Str, Val::S(s)) => {
+                (Ty::Str | Ty::Buf, Val::S(s)) => {
                     let len = s.len() + 1;
-                    let loc = ((len as u32) << 16) | tail as u32;
-                    out[at..at + 4].copy_from_slice(&loc.to_le_bytes());
-                    out.extend_from_slice(s.as_bytes());
-                    out.push(0);
+                    if matches!(ty, Ty::Str) {
+                        let loc = ((len as u32) << 16) | tail as u32;
+                        out[at..at + 4].copy_from_slice(&loc.to_le_bytes());
+                    }
+                    out[tail..tail + s.len()].copy_from_slice(s.as_bytes());
                     tail += len;
-                }
-                (Ty::Buf, Val::S(s)) => {
-                    out.extend_from_slice(s.as_bytes());
-                    out.push(0);
                 }
                 _ => debug_assert!(false, "{}: a value of the wrong kind", self.name),
             }
         }
     }
+}
+
+/// Write `x`'s `size` low bytes at `at`, little endian (fixed-size stores: no copy loop).
+#[inline(always)]
+fn put_int(out: &mut [u8], at: usize, size: u8, x: i64) {
+    match size {
+        1 => out[at] = x as u8,
+        2 => out[at..at + 2].copy_from_slice(&(x as u16).to_le_bytes()),
+        4 => out[at..at + 4].copy_from_slice(&(x as u32).to_le_bytes()),
+        _ => out[at..at + 8].copy_from_slice(&x.to_le_bytes()),
+    }
+}
+
+/// The most fields an event has.
+const MAX_FIELDS: usize = 8;
+
+/// Where an event's fields are, computed once: their offsets and the fixed part's size.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    offsets: [u16; MAX_FIELDS],
+    fixed: usize,
 }
 
 /// A field's line in a format file (`trace_define_field`'s declaration, as
@@ -441,6 +483,20 @@ mod tests {
         EVENTS.iter().find(|f| f.name == name).unwrap()
     }
 
+    fn encode(f: &Format, pid: u32, vals: &[Val]) -> Vec<u8> {
+        let layout = f.layout();
+        let mut rec = vec![0; f.size(&layout, vals)];
+        f.write(&layout, &mut rec, pid, vals);
+        rec
+    }
+
+    #[test]
+    fn every_layout_fits() {
+        for f in EVENTS.iter().chain([&PRINT]) {
+            f.layout();
+        }
+    }
+
     #[test]
     fn sched_switch_has_the_kernel_layout() {
         // `struct trace_event_raw_sched_switch` on x86_64: comm[16] after the 8-byte
@@ -466,7 +522,6 @@ mod tests {
     fn strings_follow_the_fixed_part() {
         // sched_pelt_se: 4 u64s at 8..40, cpu and pid at 40 and 44, the two __data_loc
         // words at 48 and 52, so the strings start at 56: "(null)\0" (7 bytes) then "t\0".
-        let mut rec = vec![];
         let vals = [
             Val::I(1),
             Val::I(2),
@@ -477,7 +532,7 @@ mod tests {
             Val::S("(null)"),
             Val::S("t"),
         ];
-        event("sched_pelt_se").encode(&mut rec, 42, &vals);
+        let rec = encode(event("sched_pelt_se"), 42, &vals);
         let word = |at: usize| u32::from_le_bytes(rec[at..at + 4].try_into().unwrap());
         assert_eq!(&rec[..2], &317u16.to_le_bytes());
         assert_eq!(word(4), 42);
@@ -489,12 +544,8 @@ mod tests {
 
     #[test]
     fn a_comm_is_cut_to_fifteen_bytes() {
-        let mut rec = vec![];
-        event("sched_process_exit").encode(
-            &mut rec,
-            1,
-            &[Val::S("surfaceflinger-0"), Val::I(1), Val::I(120)],
-        );
+        let vals = [Val::S("surfaceflinger-0"), Val::I(1), Val::I(120)];
+        let rec = encode(event("sched_process_exit"), 1, &vals);
         assert_eq!(&rec[8..24], b"surfaceflinger-\0");
     }
 }

@@ -1,15 +1,21 @@
-//! trace.dat, version 6 (`trace-cmd.dat.v6(5)`): what `trace-cmd record` writes and
-//! `trace-cmd report`, KernelShark and LISA read. The header carries the ring buffer's
-//! layout, every event's format, the one kernel symbol a `print` needs, the pids' comms and
-//! the CPU count; then each CPU's ring-buffer pages (`ring_buffer.rs`), page aligned.
+//! trace.dat (`trace-cmd.dat.v6(5)`, `trace-cmd.dat.v7(5)`): what `trace-cmd record`
+//! writes and `trace-cmd report`, KernelShark and LISA read. Each event becomes a record of
+//! its kernel layout (`events.rs`) in its CPU's ring-buffer pages (`ring_buffer.rs`); the
+//! file (`file.rs`) adds every event's format, the one kernel symbol a `print` needs, the
+//! pids' comms and the CPU count.
 
+mod compress;
 mod events;
+mod file;
 mod ring_buffer;
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use self::events::{Format, Val, EVENTS, EXIT_DEAD, PRINT, TASK_INTERRUPTIBLE};
-use self::ring_buffer::{CpuBuffer, MAX_RECORD, PAGE_HEADER, PAGE_SIZE};
+use self::compress::Compressor;
+use self::events::{Format, Layout, Val, EVENTS, EXIT_DEAD, PRINT, TASK_INTERRUPTIBLE};
+use self::file::Meta;
+use self::ring_buffer::{CpuBuffer, MAX_RECORD};
 use super::{context, span_hex, swapper, Observer, PrevState, Tracepoint};
 use crate::kernel::Kernel;
 use crate::sched::deadline::DlNote;
@@ -21,144 +27,88 @@ use crate::time::Ns;
 /// `print` (trace-cmd resolves it to the name, as LISA expects).
 const TRACING_MARK_WRITE: u64 = 0xffff_ffff_8120_0000;
 
-/// trace-cmd's option ids (`TRACECMD_OPTION_*`).
-const OPTION_TRACECLOCK: u16 = 4;
-const OPTION_UNAME: u16 = 5;
-const OPTION_CPUCOUNT: u16 = 8;
+/// trace.dat's versions: 6, or 7 with the pages compressed (zstd).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DatVersion {
+    V6,
+    V7,
+}
 
 /// Writes events as trace.dat.
 pub struct DatWriter<W: Write> {
     out: W,
     kernel: Kernel,
+    /// v7's compressor (None: v6).
+    compressor: Option<Compressor>,
     sink: Sink,
     paths: Vec<String>,
     /// The root domain's CPUs, as `sched_overutilized` records them.
     span: String,
 }
 
-/// The CPUs' buffers, with the record being built.
+/// The CPUs' buffers, with the events' layouts.
 struct Sink {
     cpus: Vec<CpuBuffer>,
-    rec: Vec<u8>,
+    /// By event code (`EVENTS`), then `print`'s (`PRINT_CODE`).
+    layouts: Vec<Layout>,
 }
 
+/// `print`'s index in `Sink::layouts`.
+const PRINT_CODE: usize = EVENTS.len();
+
 impl Sink {
-    fn emit(
-        &mut self,
-        now: Ns,
-        cpu: usize,
-        pid: u32,
-        fmt: &Format,
-        vals: &[Val],
-    ) -> io::Result<()> {
-        self.rec.clear();
-        fmt.encode(&mut self.rec, pid, vals);
-        self.cpus[cpu].write(now, &self.rec)
+    /// Record event `code` (a `TraceEvent`, or `PRINT_CODE`) on `cpu`.
+    fn emit(&mut self, now: Ns, cpu: usize, pid: u32, code: usize, vals: &[Val]) -> io::Result<()> {
+        let fmt = if code == PRINT_CODE {
+            &PRINT
+        } else {
+            &EVENTS[code]
+        };
+        let layout = &self.layouts[code];
+        let len = fmt.size(layout, vals);
+        self.cpus[cpu].write(now, len, |place| fmt.write(layout, place, pid, vals))
     }
 }
 
 impl<W: Write> DatWriter<W> {
-    pub fn new(out: W, nr_cpus: usize, kernel: Kernel) -> DatWriter<W> {
-        DatWriter {
+    pub fn new(
+        out: W,
+        nr_cpus: usize,
+        kernel: Kernel,
+        version: DatVersion,
+    ) -> io::Result<DatWriter<W>> {
+        let compressor = match version {
+            DatVersion::V6 => None,
+            DatVersion::V7 => Some(Compressor::start(nr_cpus)?),
+        };
+        let cpu = |i: usize| match &compressor {
+            Some(c) => CpuBuffer::chunked(i, c.sender()),
+            None => CpuBuffer::raw(),
+        };
+        let cpus = (0..nr_cpus).map(cpu).collect();
+        Ok(DatWriter {
             out,
             kernel,
+            compressor,
             sink: Sink {
-                cpus: (0..nr_cpus).map(|_| CpuBuffer::new()).collect(),
-                rec: Vec::with_capacity(256),
+                cpus,
+                layouts: EVENTS.iter().chain([&PRINT]).map(Format::layout).collect(),
             },
             paths: vec!["/".into()],
             span: span_hex(nr_cpus),
-        }
+        })
     }
 
-    /// The header up to the CPUs' data offsets.
-    fn header(&self, tasks: &[SchedTask]) -> Vec<u8> {
-        let mut h = Vec::with_capacity(64 * 1024);
-        h.extend_from_slice(b"\x17\x08\x44tracing6\0");
-        h.push(0); // little endian
-        h.push(8); // userspace long size
-        h.extend_from_slice(&(PAGE_SIZE as u32).to_le_bytes());
-        section(&mut h, b"header_page\0", 8, &header_page());
-        section(&mut h, b"header_event\0", 8, HEADER_EVENT.as_bytes());
-        // Ftrace's own events, then the systems with theirs.
-        h.extend_from_slice(&1u32.to_le_bytes());
-        section(&mut h, b"", 8, PRINT.file().as_bytes());
-        let systems = ["sched", "task", "power", "lisa", "schedlab"];
-        h.extend_from_slice(&(systems.len() as u32).to_le_bytes());
-        for system in systems {
-            h.extend_from_slice(system.as_bytes());
-            h.push(0);
-            let of = || EVENTS.iter().filter(move |f| f.system == system);
-            h.extend_from_slice(&(of().count() as u32).to_le_bytes());
-            for f in of() {
-                section(&mut h, b"", 8, f.file().as_bytes());
-            }
-        }
+    /// The metadata of the file.
+    fn meta(&self, tasks: &[SchedTask]) -> Meta {
         let kallsyms = format!("{TRACING_MARK_WRITE:016x} T tracing_mark_write\n");
-        section(&mut h, b"", 4, kallsyms.as_bytes());
-        section(&mut h, b"", 4, b"");
         let mut cmdlines = String::from("1 rt-app\n");
         for t in tasks {
-            cmdlines.push_str(&format!("{} {}\n", t.pid, t.kcomm()));
+            let _ = writeln!(cmdlines, "{} {}", t.pid, t.kcomm());
         }
-        section(&mut h, b"", 8, cmdlines.as_bytes());
-        h.extend_from_slice(&(self.sink.cpus.len() as u32).to_le_bytes());
-        h.extend_from_slice(b"options  \0");
-        let uname = format!(
-            "Linux schedlab {}.0-schedlab schedlab\0",
-            self.kernel.name()
-        );
-        option(
-            &mut h,
-            OPTION_TRACECLOCK,
-            b"[local] global counter uptime perf mono mono_raw boot\n\0",
-        );
-        option(&mut h, OPTION_UNAME, uname.as_bytes());
-        option(
-            &mut h,
-            OPTION_CPUCOUNT,
-            &(self.sink.cpus.len() as u32).to_le_bytes(),
-        );
-        h.extend_from_slice(&0u16.to_le_bytes());
-        h.extend_from_slice(b"flyrecord\0");
-        h
+        let uname = format!("Linux schedlab {}.0-schedlab schedlab", self.kernel.name());
+        Meta::new(&kallsyms, &cmdlines, uname)
     }
-}
-
-/// `header_page`: `ring_buffer_print_page_header` for 4 KiB pages on a 64-bit kernel.
-fn header_page() -> Vec<u8> {
-    format!(
-        "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\
-         \tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\
-         \tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\
-         \tfield: char data;\toffset:{PAGE_HEADER};\tsize:{};\tsigned:0;\n",
-        PAGE_SIZE - PAGE_HEADER
-    )
-    .into_bytes()
-}
-
-/// `header_event`: `ring_buffer_print_entry_header`.
-const HEADER_EVENT: &str = "# compressed entry header\n\
-    \ttype_len    :    5 bits\n\
-    \ttime_delta  :   27 bits\n\
-    \tarray       :   32 bits\n\
-    \n\
-    \tpadding     : type == 29\n\
-    \ttime_extend : type == 30\n\
-    \ttime_stamp : type == 31\n\
-    \tdata max type_len  == 28\n";
-
-/// A tag, the size of `data` in `width` bytes, and `data`.
-fn section(h: &mut Vec<u8>, tag: &[u8], width: usize, data: &[u8]) {
-    h.extend_from_slice(tag);
-    h.extend_from_slice(&(data.len() as u64).to_le_bytes()[..width]);
-    h.extend_from_slice(data);
-}
-
-fn option(h: &mut Vec<u8>, id: u16, data: &[u8]) {
-    h.extend_from_slice(&id.to_le_bytes());
-    h.extend_from_slice(&(data.len() as u32).to_le_bytes());
-    h.extend_from_slice(data);
 }
 
 /// `__trace_sched_switch_state`: a preempted user task calls `schedule()` running (0,
@@ -181,7 +131,7 @@ impl<W: Write> Observer for DatWriter<W> {
         let (_, pid, cpu) = context(tp, tasks);
         let t = |id: u32| &tasks[id as usize];
         let task = |id: u32| (t(id).kcomm(), t(id).pid as i64, t(id).prio() as i64);
-        let ev = &EVENTS[tp.event() as usize];
+        let ev = tp.event() as usize;
         match tp {
             Tracepoint::Switch {
                 cpu,
@@ -296,31 +246,20 @@ impl<W: Write> Observer for DatWriter<W> {
                     end -= 1;
                 }
                 let vals = [I(TRACING_MARK_WRITE as i64), S(&text[..end])];
-                self.sink.emit(now, cpu, pid, &PRINT, &vals)
+                self.sink.emit(now, cpu, pid, PRINT_CODE, &vals)
             }
         }
     }
 
     fn finish(&mut self, tasks: &[SchedTask]) -> io::Result<()> {
-        let header = self.header(tasks);
-        let mut done = Vec::with_capacity(self.sink.cpus.len());
+        let meta = self.meta(tasks);
+        let mut raw = Vec::with_capacity(self.sink.cpus.len());
         for cpu in std::mem::take(&mut self.sink.cpus) {
-            done.push(cpu.finish()?);
+            raw.extend(cpu.finish()?);
         }
-        let table = header.len() + 16 * done.len();
-        let mut at = table.next_multiple_of(PAGE_SIZE) as u64;
-        self.out.write_all(&header)?;
-        for (size, _) in &done {
-            self.out.write_all(&at.to_le_bytes())?;
-            self.out.write_all(&size.to_le_bytes())?;
-            at += size;
-        }
-        self.out
-            .write_all(&vec![0; table.next_multiple_of(PAGE_SIZE) - table])?;
-        for (_, pages) in done {
-            if let Some(mut f) = pages {
-                io::copy(&mut f, &mut self.out)?;
-            }
+        match self.compressor.take() {
+            None => file::write_v6(&mut self.out, &meta, raw)?,
+            Some(c) => file::write_v7(&mut self.out, &meta, c.finish()?)?,
         }
         self.out.flush()
     }
@@ -333,7 +272,7 @@ impl<W: Write> DatWriter<W> {
         now: Ns,
         cpu: usize,
         pid: u32,
-        ev: &Format,
+        ev: usize,
         note: &Note,
         tasks: &[SchedTask],
     ) -> io::Result<()> {

@@ -1,12 +1,12 @@
 //! One CPU's ring buffer as the kernel lays out its pages (`kernel/trace/ring_buffer.c`),
 //! which trace.dat stores as they are: a page is `struct buffer_data_page` (the time of its
 //! first event, the bytes committed, the data), and each event a 4-byte header of
-//! `type_len:5, time_delta:27` (the time since the previous event) and its record.
-//! Full pages go to an anonymous temporary file, so that a long run's trace costs no
-//! memory.
+//! `type_len:5, time_delta:27` (the time since the previous event) and its record. Full
+//! pages are kept as they are (v6), or gathered in chunks for the compressor (v7).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, Write};
+use std::sync::mpsc::Sender;
 
 /// The page size (4 KiB, as on x86_64 and most arm64 kernels).
 pub const PAGE_SIZE: usize = 4096;
@@ -21,38 +21,126 @@ const TYPE_TIME_EXTEND: u32 = 30;
 const MAX_SMALL_DATA: usize = 4 * 28;
 /// The largest record a page holds (with a time extend and a length word).
 pub const MAX_RECORD: usize = PAGE_SIZE - PAGE_HEADER - 16;
+/// The raw pages a CPU keeps in memory before it moves them to its file.
+const SPILL: usize = 16 << 20;
+/// Pages per compressed chunk (trace-cmd's `PAGES_IN_CHUNK`).
+pub const PAGES_IN_CHUNK: usize = 10;
 
-/// A CPU's pages.
+/// Where a CPU's full pages go.
+enum Store {
+    /// As they are (trace.dat v6).
+    Raw(RawPages),
+    /// In chunks of `PAGES_IN_CHUNK` pages, handed to the compressor (v7).
+    Chunks {
+        chunk: Vec<u8>,
+        cpu: usize,
+        to: Sender<(usize, Vec<u8>)>,
+    },
+}
+
+/// A CPU's pages as they are: in memory up to `SPILL` bytes, then in an anonymous file, so
+/// that a long run's trace costs bounded memory.
+#[derive(Default)]
+pub struct RawPages {
+    pages: Vec<u8>,
+    file: Option<BufWriter<File>>,
+    in_file: u64,
+}
+
+impl RawPages {
+    fn push(&mut self, page: &[u8]) -> io::Result<()> {
+        self.pages.extend_from_slice(page);
+        if self.pages.len() >= SPILL {
+            let f = match &mut self.file {
+                Some(f) => f,
+                None => self.file.insert(BufWriter::new(tempfile::tempfile()?)),
+            };
+            f.write_all(&self.pages)?;
+            self.in_file += self.pages.len() as u64;
+            self.pages.clear();
+        }
+        Ok(())
+    }
+
+    pub fn size(&self) -> u64 {
+        self.in_file + self.pages.len() as u64
+    }
+
+    pub fn copy_to(self, out: &mut impl Write) -> io::Result<()> {
+        if let Some(f) = self.file {
+            let mut f = f.into_inner().map_err(|e| e.into_error())?;
+            f.rewind()?;
+            io::copy(&mut f, out)?;
+        }
+        out.write_all(&self.pages)
+    }
+}
+
+impl Store {
+    fn push(&mut self, page: &[u8]) -> io::Result<()> {
+        match self {
+            Store::Raw(raw) => raw.push(page),
+            Store::Chunks { chunk, .. } => {
+                chunk.extend_from_slice(page);
+                if chunk.len() == PAGES_IN_CHUNK * PAGE_SIZE {
+                    self.send();
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Hand the pages gathered to the compressor.
+    fn send(&mut self) {
+        if let Store::Chunks { chunk, cpu, to } = self {
+            if !chunk.is_empty() {
+                let full = std::mem::replace(chunk, Vec::with_capacity(PAGES_IN_CHUNK * PAGE_SIZE));
+                // The compressor only stops once every sender is gone.
+                let _ = to.send((*cpu, full));
+            }
+        }
+    }
+}
+
+/// A CPU's buffer: the page being filled, and where full ones go.
 pub struct CpuBuffer {
     page: Vec<u8>,
-    /// Bytes of events in `page` after its header.
+    /// Bytes of events in `page` after its header (0: no page open).
     used: usize,
     /// The time of the last event written.
     last: u64,
-    /// The full pages.
-    full: Option<BufWriter<File>>,
-    nr_full: u64,
+    store: Store,
 }
 
 impl CpuBuffer {
-    pub fn new() -> CpuBuffer {
+    /// Pages kept as they are.
+    pub fn raw() -> CpuBuffer {
+        CpuBuffer::with(Store::Raw(RawPages::default()))
+    }
+
+    /// Pages in chunks sent, with `cpu`, to the compressor at `to`.
+    pub fn chunked(cpu: usize, to: Sender<(usize, Vec<u8>)>) -> CpuBuffer {
+        let chunk = Vec::with_capacity(PAGES_IN_CHUNK * PAGE_SIZE);
+        CpuBuffer::with(Store::Chunks { chunk, cpu, to })
+    }
+
+    fn with(store: Store) -> CpuBuffer {
         CpuBuffer {
             page: vec![0; PAGE_SIZE],
             used: 0,
             last: 0,
-            full: None,
-            nr_full: 0,
+            store,
         }
     }
 
-    /// Append `record` (at most `MAX_RECORD` bytes) at time `ts` (never before the last):
-    /// `rb_update_event`'s header, after a time extend when the delta overflows 27 bits
-    /// (`rb_add_time_stamp`); a page that cannot hold it is closed and the next starts at
-    /// `ts` with a delta of 0.
-    pub fn write(&mut self, ts: u64, record: &[u8]) -> io::Result<()> {
-        debug_assert!(record.len() <= MAX_RECORD && ts >= self.last);
-        let len = record.len().next_multiple_of(4);
-        let need = if len <= MAX_SMALL_DATA { 4 } else { 8 } + len;
+    /// Append a record of `len` bytes (at most `MAX_RECORD`) at time `ts` (never before the
+    /// last), which `fill` writes into its zeroed place: `rb_update_event`'s header, after a
+    /// time extend when the delta overflows 27 bits (`rb_add_time_stamp`); a page that
+    /// cannot hold it is closed and the next starts at `ts` with a delta of 0.
+    pub fn write(&mut self, ts: u64, len: usize, fill: impl FnOnce(&mut [u8])) -> io::Result<()> {
+        debug_assert!(len <= MAX_RECORD && ts >= self.last);
+        let padded = len.next_multiple_of(4);
+        let need = if padded <= MAX_SMALL_DATA { 4 } else { 8 } + padded;
         let mut delta = ts - self.last;
         let extend = if delta >> TS_SHIFT != 0 { 8 } else { 0 };
         if self.used == 0 || PAGE_HEADER + self.used + extend + need > PAGE_SIZE {
@@ -64,16 +152,15 @@ impl CpuBuffer {
             self.word((delta >> TS_SHIFT) as u32);
             delta = 0;
         }
-        if len <= MAX_SMALL_DATA {
-            self.word((len / 4) as u32 | ((delta as u32) << 5));
+        if padded <= MAX_SMALL_DATA {
+            self.word((padded / 4) as u32 | ((delta as u32) << 5));
         } else {
             self.word((delta as u32) << 5);
-            self.word(len as u32 + 4);
+            self.word(padded as u32 + 4);
         }
         let at = PAGE_HEADER + self.used;
-        self.page[at..at + record.len()].copy_from_slice(record);
-        self.page[at + record.len()..at + len].fill(0);
-        self.used += len;
+        fill(&mut self.page[at..at + len]);
+        self.used += padded;
         self.last = ts;
         Ok(())
     }
@@ -84,49 +171,39 @@ impl CpuBuffer {
         self.used += 4;
     }
 
-    /// Move the page being filled to the full ones (`commit`: its bytes of events).
+    /// Store the page being filled (`commit`: its bytes of events) and clear it.
     fn close_page(&mut self) -> io::Result<()> {
         if self.used == 0 {
             return Ok(());
         }
         self.page[8..16].copy_from_slice(&(self.used as u64).to_le_bytes());
-        self.page[PAGE_HEADER + self.used..].fill(0);
-        let full = match &mut self.full {
-            Some(f) => f,
-            None => self.full.insert(BufWriter::with_capacity(
-                4 * PAGE_SIZE,
-                tempfile::tempfile()?,
-            )),
-        };
-        full.write_all(&self.page)?;
-        self.nr_full += 1;
+        self.store.push(&self.page)?;
+        self.page.fill(0);
         self.used = 0;
         Ok(())
     }
 
-    /// Close the last page: the buffer's size in bytes, and its pages to read.
-    pub fn finish(mut self) -> io::Result<(u64, Option<File>)> {
+    /// Close the last page: the pages as they are (None: all sent to the compressor).
+    pub fn finish(mut self) -> io::Result<Option<RawPages>> {
         self.close_page()?;
-        let size = self.nr_full * PAGE_SIZE as u64;
-        let Some(full) = self.full else {
-            return Ok((0, None));
-        };
-        let mut file = full.into_inner().map_err(|e| e.into_error())?;
-        file.rewind()?;
-        Ok((size, Some(file)))
+        match self.store {
+            Store::Raw(raw) => Ok(Some(raw)),
+            mut chunks => {
+                chunks.send();
+                Ok(None)
+            }
+        }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use std::io::Read;
-
+pub mod tests {
     use super::*;
 
     /// Read pages back as `trace-cmd.dat.v6(5)` and libtraceevent's kbuffer do: the page's
     /// time, then per event its delta (a time extend adds `array[0] << 27` to the next), its
     /// length from `type_len` (or the word after the header, which counts itself).
-    fn decode(pages: &[u8]) -> Vec<(u64, Vec<u8>)> {
+    pub fn decode(pages: &[u8]) -> Vec<(u64, Vec<u8>)> {
         let word = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
         let mut out = vec![];
         for page in pages.chunks(PAGE_SIZE) {
@@ -161,7 +238,7 @@ mod tests {
 
     #[test]
     fn records_read_back_with_their_times() {
-        let mut b = CpuBuffer::new();
+        let mut b = CpuBuffer::raw();
         let mut written = vec![];
         let mut ts = 1_000_000_000u64;
         for i in 0..3000u64 {
@@ -170,12 +247,14 @@ mod tests {
             ts += [7, 1 << 26, (1 << 27) + 5, 3 << 30][i as usize % 4];
             let len = [8, 112, 116, 300][i as usize % 4];
             let rec: Vec<u8> = (0..len).map(|j| (i + j) as u8).collect();
-            b.write(ts, &rec).unwrap();
+            b.write(ts, rec.len(), |place| place.copy_from_slice(&rec))
+                .unwrap();
             written.push((ts, rec));
         }
-        let (size, file) = b.finish().unwrap();
+        let raw = b.finish().unwrap().unwrap();
+        let size = raw.size();
         let mut pages = vec![];
-        file.unwrap().read_to_end(&mut pages).unwrap();
+        raw.copy_to(&mut pages).unwrap();
         assert_eq!(pages.len() as u64, size);
         assert_eq!(size % PAGE_SIZE as u64, 0);
         assert!(size > PAGE_SIZE as u64, "the records span pages");
@@ -184,6 +263,6 @@ mod tests {
 
     #[test]
     fn an_empty_buffer_has_no_pages() {
-        assert_eq!(CpuBuffer::new().finish().unwrap().0, 0);
+        assert_eq!(CpuBuffer::raw().finish().unwrap().unwrap().size(), 0);
     }
 }

@@ -3,14 +3,13 @@
 //! process and threads as a process tree, its markers as slices (task, loop iterations) and
 //! instants on each thread's track, and counter tracks for what the kernel's text or
 //! ftrace import would drop, named as sched-analyzer names them: "CPU0 util_avg",
-//! "<comm>-<pid> util_avg", "CPU0 capacity", "overutilized".
+//! "<comm>-<pid> util_avg", "CPU0 capacity", "overutilized". A PELT update's three signals
+//! travel in one packet (the first counter and two extra ones).
 
 mod protos;
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-
-use prost::Message;
 
 use self::protos::*;
 use super::{context, swapper, Observer, PrevState, Tracepoint};
@@ -20,32 +19,81 @@ use crate::sched::task::SchedTask;
 use crate::time::Ns;
 
 /// The sequence of schedlab's track packets.
-const SEQUENCE: u32 = 1;
+const SEQUENCE: u64 = 1;
 /// rt-app's process (its main thread's pid).
-const RTAPP_PID: i32 = 1;
-/// Ftrace events a CPU's bundle gathers before it is written.
-const BUNDLE: usize = 512;
+const RTAPP_PID: i64 = 1;
+/// The bytes of ftrace events a CPU's bundle gathers before it is written.
+const BUNDLE_BYTES: usize = 32 << 10;
 
-/// What a counter or marker track belongs to.
+/// The counters' names, by `Signal`.
+const SIGNALS: [&str; 8] = [
+    "util_avg",
+    "load_avg",
+    "runnable_avg",
+    "util_est",
+    "capacity",
+    "se util_avg",
+    "se load_avg",
+    "se runnable_avg",
+];
+const UTIL: usize = 0;
+const UTIL_EST: usize = 3;
+const CAPACITY: usize = 4;
+/// A group entity's signals follow a cfs_rq's.
+const SE: usize = 5;
+
+/// What a track belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Key {
-    /// A task's counter (`signal` names it; by task id).
-    Task(u32, &'static str),
-    /// A CPU's counter, or a group's on it (path index).
-    Cpu(usize, u32, &'static str),
+    /// Counter `SIGNALS[s]` of a task (by id).
+    Task(u32, usize),
+    /// Counter `SIGNALS[s]` of a CPU (path 0: its root cfs_rq) or of a group on it.
+    Cpu(usize, u32, usize),
     Overutilized,
     /// A thread's track (its slices and instants; by task id), rt-app's process's.
     Thread(u32),
     Process,
 }
 
+/// The tracks' uuids (0: not described yet): arrays for tasks' and CPUs' counters, a map
+/// for the rest.
+#[derive(Default)]
+struct Tracks {
+    tasks: Vec<[u64; SIGNALS.len()]>,
+    cpus: Vec<[u64; SIGNALS.len()]>,
+    others: HashMap<Key, u64>,
+    count: u64,
+}
+
+impl Tracks {
+    fn slot(&mut self, key: Key) -> &mut u64 {
+        let grow = |v: &mut Vec<[u64; SIGNALS.len()]>, i: usize| {
+            if v.len() <= i {
+                v.resize(i + 1, [0; SIGNALS.len()]);
+            }
+        };
+        match key {
+            Key::Task(t, s) => {
+                grow(&mut self.tasks, t as usize);
+                &mut self.tasks[t as usize][s]
+            }
+            Key::Cpu(cpu, 0, s) => {
+                grow(&mut self.cpus, cpu);
+                &mut self.cpus[cpu][s]
+            }
+            k => self.others.entry(k).or_insert(0),
+        }
+    }
+}
+
 /// Writes a Perfetto protobuf trace.
 pub struct PerfettoWriter<W: Write> {
     out: W,
+    /// The packet being written.
     buf: Vec<u8>,
-    /// Each CPU's ftrace events not yet written.
-    bundles: Vec<Vec<FtraceEvent>>,
-    tracks: HashMap<Key, u64>,
+    /// Each CPU's ftrace events not yet written (`FtraceEventBundle.event` fields).
+    bundles: Vec<Vec<u8>>,
+    tracks: Tracks,
     paths: Vec<String>,
     started: bool,
 }
@@ -63,27 +111,40 @@ impl<W: Write> PerfettoWriter<W> {
     pub fn new(out: W, nr_cpus: usize) -> PerfettoWriter<W> {
         PerfettoWriter {
             out,
-            buf: Vec::with_capacity(1024),
+            buf: Vec::with_capacity(BUNDLE_BYTES + 1024),
             bundles: vec![Vec::new(); nr_cpus],
-            tracks: HashMap::new(),
+            tracks: Tracks::default(),
             paths: vec!["/".into()],
             started: false,
         }
     }
 
-    /// Append `p` to the trace: field 1 (`Trace.packet`) of the `Trace` message.
-    fn packet(&mut self, mut p: TracePacket) -> io::Result<()> {
-        if p.ftrace_events.is_none() && p.process_tree.is_none() {
-            p.trusted_packet_sequence_id = Some(SEQUENCE);
-            if !self.started {
-                p.sequence_flags = Some(SEQ_INCREMENTAL_STATE_CLEARED);
-                self.started = true;
-            }
-        }
+    /// Append a packet at `now` (None: no time) whose data `body` writes; a track packet
+    /// carries schedlab's sequence id, the first one saying its state starts cleared.
+    fn packet(
+        &mut self,
+        now: Option<Ns>,
+        track: bool,
+        body: impl FnOnce(&mut Msg),
+    ) -> io::Result<()> {
         self.buf.clear();
-        self.buf.push(0x0a);
-        p.encode_length_delimited(&mut self.buf)
-            .map_err(io::Error::other)?;
+        let first = track && !self.started;
+        self.started |= track;
+        Msg::new(&mut self.buf).nested(TRACE_PACKET, |p| {
+            if let Some(t) = now {
+                p.uint(packet::TIMESTAMP, t);
+            }
+            if track {
+                p.uint(packet::TRUSTED_PACKET_SEQUENCE_ID, SEQUENCE);
+            }
+            if first {
+                p.uint(
+                    packet::SEQUENCE_FLAGS,
+                    packet::SEQ_INCREMENTAL_STATE_CLEARED,
+                );
+            }
+            body(p);
+        });
         self.out.write_all(&self.buf)
     }
 
@@ -91,10 +152,10 @@ impl<W: Write> PerfettoWriter<W> {
     fn name(&self, key: Key, tasks: &[SchedTask]) -> String {
         let task = |id: u32| &tasks[id as usize];
         match key {
-            Key::Task(id, signal) => format!("{}-{} {signal}", task(id).kcomm(), task(id).pid),
-            Key::Cpu(cpu, 0, signal) => format!("CPU{cpu} {signal}"),
-            Key::Cpu(cpu, path, signal) => {
-                format!("CPU{cpu} {} {signal}", self.paths[path as usize])
+            Key::Task(id, s) => format!("{}-{} {}", task(id).kcomm(), task(id).pid, SIGNALS[s]),
+            Key::Cpu(cpu, 0, s) => format!("CPU{cpu} {}", SIGNALS[s]),
+            Key::Cpu(cpu, path, s) => {
+                format!("CPU{cpu} {} {}", self.paths[path as usize], SIGNALS[s])
             }
             Key::Overutilized => "overutilized".into(),
             Key::Thread(id) => task(id).kcomm().into(),
@@ -104,73 +165,74 @@ impl<W: Write> PerfettoWriter<W> {
 
     /// The track of `key`, described the first time.
     fn track(&mut self, now: Ns, key: Key, tasks: &[SchedTask]) -> io::Result<u64> {
-        if let Some(&uuid) = self.tracks.get(&key) {
+        let uuid = *self.tracks.slot(key);
+        if uuid != 0 {
             return Ok(uuid);
         }
-        let uuid = self.tracks.len() as u64 + 1;
-        self.tracks.insert(key, uuid);
+        self.tracks.count += 1;
+        let uuid = self.tracks.count;
+        *self.tracks.slot(key) = uuid;
         let name = self.name(key, tasks);
-        let mut d = TrackDescriptor {
-            uuid: Some(uuid),
-            ..Default::default()
-        };
-        match key {
-            Key::Thread(id) => {
-                d.thread = Some(ThreadDescriptor {
-                    pid: Some(RTAPP_PID),
-                    tid: Some(tasks[id as usize].pid as i64),
-                    thread_name: Some(name),
-                })
-            }
-            Key::Process => {
-                d.process = Some(ProcessDescriptor {
-                    pid: Some(RTAPP_PID),
-                    process_name: Some(name),
-                })
-            }
-            _ => {
-                d.name = Some(name);
-                d.counter = Some(CounterDescriptor {});
-            }
-        }
-        let p = TracePacket {
-            timestamp: Some(now),
-            track_descriptor: Some(d),
-            ..Default::default()
-        };
-        self.packet(p)?;
+        self.packet(Some(now), true, |p| {
+            p.nested(packet::TRACK_DESCRIPTOR, |d| {
+                d.uint(track::UUID, uuid);
+                match key {
+                    Key::Thread(id) => {
+                        d.nested(track::THREAD, |t| {
+                            t.int(track::THREAD_PID, RTAPP_PID)
+                                .int(track::THREAD_TID, tasks[id as usize].pid as i64)
+                                .str(track::THREAD_NAME, &name);
+                        });
+                    }
+                    Key::Process => {
+                        d.nested(track::PROCESS, |t| {
+                            t.int(track::PROCESS_PID, RTAPP_PID)
+                                .str(track::PROCESS_NAME, &name);
+                        });
+                    }
+                    _ => {
+                        d.str(track::NAME, &name).nested(track::COUNTER, |_| {});
+                    }
+                }
+            });
+        })?;
         Ok(uuid)
     }
 
-    fn track_event(&mut self, now: Ns, uuid: u64, e: TrackEvent) -> io::Result<()> {
-        let p = TracePacket {
-            timestamp: Some(now),
-            track_event: Some(TrackEvent {
-                track_uuid: Some(uuid),
-                ..e
-            }),
-            ..Default::default()
-        };
-        self.packet(p)
+    /// Counter values at `now`: the first on its track, the others as extra counters.
+    fn counters(&mut self, now: Ns, values: &[(Key, u64)], tasks: &[SchedTask]) -> io::Result<()> {
+        let mut uuids = [0; 3];
+        for (u, (key, _)) in uuids.iter_mut().zip(values) {
+            *u = self.track(now, *key, tasks)?;
+        }
+        self.packet(Some(now), true, |p| {
+            p.nested(packet::TRACK_EVENT, |e| {
+                e.uint(event::TYPE, event::COUNTER)
+                    .uint(event::TRACK_UUID, uuids[0])
+                    .int(event::COUNTER_VALUE, values[0].1 as i64);
+                for (u, (_, v)) in uuids.iter().zip(values).skip(1) {
+                    e.uint(event::EXTRA_COUNTER_TRACK_UUIDS, *u)
+                        .int(event::EXTRA_COUNTER_VALUES, *v as i64);
+                }
+            });
+        })
     }
 
-    fn counter(&mut self, now: Ns, key: Key, v: u64, tasks: &[SchedTask]) -> io::Result<()> {
-        let uuid = self.track(now, key, tasks)?;
-        let e = TrackEvent {
-            r#type: Some(TYPE_COUNTER),
-            counter_value: Some(v as i64),
-            ..Default::default()
-        };
-        self.track_event(now, uuid, e)
-    }
-
-    fn ftrace(&mut self, now: Ns, cpu: usize, pid: u32, event: Event) -> io::Result<()> {
-        self.bundles[cpu].push(FtraceEvent {
-            timestamp: Some(now),
-            pid: Some(pid),
-            event: Some(event),
+    /// An ftrace event in `pid`'s context on `cpu`: `id` and the fields `body` writes.
+    fn ftrace(
+        &mut self,
+        now: Ns,
+        cpu: usize,
+        pid: u32,
+        id: u32,
+        body: impl FnOnce(&mut Msg),
+    ) -> io::Result<()> {
+        Msg::new(&mut self.bundles[cpu]).nested(bundle::EVENT, |e| {
+            e.uint(ftrace::TIMESTAMP, now)
+                .uint(ftrace::PID, pid as u64)
+                .nested(id, body);
         });
-        if self.bundles[cpu].len() >= BUNDLE {
+        if self.bundles[cpu].len() >= BUNDLE_BYTES {
             self.flush_bundle(cpu)?;
         }
         Ok(())
@@ -180,37 +242,34 @@ impl<W: Write> PerfettoWriter<W> {
         if self.bundles[cpu].is_empty() {
             return Ok(());
         }
-        let event = std::mem::take(&mut self.bundles[cpu]);
-        let p = TracePacket {
-            ftrace_events: Some(FtraceEventBundle {
-                cpu: Some(cpu as u32),
-                event,
-            }),
-            ..Default::default()
-        };
-        self.packet(p)
+        let events = std::mem::take(&mut self.bundles[cpu]);
+        self.packet(None, false, |p| {
+            p.nested(packet::FTRACE_EVENTS, |b| {
+                b.uint(bundle::CPU, cpu as u64);
+                b.raw(&events);
+            });
+        })?;
+        self.bundles[cpu] = events;
+        self.bundles[cpu].clear();
+        Ok(())
     }
 
     /// A thread of rt-app's process, as a process tree knows it.
     fn thread(&mut self, now: Ns, t: &SchedTask) -> io::Result<()> {
-        let tree = ProcessTree {
-            processes: vec![Process {
-                pid: Some(RTAPP_PID),
-                ppid: Some(0),
-                cmdline: vec!["rt-app".into()],
-            }],
-            threads: vec![Thread {
-                tid: Some(t.pid as i32),
-                name: Some(t.kcomm().into()),
-                tgid: Some(RTAPP_PID),
-            }],
-        };
-        let p = TracePacket {
-            timestamp: Some(now),
-            process_tree: Some(tree),
-            ..Default::default()
-        };
-        self.packet(p)
+        self.packet(Some(now), false, |p| {
+            p.nested(packet::PROCESS_TREE, |tr| {
+                tr.nested(tree::PROCESSES, |pr| {
+                    pr.int(tree::PROCESS_PID, RTAPP_PID)
+                        .int(tree::PROCESS_PPID, 0)
+                        .str(tree::PROCESS_CMDLINE, "rt-app");
+                })
+                .nested(tree::THREADS, |th| {
+                    th.int(tree::THREAD_TID, t.pid as i64)
+                        .str(tree::THREAD_NAME, t.kcomm())
+                        .int(tree::THREAD_TGID, RTAPP_PID);
+                });
+            });
+        })
     }
 
     /// An rt-app marker: `rtapp_task` and `rtapp_loop` start and end slices, the others
@@ -223,28 +282,33 @@ impl<W: Write> PerfettoWriter<W> {
         tasks: &[SchedTask],
     ) -> io::Result<()> {
         let (kind, rest) = text.split_once(": ").unwrap_or((text, ""));
-        let key = task.map_or(Key::Process, Key::Thread);
-        let uuid = self.track(now, key, tasks)?;
+        let uuid = self.track(now, task.map_or(Key::Process, Key::Thread), tasks)?;
         let event = rest.split(' ').find_map(|f| f.strip_prefix("event="));
         let (ty, name) = match (kind, event) {
             ("rtapp_task" | "rtapp_loop", Some("start")) => {
-                (TYPE_SLICE_BEGIN, slice_name(kind, rest))
+                (event::SLICE_BEGIN, slice_name(kind, rest))
             }
-            ("rtapp_task" | "rtapp_loop", Some("end")) => (TYPE_SLICE_END, None),
-            _ => (TYPE_INSTANT, Some(text.to_string())),
+            ("rtapp_task" | "rtapp_loop", Some("end")) => (event::SLICE_END, None),
+            _ => (event::INSTANT, Some(text.to_string())),
         };
-        let e = TrackEvent {
-            r#type: Some(ty),
-            name,
-            ..Default::default()
-        };
-        self.track_event(now, uuid, e)
+        self.packet(Some(now), true, |p| {
+            p.nested(packet::TRACK_EVENT, |e| {
+                e.uint(event::TYPE, ty).uint(event::TRACK_UUID, uuid);
+                if let Some(n) = &name {
+                    e.str(event::NAME, n);
+                }
+            });
+        })
     }
 
     /// PELT and util_est as counters: a task's, a CPU's root cfs_rq's, or a group's (its
     /// entity's, "se …", and its cfs_rq's) on a CPU.
     fn fair(&mut self, now: Ns, cpu: usize, note: &Note, tasks: &[SchedTask]) -> io::Result<()> {
-        let (signals, task, path) = match *note {
+        let key = |task: u32, path: u32, s: usize| match task {
+            NO_TASK => Key::Cpu(cpu, path, s),
+            t => Key::Task(t, s),
+        };
+        match *note {
             Note::PeltSe {
                 task,
                 path,
@@ -253,12 +317,10 @@ impl<W: Write> PerfettoWriter<W> {
                 util,
                 ..
             } => {
-                let names = if task == NO_TASK {
-                    SE_NAMES
-                } else {
-                    PELT_NAMES
-                };
-                (zip3(names, [util, load, runnable]), task, path)
+                let base = if task == NO_TASK { SE } else { UTIL };
+                let values = [util, load, runnable];
+                let v = |i: usize| (key(task, path, base + i), values[i]);
+                self.counters(now, &[v(0), v(1), v(2)], tasks)
             }
             Note::PeltCfs {
                 path,
@@ -266,36 +328,18 @@ impl<W: Write> PerfettoWriter<W> {
                 runnable,
                 util,
                 ..
-            } => (zip3(PELT_NAMES, [util, load, runnable]), NO_TASK, path),
+            } => {
+                let v = |i: usize, x: u64| (Key::Cpu(cpu, path, UTIL + i), x);
+                self.counters(now, &[v(0, util), v(1, load), v(2, runnable)], tasks)
+            }
             Note::UtilEstSe { task, enqueued, .. } => {
-                self.counter(now, Key::Task(task, "util_est"), enqueued as u64, tasks)?;
-                return Ok(());
+                self.counters(now, &[(Key::Task(task, UTIL_EST), enqueued as u64)], tasks)
             }
             Note::UtilEstCfs { enqueued, .. } => {
-                self.counter(now, Key::Cpu(cpu, 0, "util_est"), enqueued as u64, tasks)?;
-                return Ok(());
+                self.counters(now, &[(Key::Cpu(cpu, 0, UTIL_EST), enqueued as u64)], tasks)
             }
-        };
-        for (signal, v) in signals {
-            let key = match task {
-                NO_TASK => Key::Cpu(cpu, path, signal),
-                t => Key::Task(t, signal),
-            };
-            self.counter(now, key, v, tasks)?;
         }
-        Ok(())
     }
-}
-
-const PELT_NAMES: [&str; 3] = ["util_avg", "load_avg", "runnable_avg"];
-const SE_NAMES: [&str; 3] = ["se util_avg", "se load_avg", "se runnable_avg"];
-
-fn zip3(names: [&'static str; 3], values: [u64; 3]) -> [(&'static str, u64); 3] {
-    [
-        (names[0], values[0]),
-        (names[1], values[1]),
-        (names[2], values[2]),
-    ]
 }
 
 /// A start marker's slice name: "task", or "phase P loop K" of thread loop N.
@@ -325,13 +369,18 @@ impl<W: Write> Observer for PerfettoWriter<W> {
     fn record(&mut self, now: Ns, tp: &Tracepoint, tasks: &[SchedTask]) -> io::Result<()> {
         let (ctx_comm, pid, cpu) = context(tp, tasks);
         let t = |id: u32| &tasks[id as usize];
-        let comm = |id: u32| Some(t(id).kcomm().to_string());
-        let wakeup = |id: u32, target: usize| SchedWakeup {
-            comm: comm(id),
-            pid: Some(t(id).pid as i32),
-            prio: Some(t(id).prio()),
-            success: Some(1),
-            target_cpu: Some(target as i32),
+        // comm, pid, prio: every task event starts so (`SchedWakeupFtraceEvent` and kin).
+        let head = |m: &mut Msg, id: u32| {
+            m.str(wakeup::COMM, t(id).kcomm())
+                .int(wakeup::PID, t(id).pid as i64)
+                .int(wakeup::PRIO, t(id).prio() as i64);
+        };
+        let wakeup = |target: usize, id: u32| {
+            move |m: &mut Msg| {
+                head(m, id);
+                m.int(wakeup::SUCCESS, 1)
+                    .int(wakeup::TARGET_CPU, target as i64);
+            }
         };
         match tp {
             Tracepoint::Switch {
@@ -341,101 +390,94 @@ impl<W: Write> Observer for PerfettoWriter<W> {
                 ..
             } => {
                 let side = |x: Option<u32>| match x {
-                    Some(i) => (t(i).kcomm().to_string(), t(i).pid as i32, t(i).prio()),
-                    None => (swapper("<idle>", cpu).into_owned(), 0, 120),
+                    Some(i) => (t(i).kcomm().into(), t(i).pid as i64, t(i).prio() as i64),
+                    None => (swapper("<idle>", cpu), 0, 120),
                 };
                 let ((pc, pp, pprio), (nc, np, nprio)) = (side(*prev), side(*next));
-                let e = SchedSwitch {
-                    prev_comm: Some(pc),
-                    prev_pid: Some(pp),
-                    prev_prio: Some(pprio),
-                    prev_state: Some(prev_state(*prev, *s)),
-                    next_comm: Some(nc),
-                    next_pid: Some(np),
-                    next_prio: Some(nprio),
-                };
-                self.ftrace(now, cpu, pid, Event::SchedSwitch(e))
+                let state = prev_state(*prev, *s);
+                self.ftrace(now, cpu, pid, ftrace::SCHED_SWITCH, |m| {
+                    m.str(switch::PREV_COMM, &pc)
+                        .int(switch::PREV_PID, pp)
+                        .int(switch::PREV_PRIO, pprio)
+                        .int(switch::PREV_STATE, state)
+                        .str(switch::NEXT_COMM, &nc)
+                        .int(switch::NEXT_PID, np)
+                        .int(switch::NEXT_PRIO, nprio);
+                })
             }
             Tracepoint::Waking { task, target, .. } => {
-                self.ftrace(now, cpu, pid, Event::SchedWaking(wakeup(*task, *target)))
+                self.ftrace(now, cpu, pid, ftrace::SCHED_WAKING, wakeup(*target, *task))
             }
             Tracepoint::Wakeup { task, target } => {
-                self.ftrace(now, cpu, pid, Event::SchedWakeup(wakeup(*task, *target)))
+                self.ftrace(now, cpu, pid, ftrace::SCHED_WAKEUP, wakeup(*target, *task))
             }
-            Tracepoint::WakeupNew { task, target, .. } => {
-                self.ftrace(now, cpu, pid, Event::SchedWakeupNew(wakeup(*task, *target)))
-            }
+            Tracepoint::WakeupNew { task, target, .. } => self.ftrace(
+                now,
+                cpu,
+                pid,
+                ftrace::SCHED_WAKEUP_NEW,
+                wakeup(*target, *task),
+            ),
             Tracepoint::Migrate { task, from, to } => {
-                let e = SchedMigrateTask {
-                    comm: comm(*task),
-                    pid: Some(t(*task).pid as i32),
-                    prio: Some(t(*task).prio()),
-                    orig_cpu: Some(*from as i32),
-                    dest_cpu: Some(*to as i32),
-                };
-                self.ftrace(now, cpu, pid, Event::SchedMigrateTask(e))
+                self.ftrace(now, cpu, pid, ftrace::SCHED_MIGRATE_TASK, |m| {
+                    head(m, *task);
+                    m.int(wakeup::ORIG_CPU, *from as i64)
+                        .int(wakeup::DEST_CPU, *to as i64);
+                })
             }
             Tracepoint::Fork { child, .. } => {
-                let e = SchedProcessFork {
-                    parent_comm: Some(ctx_comm.into()),
-                    parent_pid: Some(pid as i32),
-                    child_comm: Some(ctx_comm.into()),
-                    child_pid: Some(t(*child).pid as i32),
-                };
-                self.ftrace(now, cpu, pid, Event::SchedProcessFork(e))
+                self.ftrace(now, cpu, pid, ftrace::SCHED_PROCESS_FORK, |m| {
+                    m.str(fork::PARENT_COMM, ctx_comm)
+                        .int(fork::PARENT_PID, pid as i64)
+                        .str(fork::CHILD_COMM, ctx_comm)
+                        .int(fork::CHILD_PID, t(*child).pid as i64);
+                })
             }
             Tracepoint::Rename { task, .. } => {
                 self.thread(now, t(*task))?;
-                let e = TaskRename {
-                    pid: Some(t(*task).pid as i32),
-                    oldcomm: Some("rt-app".into()),
-                    newcomm: comm(*task),
-                    oom_score_adj: Some(0),
-                };
-                self.ftrace(now, cpu, pid, Event::TaskRename(e))
+                self.ftrace(now, cpu, pid, ftrace::TASK_RENAME, |m| {
+                    m.int(rename::PID, t(*task).pid as i64)
+                        .str(rename::OLDCOMM, "rt-app")
+                        .str(rename::NEWCOMM, t(*task).kcomm())
+                        .int(rename::OOM_SCORE_ADJ, 0);
+                })
             }
             Tracepoint::Exit { task, .. } => {
-                let e = SchedProcessExit {
-                    comm: comm(*task),
-                    pid: Some(t(*task).pid as i32),
-                    tgid: Some(RTAPP_PID),
-                    prio: Some(t(*task).prio()),
-                };
-                self.ftrace(now, cpu, pid, Event::SchedProcessExit(e))
+                self.ftrace(now, cpu, pid, ftrace::SCHED_PROCESS_EXIT, |m| {
+                    m.str(wakeup::COMM, t(*task).kcomm())
+                        .int(wakeup::PID, t(*task).pid as i64)
+                        .int(wakeup::EXIT_TGID, RTAPP_PID)
+                        .int(wakeup::EXIT_PRIO, t(*task).prio() as i64);
+                })
             }
             Tracepoint::PiSetprio {
                 task,
                 oldprio,
                 newprio,
                 ..
-            } => {
-                let e = SchedPiSetprio {
-                    comm: comm(*task),
-                    newprio: Some(*newprio),
-                    oldprio: Some(*oldprio),
-                    pid: Some(t(*task).pid as i32),
-                };
-                self.ftrace(now, cpu, pid, Event::SchedPiSetprio(e))
-            }
+            } => self.ftrace(now, cpu, pid, ftrace::SCHED_PI_SETPRIO, |m| {
+                m.str(pi::COMM, t(*task).kcomm())
+                    .int(pi::NEWPRIO, *newprio as i64)
+                    .int(pi::OLDPRIO, *oldprio as i64)
+                    .int(pi::PID, t(*task).pid as i64);
+            }),
             Tracepoint::CpuIdle { state, .. } => {
-                let e = CpuState {
-                    state: Some(*state),
-                    cpu_id: Some(cpu as u32),
-                };
-                self.ftrace(now, cpu, pid, Event::CpuIdle(e))
+                self.ftrace(now, cpu, pid, ftrace::CPU_IDLE, |m| {
+                    m.uint(cpu_state::STATE, *state as u64)
+                        .uint(cpu_state::CPU_ID, cpu as u64);
+                })
             }
             Tracepoint::CpuFrequency { khz, .. } => {
-                let e = CpuState {
-                    state: Some(*khz),
-                    cpu_id: Some(cpu as u32),
-                };
-                self.ftrace(now, cpu, pid, Event::CpuFrequency(e))
+                self.ftrace(now, cpu, pid, ftrace::CPU_FREQUENCY, |m| {
+                    m.uint(cpu_state::STATE, *khz as u64)
+                        .uint(cpu_state::CPU_ID, cpu as u64);
+                })
             }
             Tracepoint::CpuCapacity { capacity, .. } => {
-                self.counter(now, Key::Cpu(cpu, 0, "capacity"), *capacity, tasks)
+                self.counters(now, &[(Key::Cpu(cpu, 0, CAPACITY), *capacity)], tasks)
             }
             Tracepoint::Overutilized { overutilized, .. } => {
-                self.counter(now, Key::Overutilized, *overutilized as u64, tasks)
+                self.counters(now, &[(Key::Overutilized, *overutilized as u64)], tasks)
             }
             Tracepoint::Fair { note, .. } => self.fair(now, cpu, note, tasks),
             Tracepoint::Dl { task, note, .. } => {

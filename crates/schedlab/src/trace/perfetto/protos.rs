@@ -1,276 +1,198 @@
-//! The messages of Perfetto's trace format that schedlab writes: a subset of
-//! `protos/perfetto/trace/perfetto_trace.proto` (Apache-2.0), each field with the proto's
-//! number and type. A proto `oneof` of `TracePacket` is written as its one field set.
+//! The messages of Perfetto's trace format that schedlab writes, as field numbers of
+//! `protos/perfetto/trace/perfetto_trace.proto` (Apache-2.0), and a writer that appends
+//! them to a buffer without building message objects: as Perfetto's own protozero does, a
+//! nested message's length is a 4-byte redundant varint patched once its fields are written.
+//! prost gives the wire encoding.
 
-use prost::{Message, Oneof};
+use prost::encoding::{encode_key, encode_varint, WireType};
 
-/// `TracePacket`.
-#[derive(Clone, PartialEq, Message)]
-pub struct TracePacket {
-    #[prost(uint64, optional, tag = "8")]
-    pub timestamp: Option<u64>,
-    #[prost(uint32, optional, tag = "10")]
-    pub trusted_packet_sequence_id: Option<u32>,
-    #[prost(uint32, optional, tag = "13")]
-    pub sequence_flags: Option<u32>,
-    #[prost(message, optional, tag = "1")]
-    pub ftrace_events: Option<FtraceEventBundle>,
-    #[prost(message, optional, tag = "2")]
-    pub process_tree: Option<ProcessTree>,
-    #[prost(message, optional, tag = "11")]
-    pub track_event: Option<TrackEvent>,
-    #[prost(message, optional, tag = "60")]
-    pub track_descriptor: Option<TrackDescriptor>,
+/// `Trace`.
+pub const TRACE_PACKET: u32 = 1;
+
+/// `TracePacket` (its data is a `oneof`: one of the message fields).
+pub mod packet {
+    pub const TIMESTAMP: u32 = 8;
+    pub const TRUSTED_PACKET_SEQUENCE_ID: u32 = 10;
+    pub const SEQUENCE_FLAGS: u32 = 13;
+    pub const FTRACE_EVENTS: u32 = 1;
+    pub const PROCESS_TREE: u32 = 2;
+    pub const TRACK_EVENT: u32 = 11;
+    pub const TRACK_DESCRIPTOR: u32 = 60;
+    /// `SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED`.
+    pub const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
 }
 
-/// `TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED`.
-pub const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
-
-/// `FtraceEventBundle`: one CPU's events.
-#[derive(Clone, PartialEq, Message)]
-pub struct FtraceEventBundle {
-    #[prost(uint32, optional, tag = "1")]
-    pub cpu: Option<u32>,
-    #[prost(message, repeated, tag = "2")]
-    pub event: Vec<FtraceEvent>,
+/// `FtraceEventBundle`.
+pub mod bundle {
+    pub const CPU: u32 = 1;
+    pub const EVENT: u32 = 2;
 }
 
-/// `FtraceEvent`: the time, the pid of the context, and the event.
-#[derive(Clone, PartialEq, Message)]
-pub struct FtraceEvent {
-    #[prost(uint64, optional, tag = "1")]
-    pub timestamp: Option<u64>,
-    #[prost(uint32, optional, tag = "2")]
-    pub pid: Option<u32>,
-    #[prost(
-        oneof = "Event",
-        tags = "4, 11, 13, 17, 20, 114, 236, 238, 239, 353, 491"
-    )]
-    pub event: Option<Event>,
-}
-
-#[derive(Clone, PartialEq, Oneof)]
-pub enum Event {
-    #[prost(message, tag = "4")]
-    SchedSwitch(SchedSwitch),
-    #[prost(message, tag = "11")]
-    CpuFrequency(CpuState),
-    #[prost(message, tag = "13")]
-    CpuIdle(CpuState),
-    #[prost(message, tag = "17")]
-    SchedWakeup(SchedWakeup),
-    #[prost(message, tag = "20")]
-    SchedWaking(SchedWakeup),
-    #[prost(message, tag = "114")]
-    SchedWakeupNew(SchedWakeup),
-    #[prost(message, tag = "236")]
-    TaskRename(TaskRename),
-    #[prost(message, tag = "238")]
-    SchedProcessExit(SchedProcessExit),
-    #[prost(message, tag = "239")]
-    SchedProcessFork(SchedProcessFork),
-    #[prost(message, tag = "353")]
-    SchedPiSetprio(SchedPiSetprio),
-    #[prost(message, tag = "491")]
-    SchedMigrateTask(SchedMigrateTask),
+/// `FtraceEvent`: the time, the pid of the context, then one event (`oneof`), whose field
+/// numbers are the events' own.
+pub mod ftrace {
+    pub const TIMESTAMP: u32 = 1;
+    pub const PID: u32 = 2;
+    pub const SCHED_SWITCH: u32 = 4;
+    pub const CPU_FREQUENCY: u32 = 11;
+    pub const CPU_IDLE: u32 = 13;
+    pub const SCHED_WAKEUP: u32 = 17;
+    pub const SCHED_WAKING: u32 = 20;
+    pub const SCHED_WAKEUP_NEW: u32 = 114;
+    pub const TASK_RENAME: u32 = 236;
+    pub const SCHED_PROCESS_EXIT: u32 = 238;
+    pub const SCHED_PROCESS_FORK: u32 = 239;
+    pub const SCHED_PI_SETPRIO: u32 = 353;
+    pub const SCHED_MIGRATE_TASK: u32 = 491;
 }
 
 /// `SchedSwitchFtraceEvent`.
-#[derive(Clone, PartialEq, Message)]
-pub struct SchedSwitch {
-    #[prost(string, optional, tag = "1")]
-    pub prev_comm: Option<String>,
-    #[prost(int32, optional, tag = "2")]
-    pub prev_pid: Option<i32>,
-    #[prost(int32, optional, tag = "3")]
-    pub prev_prio: Option<i32>,
-    #[prost(int64, optional, tag = "4")]
-    pub prev_state: Option<i64>,
-    #[prost(string, optional, tag = "5")]
-    pub next_comm: Option<String>,
-    #[prost(int32, optional, tag = "6")]
-    pub next_pid: Option<i32>,
-    #[prost(int32, optional, tag = "7")]
-    pub next_prio: Option<i32>,
+pub mod switch {
+    pub const PREV_COMM: u32 = 1;
+    pub const PREV_PID: u32 = 2;
+    pub const PREV_PRIO: u32 = 3;
+    pub const PREV_STATE: u32 = 4;
+    pub const NEXT_COMM: u32 = 5;
+    pub const NEXT_PID: u32 = 6;
+    pub const NEXT_PRIO: u32 = 7;
 }
 
 /// `SchedWakeupFtraceEvent`, `SchedWakingFtraceEvent`, `SchedWakeupNewFtraceEvent` (one
-/// layout).
-#[derive(Clone, PartialEq, Message)]
-pub struct SchedWakeup {
-    #[prost(string, optional, tag = "1")]
-    pub comm: Option<String>,
-    #[prost(int32, optional, tag = "2")]
-    pub pid: Option<i32>,
-    #[prost(int32, optional, tag = "3")]
-    pub prio: Option<i32>,
-    #[prost(int32, optional, tag = "4")]
-    pub success: Option<i32>,
-    #[prost(int32, optional, tag = "5")]
-    pub target_cpu: Option<i32>,
-}
-
-/// `SchedMigrateTaskFtraceEvent`.
-#[derive(Clone, PartialEq, Message)]
-pub struct SchedMigrateTask {
-    #[prost(string, optional, tag = "1")]
-    pub comm: Option<String>,
-    #[prost(int32, optional, tag = "2")]
-    pub pid: Option<i32>,
-    #[prost(int32, optional, tag = "3")]
-    pub prio: Option<i32>,
-    #[prost(int32, optional, tag = "4")]
-    pub orig_cpu: Option<i32>,
-    #[prost(int32, optional, tag = "5")]
-    pub dest_cpu: Option<i32>,
+/// layout); `SchedMigrateTaskFtraceEvent` and `SchedProcessExitFtraceEvent` start alike.
+pub mod wakeup {
+    pub const COMM: u32 = 1;
+    pub const PID: u32 = 2;
+    pub const PRIO: u32 = 3;
+    pub const SUCCESS: u32 = 4;
+    pub const TARGET_CPU: u32 = 5;
+    /// `SchedMigrateTaskFtraceEvent`.
+    pub const ORIG_CPU: u32 = 4;
+    pub const DEST_CPU: u32 = 5;
+    /// `SchedProcessExitFtraceEvent`.
+    pub const EXIT_TGID: u32 = 3;
+    pub const EXIT_PRIO: u32 = 4;
 }
 
 /// `SchedProcessForkFtraceEvent`.
-#[derive(Clone, PartialEq, Message)]
-pub struct SchedProcessFork {
-    #[prost(string, optional, tag = "1")]
-    pub parent_comm: Option<String>,
-    #[prost(int32, optional, tag = "2")]
-    pub parent_pid: Option<i32>,
-    #[prost(string, optional, tag = "3")]
-    pub child_comm: Option<String>,
-    #[prost(int32, optional, tag = "4")]
-    pub child_pid: Option<i32>,
-}
-
-/// `SchedProcessExitFtraceEvent`.
-#[derive(Clone, PartialEq, Message)]
-pub struct SchedProcessExit {
-    #[prost(string, optional, tag = "1")]
-    pub comm: Option<String>,
-    #[prost(int32, optional, tag = "2")]
-    pub pid: Option<i32>,
-    #[prost(int32, optional, tag = "3")]
-    pub tgid: Option<i32>,
-    #[prost(int32, optional, tag = "4")]
-    pub prio: Option<i32>,
-}
-
-/// `CpuFrequencyFtraceEvent`, `CpuIdleFtraceEvent` (one layout).
-#[derive(Clone, PartialEq, Message)]
-pub struct CpuState {
-    #[prost(uint32, optional, tag = "1")]
-    pub state: Option<u32>,
-    #[prost(uint32, optional, tag = "2")]
-    pub cpu_id: Option<u32>,
+pub mod fork {
+    pub const PARENT_COMM: u32 = 1;
+    pub const PARENT_PID: u32 = 2;
+    pub const CHILD_COMM: u32 = 3;
+    pub const CHILD_PID: u32 = 4;
 }
 
 /// `SchedPiSetprioFtraceEvent`.
-#[derive(Clone, PartialEq, Message)]
-pub struct SchedPiSetprio {
-    #[prost(string, optional, tag = "1")]
-    pub comm: Option<String>,
-    #[prost(int32, optional, tag = "2")]
-    pub newprio: Option<i32>,
-    #[prost(int32, optional, tag = "3")]
-    pub oldprio: Option<i32>,
-    #[prost(int32, optional, tag = "4")]
-    pub pid: Option<i32>,
+pub mod pi {
+    pub const COMM: u32 = 1;
+    pub const NEWPRIO: u32 = 2;
+    pub const OLDPRIO: u32 = 3;
+    pub const PID: u32 = 4;
 }
 
 /// `TaskRenameFtraceEvent`.
-#[derive(Clone, PartialEq, Message)]
-pub struct TaskRename {
-    #[prost(int32, optional, tag = "1")]
-    pub pid: Option<i32>,
-    #[prost(string, optional, tag = "2")]
-    pub oldcomm: Option<String>,
-    #[prost(string, optional, tag = "3")]
-    pub newcomm: Option<String>,
-    #[prost(int32, optional, tag = "4")]
-    pub oom_score_adj: Option<i32>,
+pub mod rename {
+    pub const PID: u32 = 1;
+    pub const OLDCOMM: u32 = 2;
+    pub const NEWCOMM: u32 = 3;
+    pub const OOM_SCORE_ADJ: u32 = 4;
 }
 
-/// `ProcessTree`.
-#[derive(Clone, PartialEq, Message)]
-pub struct ProcessTree {
-    #[prost(message, repeated, tag = "1")]
-    pub processes: Vec<Process>,
-    #[prost(message, repeated, tag = "2")]
-    pub threads: Vec<Thread>,
+/// `CpuFrequencyFtraceEvent`, `CpuIdleFtraceEvent` (one layout).
+pub mod cpu_state {
+    pub const STATE: u32 = 1;
+    pub const CPU_ID: u32 = 2;
 }
 
-/// `ProcessTree.Process`.
-#[derive(Clone, PartialEq, Message)]
-pub struct Process {
-    #[prost(int32, optional, tag = "1")]
-    pub pid: Option<i32>,
-    #[prost(int32, optional, tag = "2")]
-    pub ppid: Option<i32>,
-    #[prost(string, repeated, tag = "3")]
-    pub cmdline: Vec<String>,
+/// `ProcessTree` with its `Process` and `Thread`.
+pub mod tree {
+    pub const PROCESSES: u32 = 1;
+    pub const THREADS: u32 = 2;
+    pub const PROCESS_PID: u32 = 1;
+    pub const PROCESS_PPID: u32 = 2;
+    pub const PROCESS_CMDLINE: u32 = 3;
+    pub const THREAD_TID: u32 = 1;
+    pub const THREAD_NAME: u32 = 2;
+    pub const THREAD_TGID: u32 = 3;
 }
 
-/// `ProcessTree.Thread`.
-#[derive(Clone, PartialEq, Message)]
-pub struct Thread {
-    #[prost(int32, optional, tag = "1")]
-    pub tid: Option<i32>,
-    #[prost(string, optional, tag = "2")]
-    pub name: Option<String>,
-    #[prost(int32, optional, tag = "3")]
-    pub tgid: Option<i32>,
+/// `TrackDescriptor`, with `ProcessDescriptor`, `ThreadDescriptor`, `CounterDescriptor`.
+pub mod track {
+    pub const UUID: u32 = 1;
+    pub const NAME: u32 = 2;
+    pub const PROCESS: u32 = 3;
+    pub const THREAD: u32 = 4;
+    pub const COUNTER: u32 = 8;
+    pub const PROCESS_PID: u32 = 1;
+    pub const PROCESS_NAME: u32 = 6;
+    pub const THREAD_PID: u32 = 1;
+    pub const THREAD_TID: u32 = 2;
+    pub const THREAD_NAME: u32 = 5;
 }
 
-/// `TrackDescriptor`: a counter track (with `counter`), or a thread's or process's track.
-#[derive(Clone, PartialEq, Message)]
-pub struct TrackDescriptor {
-    #[prost(uint64, optional, tag = "1")]
-    pub uuid: Option<u64>,
-    #[prost(string, optional, tag = "2")]
-    pub name: Option<String>,
-    #[prost(message, optional, tag = "3")]
-    pub process: Option<ProcessDescriptor>,
-    #[prost(message, optional, tag = "4")]
-    pub thread: Option<ThreadDescriptor>,
-    #[prost(message, optional, tag = "8")]
-    pub counter: Option<CounterDescriptor>,
+/// `TrackEvent`.
+pub mod event {
+    pub const TYPE: u32 = 9;
+    pub const TRACK_UUID: u32 = 11;
+    pub const NAME: u32 = 23;
+    pub const COUNTER_VALUE: u32 = 30;
+    pub const EXTRA_COUNTER_TRACK_UUIDS: u32 = 31;
+    pub const EXTRA_COUNTER_VALUES: u32 = 12;
+    /// `TrackEvent.Type`.
+    pub const SLICE_BEGIN: u64 = 1;
+    pub const SLICE_END: u64 = 2;
+    pub const INSTANT: u64 = 3;
+    pub const COUNTER: u64 = 4;
 }
 
-/// `ProcessDescriptor`.
-#[derive(Clone, PartialEq, Message)]
-pub struct ProcessDescriptor {
-    #[prost(int32, optional, tag = "1")]
-    pub pid: Option<i32>,
-    #[prost(string, optional, tag = "6")]
-    pub process_name: Option<String>,
+/// A message's fields being appended to a buffer.
+pub struct Msg<'a> {
+    buf: &'a mut Vec<u8>,
 }
 
-/// `ThreadDescriptor`.
-#[derive(Clone, PartialEq, Message)]
-pub struct ThreadDescriptor {
-    #[prost(int32, optional, tag = "1")]
-    pub pid: Option<i32>,
-    #[prost(int64, optional, tag = "2")]
-    pub tid: Option<i64>,
-    #[prost(string, optional, tag = "5")]
-    pub thread_name: Option<String>,
+/// The bytes a nested message's length takes: a redundant varint of up to 2^28 − 1.
+const LENGTH_BYTES: usize = 4;
+
+impl<'a> Msg<'a> {
+    pub fn new(buf: &'a mut Vec<u8>) -> Msg<'a> {
+        Msg { buf }
+    }
+
+    /// A varint field (uint32/64, bool, enum; int32/int64 as their two's complement).
+    pub fn uint(&mut self, field: u32, v: u64) -> &mut Self {
+        encode_key(field, WireType::Varint, self.buf);
+        encode_varint(v, self.buf);
+        self
+    }
+
+    pub fn int(&mut self, field: u32, v: i64) -> &mut Self {
+        self.uint(field, v as u64)
+    }
+
+    pub fn str(&mut self, field: u32, s: &str) -> &mut Self {
+        encode_key(field, WireType::LengthDelimited, self.buf);
+        encode_varint(s.len() as u64, self.buf);
+        self.buf.extend_from_slice(s.as_bytes());
+        self
+    }
+
+    /// Fields already encoded.
+    pub fn raw(&mut self, fields: &[u8]) -> &mut Self {
+        self.buf.extend_from_slice(fields);
+        self
+    }
+
+    /// A nested message, whose fields `body` writes.
+    pub fn nested(&mut self, field: u32, body: impl FnOnce(&mut Msg)) -> &mut Self {
+        encode_key(field, WireType::LengthDelimited, self.buf);
+        let at = self.buf.len();
+        self.buf.extend_from_slice(&[0; LENGTH_BYTES]);
+        body(&mut Msg { buf: self.buf });
+        let len = self.buf.len() - at - LENGTH_BYTES;
+        debug_assert!(len < 1 << 28, "a nested message over 256 MiB");
+        for i in 0..LENGTH_BYTES {
+            let more = if i + 1 < LENGTH_BYTES { 0x80 } else { 0 };
+            self.buf[at + i] = ((len >> (7 * i)) & 0x7f) as u8 | more;
+        }
+        self
+    }
 }
-
-/// `CounterDescriptor` (no field set: a plain counter).
-#[derive(Clone, PartialEq, Message)]
-pub struct CounterDescriptor {}
-
-/// `TrackEvent`: a slice's begin or end, an instant, or a counter's value.
-#[derive(Clone, PartialEq, Message)]
-pub struct TrackEvent {
-    #[prost(int32, optional, tag = "9")]
-    pub r#type: Option<i32>,
-    #[prost(uint64, optional, tag = "11")]
-    pub track_uuid: Option<u64>,
-    #[prost(string, optional, tag = "23")]
-    pub name: Option<String>,
-    #[prost(int64, optional, tag = "30")]
-    pub counter_value: Option<i64>,
-}
-
-/// `TrackEvent.Type`.
-pub const TYPE_SLICE_BEGIN: i32 = 1;
-pub const TYPE_SLICE_END: i32 = 2;
-pub const TYPE_INSTANT: i32 = 3;
-pub const TYPE_COUNTER: i32 = 4;

@@ -1,0 +1,143 @@
+//! trace.dat v7's compressed CPU data (`trace-cmd.dat.v7(5)`, "compression format of the
+//! trace data"): each CPU's pages in chunks, each chunk a zstd frame after its compressed
+//! and uncompressed sizes, the chunk count first. A thread of its own compresses the chunks
+//! as the run goes, so that a run on two cores pays little for it; each CPU's chunks keep
+//! their order, so the output is the same whatever the threads' timing.
+
+use std::io::{self, Write};
+use std::sync::mpsc::{channel, Sender};
+use std::thread::JoinHandle;
+
+/// zstd's level: its fastest ordinary one (trace-cmd leaves the library's default, 3).
+const LEVEL: i32 = 1;
+
+/// The name and version trace.dat's compression header records.
+pub fn name() -> (&'static str, &'static str) {
+    ("zstd", zstd::zstd_safe::version_string())
+}
+
+/// One CPU's compressed chunks.
+#[derive(Debug, Default)]
+pub struct Chunks {
+    count: u32,
+    data: Vec<u8>,
+}
+
+impl Chunks {
+    /// Its size in the file (nothing for a CPU without pages).
+    pub fn size(&self) -> u64 {
+        if self.count == 0 {
+            0
+        } else {
+            4 + self.data.len() as u64
+        }
+    }
+
+    pub fn copy_to(&self, out: &mut impl Write) -> io::Result<()> {
+        if self.count > 0 {
+            out.write_all(&self.count.to_le_bytes())?;
+            out.write_all(&self.data)?;
+        }
+        Ok(())
+    }
+}
+
+/// The compressing thread.
+pub struct Compressor {
+    to: Sender<(usize, Vec<u8>)>,
+    worker: JoinHandle<io::Result<Vec<Chunks>>>,
+}
+
+impl Compressor {
+    /// Start compressing the chunks of `nr_cpus` CPUs.
+    pub fn start(nr_cpus: usize) -> io::Result<Compressor> {
+        let mut zstd = zstd::bulk::Compressor::new(LEVEL)?;
+        let (to, from) = channel::<(usize, Vec<u8>)>();
+        let worker = std::thread::Builder::new()
+            .name("schedlab-zstd".into())
+            .spawn(move || {
+                let mut cpus: Vec<Chunks> = (0..nr_cpus).map(|_| Chunks::default()).collect();
+                let mut frame = Vec::new();
+                for (cpu, chunk) in from {
+                    frame.clear();
+                    frame.reserve(zstd::zstd_safe::compress_bound(chunk.len()));
+                    zstd.compress_to_buffer(&chunk, &mut frame)?;
+                    let c = &mut cpus[cpu];
+                    c.data
+                        .extend_from_slice(&(frame.len() as u32).to_le_bytes());
+                    c.data
+                        .extend_from_slice(&(chunk.len() as u32).to_le_bytes());
+                    c.data.extend_from_slice(&frame);
+                    c.count += 1;
+                }
+                Ok(cpus)
+            })?;
+        Ok(Compressor { to, worker })
+    }
+
+    /// Where CPU buffers send their chunks.
+    pub fn sender(&self) -> Sender<(usize, Vec<u8>)> {
+        self.to.clone()
+    }
+
+    /// Every sender gone, the chunks of each CPU.
+    pub fn finish(self) -> io::Result<Vec<Chunks>> {
+        drop(self.to);
+        self.worker
+            .join()
+            .map_err(|_| io::Error::other("the trace's compressor failed"))?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ring_buffer::tests::decode;
+    use super::super::ring_buffer::{CpuBuffer, PAGES_IN_CHUNK, PAGE_SIZE};
+    use super::*;
+
+    /// A CPU's compressed data back to pages, as `tracecmd_load_chunks_info` and
+    /// `tracecmd_uncompress_chunk` read it.
+    fn uncompress(data: &[u8]) -> Vec<u8> {
+        let word = |at: usize| u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) as usize;
+        let (mut pages, mut at) = (vec![], 4);
+        for _ in 0..word(0) {
+            let (zsize, size) = (word(at), word(at + 4));
+            let chunk = zstd::bulk::decompress(&data[at + 8..at + 8 + zsize], size).unwrap();
+            assert_eq!((chunk.len(), size % PAGE_SIZE), (size, 0));
+            pages.extend(chunk);
+            at += 8 + zsize;
+        }
+        assert_eq!(at, data.len());
+        pages
+    }
+
+    #[test]
+    fn each_cpu_reads_back_in_order() {
+        let c = Compressor::start(2).unwrap();
+        let mut cpus = [
+            CpuBuffer::chunked(0, c.sender()),
+            CpuBuffer::chunked(1, c.sender()),
+        ];
+        let mut written = [vec![], vec![]];
+        for i in 0..20_000u64 {
+            let cpu = (i % 3 == 0) as usize;
+            let rec: Vec<u8> = (0..48).map(|j| (i * 7 + j) as u8).collect();
+            cpus[cpu]
+                .write(i * 1000, rec.len(), |p| p.copy_from_slice(&rec))
+                .unwrap();
+            written[cpu].push((i * 1000, rec));
+        }
+        for b in cpus {
+            assert!(b.finish().unwrap().is_none());
+        }
+        let chunks = c.finish().unwrap();
+        for (cpu, w) in written.iter().enumerate() {
+            let mut data = vec![];
+            chunks[cpu].copy_to(&mut data).unwrap();
+            assert_eq!(data.len() as u64, chunks[cpu].size());
+            let pages = uncompress(&data);
+            assert!(pages.len() > PAGES_IN_CHUNK * PAGE_SIZE, "several chunks");
+            assert_eq!(&decode(&pages), w);
+        }
+    }
+}
