@@ -6,9 +6,9 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::Write;
 
-use super::{context, span_hex, swapper, switch_state, Observer, Tracepoint};
+use super::{context, pelt_se_who, span_hex, swapper, switch_state, Observer, Tracepoint};
 use crate::sched::deadline::DlNote;
-use crate::sched::fair::{Note, NO_TASK};
+use crate::sched::fair::Note;
 use crate::sched::hooks::TraceEvent;
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
@@ -153,11 +153,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     util,
                     update_time,
                 } => {
-                    // A task prints path (null); a group its path, comm (null), pid -1.
-                    let (path, comm, pid) = match entity_task {
-                        NO_TASK => (self.paths[path as usize].as_str(), "(null)", -1),
-                        p => ("(null)", t(p).kcomm(), t(p).pid as i64),
-                    };
+                    let (path, comm, pid) = pelt_se_who(entity_task, path, tasks, &self.paths);
                     write!(l, "cpu={cpu} path={path} comm={comm} pid={pid} load={load} runnable={runnable} util={util} update_time={update_time}")
                 }
                 Note::PeltCfs {

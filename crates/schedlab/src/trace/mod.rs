@@ -18,6 +18,8 @@ pub use ftrace::FtraceWriter;
 pub use perfetto::PerfettoWriter;
 pub use rtapp_log::{LogRow, RtappLogs, LOG_HEADER};
 
+use crate::sched::fair::group::TgId;
+use crate::sched::fair::NO_TASK;
 pub use crate::sched::hooks::{PrevState, Tracepoint};
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
@@ -113,6 +115,36 @@ pub fn swapper(comm: &str, cpu: usize) -> std::borrow::Cow<'_, str> {
         format!("swapper/{cpu}").into()
     } else {
         comm.into()
+    }
+}
+
+/// `__trace_sched_switch_state`'s value, as trace.dat and Perfetto record `prev_state`: a
+/// preempted user task calls `schedule()` running (0, "R"); a sleeper is
+/// `TASK_INTERRUPTIBLE` (1); an exiting thread, reaped at once, `EXIT_DEAD` (0x10).
+pub fn switch_state_value(prev: Option<u32>, s: PrevState) -> i64 {
+    match (prev, s) {
+        (None, _) | (_, PrevState::Runnable) => 0,
+        (_, PrevState::Sleeping) => 0x1,
+        (_, PrevState::Dead) => 0x10,
+    }
+}
+
+/// Who a `sched_pelt_se` is about, as the LISA module prints it: a task's path is "(null)"
+/// with its comm and pid; a group entity's its cgroup path (of `paths`) with comm "(null)"
+/// and pid −1.
+pub fn pelt_se_who<'a>(
+    task: u32,
+    path: TgId,
+    tasks: &'a [SchedTask],
+    paths: &'a [String],
+) -> (&'a str, &'a str, i64) {
+    match task {
+        NO_TASK => (paths[path as usize].as_str(), "(null)", -1),
+        t => (
+            "(null)",
+            tasks[t as usize].kcomm(),
+            tasks[t as usize].pid as i64,
+        ),
     }
 }
 

@@ -84,11 +84,6 @@ const SWITCH_FMT: &str = concat!(
     "REC->next_comm, REC->next_pid, REC->next_prio"
 );
 
-/// `sched_switch`'s `prev_state` values: `TASK_INTERRUPTIBLE`, `EXIT_DEAD` (a thread that
-/// exits is reaped at once); 0 is running ("R").
-pub const TASK_INTERRUPTIBLE: i64 = 0x1;
-pub const EXIT_DEAD: i64 = 0x10;
-
 const WAKEUP_FIELDS: &[(&str, Ty)] = &[
     ("comm", Ty::Comm),
     ("pid", PID),

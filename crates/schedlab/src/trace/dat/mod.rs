@@ -13,13 +13,13 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use self::compress::Compressor;
-use self::events::{Format, Layout, Val, EVENTS, EXIT_DEAD, PRINT, TASK_INTERRUPTIBLE};
+use self::events::{Format, Layout, Val, EVENTS, PRINT};
 use self::file::Meta;
 use self::ring_buffer::{CpuBuffer, MAX_RECORD};
-use super::{context, span_hex, swapper, Observer, PrevState, Tracepoint};
+use super::{context, pelt_se_who, span_hex, swapper, switch_state_value, Observer, Tracepoint};
 use crate::kernel::Kernel;
 use crate::sched::deadline::DlNote;
-use crate::sched::fair::{Note, NO_TASK};
+use crate::sched::fair::Note;
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
 
@@ -111,16 +111,6 @@ impl<W: Write> DatWriter<W> {
     }
 }
 
-/// `__trace_sched_switch_state`: a preempted user task calls `schedule()` running (0,
-/// "R"); a sleeper is `TASK_INTERRUPTIBLE`; an exiting thread `EXIT_DEAD`.
-fn prev_state(prev: Option<u32>, s: PrevState) -> i64 {
-    match (prev, s) {
-        (None, _) | (_, PrevState::Runnable) => 0,
-        (_, PrevState::Sleeping) => TASK_INTERRUPTIBLE,
-        (_, PrevState::Dead) => EXIT_DEAD,
-    }
-}
-
 impl<W: Write> Observer for DatWriter<W> {
     fn groups(&mut self, paths: &[String]) {
         self.paths = paths.to_vec();
@@ -149,7 +139,7 @@ impl<W: Write> Observer for DatWriter<W> {
                     S(&pc),
                     I(pp),
                     I(pprio),
-                    I(prev_state(*prev, *s)),
+                    I(switch_state_value(*prev, *s)),
                     S(&nc),
                     I(np),
                     I(nprio),
@@ -287,15 +277,7 @@ impl<W: Write> DatWriter<W> {
                 util,
                 update_time,
             } => {
-                // A task prints path (null); a group its path, comm (null), pid -1.
-                let (path, comm, p) = match task {
-                    NO_TASK => (self.paths[path as usize].as_str(), "(null)", -1),
-                    t => (
-                        "(null)",
-                        tasks[t as usize].kcomm(),
-                        tasks[t as usize].pid as i64,
-                    ),
-                };
+                let (path, comm, p) = pelt_se_who(task, path, tasks, &self.paths);
                 let vals = [
                     I(update_time as i64),
                     I(load as i64),

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 
 use self::protos::*;
-use super::{context, swapper, Observer, PrevState, Tracepoint};
+use super::{context, swapper, switch_state_value, Observer, Tracepoint};
 use crate::sched::deadline::DlNote;
 use crate::sched::fair::{Note, NO_TASK};
 use crate::sched::task::SchedTask;
@@ -96,15 +96,6 @@ pub struct PerfettoWriter<W: Write> {
     tracks: Tracks,
     paths: Vec<String>,
     started: bool,
-}
-
-/// `__trace_sched_switch_state`, as `trace.dat` records it.
-fn prev_state(prev: Option<u32>, s: PrevState) -> i64 {
-    match (prev, s) {
-        (None, _) | (_, PrevState::Runnable) => 0,
-        (_, PrevState::Sleeping) => 1,
-        (_, PrevState::Dead) => 0x10,
-    }
 }
 
 impl<W: Write> PerfettoWriter<W> {
@@ -394,7 +385,7 @@ impl<W: Write> Observer for PerfettoWriter<W> {
                     None => (swapper("<idle>", cpu), 0, 120),
                 };
                 let ((pc, pp, pprio), (nc, np, nprio)) = (side(*prev), side(*next));
-                let state = prev_state(*prev, *s);
+                let state = switch_state_value(*prev, *s);
                 self.ftrace(now, cpu, pid, ftrace::SCHED_SWITCH, |m| {
                     m.str(switch::PREV_COMM, &pc)
                         .int(switch::PREV_PID, pp)
