@@ -24,7 +24,8 @@ def markers_on(path: Path) -> str:
 EVENTS = {"sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task",
           "sched_process_fork", "sched_process_exit", "task_rename", "cpu_idle", "cpu_frequency",
           "sched_cpu_capacity", "print", "sched_dl_throttle", "sched_dl_replenish", "sched_dl_miss",
-          "sched_pi_setprio", "sched_overutilized", "sched_pelt_se", "sched_pelt_cfs", "sched_util_est_se", "sched_util_est_cfs"}
+          "sched_pi_setprio", "sched_overutilized", "sched_pelt_se", "sched_pelt_cfs", "sched_util_est_se", "sched_util_est_cfs",
+          "sched_pelt_rt", "sched_pelt_dl"}
 
 # trace.dat version 7 with its pages compressed (zstd), and version 6.
 VERSIONS = ("dat", "dat6")

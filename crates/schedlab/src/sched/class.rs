@@ -9,7 +9,7 @@ use super::fair::{CfsRq, CfsRqId, SchedEntity, Tunables};
 use super::features::Features;
 use super::hooks::{Hooks, RqHooks};
 use super::ops::OpLedger;
-use super::rq::Rq;
+use super::rq::{Rq, RqAvg};
 use super::rt::SchedRtEntity;
 use super::task::SchedTask;
 use super::weight::LoadWeight;
@@ -42,6 +42,14 @@ pub struct Env<'a> {
 }
 
 impl Env<'_> {
+    /// `rq`'s RT or deadline signal to now (`running`: that class runs), traced when it
+    /// changed.
+    pub fn update_rq_avg(&mut self, rq: &mut Rq, which: RqAvg, running: bool) {
+        if rq.update_class_avg(which, running) && self.hooks.tracing {
+            self.hooks.trace(rq.pelt_tp(self.hooks.cpu, which));
+        }
+    }
+
     /// The tasks (`p->se`, `p->dl` of task `p`).
     #[inline]
     pub fn tasks(&self) -> &[SchedTask] {
@@ -244,19 +252,6 @@ impl Class {
             Class::Deadline => s.switched_from_dl(cpu, h),
             Class::Rt => s.switched_from_rt(cpu, h),
             Class::Fair => false,
-        }
-    }
-
-    /// At a tick, the RT and deadline signals of a CPU running another class's task decay,
-    /// where the kernel's periodic balancing does it (`__update_blocked_others`); the
-    /// running class's own is its task_tick's.
-    #[inline]
-    pub fn decay_other_class_avgs(self, rq: &mut Rq) {
-        if self != Class::Rt {
-            rq.update_rt_avg(false);
-        }
-        if self != Class::Deadline {
-            rq.update_dl_avg(false);
         }
     }
 

@@ -16,7 +16,7 @@ use super::hooks::{Hooks, PrevState, RqHooks, SchedTimer, Switch, Tracepoint};
 use super::idle;
 use super::ops::Op;
 use super::pelt::cap_scale;
-use super::rq::Rq;
+use super::rq::{Rq, RqAvg};
 use super::rt::SchedRtEntity;
 use super::task::{SchedStats, SchedTask, TaskState};
 use super::uapi::{Policy, SchedAttr};
@@ -783,6 +783,21 @@ impl Sched {
         prev_state
     }
 
+    /// `cpu`'s RT or deadline signal to now (`running`: that class runs), traced when it
+    /// changed.
+    pub(crate) fn update_rq_avg<H: Hooks>(
+        &mut self,
+        cpu: usize,
+        which: RqAvg,
+        running: bool,
+        h: &mut H,
+    ) {
+        let rq = &mut self.rqs[cpu];
+        if rq.update_class_avg(which, running) && h.tracing() {
+            h.trace(&self.tasks, rq.pelt_tp(cpu, which));
+        }
+    }
+
     /// `sched_tick` → the running task's `task_tick`, cpufreq, the periodic balance. False
     /// when the CPU is idle (its tick stops).
     pub fn sched_tick<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> bool {
@@ -791,9 +806,15 @@ impl Sched {
         };
         self.update_rq_clock(cpu, h.now());
         self.ops.add(cpu, Op::Tick, 1);
-        let c = self.tasks[curr as usize].class;
-        c.decay_other_class_avgs(&mut self.rqs[cpu]);
-        let class = c;
+        let class = self.tasks[curr as usize].class;
+        // The RT and deadline signals of a CPU running another class's task decay here,
+        // where the kernel's periodic balancing does it (`__update_blocked_others`); the
+        // running class's own is its task_tick's.
+        for (which, own) in [(RqAvg::Rt, Class::Rt), (RqAvg::Dl, Class::Deadline)] {
+            if class != own {
+                self.update_rq_avg(cpu, which, false, h);
+            }
+        }
         let resched = self.on_rq(cpu, h, |rq, env| class.task_tick(rq, env, curr));
         h.cpufreq_update_util(self, cpu, Hook::Tick);
         self.sched_balance_trigger(cpu, h);

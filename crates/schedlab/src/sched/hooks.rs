@@ -4,6 +4,7 @@
 use super::class::Placement;
 use super::deadline::{DlNote, DlTimer};
 use super::fair::Note;
+use super::rq::RqAvg;
 use super::task::SchedTask;
 use super::Sched;
 use crate::cpufreq::Hook;
@@ -168,11 +169,13 @@ pub enum TraceEvent {
     SchedPeltCfs,
     SchedUtilEstSe,
     SchedUtilEstCfs,
+    SchedPeltRt,
+    SchedPeltDl,
 }
 
 impl TraceEvent {
     /// Every name, in code order.
-    pub const NAMES: [&'static str; 21] = [
+    pub const NAMES: [&'static str; 23] = [
         "sched_switch",
         "sched_waking",
         "sched_wakeup",
@@ -194,6 +197,8 @@ impl TraceEvent {
         "sched_pelt_cfs",
         "sched_util_est_se",
         "sched_util_est_cfs",
+        "sched_pelt_rt",
+        "sched_pelt_dl",
     ];
     /// The first signal: events' codes are below it, signals' count from it.
     pub const FIRST_SIGNAL: TraceEvent = TraceEvent::SchedPeltSe;
@@ -223,6 +228,12 @@ impl Tracepoint {
                 Note::PeltCfs { .. } => TraceEvent::SchedPeltCfs,
                 Note::UtilEstSe { .. } => TraceEvent::SchedUtilEstSe,
                 Note::UtilEstCfs { .. } => TraceEvent::SchedUtilEstCfs,
+                Note::PeltRq {
+                    class: RqAvg::Rt, ..
+                } => TraceEvent::SchedPeltRt,
+                Note::PeltRq {
+                    class: RqAvg::Dl, ..
+                } => TraceEvent::SchedPeltDl,
             },
             Tracepoint::Dl { note, .. } => match note {
                 DlNote::Throttle { .. } => TraceEvent::SchedDlThrottle,

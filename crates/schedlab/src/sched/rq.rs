@@ -5,12 +5,20 @@ use super::clock_pelt::RqClock;
 use super::deadline::DlRq;
 use super::fair::balance::MIGRATION_COST_NS;
 use super::fair::wakeup::Wakee;
-use super::fair::CfsRqId;
+use super::fair::{CfsRqId, Note};
+use super::hooks::Tracepoint;
 use super::pelt::{update_class_avg, SchedAvg};
 use super::rt::RtRq;
 use super::stats::RqStats;
 use super::uclamp::UclampRq;
 use crate::time::Ns;
+
+/// A runqueue's RT or deadline PELT signal (`rq->avg_rt`, `rq->avg_dl`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RqAvg {
+    Rt,
+    Dl,
+}
 
 pub struct Rq {
     pub clock: RqClock,
@@ -107,15 +115,34 @@ impl Rq {
         self.dl.nr_running() + self.rt.nr_running
     }
 
-    /// `update_rt_rq_load_avg`.
-    pub fn update_rt_avg(&mut self, running: bool) {
+    /// `update_rt_rq_load_avg` / `update_dl_rq_load_avg`: true when the signal changed,
+    /// where `trace_pelt_rt_tp` / `trace_pelt_dl_tp` fire.
+    pub fn update_class_avg(&mut self, which: RqAvg, running: bool) -> bool {
         let (now, scale) = (self.clock.pelt_now(), self.clock.contrib_scale());
-        update_class_avg(now, &mut self.avg_rt, running, scale);
+        let avg = match which {
+            RqAvg::Rt => &mut self.avg_rt,
+            RqAvg::Dl => &mut self.avg_dl,
+        };
+        update_class_avg(now, avg, running, scale)
     }
 
-    /// `update_dl_rq_load_avg`.
-    pub fn update_dl_avg(&mut self, running: bool) {
-        let (now, scale) = (self.clock.pelt_now(), self.clock.contrib_scale());
-        update_class_avg(now, &mut self.avg_dl, running, scale);
+    /// The tracepoint of `which`'s signal on CPU `cpu` (in its current task's context).
+    pub fn pelt_tp(&self, cpu: usize, which: RqAvg) -> Tracepoint {
+        let a = match which {
+            RqAvg::Rt => &self.avg_rt,
+            RqAvg::Dl => &self.avg_dl,
+        };
+        let note = Note::PeltRq {
+            class: which,
+            load: a.load_avg,
+            runnable: a.runnable_avg,
+            util: a.util_avg,
+            update_time: a.last_update_time,
+        };
+        Tracepoint::Fair {
+            cpu,
+            task: self.curr,
+            note,
+        }
     }
 }

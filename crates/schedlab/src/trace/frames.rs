@@ -210,6 +210,23 @@ fn signal_of(note: &Note, tasks: &[SchedTask]) -> (Subject, SignalValues) {
             (NONE, ROOT_TG as i64),
             [NONE, NONE, util as i64, enqueued as i64, NONE, NONE],
         ),
+        Note::PeltRq {
+            load,
+            runnable,
+            util,
+            update_time,
+            ..
+        } => (
+            (NONE, NONE),
+            [
+                load as i64,
+                runnable as i64,
+                util as i64,
+                NONE,
+                NONE,
+                update_time as i64,
+            ],
+        ),
     }
 }
 

@@ -178,6 +178,13 @@ impl<W: Write> Observer for FtraceWriter<W> {
                 Note::UtilEstCfs { enqueued, util } => {
                     write!(l, "cpu={cpu} path=/ enqueued={enqueued} ewma=0 util={util}")
                 }
+                Note::PeltRq {
+                    load,
+                    runnable,
+                    util,
+                    update_time,
+                    ..
+                } => write!(l, "cpu={cpu} load={load} runnable={runnable} util={util} update_time={update_time}"),
             },
             Tracepoint::Dl { note, .. } => match *note {
                 DlNote::Throttle { runtime, .. } => {

@@ -4,7 +4,7 @@ use super::{cpudl, Dl};
 use crate::sched::class::{Dequeued, Env, Placement, SchedClass, Wake};
 use crate::sched::fair::sched_class::FAIR;
 use crate::sched::flags::*;
-use crate::sched::rq::Rq;
+use crate::sched::rq::{Rq, RqAvg};
 use crate::sched::Sched;
 
 pub struct DeadlineClass;
@@ -109,21 +109,21 @@ impl SchedClass for DeadlineClass {
     /// `put_prev_task_dl`.
     fn put_prev_task(&self, rq: &mut Rq, env: &mut Env, _p: u32) {
         update_curr(rq, env);
-        rq.update_dl_avg(true);
+        env.update_rq_avg(rq, RqAvg::Dl, true);
     }
 
     /// `set_next_task_dl`: avg_dl catches up on the time no deadline task ran.
     fn set_next_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
         let se = dl_of(env, p);
         env.dl[se as usize].exec_start = rq.clock.clock_task;
-        rq.update_dl_avg(false);
+        env.update_rq_avg(rq, RqAvg::Dl, false);
     }
 
     /// `task_tick_dl`: without HRTICK_DL (off by default) the budget is checked here, so a
     /// task may overrun it by up to a tick (repaid at replenishment).
     fn task_tick(&self, rq: &mut Rq, env: &mut Env, _p: u32) -> bool {
         let resched = update_curr(rq, env);
-        rq.update_dl_avg(true);
+        env.update_rq_avg(rq, RqAvg::Dl, true);
         resched
     }
 

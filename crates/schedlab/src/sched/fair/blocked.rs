@@ -13,7 +13,7 @@ use super::CfsRqId;
 use crate::sched::class::{Class, Env};
 use crate::sched::hooks::Hooks;
 use crate::sched::ops::Op;
-use crate::sched::rq::Rq;
+use crate::sched::rq::{Rq, RqAvg};
 use crate::sched::Sched;
 
 /// The cfs_rq of `q`'s parent group on this CPU (none for the root).
@@ -110,9 +110,9 @@ impl Sched {
     ) {
         self.update_rq_clock(cpu, h.now());
         let curr = self.rqs[cpu].curr.map(|p| self.class(p));
-        let rq = &mut self.rqs[cpu];
-        rq.update_rt_avg(curr == Some(Class::Rt));
-        rq.update_dl_avg(curr == Some(Class::Deadline));
+        self.update_rq_avg(cpu, RqAvg::Rt, curr == Some(Class::Rt), h);
+        self.update_rq_avg(cpu, RqAvg::Dl, curr == Some(Class::Deadline), h);
+        let rq = &self.rqs[cpu];
         let others = rq.avg_rt.util_avg != 0 || rq.avg_dl.util_avg != 0;
         let done = self.on_rq(cpu, h, update_blocked_fair);
         let rq = &mut self.rqs[cpu];

@@ -28,6 +28,7 @@ use crate::sched::flags::*;
 use crate::sched::hooks::{RqHooks, Tracepoint};
 use crate::sched::ops::CpuOps;
 use crate::sched::pelt::SchedAvg;
+use crate::sched::rq::RqAvg;
 use crate::sched::util_est::UtilEst;
 use crate::sched::weight::{calc_delta_fair, scale_load_down, LoadWeight};
 use crate::time::Ns;
@@ -275,6 +276,14 @@ pub enum Note {
     UtilEstCfs {
         enqueued: u32,
         util: u64,
+    },
+    /// `sched_pelt_rt` / `sched_pelt_dl`: the runqueue's RT or deadline signal.
+    PeltRq {
+        class: RqAvg,
+        load: u64,
+        runnable: u64,
+        util: u64,
+        update_time: u64,
     },
 }
 

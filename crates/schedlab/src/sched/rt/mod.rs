@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use super::class::{Dequeued, Env, Placement, SchedClass, Wake};
 use super::cpupri;
 use super::flags::*;
-use super::rq::Rq;
+use super::rq::{Rq, RqAvg};
 use super::Sched;
 use crate::time::Ns;
 
@@ -229,21 +229,21 @@ impl SchedClass for RtClass {
 
     fn put_prev_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
         update_curr(rq, env, p);
-        rq.update_rt_avg(true);
+        env.update_rq_avg(rq, RqAvg::Rt, true);
     }
 
     /// `set_next_task_rt`: avg_rt catches up on the time no RT task ran (a no-op after an
     /// RT prev, whose put_prev_task just updated it).
     fn set_next_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
         env.rt[p as usize].exec_start = rq.clock.clock_task;
-        rq.update_rt_avg(false);
+        env.update_rq_avg(rq, RqAvg::Rt, false);
     }
 
     /// `task_tick_rt`: charge the budget; an RR task whose slice ran out goes to the tail of
     /// its list if it is not alone there.
     fn task_tick(&self, rq: &mut Rq, env: &mut Env, p: u32) -> bool {
         let throttled = update_curr(rq, env, p);
-        rq.update_rt_avg(true);
+        env.update_rq_avg(rq, RqAvg::Rt, true);
         if throttled {
             return true;
         }

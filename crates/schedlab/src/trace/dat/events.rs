@@ -92,6 +92,15 @@ const WAKEUP_FIELDS: &[(&str, Ty)] = &[
 ];
 const WAKEUP_FMT: &str =
     "\"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, REC->target_cpu";
+/// The LISA module's `sched_pelt_rq_template` (`sched_pelt_rt`, `sched_pelt_dl`).
+const PELT_RQ_FIELDS: &[(&str, Ty)] = &[
+    ("update_time", ULL),
+    ("load", ULONG),
+    ("runnable", ULONG),
+    ("util", ULONG),
+    ("cpu", INT),
+];
+const PELT_RQ_FMT: &str = "\"cpu=%d load=%lu runnable=%lu util=%lu update_time=%llu\", REC->cpu, REC->load, REC->runnable, REC->util, REC->update_time";
 const CPU_FIELDS: &[(&str, Ty)] = &[("state", U32), ("cpu_id", U32)];
 const CPU_FMT: &str =
     "\"state=%lu cpu_id=%lu\", (unsigned long)REC->state, (unsigned long)REC->cpu_id";
@@ -107,7 +116,7 @@ pub static PRINT: Format = Format {
 
 /// Every event schedlab records but `print`, by `TraceEvent` code (ids from 300, in code
 /// order, as a kernel numbers its events dynamically).
-pub static EVENTS: [Format; 21] = [
+pub static EVENTS: [Format; 23] = [
     Format {
         system: "sched",
         name: "sched_switch",
@@ -325,6 +334,20 @@ pub static EVENTS: [Format; 21] = [
             ("path", Ty::Str),
         ],
         print_fmt: "\"cpu=%d path=%s enqueued=%u ewma=%u util=%lu\", REC->cpu, __get_str(path), REC->enqueued, REC->ewma, REC->util",
+    },
+    Format {
+        system: "lisa",
+        name: "sched_pelt_rt",
+        id: 321,
+        fields: PELT_RQ_FIELDS,
+        print_fmt: PELT_RQ_FMT,
+    },
+    Format {
+        system: "lisa",
+        name: "sched_pelt_dl",
+        id: 322,
+        fields: PELT_RQ_FIELDS,
+        print_fmt: PELT_RQ_FMT,
     },
 ];
 

@@ -330,6 +330,22 @@ impl<W: Write> DatWriter<W> {
                 let vals = [I(util as i64), I(enqueued as i64), I(0), I(c), S("/")];
                 self.sink.emit(now, cpu, pid, ev, &vals)
             }
+            Note::PeltRq {
+                load,
+                runnable,
+                util,
+                update_time,
+                ..
+            } => {
+                let vals = [
+                    I(update_time as i64),
+                    I(load as i64),
+                    I(runnable as i64),
+                    I(util as i64),
+                    I(c),
+                ];
+                self.sink.emit(now, cpu, pid, ev, &vals)
+            }
         }
     }
 }

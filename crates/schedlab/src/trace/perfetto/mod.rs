@@ -15,6 +15,7 @@ use self::protos::*;
 use super::{context, swapper, switch_state_value, Observer, Tracepoint};
 use crate::sched::deadline::DlNote;
 use crate::sched::fair::{Note, NO_TASK};
+use crate::sched::rq::RqAvg;
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
 
@@ -26,7 +27,7 @@ const RTAPP_PID: i64 = 1;
 const BUNDLE_BYTES: usize = 32 << 10;
 
 /// The counters' names, by `Signal`.
-const SIGNALS: [&str; 8] = [
+const SIGNALS: [&str; 10] = [
     "util_avg",
     "load_avg",
     "runnable_avg",
@@ -35,12 +36,17 @@ const SIGNALS: [&str; 8] = [
     "se util_avg",
     "se load_avg",
     "se runnable_avg",
+    "rt util_avg",
+    "dl util_avg",
 ];
 const UTIL: usize = 0;
 const UTIL_EST: usize = 3;
 const CAPACITY: usize = 4;
 /// A group entity's signals follow a cfs_rq's.
 const SE: usize = 5;
+/// Then the RT and deadline classes' utilization.
+const RT_UTIL: usize = 8;
+const DL_UTIL: usize = 9;
 
 /// What a track belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -328,6 +334,13 @@ impl<W: Write> PerfettoWriter<W> {
             }
             Note::UtilEstCfs { enqueued, .. } => {
                 self.counters(now, &[(Key::Cpu(cpu, 0, UTIL_EST), enqueued as u64)], tasks)
+            }
+            Note::PeltRq { class, util, .. } => {
+                let s = match class {
+                    RqAvg::Rt => RT_UTIL,
+                    RqAvg::Dl => DL_UTIL,
+                };
+                self.counters(now, &[(Key::Cpu(cpu, 0, s), util)], tasks)
             }
         }
     }
