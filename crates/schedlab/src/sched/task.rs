@@ -49,7 +49,10 @@ pub const TASK_COMM_LEN: usize = 16;
 /// A name as the kernel keeps it in `task_struct::comm`: at most `TASK_COMM_LEN - 1` bytes
 /// (`__set_task_comm`), cut at a character boundary.
 pub fn kernel_comm(name: &str) -> &str {
-    let mut end = name.len().min(TASK_COMM_LEN - 1);
+    if name.len() < TASK_COMM_LEN {
+        return name;
+    }
+    let mut end = TASK_COMM_LEN - 1;
     while !name.is_char_boundary(end) {
         end -= 1;
     }

@@ -7,6 +7,8 @@
 
 use std::fmt::Write as _;
 
+use smallvec::SmallVec;
+
 use crate::sched::task::{kernel_comm, TASK_COMM_LEN};
 
 /// The C type of a field, as the format file declares it.
@@ -406,23 +408,22 @@ impl Format {
         for (o, at) in offsets.iter_mut().zip(offsets_of(self.fields)) {
             *o = at as u16;
         }
+        let strings = self.fields.iter().enumerate();
+        let strings = strings.filter(|(_, f)| matches!(f.1, Ty::Str | Ty::Buf));
         Layout {
             offsets,
             fixed: self.fixed_size(),
+            strings: strings.map(|(i, _)| i as u8).collect(),
         }
     }
 
     /// The size of its record with `vals`: the fixed part, then the strings.
     pub fn size(&self, layout: &Layout, vals: &[Val]) -> usize {
-        let strings = self
-            .fields
-            .iter()
-            .zip(vals)
-            .map(|(&(_, ty), v)| match (ty, v) {
-                (Ty::Str | Ty::Buf, Val::S(s)) => s.len() + 1,
-                _ => 0,
-            });
-        layout.fixed + strings.sum::<usize>()
+        let string = |&i: &u8| match vals[i as usize] {
+            Val::S(s) => s.len() + 1,
+            Val::I(_) => 0,
+        };
+        layout.fixed + layout.strings.iter().map(string).sum::<usize>()
     }
 
     /// Write its record in `pid`'s context into `out` (zeroed, `size` bytes): the common
@@ -469,11 +470,13 @@ fn put_int(out: &mut [u8], at: usize, size: u8, x: i64) {
 /// The most fields an event has.
 const MAX_FIELDS: usize = 8;
 
-/// Where an event's fields are, computed once: their offsets and the fixed part's size.
-#[derive(Debug, Clone, Copy)]
+/// Where an event's fields are, computed once: their offsets, the fixed part's size, and
+/// which fields are strings (after the fixed part).
+#[derive(Debug, Clone)]
 pub struct Layout {
     offsets: [u16; MAX_FIELDS],
     fixed: usize,
+    strings: SmallVec<[u8; 2]>,
 }
 
 /// A field's line in a format file (`trace_define_field`'s declaration, as

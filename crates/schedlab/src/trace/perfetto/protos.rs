@@ -1,10 +1,23 @@
 //! The messages of Perfetto's trace format that schedlab writes, as field numbers of
 //! `protos/perfetto/trace/perfetto_trace.proto` (Apache-2.0), and a writer that appends
-//! them to a buffer without building message objects: as Perfetto's own protozero does, a
-//! nested message's length is a 4-byte redundant varint patched once its fields are written.
-//! prost gives the wire encoding.
+//! them to a buffer in protobuf's wire format without building message objects: as
+//! Perfetto's own protozero does, a nested message's length is a 4-byte redundant varint
+//! patched once its fields are written. (A message library would build an object, with
+//! its strings, per event: this writer allocates nothing.)
 
-use prost::encoding::{encode_key, encode_varint, WireType};
+/// Protobuf's wire types.
+const VARINT: u32 = 0;
+const LEN: u32 = 2;
+
+/// Append `v` as a base-128 varint.
+#[inline(always)]
+fn varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
 
 /// `Trace`.
 pub const TRACE_PACKET: u32 = 1;
@@ -158,19 +171,21 @@ impl<'a> Msg<'a> {
     }
 
     /// A varint field (uint32/64, bool, enum; int32/int64 as their two's complement).
+    #[inline]
     pub fn uint(&mut self, field: u32, v: u64) -> &mut Self {
-        encode_key(field, WireType::Varint, self.buf);
-        encode_varint(v, self.buf);
+        varint(self.buf, ((field << 3) | VARINT) as u64);
+        varint(self.buf, v);
         self
     }
 
+    #[inline]
     pub fn int(&mut self, field: u32, v: i64) -> &mut Self {
         self.uint(field, v as u64)
     }
 
     pub fn str(&mut self, field: u32, s: &str) -> &mut Self {
-        encode_key(field, WireType::LengthDelimited, self.buf);
-        encode_varint(s.len() as u64, self.buf);
+        varint(self.buf, ((field << 3) | LEN) as u64);
+        varint(self.buf, s.len() as u64);
         self.buf.extend_from_slice(s.as_bytes());
         self
     }
@@ -182,8 +197,9 @@ impl<'a> Msg<'a> {
     }
 
     /// A nested message, whose fields `body` writes.
+    #[inline]
     pub fn nested(&mut self, field: u32, body: impl FnOnce(&mut Msg)) -> &mut Self {
-        encode_key(field, WireType::LengthDelimited, self.buf);
+        varint(self.buf, ((field << 3) | LEN) as u64);
         let at = self.buf.len();
         self.buf.extend_from_slice(&[0; LENGTH_BYTES]);
         body(&mut Msg { buf: self.buf });
@@ -194,5 +210,34 @@ impl<'a> Msg<'a> {
             self.buf[at + i] = ((len >> (7 * i)) & 0x7f) as u8 | more;
         }
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_encode_as_protobuf_says() {
+        // The protobuf encoding guide's examples: field 1 = 150 is 08 96 01; field 2 =
+        // "testing" is 12 07 74 65 73 74 69 6e 67; a nested message's length here is a
+        // 4-byte varint (80 80 80 00 + the length in its first byte's low bits).
+        let mut buf = vec![];
+        Msg::new(&mut buf).uint(1, 150).str(2, "testing");
+        assert_eq!(
+            buf,
+            [0x08, 0x96, 0x01, 0x12, 0x07, b't', b'e', b's', b't', b'i', b'n', b'g']
+        );
+        let mut buf = vec![];
+        Msg::new(&mut buf).nested(3, |m| {
+            m.uint(1, 150);
+        });
+        assert_eq!(buf, [0x1a, 0x83, 0x80, 0x80, 0x00, 0x08, 0x96, 0x01]);
+        let mut buf = vec![];
+        Msg::new(&mut buf).int(1, -1);
+        assert_eq!(
+            buf,
+            [0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]
+        );
     }
 }
