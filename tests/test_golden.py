@@ -1,6 +1,6 @@
 """Golden outputs: every corpus workload that runs, under both kernels, on smp:4 and hikey960,
 with the performance and schedutil governors, gives byte-identical traces, rt-app logs and
-summaries (and, on hikey960 with schedutil, trace.dat files) to those recorded in
+summaries (and, on hikey960 with schedutil, trace.dat and Perfetto files) to those recorded in
 tests/golden/runs.txt; `schedlab reproduce`'s table is
 tests/golden/reproduce.txt. A behaviour change regenerates them on purpose, in the same
 commit, saying why:
@@ -67,11 +67,12 @@ def outcome(w: Path, k: str, p: str, g: str, tmp: Path) -> str:
     log_set = b"".join(f.name.encode() + b"\0" + f.read_bytes() for f in sorted(logs.iterdir()))
     out = f"trace {digest(trace.read_bytes())} logs {digest(log_set)} summary {digest(summary)}"
     if (p, g) == ("hikey960", "schedutil"):
-        # The same run's trace.dat (its layout: the one variant that exercises every event).
-        with contextlib.chdir(ROOT):
-            run(w.relative_to(ROOT), p, kernel=k, sets=[f"cpufreq.governor={g}"],
-                duration_ns=DURATION_NS, trace=tmp / "trace.dat", frames=False)
-        out += f" dat {digest((tmp / 'trace.dat').read_bytes())}"
+        # The same run's trace.dat and Perfetto trace (the variant with the most events).
+        for name, ext in (("dat", "dat"), ("pf", "perfetto-trace")):
+            with contextlib.chdir(ROOT):
+                run(w.relative_to(ROOT), p, kernel=k, sets=[f"cpufreq.governor={g}"],
+                    duration_ns=DURATION_NS, trace=tmp / f"trace.{ext}", frames=False)
+            out += f" {name} {digest((tmp / f'trace.{ext}').read_bytes())}"
     return out
 
 

@@ -3,6 +3,7 @@ run: `RunResult.to_lisa()` gives a `lisa.trace.Trace` over the run's trace.dat a
 description, and LISA's analyses (tasks, load_tracking, frequency, idle, rta, latency, cpus,
 status) return frames whose values are schedlab's own figures."""
 
+import sys
 import warnings
 from pathlib import Path
 
@@ -127,4 +128,13 @@ def test_a_text_trace_reads_with_its_markers(tmp_path):
 def test_to_lisa_needs_a_trace():
     result = schedlab.run(workload(), "smp:2", duration_ns=10_000_000)
     with pytest.raises(ValueError, match="wrote no trace"):
+        result.to_lisa()
+
+
+def test_without_lisa_to_lisa_says_how_to_install_it(tmp_path, monkeypatch):
+    result = schedlab.run(workload(), "smp:2", duration_ns=10_000_000, trace=tmp_path / "run.dat")
+    from schedlab.lisa import LisaMissing
+
+    monkeypatch.setitem(sys.modules, "lisa.trace", None)  # as if LISA were not installed
+    with pytest.raises(LisaMissing, match=r"pip install 'schedlab\[lisa\]'"):
         result.to_lisa()
