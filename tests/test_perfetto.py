@@ -28,15 +28,17 @@ def run(tmp_path_factory):
     return result, trace
 
 
-def counters(trace) -> dict[str, list[int]]:
-    """Each counter track's values, by its name: a counter event's own, and its extra ones."""
+def counters(trace, double: bool = False) -> dict[str, list]:
+    """Each counter track's values, by its name: a counter event's own, and its extra ones
+    (`double`: the double values of the machine's counters)."""
     names = {p.track_descriptor.uuid: p.track_descriptor.name for p in trace.packet
              if p.HasField("track_descriptor") and p.track_descriptor.HasField("counter")}
     values = {}
     for p in trace.packet:
         e = p.track_event
         if p.HasField("track_event") and e.type == pb.TrackEvent.TYPE_COUNTER:
-            pairs = [(e.track_uuid, e.counter_value), *zip(e.extra_counter_track_uuids, e.extra_counter_values)]
+            value = e.double_counter_value if double else e.counter_value
+            pairs = [(e.track_uuid, value), *zip(e.extra_counter_track_uuids, e.extra_counter_values)]
             for uuid, value in pairs:
                 values.setdefault(names[uuid], []).append(value)
     return values
@@ -78,3 +80,33 @@ def test_loops_are_slices(run):
     markers = result.events["text"].dropna()
     starts = markers.str.match(r"rtapp_(loop|task): event=start").sum()
     assert begins == starts > 0
+
+
+def test_energy_counters_are_the_energy_so_far(run):
+    result, trace = run
+    values = counters(trace, double=True)
+    seen = 0
+    for cpu, final in zip(result.cpus["cpu"], result.cpus["energy_mj"]):
+        # Charged at each idle entry and exit (a CPU that never ran has no counter): never
+        # decreasing, at most the run's total.
+        energy = values.get(f"CPU{cpu} energy_mj", [])
+        assert energy == sorted(energy) and (not energy or 0 < energy[-1] <= final + 1e-9)
+        seen += bool(energy)
+    assert seen >= 4
+
+
+def test_deadline_bandwidth_counters(tmp_path):
+    # One reservation of 2 ms every 10 ms on one CPU: to_ratio(10 ms, 2 ms) = (2e6 << 20) /
+    # 10e6 = 209715 (BW_SHIFT 20) in running_bw while it is active; this_bw also holds 6.12's
+    # fair server, to_ratio(1 s, 50 ms) = (50e6 << 20) / 1e9 = 52428 (it never runs here:
+    # no fair task).
+    w = {"tasks": {"dl": {"policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000, "loop": -1,
+                          "run": 1000, "timer": {"ref": "t", "period": 10000}}}, "global": {"duration": 1}}
+    path = tmp_path / "dl.perfetto-trace"
+    schedlab.run(w, "smp:1", duration_ns=100_000_000, trace=path, frames=False)
+    trace = pb.Trace()
+    trace.ParseFromString(path.read_bytes())
+    values = counters(trace, double=True)
+    task, server = 209715 / 2**20, 52428 / 2**20
+    assert set(values["CPU0 dl this_bw"]) == {server, server + task}
+    assert set(values["CPU0 dl running_bw"]) == {0.0, task}

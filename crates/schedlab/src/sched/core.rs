@@ -4,6 +4,7 @@
 use super::class::{self, Class, Dequeued, Env, Placement, SchedClass, Wake};
 use super::clock_pelt::Invariance;
 use super::deadline::SchedDlEntity;
+use super::deadline::BW_UNIT;
 use super::fair::balance::stats::CpuIdleType;
 use super::fair::balance::update_avg_idle;
 use super::fair::group::TgId;
@@ -12,7 +13,7 @@ use super::fair::wakeup::Wakee;
 use super::fair::{SchedEntity, SeId};
 use super::features::Feat;
 use super::flags::*;
-use super::hooks::{Hooks, PrevState, RqHooks, SchedTimer, Switch, Tracepoint};
+use super::hooks::{Counter, Hooks, PrevState, RqHooks, SchedTimer, Switch, Tracepoint};
 use super::idle;
 use super::ops::Op;
 use super::pelt::cap_scale;
@@ -63,6 +64,12 @@ impl Sched {
         };
         let r = op(&mut self.rqs[cpu], &mut env);
         self.util_change(cpu, h);
+        if h.tracing() {
+            let dl = &self.rqs[cpu].dl;
+            let bw = |b: u64| b as f64 / BW_UNIT as f64;
+            h.counter(cpu, Counter::DlRunningBw, bw(dl.running_bw));
+            h.counter(cpu, Counter::DlThisBw, bw(dl.this_bw));
+        }
         r
     }
 

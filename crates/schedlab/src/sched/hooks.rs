@@ -247,6 +247,27 @@ impl Tracepoint {
     }
 }
 
+/// Values a trace shows as counters that no kernel tracepoint reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Counter {
+    /// GRUB's `running_bw` and the root domain share `this_bw` of a CPU's deadline
+    /// runqueue, as fractions of the CPU.
+    DlRunningBw,
+    DlThisBw,
+    /// A CPU's energy so far, in mJ.
+    Energy,
+}
+
+impl Counter {
+    pub fn name(self) -> &'static str {
+        match self {
+            Counter::DlRunningBw => "dl running_bw",
+            Counter::DlThisBw => "dl this_bw",
+            Counter::Energy => "energy_mj",
+        }
+    }
+}
+
 /// The machine as the scheduler sees it. Generic (static dispatch): the engine implements
 /// it, and unit tests record what the scheduler asked for.
 pub trait Hooks {
@@ -267,6 +288,8 @@ pub trait Hooks {
     /// `cpufreq_update_util`: the governor of `cpu`'s policy may change its frequency,
     /// which the machine applies (`Sched::set_freq_scale` for the runqueues' clocks).
     fn cpufreq_update_util(&mut self, s: &mut Sched, cpu: usize, hook: Hook);
+    /// Counter `c` of `cpu` is `value` (while tracing).
+    fn counter(&mut self, _cpu: usize, _c: Counter, _value: f64) {}
 }
 
 /// The machine as a class operation reaches it while it holds `cpu`'s runqueue: `Hooks`

@@ -12,7 +12,7 @@ use crate::energy::Meter;
 use crate::platform::Platform;
 use crate::sched::fair::group::ROOT_TG;
 use crate::sched::fair::Note;
-use crate::sched::hooks::{Hooks, SchedTimer, Switch, Tracepoint};
+use crate::sched::hooks::{Counter, Hooks, SchedTimer, Switch, Tracepoint};
 use crate::sched::ops::Op;
 use crate::sched::task::{SchedTask, TaskState};
 use crate::sched::topology::Topology;
@@ -115,6 +115,14 @@ impl Hooks for Engine {
         self.queue.push(at, self.now, Ev::Sched(timer));
     }
 
+    fn counter(&mut self, cpu: usize, c: Counter, value: f64) {
+        for o in &mut self.observers {
+            if let Err(e) = o.counter(self.now, cpu, c, value) {
+                self.io_error.get_or_insert(e);
+            }
+        }
+    }
+
     /// At once: schedlab's CPUs take a reschedule request immediately; but for a thread
     /// on its way to sleep, which only gets TIF_NEED_RESCHED: the switch comes with the
     /// sleep, as `schedule()` follows `set_current_state()`.
@@ -190,6 +198,7 @@ impl Engine {
             (false, true) => {
                 c.busy_since = Some(now);
                 self.energy.set_busy(cpu, true, now);
+                self.energy_counter(cpu);
             }
             (true, false) => {
                 if let Some(since) = c.busy_since.take() {
@@ -197,6 +206,7 @@ impl Engine {
                 }
                 c.idle_calls += 1;
                 self.energy.set_busy(cpu, false, now);
+                self.energy_counter(cpu);
             }
             _ => {}
         }
@@ -423,6 +433,13 @@ impl Engine {
             for _ in 0..self.prog.tasks[def].instance {
                 self.fork_thread(s, def, None);
             }
+        }
+    }
+
+    /// A CPU's energy when it has just been charged (at each idle entry and exit).
+    fn energy_counter(&mut self, cpu: usize) {
+        if self.tracing {
+            self.counter(cpu, Counter::Energy, self.energy.cpu_mj[cpu]);
         }
     }
 

@@ -20,7 +20,7 @@ pub use rtapp_log::{LogRow, RtappLogs, LOG_HEADER};
 
 use crate::sched::fair::group::TgId;
 use crate::sched::fair::NO_TASK;
-pub use crate::sched::hooks::{PrevState, Tracepoint};
+pub use crate::sched::hooks::{Counter, PrevState, Tracepoint};
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
 
@@ -174,6 +174,10 @@ pub fn span_hex(nr_cpus: usize) -> String {
 pub trait Observer {
     /// A tracepoint fired at `now`; `tasks` names its tasks.
     fn record(&mut self, _now: Ns, _tp: &Tracepoint, _tasks: &[SchedTask]) -> std::io::Result<()> {
+        Ok(())
+    }
+    /// Counter `c` of `cpu` is `value` at `now` (values no tracepoint reports).
+    fn counter(&mut self, _now: Ns, _cpu: usize, _c: Counter, _value: f64) -> std::io::Result<()> {
         Ok(())
     }
     /// The task groups' paths, indexed by group id, when the observer is attached.

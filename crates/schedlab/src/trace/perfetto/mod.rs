@@ -3,7 +3,8 @@
 //! process and threads as a process tree, its markers as slices (task, loop iterations) and
 //! instants on each thread's track, and counter tracks for what the kernel's text or
 //! ftrace import would drop, named as sched-analyzer names them: "CPU0 util_avg",
-//! "<comm>-<pid> util_avg", "CPU0 capacity", "overutilized". A PELT update's three signals
+//! "<comm>-<pid> util_avg", "CPU0 capacity", "overutilized", and the machine's own:
+//! "CPU0 dl running_bw", "CPU0 dl this_bw", "CPU0 energy_mj". A PELT update's three signals
 //! travel in one packet (the first counter and two extra ones).
 
 mod protos;
@@ -12,7 +13,7 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 
 use self::protos::*;
-use super::{context, swapper, switch_state_value, Observer, Tracepoint};
+use super::{context, swapper, switch_state_value, Counter, Observer, Tracepoint};
 use crate::sched::deadline::DlNote;
 use crate::sched::fair::{Note, NO_TASK};
 use crate::sched::rq::RqAvg;
@@ -56,6 +57,8 @@ enum Key {
     /// Counter `SIGNALS[s]` of a CPU (path 0: its root cfs_rq) or of a group on it.
     Cpu(usize, u32, usize),
     Overutilized,
+    /// A CPU's counter that no tracepoint reports.
+    Machine(usize, Counter),
     /// A thread's track (its slices and instants; by task id), rt-app's process's.
     Thread(u32),
     Process,
@@ -100,6 +103,8 @@ pub struct PerfettoWriter<W: Write> {
     /// Each CPU's ftrace events not yet written (`FtraceEventBundle.event` fields).
     bundles: Vec<Vec<u8>>,
     tracks: Tracks,
+    /// The last value of each machine counter, which is written only when it changes.
+    machine: HashMap<(usize, Counter), f64>,
     paths: Vec<String>,
     started: bool,
 }
@@ -111,6 +116,7 @@ impl<W: Write> PerfettoWriter<W> {
             buf: Vec::with_capacity(BUNDLE_BYTES + 1024),
             bundles: vec![Vec::new(); nr_cpus],
             tracks: Tracks::default(),
+            machine: HashMap::new(),
             paths: vec!["/".into()],
             started: false,
         }
@@ -155,6 +161,7 @@ impl<W: Write> PerfettoWriter<W> {
                 format!("CPU{cpu} {} {}", self.paths[path as usize], SIGNALS[s])
             }
             Key::Overutilized => "overutilized".into(),
+            Key::Machine(cpu, c) => format!("CPU{cpu} {}", c.name()),
             Key::Thread(id) => task(id).kcomm().into(),
             Key::Process => "rt-app".into(),
         }
@@ -496,6 +503,20 @@ impl<W: Write> Observer for PerfettoWriter<W> {
             }
             Tracepoint::Print { task, text, .. } => self.marker(now, *task, text, tasks),
         }
+    }
+
+    fn counter(&mut self, now: Ns, cpu: usize, c: Counter, value: f64) -> io::Result<()> {
+        if self.machine.insert((cpu, c), value) == Some(value) {
+            return Ok(());
+        }
+        let uuid = self.track(now, Key::Machine(cpu, c), &[])?;
+        self.packet(Some(now), true, |p| {
+            p.nested(packet::TRACK_EVENT, |e| {
+                e.uint(event::TYPE, event::COUNTER)
+                    .uint(event::TRACK_UUID, uuid)
+                    .double(event::DOUBLE_COUNTER_VALUE, value);
+            });
+        })
     }
 
     fn finish(&mut self, _tasks: &[SchedTask]) -> io::Result<()> {

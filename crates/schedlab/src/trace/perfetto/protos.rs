@@ -7,6 +7,7 @@
 
 /// Protobuf's wire types.
 const VARINT: u32 = 0;
+const I64: u32 = 1;
 const LEN: u32 = 2;
 
 /// Append `v` as a base-128 varint.
@@ -148,6 +149,7 @@ pub mod event {
     pub const TRACK_UUID: u32 = 11;
     pub const NAME: u32 = 23;
     pub const COUNTER_VALUE: u32 = 30;
+    pub const DOUBLE_COUNTER_VALUE: u32 = 44;
     pub const EXTRA_COUNTER_TRACK_UUIDS: u32 = 31;
     pub const EXTRA_COUNTER_VALUES: u32 = 12;
     /// `TrackEvent.Type`.
@@ -181,6 +183,13 @@ impl<'a> Msg<'a> {
     #[inline]
     pub fn int(&mut self, field: u32, v: i64) -> &mut Self {
         self.uint(field, v as u64)
+    }
+
+    /// A `double` field.
+    pub fn double(&mut self, field: u32, v: f64) -> &mut Self {
+        varint(self.buf, ((field << 3) | I64) as u64);
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self
     }
 
     pub fn str(&mut self, field: u32, s: &str) -> &mut Self {
