@@ -110,3 +110,17 @@ def test_deadline_bandwidth_counters(tmp_path):
     task, server = 209715 / 2**20, 52428 / 2**20
     assert set(values["CPU0 dl this_bw"]) == {server, server + task}
     assert set(values["CPU0 dl running_bw"]) == {0.0, task}
+
+
+def test_uclamp_counters(tmp_path):
+    # A task clamped to [256, 512] alone on a CPU: while it is runnable the runqueue's clamps
+    # are its own (the max over runnable tasks); idle, the min clamp falls back to 0.
+    w = {"tasks": {"t": {"util_min": 256, "util_max": 512, "loop": -1, "run": 1000,
+                         "timer": {"ref": "t", "period": 4000}}}, "global": {"duration": 1}}
+    path = tmp_path / "uclamp.perfetto-trace"
+    schedlab.run(w, "smp:1", duration_ns=50_000_000, trace=path, frames=False)
+    trace = pb.Trace()
+    trace.ParseFromString(path.read_bytes())
+    values = counters(trace, double=True)
+    assert set(values["CPU0 uclamp_min"]) == {0.0, 256.0}
+    assert 512.0 in values["CPU0 uclamp_max"]

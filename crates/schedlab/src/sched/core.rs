@@ -65,10 +65,14 @@ impl Sched {
         let r = op(&mut self.rqs[cpu], &mut env);
         self.util_change(cpu, h);
         if h.tracing() {
-            let dl = &self.rqs[cpu].dl;
+            let rq = &self.rqs[cpu];
             let bw = |b: u64| b as f64 / BW_UNIT as f64;
-            h.counter(cpu, Counter::DlRunningBw, bw(dl.running_bw));
-            h.counter(cpu, Counter::DlThisBw, bw(dl.this_bw));
+            h.counter(cpu, Counter::DlRunningBw, bw(rq.dl.running_bw));
+            h.counter(cpu, Counter::DlThisBw, bw(rq.dl.this_bw));
+            if self.uclamp_used {
+                h.counter(cpu, Counter::UclampMin, rq.uclamp.get(UCLAMP_MIN) as f64);
+                h.counter(cpu, Counter::UclampMax, rq.uclamp.get(UCLAMP_MAX) as f64);
+            }
         }
         r
     }

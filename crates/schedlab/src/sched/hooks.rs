@@ -256,6 +256,9 @@ pub enum Counter {
     DlThisBw,
     /// A CPU's energy so far, in mJ.
     Energy,
+    /// The runqueue's clamps (`rq->uclamp[UCLAMP_MIN/MAX].value`).
+    UclampMin,
+    UclampMax,
 }
 
 impl Counter {
@@ -264,6 +267,8 @@ impl Counter {
             Counter::DlRunningBw => "dl running_bw",
             Counter::DlThisBw => "dl this_bw",
             Counter::Energy => "energy_mj",
+            Counter::UclampMin => "uclamp_min",
+            Counter::UclampMax => "uclamp_max",
         }
     }
 }
