@@ -165,8 +165,8 @@ def run(workload, platform: str = "smp:4", *, kernel: str = "6.12", fair: str | 
     With `frames`, the result also has `events` (one row per scheduler event of the text
     trace) and `signals` (one row per sched_pelt_* / sched_util_est_* tracepoint, `path`
     naming a cfs_rq's or a group entity's cgroup). `trace` is written in `trace_format` (txt,
-    dat or perfetto), by default the one its extension names (.txt, .dat, .perfetto-trace or
-    .pftrace). `cgroups` describes groups as `--cgroup`
+    dat, dat6 or perfetto), by default the one its extension names (.txt, .dat,
+    .perfetto-trace or .pftrace). `cgroups` describes groups as `--cgroup`
     does; `idle_cgroups` adds that many empty ones."""
     spec = RunSpec.of(workload, platform, kernel=kernel, fair=fair, sets=sets, features=features,
                       governors=governors, duration_ns=duration_ns, json_c=json_c, cgroups=cgroups,
