@@ -3,7 +3,6 @@
 //! fields`, as `trace-cmd report -N -t` prints the same run's trace.dat.
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
 use std::io::Write;
 
 use super::{context, pelt_se_who, span_hex, swapper, switch_state, Observer, Tracepoint};
@@ -34,22 +33,107 @@ impl<W: Write> FtraceWriter<W> {
         })
     }
 
-    /// `comm-pid [cpu] secs.nsecs: event: `, spaced as `trace-cmd report -t` spaces it (the
-    /// event's name and colon left-justified in 21 columns).
+    /// `comm-pid [cpu] secs.nsecs: event: `, spaced as `trace-cmd report -t` spaces it: the
+    /// comm right-aligned in 16 columns, the pid left-aligned in 5, the CPU and nanoseconds
+    /// zero-padded, the seconds in 5 columns, the event's name and colon in 21.
     fn head(&mut self, now: Ns, comm: &str, pid: u32, cpu: usize, event: TraceEvent) {
-        let _ = write!(
-            self.line,
-            "{comm:>16}-{pid:<5} [{cpu:03}] {:>5}.{:09}: ",
-            now / 1_000_000_000,
-            now % 1_000_000_000
-        );
-        let name = event.name();
-        self.line.push_str(name);
-        self.line.push(':');
-        let pad = 21usize.saturating_sub(name.len() + 1) + 1;
-        self.line.extend(std::iter::repeat_n(' ', pad));
+        let l = &mut self.line;
+        pad(l, 16 - columns(comm).min(16));
+        put!(l; comm, "-", pid);
+        pad(l, 5 - digits(pid as u64).min(5));
+        put!(l; " [", Zeros(cpu as u64, 3), "] ");
+        let secs = now / 1_000_000_000;
+        pad(l, 5 - digits(secs).min(5));
+        put!(l; secs, ".", Zeros(now % 1_000_000_000, 9), ": ", event.name(), ":");
+        pad(l, 21 - (event.name().len() + 1).min(21) + 1);
     }
 }
+
+/// `n` spaces (at most 32: the widest column).
+fn pad(l: &mut String, n: usize) {
+    l.push_str(&"                                "[..n]);
+}
+
+/// The columns `s` takes (its characters).
+fn columns(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    }
+}
+
+fn digits(mut n: u64) -> usize {
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
+/// A value in the text trace, appended without `fmt`'s machinery (this writer's cost is
+/// formatting: one line per event).
+trait Text {
+    fn put(&self, l: &mut String);
+}
+
+impl Text for &str {
+    #[inline]
+    fn put(&self, l: &mut String) {
+        l.push_str(self)
+    }
+}
+
+impl Text for &String {
+    #[inline]
+    fn put(&self, l: &mut String) {
+        l.push_str(self)
+    }
+}
+
+impl Text for Cow<'_, str> {
+    #[inline]
+    fn put(&self, l: &mut String) {
+        l.push_str(self)
+    }
+}
+
+macro_rules! int_text {
+    ($($t:ty),*) => {$(
+        impl Text for $t {
+            #[inline]
+            fn put(&self, l: &mut String) {
+                l.push_str(itoa::Buffer::new().format(*self))
+            }
+        }
+    )*};
+}
+int_text!(u8, u32, u64, i32, i64, usize);
+
+/// A number zero-padded to a width (`%03d`, `%09llu`).
+struct Zeros(u64, usize);
+
+impl Text for Zeros {
+    #[inline]
+    fn put(&self, l: &mut String) {
+        pad_zeros(l, self.1 - digits(self.0).min(self.1));
+        self.0.put(l);
+    }
+}
+
+/// `n` zeros (at most 9: nanoseconds).
+fn pad_zeros(l: &mut String, n: usize) {
+    l.push_str(&"000000000"[..n]);
+}
+
+/// Append each value to the line.
+macro_rules! put {
+    ($l:expr; $($x:expr),* $(,)?) => {{
+        $( Text::put(&$x, $l); )*
+    }};
+}
+use put;
 
 impl<W: Write> Observer for FtraceWriter<W> {
     fn groups(&mut self, paths: &[String]) {
@@ -62,7 +146,7 @@ impl<W: Write> Observer for FtraceWriter<W> {
         self.head(now, comm, pid, cpu, tp.event());
         let t = |id: u32| &tasks[id as usize];
         let l = &mut self.line;
-        let _ = match tp {
+        match tp {
             Tracepoint::Switch {
                 prev,
                 prev_state,
@@ -75,49 +159,31 @@ impl<W: Write> Observer for FtraceWriter<W> {
                 };
                 let ((pc, pp, pprio), (nc, np, nprio)) = (side(*prev), side(*next));
                 let ps = switch_state(*prev, *prev_state);
-                write!(l, "prev_comm={pc} prev_pid={pp} prev_prio={pprio} prev_state={ps} ==> next_comm={nc} next_pid={np} next_prio={nprio}")
+                put!(l; "prev_comm=", pc, " prev_pid=", pp, " prev_prio=", pprio, " prev_state=", ps,
+                     " ==> next_comm=", nc, " next_pid=", np, " next_prio=", nprio)
             }
             Tracepoint::Waking { task, target, .. }
             | Tracepoint::Wakeup { task, target }
             | Tracepoint::WakeupNew { task, target, .. } => {
                 let p = t(*task);
-                write!(
-                    l,
-                    "comm={} pid={} prio={} target_cpu={target:03}",
-                    p.kcomm(),
-                    p.pid,
-                    p.prio()
-                )
+                put!(l; "comm=", p.kcomm(), " pid=", p.pid, " prio=", p.prio(), " target_cpu=",
+                     Zeros(*target as u64, 3))
             }
             Tracepoint::Migrate { task, from, to } => {
                 let p = t(*task);
-                write!(
-                    l,
-                    "comm={} pid={} prio={} orig_cpu={from} dest_cpu={to}",
-                    p.kcomm(),
-                    p.pid,
-                    p.prio()
-                )
+                put!(l; "comm=", p.kcomm(), " pid=", p.pid, " prio=", p.prio(), " orig_cpu=", *from,
+                     " dest_cpu=", *to)
             }
             Tracepoint::Fork { child, .. } => {
-                write!(
-                    l,
-                    "comm={comm} pid={pid} child_comm={comm} child_pid={}",
-                    t(*child).pid
-                )
+                put!(l; "comm=", comm, " pid=", pid, " child_comm=", comm, " child_pid=", t(*child).pid)
             }
             Tracepoint::Rename { task, .. } => {
                 let p = t(*task);
-                write!(
-                    l,
-                    "pid={} oldcomm=rt-app newcomm={} oom_score_adj=0",
-                    p.pid,
-                    p.kcomm()
-                )
+                put!(l; "pid=", p.pid, " oldcomm=rt-app newcomm=", p.kcomm(), " oom_score_adj=0")
             }
             Tracepoint::Exit { task, .. } => {
                 let p = t(*task);
-                write!(l, "comm={} pid={} prio={}", p.kcomm(), p.pid, p.prio())
+                put!(l; "comm=", p.kcomm(), " pid=", p.pid, " prio=", p.prio())
             }
             Tracepoint::PiSetprio {
                 task,
@@ -126,24 +192,17 @@ impl<W: Write> Observer for FtraceWriter<W> {
                 ..
             } => {
                 let p = t(*task);
-                write!(
-                    l,
-                    "comm={} pid={} oldprio={oldprio} newprio={newprio}",
-                    p.kcomm(),
-                    p.pid
-                )
+                put!(l; "comm=", p.kcomm(), " pid=", p.pid, " oldprio=", *oldprio, " newprio=", *newprio)
             }
-            Tracepoint::CpuIdle { state, .. } => write!(l, "state={state} cpu_id={cpu}"),
-            Tracepoint::CpuFrequency { khz, .. } => write!(l, "state={khz} cpu_id={cpu}"),
+            Tracepoint::CpuIdle { state, .. } => put!(l; "state=", *state, " cpu_id=", cpu),
+            Tracepoint::CpuFrequency { khz, .. } => put!(l; "state=", *khz, " cpu_id=", cpu),
             Tracepoint::CpuCapacity {
                 capacity,
                 orig,
                 curr,
                 ..
-            } => write!(
-                l,
-                "cpu={cpu} capacity={capacity} capacity_orig={orig} capacity_curr={curr}"
-            ),
+            } => put!(l; "cpu=", cpu, " capacity=", *capacity, " capacity_orig=", *orig,
+                      " capacity_curr=", *curr),
             Tracepoint::Fair { note, .. } => match *note {
                 Note::PeltSe {
                     task: entity_task,
@@ -154,7 +213,8 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     update_time,
                 } => {
                     let (path, comm, pid) = pelt_se_who(entity_task, path, tasks, &self.paths);
-                    write!(l, "cpu={cpu} path={path} comm={comm} pid={pid} load={load} runnable={runnable} util={util} update_time={update_time}")
+                    put!(l; "cpu=", cpu, " path=", path, " comm=", comm, " pid=", pid, " load=", load,
+                         " runnable=", runnable, " util=", util, " update_time=", update_time)
                 }
                 Note::PeltCfs {
                     path,
@@ -164,7 +224,8 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     update_time,
                 } => {
                     let path = &self.paths[path as usize];
-                    write!(l, "cpu={cpu} path={path} load={load} runnable={runnable} util={util} update_time={update_time}")
+                    put!(l; "cpu=", cpu, " path=", path, " load=", load, " runnable=", runnable,
+                         " util=", util, " update_time=", update_time)
                 }
                 Note::UtilEstSe {
                     task: entity_task,
@@ -173,10 +234,11 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     util,
                 } => {
                     let p = t(entity_task);
-                    write!(l, "cpu={cpu} path=(null) comm={} pid={} enqueued={enqueued} ewma={ewma} util={util}", p.kcomm(), p.pid)
+                    put!(l; "cpu=", cpu, " path=(null) comm=", p.kcomm(), " pid=", p.pid,
+                         " enqueued=", enqueued, " ewma=", ewma, " util=", util)
                 }
                 Note::UtilEstCfs { enqueued, util } => {
-                    write!(l, "cpu={cpu} path=/ enqueued={enqueued} ewma=0 util={util}")
+                    put!(l; "cpu=", cpu, " path=/ enqueued=", enqueued, " ewma=0 util=", util)
                 }
                 Note::PeltRq {
                     load,
@@ -184,30 +246,23 @@ impl<W: Write> Observer for FtraceWriter<W> {
                     util,
                     update_time,
                     ..
-                } => write!(l, "cpu={cpu} load={load} runnable={runnable} util={util} update_time={update_time}"),
+                } => put!(l; "cpu=", cpu, " load=", load, " runnable=", runnable, " util=", util,
+                          " update_time=", update_time),
             },
-            Tracepoint::Dl { note, .. } => match *note {
-                DlNote::Throttle { runtime, .. } => {
-                    write!(l, "comm={comm} pid={pid} cpu={cpu} runtime={runtime}")
+            Tracepoint::Dl { note, .. } => {
+                put!(l; "comm=", comm, " pid=", pid, " cpu=", cpu);
+                match *note {
+                    DlNote::Throttle { runtime, .. } => put!(l; " runtime=", runtime),
+                    DlNote::Replenish {
+                        runtime, deadline, ..
+                    } => put!(l; " runtime=", runtime, " deadline=", deadline),
+                    DlNote::Miss { deadline, .. } => put!(l; " deadline=", deadline),
                 }
-                DlNote::Replenish {
-                    runtime, deadline, ..
-                } => write!(
-                    l,
-                    "comm={comm} pid={pid} cpu={cpu} runtime={runtime} deadline={deadline}"
-                ),
-                DlNote::Miss { deadline, .. } => {
-                    write!(l, "comm={comm} pid={pid} cpu={cpu} deadline={deadline}")
-                }
-            },
-            Tracepoint::Overutilized { overutilized, .. } => {
-                write!(
-                    l,
-                    "overutilized={} span=0x{}",
-                    *overutilized as u8, self.span
-                )
             }
-            Tracepoint::Print { text, .. } => write!(l, "tracing_mark_write: {text}"),
+            Tracepoint::Overutilized { overutilized, .. } => {
+                put!(l; "overutilized=", *overutilized as u8, " span=0x", &self.span)
+            }
+            Tracepoint::Print { text, .. } => put!(l; "tracing_mark_write: ", text),
         };
         self.line.push('\n');
         self.out.write_all(self.line.as_bytes())
