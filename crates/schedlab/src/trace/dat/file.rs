@@ -9,7 +9,8 @@ use std::io::{self, Write};
 
 use super::compress::{self, Chunks};
 use super::events::{EVENTS, PRINT};
-use super::ring_buffer::{RawPages, PAGE_HEADER, PAGE_SIZE};
+use super::ring_buffer::{PAGE_HEADER, PAGE_SIZE};
+use super::spill::Spill;
 
 /// trace-cmd's option ids (`TRACECMD_OPTION_*`), which also name v7's sections.
 const OPTION_DONE: u16 = 0;
@@ -100,7 +101,7 @@ fn init(out: &mut Vec<u8>, version: u8) {
 
 /// Version 6: the metadata, the CPU count, the options, `flyrecord` and each CPU's (offset,
 /// size); then the pages, page aligned.
-pub fn write_v6(out: &mut impl Write, meta: &Meta, cpus: Vec<RawPages>) -> io::Result<()> {
+pub fn write_v6(out: &mut impl Write, meta: &Meta, cpus: Vec<Spill>) -> io::Result<()> {
     let mut h = Vec::with_capacity(64 * 1024);
     init(&mut h, 6);
     for part in [
@@ -123,7 +124,7 @@ pub fn write_v6(out: &mut impl Write, meta: &Meta, cpus: Vec<RawPages>) -> io::R
     let table = h.len() + 16 * cpus.len();
     let mut at = table.next_multiple_of(PAGE_SIZE) as u64;
     for cpu in &cpus {
-        let size = cpu.size();
+        let size = cpu.len();
         h.extend_from_slice(&at.to_le_bytes());
         h.extend_from_slice(&size.to_le_bytes());
         at += size;
@@ -210,10 +211,10 @@ pub fn write_v7(out: &mut impl Write, meta: &Meta, cpus: Vec<Chunks>) -> io::Res
     h.extend_from_slice(&(end - flyrecord_at - SECTION_HEADER as u64).to_le_bytes());
     out.write_all(&h)?;
     let mut written = h.len() as u64;
-    for (cpu, place) in cpus.iter().zip(places) {
+    for (cpu, place) in cpus.into_iter().zip(places) {
         out.write_all(&vec![0; (place - written) as usize])?;
-        cpu.copy_to(out)?;
         written = place + cpu.size();
+        cpu.copy_to(out)?;
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ mod compress;
 mod events;
 mod file;
 mod ring_buffer;
+mod spill;
 
 use std::fmt::Write as _;
 use std::io::{self, Write};

@@ -4,9 +4,10 @@
 //! `type_len:5, time_delta:27` (the time since the previous event) and its record. Full
 //! pages are kept as they are (v6), or gathered in chunks for the compressor (v7).
 
-use std::fs::File;
-use std::io::{self, BufWriter, Seek, Write};
+use std::io;
 use std::sync::mpsc::Sender;
+
+pub use super::spill::Spill;
 
 /// The page size (4 KiB, as on x86_64 and most arm64 kernels).
 pub const PAGE_SIZE: usize = 4096;
@@ -21,59 +22,19 @@ const TYPE_TIME_EXTEND: u32 = 30;
 const MAX_SMALL_DATA: usize = 4 * 28;
 /// The largest record a page holds (with a time extend and a length word).
 pub const MAX_RECORD: usize = PAGE_SIZE - PAGE_HEADER - 16;
-/// The raw pages a CPU keeps in memory before it moves them to its file.
-const SPILL: usize = 16 << 20;
 /// Pages per compressed chunk (trace-cmd's `PAGES_IN_CHUNK`).
 pub const PAGES_IN_CHUNK: usize = 10;
 
 /// Where a CPU's full pages go.
 enum Store {
     /// As they are (trace.dat v6).
-    Raw(RawPages),
+    Raw(Spill),
     /// In chunks of `PAGES_IN_CHUNK` pages, handed to the compressor (v7).
     Chunks {
         chunk: Vec<u8>,
         cpu: usize,
         to: Sender<(usize, Vec<u8>)>,
     },
-}
-
-/// A CPU's pages as they are: in memory up to `SPILL` bytes, then in an anonymous file, so
-/// that a long run's trace costs bounded memory.
-#[derive(Default)]
-pub struct RawPages {
-    pages: Vec<u8>,
-    file: Option<BufWriter<File>>,
-    in_file: u64,
-}
-
-impl RawPages {
-    fn push(&mut self, page: &[u8]) -> io::Result<()> {
-        self.pages.extend_from_slice(page);
-        if self.pages.len() >= SPILL {
-            let f = match &mut self.file {
-                Some(f) => f,
-                None => self.file.insert(BufWriter::new(tempfile::tempfile()?)),
-            };
-            f.write_all(&self.pages)?;
-            self.in_file += self.pages.len() as u64;
-            self.pages.clear();
-        }
-        Ok(())
-    }
-
-    pub fn size(&self) -> u64 {
-        self.in_file + self.pages.len() as u64
-    }
-
-    pub fn copy_to(self, out: &mut impl Write) -> io::Result<()> {
-        if let Some(f) = self.file {
-            let mut f = f.into_inner().map_err(|e| e.into_error())?;
-            f.rewind()?;
-            io::copy(&mut f, out)?;
-        }
-        out.write_all(&self.pages)
-    }
 }
 
 impl Store {
@@ -115,7 +76,7 @@ pub struct CpuBuffer {
 impl CpuBuffer {
     /// Pages kept as they are.
     pub fn raw() -> CpuBuffer {
-        CpuBuffer::with(Store::Raw(RawPages::default()))
+        CpuBuffer::with(Store::Raw(Spill::default()))
     }
 
     /// Pages in chunks sent, with `cpu`, to the compressor at `to`.
@@ -184,7 +145,7 @@ impl CpuBuffer {
     }
 
     /// Close the last page: the pages as they are (None: all sent to the compressor).
-    pub fn finish(mut self) -> io::Result<Option<RawPages>> {
+    pub fn finish(mut self) -> io::Result<Option<Spill>> {
         self.close_page()?;
         match self.store {
             Store::Raw(raw) => Ok(Some(raw)),
@@ -252,7 +213,7 @@ pub mod tests {
             written.push((ts, rec));
         }
         let raw = b.finish().unwrap().unwrap();
-        let size = raw.size();
+        let size = raw.len();
         let mut pages = vec![];
         raw.copy_to(&mut pages).unwrap();
         assert_eq!(pages.len() as u64, size);
@@ -263,6 +224,6 @@ pub mod tests {
 
     #[test]
     fn an_empty_buffer_has_no_pages() {
-        assert_eq!(CpuBuffer::raw().finish().unwrap().unwrap().size(), 0);
+        assert_eq!(CpuBuffer::raw().finish().unwrap().unwrap().len(), 0);
     }
 }
