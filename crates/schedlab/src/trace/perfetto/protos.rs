@@ -2,7 +2,7 @@
 //! `protos/perfetto/trace/perfetto_trace.proto` (Apache-2.0), and a writer that appends
 //! them to a buffer in protobuf's wire format without building message objects: as
 //! Perfetto's own protozero does, a nested message's length is a 4-byte redundant varint
-//! patched once its fields are written. (A message library would build an object, with
+//! patched once its fields are written (shrunk to one byte when it fits). (A message library would build an object, with
 //! its strings, per event: this writer allocates nothing.)
 
 /// Protobuf's wire types.
@@ -205,7 +205,9 @@ impl<'a> Msg<'a> {
         self
     }
 
-    /// A nested message, whose fields `body` writes.
+    /// A nested message, whose fields `body` writes. Its length is a 4-byte redundant
+    /// varint while they are written, then, if it is under 128, one byte (the fields move
+    /// back by three).
     #[inline]
     pub fn nested(&mut self, field: u32, body: impl FnOnce(&mut Msg)) -> &mut Self {
         varint(self.buf, ((field << 3) | LEN) as u64);
@@ -213,6 +215,12 @@ impl<'a> Msg<'a> {
         self.buf.extend_from_slice(&[0; LENGTH_BYTES]);
         body(&mut Msg { buf: self.buf });
         let len = self.buf.len() - at - LENGTH_BYTES;
+        if len < 0x80 {
+            self.buf.copy_within(at + LENGTH_BYTES.., at + 1);
+            self.buf.truncate(at + 1 + len);
+            self.buf[at] = len as u8;
+            return self;
+        }
         debug_assert!(len < 1 << 28, "a nested message over 256 MiB");
         for i in 0..LENGTH_BYTES {
             let more = if i + 1 < LENGTH_BYTES { 0x80 } else { 0 };
@@ -229,8 +237,9 @@ mod tests {
     #[test]
     fn fields_encode_as_protobuf_says() {
         // The protobuf encoding guide's examples: field 1 = 150 is 08 96 01; field 2 =
-        // "testing" is 12 07 74 65 73 74 69 6e 67; a nested message's length here is a
-        // 4-byte varint (80 80 80 00 + the length in its first byte's low bits).
+        // "testing" is 12 07 74 65 73 74 69 6e 67; a nested message's length is one byte
+        // under 128, else a 4-byte varint (the length's 7-bit groups, low first, with the
+        // continuation bit on the first three).
         let mut buf = vec![];
         Msg::new(&mut buf).uint(1, 150).str(2, "testing");
         assert_eq!(
@@ -241,7 +250,13 @@ mod tests {
         Msg::new(&mut buf).nested(3, |m| {
             m.uint(1, 150);
         });
-        assert_eq!(buf, [0x1a, 0x83, 0x80, 0x80, 0x00, 0x08, 0x96, 0x01]);
+        assert_eq!(buf, [0x1a, 0x03, 0x08, 0x96, 0x01]);
+        let mut buf = vec![];
+        Msg::new(&mut buf).nested(3, |m| {
+            m.str(1, &"x".repeat(200));
+        });
+        // 3 + 200 = 203 = 0x4b + 1·128: 0xcb 0x81 0x80 0x00.
+        assert_eq!(&buf[..8], &[0x1a, 0xcb, 0x81, 0x80, 0x00, 0x0a, 0xc8, 0x01]);
         let mut buf = vec![];
         Msg::new(&mut buf).int(1, -1);
         assert_eq!(
