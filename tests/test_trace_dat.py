@@ -109,3 +109,19 @@ def test_a_trace_comes_with_its_platform_description(tmp_path):
     text = (tmp_path / "run.plat_info.yml").read_text()
     domains = ", ".join(str(list(p["cpus"])) for p in r.policy_rows)
     assert "cpus-count: 6" in text and f"freq-domains: [{domains}]" in text
+
+
+@pytest.mark.parametrize("period_us, state", [(10_000, 2), (4_000, 1), (3_000, 0)])
+def test_cpu_idle_enters_the_state_the_next_timer_allows(tmp_path, period_us, state):
+    # hikey960's A53 states: WFI, cpu-sleep (target residency 1.5 ms), cluster-sleep (3.5 ms).
+    # A thread pinned to CPU 1 (an A53, capacity 462) runs 1 ms of work as the biggest CPU
+    # does it, 1 ms × 1024 / 462 = 2.216 ms here, then sleeps on its timer: idle for
+    # period − 2.216 ms, so 7.8 ms reaches cluster-sleep, 1.8 ms cpu-sleep, 0.8 ms only WFI.
+    # Timer slack is off (the thread is RT).
+    w = {"tasks": {"t": {"policy": "SCHED_FIFO", "priority": 10, "cpus": [1], "loop": -1, "run": 1000,
+                         "timer": {"ref": "t", "period": period_us}}}, "global": {"duration": 1}}
+    schedlab.run(w, "hikey960", duration_ns=200_000_000, trace=tmp_path / "t.txt", frames=False)
+    lines = [l for l in (tmp_path / "t.txt").read_text().splitlines() if "cpu_idle:" in l and "[001]" in l]
+    states = [int(l.split("state=")[1].split()[0]) for l in lines]
+    entries = [s for s in states if s != 4294967295]
+    assert len(entries) > 10 and set(entries[2:]) == {state}

@@ -2,6 +2,7 @@
 //! and busy time, ticks, context switches, and the observers. It implements `sched::Hooks`.
 
 use super::cache::CacheModel;
+use super::cpuidle::{self, NextTimers};
 use super::event::{Ev, EventQueue};
 use super::hrtimer::HrTimers;
 use super::overhead::Overhead;
@@ -84,6 +85,8 @@ pub(super) struct Engine {
     pub(super) going_to_sleep: Vec<bool>,
     /// Fair tasks' sleep timers, with their slack.
     pub(super) hrtimers: HrTimers,
+    /// Each CPU's pending sleep timers, for the cpuidle governor.
+    pub(super) next_timers: NextTimers,
     /// The timers an interrupt runs (kept to reuse its allocation).
     pub(super) fired: Vec<(u32, u32)>,
     /// The scheduler's work as system time.
@@ -194,10 +197,12 @@ impl Engine {
             );
         }
         let c = &mut self.cpus[cpu];
+        // The idle state the CPU enters (cpuidle's choice), when it goes idle.
+        let mut idle_state = 0;
         match (sw.prev.is_some(), sw.next.is_some()) {
             (false, true) => {
                 c.busy_since = Some(now);
-                self.energy.set_busy(cpu, true, now);
+                self.energy.set_idle(cpu, None, now);
                 self.energy_counter(cpu);
             }
             (true, false) => {
@@ -205,7 +210,8 @@ impl Engine {
                     c.busy_ns += now - since;
                 }
                 c.idle_calls += 1;
-                self.energy.set_busy(cpu, false, now);
+                idle_state = self.idle_select(cpu);
+                self.energy.set_idle(cpu, Some(idle_state), now);
                 self.energy_counter(cpu);
             }
             _ => {}
@@ -226,7 +232,8 @@ impl Engine {
             };
             self.emit(&s.tasks, &switch);
             if sw.next.is_none() {
-                self.emit(&s.tasks, &Tracepoint::CpuIdle { cpu, state: 0 });
+                let state = idle_state as u32;
+                self.emit(&s.tasks, &Tracepoint::CpuIdle { cpu, state });
             }
         }
         // Last: the thread may sleep at once, which switches again. Deep in such a chain,
@@ -354,7 +361,36 @@ impl Engine {
         let cpu = s.tasks[id as usize].cpu;
         s.ops.add(cpu, Op::HrtimerIrq, 1);
         self.hrtimer_interrupt(s, cpu, Some((id, gen)));
+        if s.rqs[cpu].curr.is_none() {
+            self.idle_reenter(s, cpu);
+        }
         true
+    }
+
+    /// `cpuidle_select` for `cpu` going idle now: the state its next timer allows.
+    fn idle_select(&mut self, cpu: usize) -> usize {
+        let threads = &self.threads;
+        let live = |task: u32, gen: u32| threads[task as usize].wake_gen == gen;
+        let sleep = self.next_timers.sleep_length(cpu, self.now, live);
+        let domain = self.plat.cpus[cpu].freq_domain;
+        cpuidle::select(&self.plat.freq_domains[domain].idle_states, sleep)
+    }
+
+    /// A timer interrupt woke idle `cpu`, which stays idle (the sleeper went elsewhere): it
+    /// leaves its idle state and enters the one its next timer allows now.
+    fn idle_reenter(&mut self, s: &Sched, cpu: usize) {
+        let state = self.idle_select(cpu);
+        self.energy.set_idle(cpu, None, self.now);
+        self.energy.set_idle(cpu, Some(state), self.now);
+        if self.tracing {
+            let exit = Tracepoint::CpuIdle {
+                cpu,
+                state: PWR_EVENT_EXIT,
+            };
+            self.emit(&s.tasks, &exit);
+            let state = state as u32;
+            self.emit(&s.tasks, &Tracepoint::CpuIdle { cpu, state });
+        }
     }
 
     /// Thread `id` still sleeps the sleep of wake generation `gen`.
@@ -409,6 +445,7 @@ impl Engine {
         if slack > 0 {
             self.hrtimers.start(t.cpu, at, at + slack, id, gen);
         }
+        self.next_timers.arm(t.cpu, at + slack, id, gen);
         self.queue
             .push(at + slack, self.now, Ev::Wake { task: id, gen });
         self.block_current(s, id, TaskState::Sleeping);

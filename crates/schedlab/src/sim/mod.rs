@@ -6,6 +6,7 @@
 pub mod cache;
 mod channel;
 pub mod cpufreq;
+mod cpuidle;
 mod engine;
 pub mod event;
 mod hrtimer;
@@ -172,6 +173,7 @@ impl Sim {
             woken: Vec::new(),
             going_to_sleep: vec![false; nr_cpus],
             hrtimers: HrTimers::new(nr_cpus),
+            next_timers: cpuidle::NextTimers::new(nr_cpus),
             fired: Vec::new(),
             all_cpus: vec![true; nr_cpus],
         };
