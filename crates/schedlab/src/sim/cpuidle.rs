@@ -23,9 +23,14 @@ impl NextTimers {
         }
     }
 
-    /// Task `task`'s sleep (generation `gen`) ends at `expiry` by a timer on `cpu`.
-    pub(super) fn arm(&mut self, cpu: usize, expiry: Ns, task: u32, gen: u32) {
-        self.cpus[cpu].push(Reverse((expiry, task, gen)));
+    /// Task `task`'s sleep (generation `gen`) ends at `expiry` by a timer on `cpu`; the
+    /// timers already past are dropped (a CPU that never idles keeps no history).
+    pub(super) fn arm(&mut self, cpu: usize, now: Ns, expiry: Ns, task: u32, gen: u32) {
+        let q = &mut self.cpus[cpu];
+        while q.peek().is_some_and(|t| t.0 .0 < now) {
+            q.pop();
+        }
+        q.push(Reverse((expiry, task, gen)));
     }
 
     /// The time from `now` to `cpu`'s next timer (None: none), the timers that fired or
@@ -77,12 +82,17 @@ mod tests {
     #[test]
     fn stale_timers_are_skipped() {
         let mut t = NextTimers::new(1);
-        t.arm(0, 5 * MS, 1, 0);
-        t.arm(0, 3 * MS, 2, 0); // task 2's sleep ended early: generation 1 now
-        t.arm(0, 9 * MS, 3, 0);
+        t.arm(0, 0, 5 * MS, 1, 0);
+        t.arm(0, 0, 3 * MS, 2, 0); // task 2's sleep ended early: generation 1 now
+        t.arm(0, 0, 9 * MS, 3, 0);
         let live = |task: u32, gen: u32| !(task == 2 && gen == 0);
         assert_eq!(t.sleep_length(0, MS, live), Some(4 * MS));
         assert_eq!(t.sleep_length(0, 6 * MS, live), Some(3 * MS)); // task 1's fired
         assert_eq!(t.sleep_length(0, 10 * MS, live), None);
+        // Arming drops what is past: a busy CPU's queue stays as long as its pending sleeps.
+        for i in 0..100 {
+            t.arm(0, i * MS, i * MS + 1, 4, i as u32);
+        }
+        assert_eq!(t.cpus[0].len(), 1);
     }
 }

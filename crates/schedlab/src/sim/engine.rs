@@ -445,7 +445,7 @@ impl Engine {
         if slack > 0 {
             self.hrtimers.start(t.cpu, at, at + slack, id, gen);
         }
-        self.next_timers.arm(t.cpu, at + slack, id, gen);
+        self.next_timers.arm(t.cpu, self.now, at + slack, id, gen);
         self.queue
             .push(at + slack, self.now, Ev::Wake { task: id, gen });
         self.block_current(s, id, TaskState::Sleeping);
