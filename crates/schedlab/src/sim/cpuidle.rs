@@ -8,24 +8,32 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::platform::IdleState;
+use crate::platform::{IdleState, Platform};
 use crate::time::Ns;
 
-/// Each CPU's pending sleep timers: (hard expiry, task, wake generation).
+/// Each CPU's pending sleep timers: (hard expiry, task, wake generation); kept only for
+/// CPUs with a choice of idle states.
 pub(super) struct NextTimers {
     cpus: Vec<BinaryHeap<Reverse<(Ns, u32, u32)>>>,
+    choice: Vec<bool>,
 }
 
 impl NextTimers {
-    pub(super) fn new(nr_cpus: usize) -> NextTimers {
+    pub(super) fn new(plat: &Platform) -> NextTimers {
+        let choice = plat.cpus.iter();
+        let choice = choice.map(|c| plat.freq_domains[c.freq_domain].idle_states.len() > 1);
         NextTimers {
-            cpus: (0..nr_cpus).map(|_| BinaryHeap::new()).collect(),
+            cpus: (0..plat.nr_cpus()).map(|_| BinaryHeap::new()).collect(),
+            choice: choice.collect(),
         }
     }
 
     /// Task `task`'s sleep (generation `gen`) ends at `expiry` by a timer on `cpu`; the
     /// timers already past are dropped (a CPU that never idles keeps no history).
     pub(super) fn arm(&mut self, cpu: usize, now: Ns, expiry: Ns, task: u32, gen: u32) {
+        if !self.choice[cpu] {
+            return;
+        }
         let q = &mut self.cpus[cpu];
         while q.peek().is_some_and(|t| t.0 .0 < now) {
             q.pop();
@@ -81,7 +89,7 @@ mod tests {
 
     #[test]
     fn stale_timers_are_skipped() {
-        let mut t = NextTimers::new(1);
+        let mut t = NextTimers::new(&load_builtin("hikey").unwrap());
         t.arm(0, 0, 5 * MS, 1, 0);
         t.arm(0, 0, 3 * MS, 2, 0); // task 2's sleep ended early: generation 1 now
         t.arm(0, 0, 9 * MS, 3, 0);

@@ -142,6 +142,7 @@ impl Sim {
         let cpufreq = Cpufreq::new(&plat, &feat, SIM_START)?;
         let top = plat.freq_domains.iter().map(|d| d.opps.len() - 1).collect();
         let energy = Meter::new(&plat, top, SIM_START);
+        let next_timers = cpuidle::NextTimers::new(&plat);
         let mut sched = Sched::new(&plat, feat, prog.uses_uclamp(), SIM_START);
         for g in &prog.groups.groups[1..] {
             let max = g.max.map(|(quota, period)| (quota * 1000, period * 1000));
@@ -173,7 +174,7 @@ impl Sim {
             woken: Vec::new(),
             going_to_sleep: vec![false; nr_cpus],
             hrtimers: HrTimers::new(nr_cpus),
-            next_timers: cpuidle::NextTimers::new(nr_cpus),
+            next_timers,
             fired: Vec::new(),
             all_cpus: vec![true; nr_cpus],
         };

@@ -211,21 +211,22 @@ impl<W: Write> Observer for DatWriter<W> {
             Tracepoint::Fair { note, .. } => self.fair(now, cpu, pid, ev, note, tasks),
             Tracepoint::Dl { task: id, note, .. } => {
                 let (c, p, _) = task(*id);
-                let head = [S(c), I(p), I(cpu as i64)];
-                match *note {
+                let mut vals = [S(c), I(p), I(cpu as i64), I(0), I(0)];
+                let n = match *note {
                     DlNote::Throttle { runtime } => {
-                        self.sink
-                            .emit(now, cpu, pid, ev, &[head[0], head[1], head[2], I(runtime)])
+                        vals[3] = I(runtime);
+                        4
                     }
                     DlNote::Replenish { runtime, deadline } => {
-                        let vals = [head[0], head[1], head[2], I(runtime), I(deadline as i64)];
-                        self.sink.emit(now, cpu, pid, ev, &vals)
+                        (vals[3], vals[4]) = (I(runtime), I(deadline as i64));
+                        5
                     }
                     DlNote::Miss { deadline } => {
-                        let vals = [head[0], head[1], head[2], I(deadline as i64)];
-                        self.sink.emit(now, cpu, pid, ev, &vals)
+                        vals[3] = I(deadline as i64);
+                        4
                     }
-                }
+                };
+                self.sink.emit(now, cpu, pid, ev, &vals[..n])
             }
             Tracepoint::Overutilized { overutilized, .. } => {
                 let vals = [I(*overutilized as i64), S(&self.span)];
