@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,6 +58,9 @@ class RunResult:
     deadlock: str | None = None
     switches: dict[str, str] = field(default_factory=dict)
     trace: Path | None = None
+    log_dir: Path | None = None
+    start_ns: int = 0
+    spec: RunSpec | None = field(default=None, repr=False)
 
     tasks = _frame_of("task_rows")
     cpus = _frame_of("cpu_rows")
@@ -65,6 +68,29 @@ class RunResult:
     ops = _frame_of("op_rows")
     groups = _frame_of("group_rows")
     policies = _frame_of("policy_rows")
+
+    def __getattr__(self, name: str):
+        """`schedlab.analysis`'s functions as methods: `run.df_tasks_signal("util")`."""
+        from schedlab import analysis
+
+        if name not in analysis.FUNCTIONS:
+            raise AttributeError(f"'RunResult' object has no attribute '{name}'")
+        return partial(getattr(analysis, name), self)
+
+    def __dir__(self):
+        from schedlab import analysis
+
+        return sorted(set(super().__dir__()) | set(analysis.FUNCTIONS))
+
+    def __repr__(self) -> str:
+        return (f"<RunResult {self.platform} kernel {self.kernel}: {self.simulated_ns / 1e9:g} s, "
+                f"{len(self.task_rows)} tasks, {self.nr_events} events, {self.energy_mj:.1f} mJ>")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the run in one line and its busiest tasks."""
+        from schedlab.report import run_card
+
+        return run_card(self)
 
     def to_lisa(self):
         """The run's trace as a `lisa.trace.Trace` (LISA installed: `pip install
@@ -152,6 +178,8 @@ class RunSpec:
                       progress or (lambda now, total: None))
         result = _result(r, frames)
         result.trace = None if trace is None else Path(trace)
+        result.log_dir = None if log_dir is None else Path(log_dir)
+        result.spec = self
         return result
 
 
@@ -199,7 +227,7 @@ def _result(r: dict, frames: bool) -> RunResult:
     signals = _signals(r["signals"], comms) if frames else None
     return RunResult(r["platform"], r["kernel"], r["simulated_ns"], r["nr_events"], tasks, cpus,
                      _rows(r["domains"]), _rows(r["ops"]), _rows(r["groups"]), policies, r["energy_mj"], list(r["cluster_energy_mj"]), events, signals,
-                     r["warnings"], r["refusals"], r["deadlock"], dict(r["switches"]))
+                     r["warnings"], r["refusals"], r["deadlock"], dict(r["switches"]), start_ns=r["start_ns"])
 
 
 def _nullable(values):

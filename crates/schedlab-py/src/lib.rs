@@ -277,6 +277,7 @@ fn run<'py>(
     d.set_item("platform", r.platform)?;
     d.set_item("kernel", r.kernel)?;
     d.set_item("simulated_ns", r.simulated_ns)?;
+    d.set_item("start_ns", schedlab::sim::SIM_START)?;
     d.set_item("nr_events", r.events)?;
     d.set_item("warnings", r.warnings)?;
     d.set_item("refusals", r.refusals)?;

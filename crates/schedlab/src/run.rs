@@ -123,6 +123,8 @@ table! {
     pub struct CpuSummary {
         pub cpu: usize,
         pub capacity: u64,
+        /// The platform cluster it belongs to (an index of `cluster_energy_mj`).
+        pub cluster: usize,
         pub busy_ns: Ns,
         /// The cost model's system time here.
         pub sys_ns: Ns,
@@ -524,6 +526,7 @@ pub fn run(
         .map(|(cpu, rq)| CpuSummary {
             cpu,
             capacity: rq.capacity,
+            cluster: sim.platform().cpus[cpu].cluster,
             busy_ns: sim.busy_ns(cpu),
             sys_ns: sim.sys_ns(cpu),
             freq_residency: policies[sim.platform().cpus[cpu].freq_domain]
