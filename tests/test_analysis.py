@@ -119,16 +119,37 @@ def test_frequency(run, cpu):
     assert _rows(ours, ["cpu", "frequency"]) == _rows(theirs, ["cpu", "frequency"])
 
 
+def _lisa_residency(df):
+    # LISA keeps the boot's frequency, replaced at once, as 1.6e-15 s of float noise.
+    df = df.sort_index()
+    return df[df["total_time"] > 1e-12]
+
+
 @pytest.mark.parametrize("cpu", [0, 2, 5])
-def test_frequency_residency(run, cpu):
-    for name in ("df_cpu_frequency_residency", "df_domain_frequency_residency"):
-        ours = getattr(run[0], name)(cpu)
-        theirs = getattr(run[1].ana.frequency, name)(cpu).sort_index()
-        # LISA keeps the boot's frequency, replaced at once, as 1.6e-15 s of float noise.
-        theirs = theirs[theirs["total_time"] > 1e-12]
-        assert list(ours.columns) == list(theirs.columns) and ours.index.name == theirs.index.name
-        assert ours.index.tolist() == theirs.index.tolist(), name
-        assert ours.to_numpy() == pytest.approx(theirs.to_numpy(), abs=1e-9), name
+def test_cpu_frequency_residency(run, cpu):
+    ours = run[0].df_cpu_frequency_residency(cpu)
+    theirs = _lisa_residency(run[1].ana.frequency.df_cpu_frequency_residency(cpu))
+    assert list(ours.columns) == list(theirs.columns) and ours.index.name == theirs.index.name
+    assert ours.index.tolist() == theirs.index.tolist()
+    assert ours.to_numpy() == pytest.approx(theirs.to_numpy(), abs=1e-9)
+    # Time not idle is the CPU's busy time.
+    assert ours["active_time"].sum() == pytest.approx(run[0].cpu_rows[cpu]["busy_ns"] / 1e9, abs=1e-9)
+
+
+def test_domain_frequency_residency(run):
+    """The a53 domain: total time as LISA's; active time (one of CPUs 0-3 not idle) too, but
+    for the start: LISA counts nothing until each CPU of the domain has had a cpu_idle
+    event (CPU 3's first, at 1.000189 s), schedlab takes a CPU without one as idle."""
+    ours = run[0].df_domain_frequency_residency(1)
+    theirs = _lisa_residency(run[1].ana.frequency.df_domain_frequency_residency(1))
+    assert ours.index.tolist() == theirs.index.tolist()
+    assert ours["total_time"].to_numpy() == pytest.approx(theirs["total_time"].to_numpy(), abs=1e-9)
+    first = run[0].df_cpus_idle([0, 1, 2, 3]).groupby("cpu").head(1).index.max() - 1.0
+    assert first == pytest.approx(0.000189, abs=1e-6)
+    assert (ours["active_time"] >= theirs["active_time"] - 1e-9).all()
+    assert (ours["active_time"] - theirs["active_time"]).sum() <= first + 1e-9
+    busy = [run[0].cpu_rows[c]["busy_ns"] / 1e9 for c in (0, 1, 2, 3)]
+    assert max(busy) <= ours["active_time"].sum() <= sum(busy)
 
 
 @pytest.mark.parametrize("cpu", [0, 3, 4])
@@ -163,11 +184,15 @@ def test_df_event(run, name):
 
 
 def test_rtapp_stats_are_the_logs(run):
-    """Slack per loop as rt-app logs it; its mean is the summary's mean slack."""
+    """One row per logged loop, with rt-app's identities: a loop's period is its end less its
+    start, rel_st its start less the first; the index is its start in s."""
     df = run[0].df_rtapp_stats("hwc_eventmon-2")
     task = next(t for t in run[0].task_rows if t["comm"] == "hwc_eventmon-2")
-    assert len(df) > 0 and df.index.name == "Time"
-    assert {"slack", "wu_lat", "c_period", "__comm", "__pid"} <= set(df.columns)
+    assert 0 < len(df) <= task["timer_events"] and df.index.name == "Time"
+    assert (df["end"] - df["start"] == df["period"]).all()
+    assert (df["rel_st"] == df["start"] - df["start"].iloc[0]).all()
+    assert df.index.tolist() == pytest.approx((df["start"] / 1e6).tolist())
+    assert set(df["__pid"]) == {task["pid"]} and set(df["__comm"]) == {"hwc_eventmon-2"}
 
 
 @pytest.fixture(scope="module")
