@@ -8,6 +8,7 @@ from pathlib import Path
 import schedlab
 from schedlab import _core
 from schedlab.reproduce import experiments
+from schedlab.output import Staged
 from schedlab.units import UNITS_NS, parse_duration, unsigned
 
 
@@ -131,6 +132,14 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--top", type=_count, default=30, metavar="N",
                    help="show the N tasks with the most run time (default 30; 0: all)")
     r.add_argument("--quiet", "-q", action="store_true", help="print no table (warnings and errors only)")
+
+    r = commands.add_parser("report", help="simulate a workload and write an HTML report of the run",
+                            description="One self-contained HTML file: the run's configuration, summary tables "
+                                        "and plots (docs/analysis.md), readable offline.")
+    r.add_argument("workload", metavar="WORKLOAD.json", help="rt-app JSON workload")
+    r.add_argument("-o", "--output", required=True, metavar="REPORT.html", help="the report to write")
+    _run_options(r, units)
+    r.add_argument("--json-c", action="store_true", help="read repeated keys as rt-app's json-c does")
 
     r = commands.add_parser("hackbench", help="simulate rt-tests' hackbench; print its report",
                             description="hackbench's groups of senders and receivers passing messages over "
@@ -261,6 +270,23 @@ def _run(args) -> int:
     return status
 
 
+def _report(args) -> int:
+    import tempfile
+
+    from schedlab import report
+
+    output = Staged(args.output)
+    try:
+        with tempfile.TemporaryDirectory(prefix="schedlab-report-") as logs:
+            args.log_dir = args.log_dir or logs
+            r, status = _simulate(args, args.workload, _sets(args), json_c=args.json_c, frames=True)
+            if status == 0:
+                output.commit(report.report_html(r))
+    finally:
+        output.discard()
+    return status
+
+
 def _hackbench(args) -> int:
     from schedlab.benchmarks import Hackbench
 
@@ -287,7 +313,7 @@ def _benchmark(args, bench) -> int:
     return status
 
 
-def _simulate(args, workload, sets, origin=None, json_c=False):
+def _simulate(args, workload, sets, origin=None, json_c=False, frames=False):
     """Run `workload` with the run options in `args`: the result and the exit status. The
     summary file is written whole or not at all; warnings go to stderr."""
     from rich.progress import Progress
@@ -296,7 +322,7 @@ def _simulate(args, workload, sets, origin=None, json_c=False):
 
     Console, _ = _rich()
     _core.check_switches(args.kernel, sets, args.feature)
-    summary = _Staged(args.summary) if args.summary else None
+    summary = Staged(args.summary) if args.summary else None
     console = Console(stderr=True, soft_wrap=True)
     try:
         with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
@@ -309,7 +335,7 @@ def _simulate(args, workload, sets, origin=None, json_c=False):
                               duration_ns=args.duration, cgroups=args.cgroup, idle_cgroups=args.idle_cgroups,
                               json_c=json_c, origin=origin)
             r = spec.run(trace=args.trace, trace_format=args.trace_format, log_dir=args.log_dir,
-                         schedstat=args.schedstat, frames=False, progress=progress)
+                         schedstat=args.schedstat, frames=frames, progress=progress)
         if summary:
             import json
 
@@ -398,35 +424,6 @@ def _raise_broken_pipe():
     raise BrokenPipeError
 
 
-class _Staged:
-    """An output file written whole or not at all: checked writable before the run (a
-    temporary file beside it), renamed over it by `commit`; `discard` removes what is left."""
-
-    def __init__(self, path: str):
-        target = Path(path)
-        if target.is_dir():
-            raise OSError(f"{path}: is a directory")
-        # Created as open(2) creates any output (0666 less the umask), then renamed.
-        self.tmp = target.with_name(f".{target.name}.schedlab-{os.getpid()}.tmp")
-        try:
-            os.close(os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666))
-        except OSError as e:
-            raise OSError(f"{path}: cannot write: {e.strerror}") from None
-        self.path = path
-
-    def commit(self, text: str) -> None:
-        with open(self.tmp, "w") as f:
-            f.write(text)
-        os.replace(self.tmp, self.path)
-
-    def discard(self) -> None:
-        """Remove the temporary file, unless `commit` moved it into place."""
-        try:
-            os.unlink(self.tmp)
-        except FileNotFoundError:
-            pass
-
-
 def _check(args) -> int:
     text, warnings = _core.check(Path(args.workload), args.json_c)
     for w in warnings:
@@ -481,7 +478,7 @@ def _fail(message: str) -> int:
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     handlers = {"replay": _replay, "periodic": _periodic, "ramp": _ramp}
-    commands = {"run": _run, "hackbench": _hackbench, "perf-bench-pipe": _perf_bench_pipe, "check": _check, "platforms": _platforms, "features": _features,
+    commands = {"run": _run, "report": _report, "hackbench": _hackbench, "perf-bench-pipe": _perf_bench_pipe, "check": _check, "platforms": _platforms, "features": _features,
                 "reproduce": _reproduce}
     handler = handlers[args.pelt_command] if args.command == "pelt" else commands[args.command]
     try:

@@ -1,0 +1,86 @@
+"""`schedlab report` opened in headless Chromium (Debian's `chromium`; `.ci/run` installs
+it): the page renders without console errors and every plot has data. The screenshot it
+takes is the one docs/analysis.md shows (docs/img/report.png, refreshed by running this
+file with SCHEDLAB_SCREENSHOT=docs/img/report.png)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CORPUS = Path(__file__).parent / "rtapp-corpus"
+
+# Collects script errors and, once the page has loaded, each plot's points per trace.
+PROBE = """<script>
+window.__errors = [];
+window.addEventListener('error', e => window.__errors.push(String(e.message)));
+const _error = console.error;
+console.error = (...a) => { window.__errors.push(a.join(' ')); _error(...a); };
+window.addEventListener('load', () => setTimeout(() => {
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  const out = document.createElement('pre');
+  out.id = 'probe';
+  out.textContent = JSON.stringify({
+    errors: window.__errors,
+    titles: plots.map(p => p.layout.title.text),
+    points: plots.map(p => p._fullData.map(t => t._length || 0)),
+    svgs: plots.map(p => p.querySelectorAll('.main-svg').length)});
+  document.body.appendChild(out);
+}, 500));
+</script>"""
+
+
+def chromium(*args) -> subprocess.CompletedProcess:
+    path = shutil.which("chromium")
+    assert path, "Debian's chromium is needed: apt-get install chromium (.ci/run installs it)"
+    return subprocess.run([path, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                           "--virtual-time-budget=30000", *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    r = subprocess.run([sys.executable, "-m", "schedlab", "report", CORPUS / "video-short.json", "--platform",
+                        "hikey960", "--governor", "schedutil", "--duration", "3s", "-o", out],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_report_renders_every_plot_with_data(report, tmp_path):
+    text = report.read_text()
+    # Self-contained: plotly's script is inline, nothing is fetched.
+    assert "<script src=" not in text and "plotly" in text
+    probed = tmp_path / "probed.html"
+    probed.write_text(text.replace("<head>", "<head>" + PROBE, 1))
+    dom = chromium("--dump-dom", probed.as_uri()).stdout
+    start = dom.index('<pre id="probe">') + len('<pre id="probe">')
+    found = json.loads(dom[start:dom.index("</pre>", start)].replace("&quot;", '"').replace("&amp;", "&"))
+    assert found["errors"] == []
+    titles = found["titles"]
+    # video-short on hikey960 with rt-app logs and no deadline task: every plot but the
+    # deadline one.
+    assert len(titles) == 10, titles
+    assert any(t.startswith("Wakeup latency") for t in titles) and any("slack" in t for t in titles)
+    for title, points, svgs in zip(titles, found["points"], found["svgs"]):
+        assert points and all(n > 0 for n in points), title
+        assert svgs > 0, title
+
+
+def test_report_screenshot(report, tmp_path):
+    shot = Path(os.environ.get("SCHEDLAB_SCREENSHOT", tmp_path / "report.png"))
+    chromium("--window-size=1280,2400", f"--screenshot={shot.resolve()}", report.as_uri())
+    png = shot.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 50_000
+
+
+def test_report_output_errors(cli, tmp_path):
+    r = cli("report", CORPUS / "video-short.json", "--duration", "10ms", "-o", tmp_path / "no" / "r.html")
+    assert r.returncode == 2 and b"r.html: cannot write" in r.stderr
+    r = cli("report", tmp_path / "missing.json", "-o", tmp_path / "r.html")
+    assert r.returncode == 2 and b"missing.json" in r.stderr
+    assert list(tmp_path.iterdir()) == []
