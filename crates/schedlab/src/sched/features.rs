@@ -133,6 +133,9 @@ pub struct Features {
     pub rr_timeslice_ms: u32,
     /// `current->timer_slack_ns` of fair tasks (RT and deadline ones have none).
     pub timer_slack_ns: u64,
+    /// A run's seed (0: none) and how far it may spread the threads' starts (sim/jitter.rs).
+    pub seed: u64,
+    pub start_spread_ns: u64,
     /// debugfs `fair_server/cpuN/{runtime,period}` (ns; runtime 0: no fair server, as ≤ 6.11).
     pub fair_server_runtime_ns: u64,
     pub fair_server_period_ns: u64,
@@ -223,7 +226,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 25] = [
+pub const SWITCHES: [Switch; 27] = [
     choice!("fair.policy", "eevdf | cfs", ["eevdf", "cfs"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -324,6 +327,20 @@ pub const SWITCHES: [Switch; 25] = [
         "50000",
         timer_slack_ns,
         0..=1_000_000_000
+    ),
+    ranged!(
+        "seed",
+        "0: every thread starts when its workload says | N: each start later by a draw of seed N in [0, seed.start_spread_ns)",
+        "0",
+        seed,
+        0..
+    ),
+    ranged!(
+        "seed.start_spread_ns",
+        "the spread of a seeded run's thread starts: 1 .. 1000000000",
+        "1000000",
+        start_spread_ns,
+        1..=1_000_000_000
     ),
     on_off!(
         "overhead",
@@ -434,6 +451,8 @@ impl Features {
             rt_throttling: false,
             rr_timeslice_ms: 0,
             timer_slack_ns: 0,
+            seed: 0,
+            start_spread_ns: 1,
             fair_server_runtime_ns: 0,
             fair_server_period_ns: 4_194_304_000,
             h_load: HLoad::Lazy,

@@ -12,6 +12,7 @@ pub mod event;
 mod hrtimer;
 #[cfg(debug_assertions)]
 mod invariants;
+mod jitter;
 mod overhead;
 mod thread;
 

@@ -120,7 +120,7 @@ pub(super) struct Thread {
     /// The iteration has begun (its settings applied; the thread may have moved since).
     in_iteration: bool,
     started: bool,
-    t_first: u64,
+    pub(super) t_first: u64,
     /// Its `unique*` timers, inline: a periodic thread's timer costs no pointer chase.
     unique: SmallVec<[UniqueTimer; 2]>,
     row: LogRow,
