@@ -165,6 +165,16 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("-T", "--threaded", action="store_true", help="two threads instead of two processes")
     _benchmark_options(r, units)
 
+    r = commands.add_parser("sweep", help="run a grid of configurations; one Parquet row per run",
+                            description="Every combination of GRID.toml's axes over its base settings "
+                                        "(docs/analysis.md), on local processes or a Dask cluster. Points "
+                                        "already in the output are skipped: run it again to resume.")
+    r.add_argument("grid", metavar="GRID.toml")
+    r.add_argument("-o", "--output", metavar="RESULTS.parquet",
+                   help="the results (default: GRID.parquet beside the grid)")
+    r.add_argument("-j", "--jobs", type=_count, metavar="N", help="local worker processes (default: every core)")
+    r.add_argument("--dask", metavar="tcp://HOST:PORT", help="run the points on this Dask scheduler's workers")
+
     r = commands.add_parser("check", help="validate a workload and print its task/phase structure")
     r.add_argument("workload", metavar="WORKLOAD.json")
     r.add_argument("--json-c", action="store_true", help="read repeated keys as rt-app's json-c does")
@@ -285,6 +295,33 @@ def _report(args) -> int:
     finally:
         output.discard()
     return status
+
+
+def _sweep(args) -> int:
+    from rich.progress import Progress
+
+    from schedlab import sweeps
+
+    points = sweeps.load_grid(args.grid)
+    out = args.output or str(Path(args.grid).with_suffix(".parquet"))
+    client = sweeps.connect(args.dask) if args.dask else None
+    console = _rich()[0](stderr=True)
+    try:
+        with Progress(console=console, disable=not console.is_terminal) as bar:
+            job = bar.add_task("sweep", total=len(points))
+            df = sweeps.sweep(points, out=out, jobs=args.jobs, client=client,
+                              progress=lambda done, total: bar.update(job, completed=done))
+    except KeyboardInterrupt:
+        print(f"schedlab: interrupted; the points finished are in {out}: run again to resume", file=sys.stderr)
+        return 130
+    finally:
+        if client is not None:
+            client.close()
+    failed = df[df["status"] != "ok"]
+    for _, row in failed.iterrows():
+        print(f"schedlab: point {row['point']} failed: {row['error']}", file=sys.stderr)
+    print(f"{len(df)} points ({len(df) - len(failed)} ok, {len(failed)} failed) in {out}")
+    return 0
 
 
 def _hackbench(args) -> int:
@@ -478,7 +515,7 @@ def _fail(message: str) -> int:
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     handlers = {"replay": _replay, "periodic": _periodic, "ramp": _ramp}
-    commands = {"run": _run, "report": _report, "hackbench": _hackbench, "perf-bench-pipe": _perf_bench_pipe, "check": _check, "platforms": _platforms, "features": _features,
+    commands = {"run": _run, "report": _report, "sweep": _sweep, "hackbench": _hackbench, "perf-bench-pipe": _perf_bench_pipe, "check": _check, "platforms": _platforms, "features": _features,
                 "reproduce": _reproduce}
     handler = handlers[args.pelt_command] if args.command == "pelt" else commands[args.command]
     try:

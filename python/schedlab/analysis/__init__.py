@@ -13,7 +13,7 @@ from schedlab.analysis.idle import (df_cluster_idle_state_residency, df_cpu_idle
 from schedlab.analysis.latency import df_latency_preemption, df_latency_wakeup, df_wakeup_latency
 from schedlab.analysis.load_tracking import df_cpus_signal, df_task_signal, df_tasks_signal
 from schedlab.analysis.rtapp import df_rtapp_stats
-from schedlab.analysis.summary import df_cluster_energy, df_cpus_summary, df_tasks_summary
+from schedlab.analysis.summary import df_cluster_energy, df_cpus_summary, df_tasks_summary, run_metrics
 from schedlab.analysis.tasks import (TaskState, df_migrations, df_task_states, df_task_total_residency,
                                      df_tasks_runtime, df_tasks_states, df_tasks_total_residency)
 
@@ -24,7 +24,7 @@ __all__ = [
     "df_event", "df_frequency_residency", "df_latency_preemption", "df_latency_wakeup", "df_migrations",
     "df_rtapp_stats", "df_task_signal", "df_task_states", "df_task_total_residency", "df_tasks_runtime",
     "df_tasks_signal", "df_tasks_states", "df_tasks_summary", "df_tasks_total_residency", "df_wakeup_latency",
-    "freq_domains", "window",
+    "freq_domains", "run_metrics", "window",
 ]
 
 # The functions a RunResult offers as methods.

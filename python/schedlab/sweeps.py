@@ -1,0 +1,294 @@
+"""`schedlab sweep`: a grid of runs on a local process pool or a Dask cluster, one Parquet
+row per run (its parameters and `analysis.run_metrics`).
+
+Each point is a `RunSpec` carrying its workload's text, so it runs anywhere, and a content
+hash (`point`) of that spec and schedlab's version: a sweep run again skips the points its
+output already holds and re-runs those that changed. A point that fails is a row with its
+error; the others go on. Rows are in grid order whatever order they finish in, so a sweep's
+Parquet file is the same bytes on any executor."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import signal
+import time
+import tomllib
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import schedlab
+from schedlab import _core
+from schedlab.run import RunSpec
+from schedlab.units import parse_duration
+
+# Axes a grid may have, and `set.KEY` for any switch (`schedlab features`).
+AXES = ("workload", "platform", "kernel", "governor", "fair", "duration", "feature", "seed")
+# Seconds to wait for a Dask scheduler before giving up on it.
+DASK_TIMEOUT_S = 10
+# Seconds between two saves of the results while points finish.
+SAVE_EVERY_S = 1.0
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run of a sweep: its axis values, its spec, and its content hash."""
+
+    params: tuple[tuple[str, object], ...]
+    spec: RunSpec
+
+    @property
+    def key(self) -> str:
+        text = json.dumps({"spec": asdict(self.spec), "schedlab": schedlab.__version__}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class GridError(schedlab.InputError):
+    """A grid file that cannot be read, named with the file and the key at fault."""
+
+
+def _axis_sets(name: str, value) -> dict:
+    """What an axis value changes in a RunSpec's keyword arguments."""
+    if name.startswith("set."):
+        return {"sets": (f"{name[4:]}={value}",)}
+    if name == "seed":
+        return {"sets": (f"seed={value}",)}
+    if name == "governor":
+        return {"governors": (str(value),)}
+    if name == "feature":
+        return {"features": tuple(value) if isinstance(value, list) else ((str(value),) if value else ())}
+    if name == "fair":
+        return {"sets": (f"fair.policy={value}",)}
+    if name == "duration":
+        return {"duration_ns": value if isinstance(value, int) else parse_duration(str(value))}
+    return {name: str(value)}
+
+
+def _workload(path: str, root: Path, where: str) -> tuple[str, str]:
+    """A workload file's text (shipped with the point) and its name for messages."""
+    file = (root / path) if not Path(path).is_absolute() else Path(path)
+    try:
+        return file.read_text(), str(file)
+    except OSError as e:
+        raise GridError(f"{where}: {file}: {e.strerror}") from None
+
+
+def _spec(settings: dict, root: Path, where: str) -> RunSpec:
+    """The RunSpec of one combination of base settings and axis values."""
+    kwargs = {"sets": (), "features": (), "governors": ()}
+    for name, value in settings.items():
+        try:
+            change = _axis_sets(name, value)
+        except ValueError as e:
+            raise GridError(f"{where}: {name}: {e}") from None
+        for key, v in change.items():
+            kwargs[key] = kwargs[key] + v if key in ("sets", "features", "governors") else v
+    if "workload" not in kwargs:
+        raise GridError(f"{where}: no workload (give base.workload or a workload axis)")
+    text, origin = _workload(kwargs.pop("workload"), root, where)
+    spec = RunSpec.of(text, origin=origin, **{k: v for k, v in kwargs.items() if k in
+                                               ("platform", "kernel", "sets", "features", "governors",
+                                                "duration_ns")})
+    try:
+        _core.check_switches(spec.kernel, spec.switches(), list(spec.features))
+        _core.domains(spec.platform)
+    except schedlab.InputError as e:
+        raise GridError(f"{where}: {e}") from None
+    return spec
+
+
+def _check_axes(axes: dict, where: str) -> None:
+    for name, values in axes.items():
+        if name not in AXES and not name.startswith("set."):
+            raise GridError(f"{where}: axes.{name}: unknown axis (known: {', '.join(AXES)}, set.KEY)")
+        if not isinstance(values, list):
+            raise GridError(f"{where}: axes.{name}: expected a list of values, found {type(values).__name__}")
+        if not values:
+            raise GridError(f"{where}: axes.{name}: empty axis")
+
+
+def points(base: dict, axes: dict, root: Path = Path("."), where: str = "<grid>") -> list[Point]:
+    """Every combination of the axes' values over `base` (settings named as the axes),
+    in order: the last axis varies fastest."""
+    _check_axes(axes, where)
+    for name in base:
+        if name not in AXES and not name.startswith("set."):
+            raise GridError(f"{where}: base.{name}: unknown setting (known: {', '.join(AXES)}, set.KEY)")
+    names = list(axes)
+    out = []
+    for combo in itertools.product(*(axes[n] for n in names)):
+        params = tuple(zip(names, combo))
+        label = ", ".join(f"{n}={v}" for n, v in params)
+        out.append(Point(params, _spec({**base, **dict(params)}, root, f"{where} ({label})")))
+    return out
+
+
+def load_grid(path) -> list[Point]:
+    """The points of a grid file: `[base]` settings and `[axes]` lists (docs/analysis.md)."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as e:
+        raise GridError(f"{path}: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise GridError(f"{path}: {e}") from None
+    unknown = set(data) - {"base", "axes"}
+    if unknown:
+        raise GridError(f"{path}: unknown table '{sorted(unknown)[0]}' (a grid has [base] and [axes])")
+    if not data.get("axes"):
+        raise GridError(f"{path}: no [axes]: a grid needs at least one axis")
+    return points(data.get("base", {}), data["axes"], path.parent, str(path))
+
+
+def run_point(spec: RunSpec) -> dict:
+    """Run one point: its metrics, or the error that stopped it (in a worker process)."""
+    try:
+        r = spec.run(frames=False)
+    except (schedlab.InputError, OSError) as e:
+        return {"status": "error", "error": str(e)}
+    from schedlab.analysis import run_metrics
+
+    if r.deadlock:
+        return {"status": "error", "error": r.deadlock}
+    return {"status": "ok", "error": "", **run_metrics(r)}
+
+
+def _row(point: Point, result: dict) -> dict:
+    return {**{name: _plain(value) for name, value in point.params}, "point": point.key, **result}
+
+
+def _plain(value):
+    """An axis value as one Parquet column takes it."""
+    return " ".join(value) if isinstance(value, list) else str(value)
+
+
+def _frame(rows: list[dict]):
+    import pandas as pd
+
+    return pd.DataFrame(rows)
+
+
+def _save(rows_by_key: dict, order: list[Point], out) -> None:
+    """The rows found so far, in grid order, written whole or not at all."""
+    from schedlab.output import Staged
+
+    rows = [rows_by_key[p.key] for p in order if p.key in rows_by_key]
+    if out is None or not rows:
+        return
+    staged = Staged(out)
+    try:
+        _frame(rows).to_parquet(staged.tmp, index=False)
+        os.replace(staged.tmp, staged.path)
+    finally:
+        staged.discard()
+
+
+def _done(out) -> dict:
+    """The rows an earlier sweep wrote to `out`, by point."""
+    import pandas as pd
+
+    if out is None or not Path(out).exists():
+        return {}
+    try:
+        df = pd.read_parquet(out)
+    except Exception as e:  # pyarrow raises several kinds for a file that is not Parquet
+        raise schedlab.InputError(f"{out}: not a sweep's Parquet file ({e})") from None
+    if "point" not in df:
+        raise schedlab.InputError(f"{out}: not a sweep's Parquet file (no 'point' column)")
+    return {row["point"]: row for row in df.to_dict("records")}
+
+
+def _ignore_sigint() -> None:
+    """Workers leave Ctrl-C to the sweep, which stops them."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _local(specs: list[RunSpec], jobs: int):
+    """(index, result) as each point finishes, on `jobs` processes (1: in this one)."""
+    if jobs == 1:
+        for i, spec in enumerate(specs):
+            yield i, run_point(spec)
+        return
+    import multiprocessing
+
+    # Workers fork from a server that has schedlab and pandas loaded: none imports them again.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["schedlab.sweeps", "schedlab.analysis"])
+    pool = context.Pool(jobs, initializer=_ignore_sigint)
+    try:
+        for i, result in pool.imap_unordered(_indexed, enumerate(specs)):
+            yield i, result
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def _indexed(item):
+    i, spec = item
+    return i, run_point(spec)
+
+
+def connect(address: str, timeout: float = DASK_TIMEOUT_S):
+    """A Dask client of the scheduler at `address`, or InputError after `timeout` s."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise schedlab.InputError("--dask needs Dask: pip install 'schedlab[dask]'") from None
+    try:
+        return Client(address, timeout=timeout)
+    except (OSError, TimeoutError) as e:
+        raise schedlab.InputError(f"cannot reach the Dask scheduler at {address} within {timeout:g} s ({e})") from None
+
+
+def _dask(specs: list[RunSpec], client):
+    """(index, result) as each point finishes on the Dask cluster of `client`."""
+    from distributed import as_completed
+
+    futures = {client.submit(run_point, spec, pure=False): i for i, spec in enumerate(specs)}
+    try:
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+    finally:
+        client.cancel(list(futures))
+
+
+def sweep(specs=None, *, base: dict | None = None, grid: dict | None = None, out=None, jobs: int | None = None,
+          client=None, progress=None):
+    """Run points (`specs`: Points or RunSpecs, or `base` settings and a `grid` of axes) on
+    `jobs` local processes (default: every core) or on the Dask cluster of `client`; save
+    the rows to Parquet `out` as they come (skipping points it already holds) and return
+    them as a DataFrame. `progress(done, total)` is called as points finish."""
+    todo = _points(specs, base, grid)
+    rows = {key: row for key, row in _done(out).items() if key in {p.key for p in todo}}
+    pending = [p for p in todo if p.key not in rows]
+    report = progress or (lambda done, total: None)
+    report(len(todo) - len(pending), len(todo))
+    results = (_dask([p.spec for p in pending], client) if client is not None
+               else _local([p.spec for p in pending], jobs or os.cpu_count() or 1))
+    saved = time.monotonic()
+    try:
+        for i, result in results:
+            rows[pending[i].key] = _row(pending[i], result)
+            report(len(rows), len(todo))
+            if time.monotonic() - saved >= SAVE_EVERY_S:
+                _save(rows, todo, out)
+                saved = time.monotonic()
+    finally:
+        _save(rows, todo, out)
+    return _frame([rows[p.key] for p in todo])
+
+
+def _points(specs, base, grid) -> list[Point]:
+    if specs is None:
+        return points(base or {}, grid or {})
+    return [s if isinstance(s, Point) else Point(_described(s), s) for s in specs]
+
+
+def _described(spec: RunSpec) -> tuple[tuple[str, object], ...]:
+    """A RunSpec's parameters as a sweep row names them."""
+    fields = asdict(replace(spec, workload=spec.origin or spec.workload))
+    return tuple((k, " ".join(v) if isinstance(v, tuple) else v) for k, v in fields.items()
+                 if k not in ("origin", "json_c"))
