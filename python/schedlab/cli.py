@@ -165,6 +165,22 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("-T", "--threaded", action="store_true", help="two threads instead of two processes")
     _benchmark_options(r, units)
 
+    r = commands.add_parser("compare", help="one workload under two configurations, side by side",
+                            description="Run WORKLOAD with the shared run options plus --a's, then plus "
+                                        "--b's (or read two saved summaries with --results), and print "
+                                        "each figure of both, b − a and the relative difference; with "
+                                        "--seeds N, N seeded runs a side and the difference's 95%% "
+                                        "confidence interval (docs/analysis.md).")
+    r.add_argument("workload", nargs="?", metavar="WORKLOAD.json", help="rt-app JSON workload")
+    r.add_argument("--a", metavar="'OPTIONS'", default="", help="run options of side a, e.g. \"--kernel 6.1\"")
+    r.add_argument("--b", metavar="'OPTIONS'", default="", help="run options of side b, e.g. \"--kernel 6.12\"")
+    r.add_argument("--seeds", type=_count, default=1, metavar="N",
+                   help="runs a side, with --set seed=1..N (default 1: one unseeded run)")
+    r.add_argument("--results", nargs=2, metavar=("A.json", "B.json"),
+                   help="compare two saved run summaries (run --summary) instead of running")
+    r.add_argument("-o", "--output", metavar="COMPARE.html", help="write the comparison report")
+    _run_options(r, units)
+
     r = commands.add_parser("sweep", help="run a grid of configurations; one Parquet row per run",
                             description="Every combination of GRID.toml's axes over its base settings "
                                         "(docs/analysis.md), on local processes or a Dask cluster. Points "
@@ -295,6 +311,66 @@ def _report(args) -> int:
     finally:
         output.discard()
     return status
+
+
+def _side_options(shared: argparse.Namespace, text: str, side: str) -> argparse.Namespace:
+    """The shared run options with one side's on top."""
+    import copy
+    import shlex
+
+    p = argparse.ArgumentParser(prog=f"--{side}", add_help=False, exit_on_error=False)
+    _run_options(p, "/".join(UNITS_NS))
+    try:
+        words = shlex.split(text)
+        ns, extra = p.parse_known_args(words, namespace=copy.deepcopy(shared))
+    except (ValueError, argparse.ArgumentError) as e:
+        raise schedlab.InputError(f"--{side} '{text}': {e}") from None
+    if extra:
+        raise schedlab.InputError(f"--{side} '{text}': not a run option: {' '.join(extra)}")
+    return ns
+
+
+def _compare(args) -> int:
+    from schedlab.comparison import compare
+    from schedlab.run import RunResult, RunSpec
+
+    if args.results:
+        sides = [[RunResult.load(path)] for path in args.results]
+    elif not args.workload:
+        return _fail("compare: give a WORKLOAD.json (or --results A.json B.json)")
+    else:
+        sides = []
+        for name in ("a", "b"):
+            ns = _side_options(args, getattr(args, name), name)
+            _core.check_switches(ns.kernel, _sets(ns), ns.feature)
+            seeds = [[f"seed={i}"] for i in range(1, args.seeds + 1)] if args.seeds > 1 else [[]]
+            sides.append([RunSpec.of(args.workload, ns.platform, kernel=ns.kernel, sets=_sets(ns) + seed,
+                                     features=ns.feature, duration_ns=ns.duration, cgroups=ns.cgroup,
+                                     idle_cgroups=ns.idle_cgroups).run(frames=args.output is not None)
+                          for seed in seeds])
+    labels = tuple(getattr(args, n) or n for n in ("a", "b")) if not args.results else tuple(args.results)
+    c = compare(*sides, labels=labels)
+    if args.output:
+        c.write(args.output)
+    _compare_tables(c)
+    return 0
+
+
+def _compare_tables(c) -> None:
+    """The totals and energy, and the tasks whose run or wait time differs most."""
+    _, Table = _rich()
+    out = _stdout_console()
+    la, lb = c.labels
+    for title, df in (("totals", c.totals), ("energy per cluster, mJ", c.clusters)):
+        table = Table(title=f"{la} against {lb}: {title}", title_justify="left")
+        for column in ("figure", la, lb, "b − a", "rel %") + (("95% CI",) if "ci_low" in df else ()):
+            table.add_column(column, justify="left" if column == "figure" else "right", overflow="fold")
+        for key, row in df.iterrows():
+            ci = (f"[{row['ci_low']:.4g}, {row['ci_high']:.4g}]",) if "ci_low" in df else ()
+            rel = "" if row["rel_pct"] != row["rel_pct"] else f"{row['rel_pct']:+.1f}"
+            name = " ".join(map(str, key)) if isinstance(key, tuple) else str(key)
+            table.add_row(name, f"{row['a']:.6g}", f"{row['b']:.6g}", f"{row['diff']:+.6g}", rel, *ci)
+        out.print(table, highlight=False)
 
 
 def _sweep(args) -> int:
@@ -515,7 +591,7 @@ def _fail(message: str) -> int:
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     handlers = {"replay": _replay, "periodic": _periodic, "ramp": _ramp}
-    commands = {"run": _run, "report": _report, "sweep": _sweep, "hackbench": _hackbench, "perf-bench-pipe": _perf_bench_pipe, "check": _check, "platforms": _platforms, "features": _features,
+    commands = {"run": _run, "report": _report, "compare": _compare, "sweep": _sweep, "hackbench": _hackbench, "perf-bench-pipe": _perf_bench_pipe, "check": _check, "platforms": _platforms, "features": _features,
                 "reproduce": _reproduce}
     handler = handlers[args.pelt_command] if args.command == "pelt" else commands[args.command]
     try:

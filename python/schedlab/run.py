@@ -5,6 +5,7 @@ run's summary from plain rows."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from functools import cached_property, partial
@@ -61,6 +62,8 @@ class RunResult:
     log_dir: Path | None = None
     start_ns: int = 0
     spec: RunSpec | None = field(default=None, repr=False)
+    # The workload's name and digest (RunSpec.identity), also kept in a saved summary.
+    workload: dict | None = None
 
     tasks = _frame_of("task_rows")
     cpus = _frame_of("cpu_rows")
@@ -102,10 +105,29 @@ class RunResult:
             raise ValueError("the run wrote no trace: run it with trace='run.dat'")
         return lisa.trace(self.trace)
 
+    @classmethod
+    def load(cls, path) -> "RunResult":
+        """A result saved as its summary (`--summary FILE.json`): its tables, without the
+        events and signals a run keeps (plots of them need the run itself)."""
+        name = str(path)
+        try:
+            data = json.loads(Path(path).read_text())
+            result = cls(data["platform"], data["kernel"], round(data["simulated_s"] * 1e9), data["events"],
+                         data["tasks"], data["cpus"], data["domains"], data["ops"], data["groups"],
+                         data["policies"], data["energy_mj"]["total"], data["energy_mj"]["clusters"],
+                         warnings=data["warnings"], refusals=data["refusals"], deadlock=data["deadlock"],
+                         switches=data["switches"], workload=data["workload"])
+        except OSError as e:
+            raise _core.InputError(f"{name}: {e.strerror}") from None
+        except (ValueError, KeyError, TypeError) as e:
+            raise _core.InputError(f"{name}: not a schedlab run summary ({type(e).__name__}: {e})") from None
+        return result
+
     def summary(self) -> dict:
         """The run summary as plain data (what `--summary FILE.json` writes; docs/outputs.md
         describes every field)."""
         return {
+            "workload": self.workload,
             "platform": self.platform,
             "kernel": self.kernel,
             "simulated_s": self.simulated_ns / 1e9,
@@ -157,6 +179,12 @@ class RunSpec:
         return cls(str(workload), platform, kernel, sets, tuple(features), tuple(governors),
                    duration_ns, json_c, origin, tuple(cgroups), idle_cgroups)
 
+    def identity(self) -> dict:
+        """The workload as a summary names it: its file (or origin) and its text's SHA-256,
+        which tells two results of the same workload from two of different ones."""
+        text = self.workload.encode() if self.origin is not None else Path(self.workload).read_bytes()
+        return {"name": self.origin or self.workload, "sha256": hashlib.sha256(text).hexdigest()}
+
     def switches(self) -> list[str]:
         """The `--set` values, governors folded in."""
         govs = [f"cpufreq.governor.{g}" if "=" in g else f"cpufreq.governor={g}" for g in self.governors]
@@ -180,6 +208,7 @@ class RunSpec:
         result.trace = None if trace is None else Path(trace)
         result.log_dir = None if log_dir is None else Path(log_dir)
         result.spec = self
+        result.workload = self.identity()
         return result
 
 

@@ -7,7 +7,8 @@ their unit in their name."""
 from schedlab.analysis.deadline import df_dl_runtime
 from schedlab.analysis.events import EVENT_NAMES, df_event, window
 from schedlab.analysis.frequency import (df_cpu_frequency, df_cpu_frequency_residency, df_cpus_frequency,
-                                         df_domain_frequency_residency, df_frequency_residency, freq_domains)
+                                         df_domain_frequency_residency, df_frequency_residency, df_policy_residency,
+                                         freq_domains)
 from schedlab.analysis.idle import (df_cluster_idle_state_residency, df_cpu_idle, df_cpu_idle_state_residency,
                                     df_cpus_idle)
 from schedlab.analysis.latency import df_latency_preemption, df_latency_wakeup, df_wakeup_latency
@@ -22,6 +23,7 @@ __all__ = [
     "df_cpu_frequency_residency", "df_cpu_idle", "df_cpu_idle_state_residency", "df_cpus_frequency",
     "df_cpus_idle", "df_cpus_signal", "df_cpus_summary", "df_dl_runtime", "df_domain_frequency_residency",
     "df_event", "df_frequency_residency", "df_latency_preemption", "df_latency_wakeup", "df_migrations",
+    "df_policy_residency",
     "df_rtapp_stats", "df_task_signal", "df_task_states", "df_task_total_residency", "df_tasks_runtime",
     "df_tasks_signal", "df_tasks_states", "df_tasks_summary", "df_tasks_total_residency", "df_wakeup_latency",
     "freq_domains", "run_metrics", "window",

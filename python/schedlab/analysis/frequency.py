@@ -75,3 +75,13 @@ def df_frequency_residency(run) -> pd.DataFrame:
             "total_s": df["total_time"].to_numpy(), "active_s": df["active_time"].to_numpy(),
             "total_pct": 100 * df["total_time"].to_numpy() / (run.simulated_ns / 1e9)}))
     return pd.concat(rows, ignore_index=True)
+
+
+def df_policy_residency(run) -> pd.DataFrame:
+    """Each cpufreq policy's time at each of its frequencies, as the run counted it (no
+    events needed, so a saved result has it too): `policy`, `frequency_khz`, `time_ns` and
+    `time_pct` (share of the run)."""
+    rows = [{"policy": p["policy"], "frequency_khz": int(khz), "time_ns": ns,
+             "time_pct": 100 * ns / max(run.simulated_ns, 1)}
+            for p in run.policy_rows for khz, ns in p["residency"].items()]
+    return pd.DataFrame(rows, columns=["policy", "frequency_khz", "time_ns", "time_pct"])

@@ -8,17 +8,14 @@ measured duration of the run phase; energy = the cluster's energy (its four CPUs
 logic) over the whole test, as % of performance's.
 """
 
-import json
 import math
 import tempfile
-from pathlib import Path
 
-import pandas as pd
-
+from schedlab import analysis
 from schedlab.energy import energy_model
 from schedlab.pelt import LOAD_AVG_PERIOD, PELT_PERIOD_NS
 from schedlab.reproduce import Experiment, Figure, register
-from schedlab.run import run as simulate
+from schedlab.run import RunSpec
 
 PLATFORM = "hikey"
 LOOPS = 10
@@ -45,31 +42,35 @@ SETS = {
     "schedutil": [],
     "schedutil-legacy": ["pelt.invariance=legacy"],
 }
-CLUSTER_CPUS = [0, 1, 2, 3]
 # sched-dvfs-2015 asks for the highest OPP once usage reaches capacity_curr · 1024/1280.
 TICK_JUMP = 1024 / 1280
 SEED_BOARD_RATIO = 1 / 3  # fmin/fmax that the seed's sched column fits (see the footnotes)
 
 
-def measure(governor: str, run_ms: int, sleep_ms: int) -> tuple[float, float]:
-    """(mean run-phase duration in µs, the first run left out, and cluster-0 energy in mJ)
-    of one test."""
+def spec(governor: str, run_ms: int, sleep_ms: int) -> RunSpec:
+    """One test: a thread on CPU 0 running `run_ms` and sleeping `sleep_ms`, LOOPS times."""
     wl = {"global": {"default_policy": "SCHED_OTHER", "calibration": 100},
           "tasks": {"thread": {"cpus": [0], "loop": LOOPS, "phases": {
               "running": {"run": run_ms * 1000}, "sleeping": {"sleep": sleep_ms * 1000}}}}}
     gov = governor.removesuffix("-legacy").removesuffix("-6.12")
+    return RunSpec.of(wl, PLATFORM, sets=[f"cpufreq.governor={gov}", *SETS[governor]])
+
+
+def cluster_energy_mj(r) -> float:
+    """Cluster 0's energy: its CPUs' and its own."""
+    return float(analysis.df_cluster_energy(r).set_index("cluster").loc[0, "energy_mj"])
+
+
+def measure(governor: str, run_ms: int, sleep_ms: int) -> tuple[float, float]:
+    """(mean run-phase duration in µs, the first run left out, and cluster-0 energy in mJ)
+    of one test."""
     with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "dvfs.json"
-        path.write_text(json.dumps(wl))
-        r = simulate(path, PLATFORM, sets=[f"cpufreq.governor={gov}", *SETS[governor]],
-                     log_dir=Path(d), frames=False)
-        log = pd.read_csv(next(Path(d).glob("*.log")), sep=r"\s+")
-    log.columns = [c.lstrip("#") for c in log.columns]
+        r = spec(governor, run_ms, sleep_ms).run(log_dir=d, frames=False)
+        stats = analysis.df_rtapp_stats(r)
     # The first run starts at whatever OPP boot left (the top one): the governor's steady
     # cycle begins with the second.
-    runs = log[log["c_duration"] > 0]["run"].iloc[1:]
-    energy = r.cpus.loc[r.cpus.cpu.isin(CLUSTER_CPUS), "energy_mj"].sum() + r.cluster_energy_mj[0]
-    return float(runs.mean()), float(energy)
+    runs = stats[stats["c_duration"] > 0]["run"].iloc[1:]
+    return float(runs.mean()), cluster_energy_mj(r)
 
 
 def perf_pct(t: float, t_perf: float, t_ps: float) -> int:

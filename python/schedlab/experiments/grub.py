@@ -10,11 +10,10 @@ are the equations' closed forms in the kernel's fixed point (Umax = 996147/2^20,
 
 import json
 import re
-import tempfile
 from pathlib import Path
 
 from schedlab.reproduce import Experiment, Figure, register
-from schedlab.run import run as simulate
+from schedlab.run import RunSpec
 
 EQUATIONS = ("classic", "pillai-2023", "mainline")
 UMAX_BW = 996147  # to_ratio(1 s, 0.95 s)
@@ -62,18 +61,16 @@ def admitted(spec: dict, cpus: int, server: bool) -> dict[str, list[bool]]:
     return out
 
 
-def _workload(tasks: list[tuple[int, int, bool]], path: Path) -> None:
-    """Busy loops: (runtime ms, period ms, reclaim) each."""
-    spec = {f"t{i}": {"policy": "SCHED_DEADLINE", "dl-runtime": q * 1000, "dl-period": p * 1000,
-                      "dl-reclaim": rec, "run": -1} for i, (q, p, rec) in enumerate(tasks)}
-    path.write_text(json.dumps({"tasks": spec, "global": {"duration": DURATION_S, "calibration": 100}}))
+def spec(tasks, cpus: int, equation: str) -> RunSpec:
+    """Busy loops, (runtime ms, period ms, reclaim) each, on smp:`cpus` under `equation`."""
+    threads = {f"t{i}": {"policy": "SCHED_DEADLINE", "dl-runtime": q * 1000, "dl-period": p * 1000,
+                         "dl-reclaim": rec, "run": -1} for i, (q, p, rec) in enumerate(tasks)}
+    return RunSpec.of({"tasks": threads, "global": {"duration": DURATION_S, "calibration": 100}},
+                      f"smp:{cpus}", kernel="6.12", sets=sets(equation))
 
 
 def measure(tasks, cpus: int, equation: str):
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "grub.json"
-        _workload(tasks, path)
-        return simulate(path, f"smp:{cpus}", kernel="6.12", sets=sets(equation), frames=False)
+    return spec(tasks, cpus, equation).run(frames=False)
 
 
 def _pct(x: float) -> str:
@@ -161,7 +158,7 @@ def example_figures() -> list[Figure]:
                          if not line.strip().startswith(("/*", "*")))
         spec = json.loads(re.sub(r",\s*([}\]])", r"\1", text))
         for eq in EQUATIONS:
-            r = simulate(path, "smp:4", kernel="6.12", sets=sets(eq), duration_ns=2 * 10**9, frames=False)
+            r = RunSpec.of(path, "smp:4", kernel="6.12", sets=sets(eq), duration_ns=2 * 10**9).run(frames=False)
             admit = admitted(spec, 4, server=eq == "mainline")
             for name, t in spec["tasks"].items():
                 threads = r.tasks[r.tasks["comm"].str.startswith(f"{name}-")]

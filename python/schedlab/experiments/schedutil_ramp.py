@@ -7,12 +7,9 @@ good. The figure is the time from that last wakeup to the cpu_frequency event th
 1.2 GHz on its CPU.
 """
 
-import json
-import tempfile
-from pathlib import Path
-
+from schedlab import analysis
 from schedlab.reproduce import Experiment, Figure, register
-from schedlab.run import run as simulate
+from schedlab.run import RunSpec
 
 SEED_MS = {"legacy": 223, "clock_pelt": 121}
 TOLERANCE = 0.20
@@ -22,28 +19,28 @@ RATE_LIMIT_US = 10_000
 MAX_KHZ = 1_200_000
 
 
-def ramp_ms(invariance: str) -> float | None:
-    """ms from the wakeup after the sleep to the first switch to the max OPP on CPU 0."""
+def spec(invariance: str) -> RunSpec:
+    """The run: 30 short wakeups on CPU 0 of hikey, then 3 s of work, under `invariance`."""
     wl = {"global": {"duration": 4, "default_policy": "SCHED_OTHER"},
           "tasks": {"task": {"cpus": [0], "loop": 1, "phases": {
               "quiet": WARMUP, "busy": {"run": 3_000_000}}}}}
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "ramp.json"
-        path.write_text(json.dumps(wl))
-        r = simulate(path, "hikey", kernel="6.12", sets=[
-            "cpufreq.governor=schedutil", f"pelt.invariance={invariance}",
-            f"schedutil.rate_limit_us={RATE_LIMIT_US}"])
-    ev = r.events
-    wakeups = ev[ev.event == "sched_wakeup"].index
-    woke = wakeups[WARMUP["loop"] - 1]  # the wakeup that ends the last quiet sleep
-    top = ev[(ev.event == "cpu_frequency") & (ev.cpu == 0) & (ev.value == MAX_KHZ) & (ev.index > woke)]
+    return RunSpec.of(wl, "hikey", kernel="6.12", sets=[
+        "cpufreq.governor=schedutil", f"pelt.invariance={invariance}",
+        f"schedutil.rate_limit_us={RATE_LIMIT_US}"])
+
+
+def ramp_ms(r) -> float | None:
+    """ms from the wakeup after the sleep to the first switch to the max OPP on CPU 0."""
+    woke = analysis.df_event(r, "sched_wakeup").index[WARMUP["loop"] - 1]  # ends the last quiet sleep
+    freq = analysis.df_cpu_frequency(r, 0)
+    top = freq[(freq["frequency"] == MAX_KHZ) & (freq.index > woke)]
     return None if top.empty else (top.index.min() - woke) * 1e3
 
 
 def run() -> list[Figure]:
     figures, measured = [], {}
     for inv, seed in SEED_MS.items():
-        ms = ramp_ms(inv)
+        ms = ramp_ms(spec(inv).run())
         measured[inv] = ms
         ok = ms is not None and abs(ms - seed) <= TOLERANCE * seed
         figures.append(Figure(
