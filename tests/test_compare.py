@@ -12,6 +12,7 @@ import pytest
 import schedlab
 from schedlab.comparison import welch_ci
 from schedlab.experiments import governor_efficiency, grub, schedutil_ramp
+from schedlab.reproduce import run_job
 
 CORPUS = Path(__file__).parent / "rtapp-corpus"
 
@@ -32,7 +33,7 @@ def test_seed_004_grub_equations():
     """One 2 ms / 10 ms reclaiming busy loop: its utilization under each equation is the
     experiment's, and the difference is that of the equations' closed forms."""
     tasks = [(2, 10, True)]
-    classic, mainline = (grub.measure(tasks, 1, eq) for eq in ("classic", "mainline"))
+    classic, mainline = (grub.spec(tasks, 1, eq).run(frames=False) for eq in ("classic", "mainline"))
     c = schedlab.compare(classic, mainline, labels=("classic", "mainline"))
     row = c.tasks.loc[("t0-0", "utilization")]
     assert row["a"] == classic.task_rows[0]["utilization"] and row["b"] == mainline.task_rows[0]["utilization"]
@@ -42,12 +43,13 @@ def test_seed_004_grub_equations():
 
 
 def test_seed_003_governors():
-    """A 20 ms run / 80 ms sleep thread on hikey under performance and schedutil: the
-    cluster's energy per side is the experiment's, and so is their difference."""
-    runs = {g: governor_efficiency.spec(g, 20, 80).run(frames=False) for g in ("performance", "schedutil")}
+    """The experiment's 50 ms run / 1000 ms sleep thread on hikey under performance and
+    schedutil: the cluster's energy per side is the experiment's, and so is their difference."""
+    jobs = governor_efficiency.runs()
+    runs = {g: run_job(jobs[governor_efficiency.key(g, 50, 1000)]) for g in ("performance", "schedutil")}
     c = schedlab.compare(runs["performance"], runs["schedutil"])
     energy = c.clusters.loc[(0, "energy_mj")]
-    want = {g: governor_efficiency.measure(g, 20, 80)[1] for g in runs}
+    want = {g: governor_efficiency.measure(r)[1] for g, r in runs.items()}
     assert energy["a"] == pytest.approx(want["performance"], rel=1e-12)
     assert energy["b"] == pytest.approx(want["schedutil"], rel=1e-12)
     assert energy["diff"] == pytest.approx(want["schedutil"] - want["performance"], rel=1e-9)

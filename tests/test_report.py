@@ -51,15 +51,21 @@ def report(tmp_path_factory):
     return out
 
 
-def test_report_renders_every_plot_with_data(report, tmp_path):
-    text = report.read_text()
-    # Self-contained: plotly's script is inline, nothing is fetched.
-    assert "<script src=" not in text and "plotly" in text
+def probe(page: Path, tmp_path: Path) -> dict:
+    """What Chromium found rendering `page`: script errors, and each plot's title, points
+    per trace and SVG layers."""
+    text = page.read_text()
+    # Self-contained: plotly's script is inline (once), nothing is fetched.
+    assert "<script src=" not in text and text.count("window.PlotlyConfig") == 1
     probed = tmp_path / "probed.html"
     probed.write_text(text.replace("<head>", "<head>" + PROBE, 1))
     dom = chromium("--dump-dom", probed.as_uri()).stdout
     start = dom.index('<pre id="probe">') + len('<pre id="probe">')
-    found = json.loads(dom[start:dom.index("</pre>", start)].replace("&quot;", '"').replace("&amp;", "&"))
+    return json.loads(dom[start:dom.index("</pre>", start)].replace("&quot;", '"').replace("&amp;", "&"))
+
+
+def test_report_renders_every_plot_with_data(report, tmp_path):
+    found = probe(report, tmp_path)
     assert found["errors"] == []
     titles = found["titles"]
     # video-short on hikey960 with rt-app logs and no deadline task: every plot but the
@@ -84,3 +90,31 @@ def test_report_output_errors(cli, tmp_path):
     r = cli("report", tmp_path / "missing.json", "-o", tmp_path / "r.html")
     assert r.returncode == 2 and b"missing.json" in r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_report_on_a_saved_summary(cli, tmp_path):
+    """A saved summary keeps no events: its report has the tables and the energy plot."""
+    summary, out = tmp_path / "run.json", tmp_path / "saved.html"
+    assert cli("run", CORPUS / "video-short.json", "--platform", "hikey960", "--duration", "500ms", "-q",
+               "--summary", summary).returncode == 0
+    r = cli("report", "--result", summary, "-o", out)
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert "surfaceflinger-0" in text and text.count('class="plotly-graph-div"') == 1
+
+
+def test_reproduce_report(cli, tmp_path):
+    """`reproduce --report`: each experiment's figures beside the source's, and its plots
+    (the figures as bars per unit, and the experiment's own: frequency ramps, util ramps)."""
+    out = tmp_path / "reproduce.html"
+    r = cli("reproduce", "schedutil-ramp", "pelt-invariance", "pelt-response", "--report", out)
+    assert r.returncode == 0, r.stderr
+    found = probe(out, tmp_path)
+    assert found["errors"] == []
+    titles = found["titles"]
+    assert "Frequency per policy" in titles and any(t.startswith("task-0") for t in titles)
+    assert sum("the source and schedlab" in t for t in titles) >= 3, titles
+    for title, points in zip(titles, found["points"]):
+        assert points and all(n > 0 for n in points), title
+    text = out.read_text()
+    assert "121 ms" in text and "223 ms" in text  # the seed's values beside schedlab's

@@ -1,6 +1,6 @@
 import pytest
 
-from schedlab.reproduce import experiments
+from schedlab.reproduce import experiments, run_job
 
 # Seed 000's table: (capacity, invariance) → values in ms, which the thread reads as periods.
 SEED = {
@@ -63,9 +63,14 @@ PERIODIC = [
 ]
 
 
+def signals(run_ns: int, period_ns: int, secs: int, window: float):
+    """The experiment's reading of CPU0's signals under one periodic task, kernel 6.1."""
+    return seed002.cpu_signals(run_job(seed002.periodic_job(run_ns, period_ns, secs, "6.1")), window)
+
+
 @pytest.mark.parametrize("run_ns, period_ns, secs, window", PERIODIC)
 def test_seed002_periodic_cpu_signals_follow_the_integer_series(run_ns, period_ns, secs, window):
-    sim = seed002.cpu_signals(run_ns, period_ns, secs, window, "6.1")
+    sim = signals(run_ns, period_ns, secs, window)
     low, high, est = periodic_cpu(run_ns, period_ns, SIM_START, SIM_START + secs * 10**9, int(window * 1e9))
     assert abs(sim.util_min - low) <= 2 and abs(sim.util_max - high) <= 2, (sim, low, high)
     assert abs(sim.util_est - est) <= 2, (sim, est)
@@ -77,19 +82,19 @@ def test_seed002_periodic_cpu_signals_follow_the_integer_series(run_ns, period_n
 
 
 def test_seed002_thread_figures_in_the_periods_reading():
-    a = seed002.cpu_signals(20_972_000, 209_715_000, 3, 0.4, "6.1")
+    a = signals(20_972_000, 209_715_000, 3, 0.4)
     assert abs(a.util_min - 7) <= 2 and abs(a.util_max - 365) <= 2
     # util_est keeps its EWMA within UTIL_EST_MARGIN above the thread's 365.
     assert 365 - 2 <= a.util_est < 365 + 10
 
 
 def test_seed002_wall_clock_reading_differs_from_the_thread():
-    a = seed002.cpu_signals(20_000_000, 200_000_000, 3, 0.4, "6.1")
+    a = signals(20_000_000, 200_000_000, 3, 0.4)
     assert abs(a.util_max - 365) > 2 and abs(a.util_max - 352) <= 2
 
 
 def test_seed002_nice_minus_20_load_avg():
-    load = seed002.hog_load_avg("6.1", duration_s=2)
+    load = seed002.hog_load_avg(run_job(seed002.hog_job("6.1", duration_s=2)))
     assert abs(load - 88763) <= 0.01 * 88763
     assert abs(load - always_running_cfs_load(88761, SIM_START, SIM_START + 2 * 10**9)) <= 2
     assert load > 47742  # weighted: above LOAD_AVG_MAX, as the thread observed

@@ -190,8 +190,11 @@ def test_util_min_above_util_max_is_refused(cli, tmp_path):
 def test_a_workload_given_as_a_dict_or_json_text_runs_as_its_file(tmp_path):
     spec = json.loads(HOGS)
     by_file = schedlab.run(write(tmp_path, HOGS), "smp:2", frames=False).summary()
-    for given in (spec, HOGS):
+    assert by_file.pop("workload")["name"].endswith("w.json")
+    for given, name in ((spec, "<dict>"), (HOGS, "<string>")):
         other = schedlab.run(given, "smp:2", frames=False).summary()
+        # The summary names the workload as it was given; the run is the same.
+        assert other.pop("workload")["name"] == name
         assert json.dumps(other, default=int) == json.dumps(by_file, default=int)
 
 

@@ -138,16 +138,34 @@ def test_ctrl_c_keeps_finished_points_and_resumes(tmp_path):
     pd.testing.assert_frame_equal(again, kept)
 
 
-def test_dask_gives_the_local_bytes(tmp_path):
+@pytest.fixture(scope="module")
+def dask_client():
+    """A real Dask cluster: a scheduler and two worker processes over TCP on loopback."""
     from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", protocol="tcp",
+                      dashboard_address=None) as cluster, Client(cluster.scheduler_address) as client:
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        yield client
+
+
+def test_dask_gives_the_local_bytes(tmp_path, dask_client):
 
     points = sweeps.load_grid(grid(tmp_path, 'kernel = ["6.1", "6.12"]\ngovernor = ["performance", "schedutil"]\n'
                                              "seed = [1, 2]"))
     local, remote = tmp_path / "local.parquet", tmp_path / "dask.parquet"
     schedlab.sweep(points, out=local, jobs=2)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", protocol="tcp",
-                      dashboard_address=None) as cluster, Client(cluster.scheduler_address) as client:
-        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
-        schedlab.sweep(points, out=remote, client=client)
+    schedlab.sweep(points, out=remote, client=dask_client)
     assert remote.read_bytes() == local.read_bytes()
     assert (pd.read_parquet(remote)["status"] == "ok").all()
+
+
+def test_reproduce_on_dask_is_reproduce_here(dask_client):
+    """The experiments' runs on the cluster, on two local processes and one after another
+    in this process: the same figures."""
+    from schedlab.reproduce import reproduce
+
+    names = ["schedutil-ramp", "h-load", "pelt-invariance"]
+    here = reproduce(names, jobs=1)
+    for other in (reproduce(names, client=dask_client), reproduce(names, jobs=2)):
+        assert {n: figures for n, (figures, _) in other.items()} == {n: figures for n, (figures, _) in here.items()}

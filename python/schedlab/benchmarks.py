@@ -10,7 +10,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import ClassVar
 
-from schedlab.run import RunResult, run
+from schedlab.run import RunResult, RunSpec
 
 
 @dataclass(frozen=True)
@@ -69,10 +69,10 @@ def elapsed_ns(r: RunResult) -> int:
     return max(t["ended_ns"] for t in r.task_rows)
 
 
-def simulate(bench: Hackbench | PipeBench, platform: str, *, sets=(), **run_options) -> RunResult:
-    """Run `bench` on `platform`; the cost model is on unless `sets` says otherwise (without
-    it, system calls are free and the benchmark takes no time)."""
-    return run(bench.workload(), platform, sets=with_overhead(sets), **run_options)
+def spec(bench: Hackbench | PipeBench, platform: str, *, sets=(), **options) -> RunSpec:
+    """`bench` on `platform`; the cost model is on unless `sets` says otherwise (without it,
+    system calls are free and the benchmark takes no time)."""
+    return RunSpec.of(bench.workload(), platform, sets=with_overhead(sets), **options)
 
 
 def with_overhead(sets) -> tuple[str, ...]:

@@ -25,6 +25,12 @@ def _count(text: str) -> int:
     return int(text)
 
 
+def _seeds(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 1000:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seeds (1 to 1000)")
+    return int(text)
+
+
 def _targets(text: str) -> list[int]:
     try:
         return [int(t) for t in text.split(",")]
@@ -136,8 +142,10 @@ def parser() -> argparse.ArgumentParser:
     r = commands.add_parser("report", help="simulate a workload and write an HTML report of the run",
                             description="One self-contained HTML file: the run's configuration, summary tables "
                                         "and plots (docs/analysis.md), readable offline.")
-    r.add_argument("workload", metavar="WORKLOAD.json", help="rt-app JSON workload")
+    r.add_argument("workload", nargs="?", metavar="WORKLOAD.json", help="rt-app JSON workload")
     r.add_argument("-o", "--output", required=True, metavar="REPORT.html", help="the report to write")
+    r.add_argument("--result", metavar="SUMMARY.json",
+                   help="report on a saved run summary (run --summary) instead: its tables and energy")
     _run_options(r, units)
     r.add_argument("--json-c", action="store_true", help="read repeated keys as rt-app's json-c does")
 
@@ -174,7 +182,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("workload", nargs="?", metavar="WORKLOAD.json", help="rt-app JSON workload")
     r.add_argument("--a", metavar="'OPTIONS'", default="", help="run options of side a, e.g. \"--kernel 6.1\"")
     r.add_argument("--b", metavar="'OPTIONS'", default="", help="run options of side b, e.g. \"--kernel 6.12\"")
-    r.add_argument("--seeds", type=_count, default=1, metavar="N",
+    r.add_argument("--seeds", type=_seeds, default=1, metavar="N",
                    help="runs a side, with --set seed=1..N (default 1: one unseeded run)")
     r.add_argument("--results", nargs=2, metavar=("A.json", "B.json"),
                    help="compare two saved run summaries (run --summary) instead of running")
@@ -204,6 +212,9 @@ def parser() -> argparse.ArgumentParser:
     r = commands.add_parser("reproduce", help="reproduce the published figures and judge them")
     r.add_argument("names", nargs="*", metavar="NAME", help="experiments to run (default: all)")
     r.add_argument("--list", action="store_true", help="list the experiments and exit")
+    r.add_argument("-j", "--jobs", type=_count, metavar="N", help="local worker processes (default: every core)")
+    r.add_argument("--dask", metavar="tcp://HOST:PORT", help="run the experiments' runs on this Dask scheduler's workers")
+    r.add_argument("--report", metavar="OUT.html", help="also write the figures and their plots as an HTML report")
     return top
 
 
@@ -261,11 +272,17 @@ def _reproduce(args) -> int:
         for e in registry.values():
             console.print(f"{e.name}: {e.title} [{e.source}]", highlight=False)
         return 0
+    outcomes = _reproduce_runs(args, list(args.names or registry))
+    if args.report:
+        from schedlab.output import write_text
+        from schedlab.reproduce import report_html
+
+        write_text(args.report, report_html(outcomes))
     failed = explained = 0
-    for e in (registry[n] for n in (args.names or registry)):
+    for name, (figures, _) in outcomes.items():
+        e = registry[name]
         table = Table(title=f"[bold]{e.name}[/bold]: {e.title}", title_justify="left",
                       caption=f"Source: {e.source}", caption_justify="left")
-        figures = e.run()
         kernel = any(f.expected for f in figures)
         for column in ("figure", "source") + ("kernel",) * kernel + ("schedlab", "", "tolerance", "verdict"):
             table.add_column(column)
@@ -289,6 +306,25 @@ def _reproduce(args) -> int:
     return 1 if failed else 0
 
 
+def _reproduce_runs(args, names: list[str]) -> dict:
+    """Every run of the experiments `names` on the sweep executors, judged, with a progress bar."""
+    from rich.progress import Progress
+
+    from schedlab import sweeps
+    from schedlab.reproduce import reproduce
+
+    client = sweeps.connect(args.dask) if args.dask else None
+    console = _rich()[0](stderr=True)
+    try:
+        with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
+            job = bar.add_task("runs", total=None)
+            return reproduce(names, jobs=args.jobs, client=client,
+                             progress=lambda done, total: bar.update(job, completed=done, total=total))
+    finally:
+        if client is not None:
+            client.close()
+
+
 def _run(args) -> int:
     r, status = _simulate(args, args.workload, _sets(args), json_c=args.json_c)
     if not args.quiet:
@@ -301,6 +337,14 @@ def _report(args) -> int:
 
     from schedlab import report
 
+    if args.result:
+        from schedlab.output import write_text
+        from schedlab.run import RunResult
+
+        write_text(args.output, report.report_html(RunResult.load(args.result)))
+        return 0
+    if not args.workload:
+        return _fail("report: give a WORKLOAD.json (or --result SUMMARY.json)")
     output = Staged(args.output)
     try:
         with tempfile.TemporaryDirectory(prefix="schedlab-report-") as logs:

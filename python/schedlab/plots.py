@@ -180,7 +180,10 @@ def plot_deadline(run) -> Figure | None:
 
 
 def plots(run) -> list[Figure]:
-    """Every plot the run has data for, in the report's order."""
+    """Every plot the run has data for, in the report's order (of a saved summary, which
+    keeps no events: its energy)."""
+    if run.events is None:
+        return [plot_energy(run)]
     figures = [plot_task_signals(run, pid) for pid in busiest(run, 2)]
     figures += [plot_cpus_util(run), plot_frequency(run), plot_frequency_residency(run), plot_idle_residency(run),
                 plot_tasks_residency(run), plot_wakeup_latency_cdf(run), plot_slack_histogram(run),

@@ -59,11 +59,11 @@ def run_card(run) -> str:
     return f"<div><p>{config}</p>{table_html(tasks_table(run, 8))}</div>"
 
 
-def figures_html(figures) -> str:
-    """Plotly divs; the first carries plotly's script."""
+def figures_html(figures, with_script: bool = True) -> str:
+    """Plotly divs; the first carries plotly's script (unless the page has it already)."""
     parts = []
     for i, fig in enumerate(figures):
-        parts.append(plots.to_plotly(fig).to_html(full_html=False, include_plotlyjs=i == 0,
+        parts.append(plots.to_plotly(fig).to_html(full_html=False, include_plotlyjs=with_script and i == 0,
                                                   config={"displaylogo": False}))
     return "\n".join(parts)
 
@@ -86,7 +86,8 @@ def report_html(run, title: str | None = None) -> str:
         body += "".join(f"<p class=\"warn\">{html.escape(n)}</p>" for n in notes)
     body += section("Tasks (busiest first)", table_html(tasks_table(run)))
     body += section("CPUs", table_html(cpus_table(run)))
-    body += section("Frequency residency", table_html(analysis.df_frequency_residency(run), index=False))
+    residency = analysis.df_policy_residency(run) if run.events is None else analysis.df_frequency_residency(run)
+    body += section("Frequency residency", table_html(residency, index=False))
     body += section("Energy", table_html(analysis.df_cluster_energy(run), index=False))
     body += section("Plots", figures_html(plots.plots(run)))
     return page(title or f"schedlab: {configuration(run)['workload']} on {run.platform}", body)

@@ -64,6 +64,8 @@ class RunResult:
     spec: RunSpec | None = field(default=None, repr=False)
     # The workload's name and digest (RunSpec.identity), also kept in a saved summary.
     workload: dict | None = None
+    # rt-app's per-loop statistics, read from the logs before they went away (df_rtapp_stats).
+    rtapp_stats: pd.DataFrame | None = None
 
     tasks = _frame_of("task_rows")
     cpus = _frame_of("cpu_rows")

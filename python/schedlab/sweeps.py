@@ -205,30 +205,35 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _local(specs: list[RunSpec], jobs: int):
-    """(index, result) as each point finishes, on `jobs` processes (1: in this one)."""
+def _local(fn, items: list, jobs: int):
+    """(index, fn(item)) as each item is done, on `jobs` processes (1: in this one)."""
     if jobs == 1:
-        for i, spec in enumerate(specs):
-            yield i, run_point(spec)
+        for i, item in enumerate(items):
+            yield i, fn(item)
         return
     import multiprocessing
 
     # Workers fork from a server that has schedlab and pandas loaded: none imports them again.
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["schedlab.sweeps", "schedlab.analysis"])
+    context.set_forkserver_preload(["schedlab.sweeps", "schedlab.analysis", "schedlab.reproduce"])
     pool = context.Pool(jobs, initializer=_ignore_sigint)
     try:
-        for i, result in pool.imap_unordered(_indexed, enumerate(specs)):
-            yield i, result
+        yield from pool.imap_unordered(_Indexed(fn), enumerate(items))
         pool.close()
     finally:
         pool.terminate()
         pool.join()
 
 
-def _indexed(item):
-    i, spec = item
-    return i, run_point(spec)
+@dataclass(frozen=True)
+class _Indexed:
+    """fn of an (index, item) pair, keeping the index: what a pool's unordered map needs."""
+
+    fn: object
+
+    def __call__(self, pair):
+        i, item = pair
+        return i, self.fn(item)
 
 
 def connect(address: str, timeout: float = DASK_TIMEOUT_S):
@@ -243,16 +248,22 @@ def connect(address: str, timeout: float = DASK_TIMEOUT_S):
         raise schedlab.InputError(f"cannot reach the Dask scheduler at {address} within {timeout:g} s ({e})") from None
 
 
-def _dask(specs: list[RunSpec], client):
-    """(index, result) as each point finishes on the Dask cluster of `client`."""
+def _dask(fn, items: list, client):
+    """(index, fn(item)) as each item is done on the Dask cluster of `client`."""
     from distributed import as_completed
 
-    futures = {client.submit(run_point, spec, pure=False): i for i, spec in enumerate(specs)}
+    futures = {client.submit(fn, item, pure=False): i for i, item in enumerate(items)}
     try:
         for future in as_completed(futures):
             yield futures[future], future.result()
     finally:
         client.cancel(list(futures))
+
+
+def execute(fn, items: list, *, jobs: int = 1, client=None):
+    """(index, fn(item)) for every item as it is done: on the Dask cluster of `client` if
+    given, else on `jobs` local processes."""
+    return _dask(fn, items, client) if client is not None else _local(fn, items, jobs)
 
 
 def sweep(specs=None, *, base: dict | None = None, grid: dict | None = None, out=None, jobs: int | None = None,
@@ -266,8 +277,7 @@ def sweep(specs=None, *, base: dict | None = None, grid: dict | None = None, out
     pending = [p for p in todo if p.key not in rows]
     report = progress or (lambda done, total: None)
     report(len(todo) - len(pending), len(todo))
-    results = (_dask([p.spec for p in pending], client) if client is not None
-               else _local([p.spec for p in pending], jobs or os.cpu_count() or 1))
+    results = execute(run_point, [p.spec for p in pending], jobs=jobs or os.cpu_count() or 1, client=client)
     saved = time.monotonic()
     try:
         for i, result in results:

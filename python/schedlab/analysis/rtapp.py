@@ -34,15 +34,16 @@ def df_rtapp_stats(run, task=None) -> pd.DataFrame:
     """One row per rt-app loop of each thread, as rt-app logs it: `perf`, `run`, `period`,
     `start`, `end`, `rel_st`, `slack`, `c_duration`, `c_period`, `wu_lat` (µs, rt-app's
     units), with `__comm` and `__pid`; indexed by the loop's start (s)."""
+    df = run.rtapp_stats if run.rtapp_stats is not None else _read(run)
+    return df if task is None else df[df["__pid"].isin(task_pids(run, task))]
+
+
+def _read(run) -> pd.DataFrame:
     logs = _logs(run)
-    pids = task_pids(run, task) if task is not None else sorted(logs)
-    frames = []
     comms = {t["pid"]: t["comm"] for t in run.task_rows}
-    for pid in pids:
-        if pid not in logs:
-            continue
-        df = pd.read_csv(logs[pid], sep=r"\s+")
-        df = df.rename(columns={"#idx": "idx"})
+    frames = []
+    for pid in sorted(logs):
+        df = pd.read_csv(logs[pid], sep=r"\s+").rename(columns={"#idx": "idx"})
         df.insert(0, "__pid", pid)
         df.insert(0, "__comm", kernel_comm(comms[pid]))
         frames.append(df)

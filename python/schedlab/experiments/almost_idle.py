@@ -11,8 +11,8 @@ The cache model is on (a thread's refills when it runs again, by distance and ti
 
 from dataclasses import dataclass
 
-from schedlab.benchmarks import Hackbench, elapsed_ns, simulate
-from schedlab.reproduce import Experiment, Figure, percent_change, register
+from schedlab.benchmarks import Hackbench, elapsed_ns, spec
+from schedlab.reproduce import Experiment, Figure, Job, Results, percent_change, register
 
 SEED_LOOPS = 480_000
 # 480 loops, not fewer: at 240 the start's placement transient (the cache model's refills
@@ -42,12 +42,37 @@ class Case:
     biased: int  # wakeups the bias placed
 
 
-def simulate_case(pipe: bool, bias: str | None, loops: int = LOOPS, groups: int = 16,
-                  platform: str = "icelake-2s") -> Case:
-    features = ("WAKEUP_BIAS_PREV_IDLE",) if bias else ()
-    sets = ("cache=on", *((f"fair.prev_idle_bias={bias}",) if bias else ()))
-    r = simulate(Hackbench(groups=groups, fds=20, loops=loops, datasize=100, pipe=pipe), platform,
-                 sets=sets, features=features, frames=False)
+@dataclass(frozen=True)
+class Mode:
+    """One hackbench command line of the seed's."""
+
+    name: str
+    pipe: bool
+    loops: int = LOOPS
+    groups: int = 16
+    platform: str = "icelake-2s"
+
+    def job(self, bias: str | None) -> Job:
+        features = ("WAKEUP_BIAS_PREV_IDLE",) if bias else ()
+        sets = ("cache=on", *((f"fair.prev_idle_bias={bias}",) if bias else ()))
+        bench = Hackbench(groups=self.groups, fds=20, loops=self.loops, datasize=100, pipe=self.pipe)
+        return Job(spec(bench, self.platform, sets=sets, features=features))
+
+
+SOCKET_MODE = Mode("socket -g 16", pipe=False)
+PIPE_MODE = Mode("pipe -g 16", pipe=True)
+CHECK_MODE = Mode(f"socket -g 16 -l {CHECK_LOOPS}", pipe=False, loops=CHECK_LOOPS)
+ONE_GROUP_MODE = Mode("pipe -g 1, package 1 offline", pipe=True, groups=1, platform="icelake-1s")
+BIASES = (None, *VARIANTS)
+
+
+def runs() -> dict[str, Job]:
+    """Each mode with the bias off and with each definition (the check: off and measured)."""
+    out = {f"{m.name} · {b}": m.job(b) for m in (SOCKET_MODE, PIPE_MODE, ONE_GROUP_MODE) for b in BIASES}
+    return out | {f"{CHECK_MODE.name} · {b}": CHECK_MODE.job(b) for b in (None, MEASURED)}
+
+
+def case(r, loops: int) -> Case:
     ns = elapsed_ns(r)
     busy = [100 * c["busy_ns"] / ns for c in r.cpu_rows]
     return Case(ns * SEED_LOOPS / loops / 1e9, 100 - sum(busy) / len(busy),
@@ -59,12 +84,13 @@ def _change(before: Case, after: Case) -> float:
     return percent_change(before.seconds, after.seconds)
 
 
-def _mode(name: str, seed: tuple, tolerance: float, calibrated: bool, note: str = "", **case) -> tuple:
+def _mode(mode: Mode, results: Results, seed: tuple, tolerance: float, calibrated: bool, note: str = "") -> tuple:
     """One hackbench command line, bias off and each definition, beside the seed's (before,
     after, judged range of the change): the figures, the run without the bias, the change."""
     seed_before, seed_after, (low, high) = seed
-    before = simulate_case(bias=None, **case)
-    after = {v: simulate_case(bias=v, **case) for v in VARIANTS}
+    name = mode.name
+    before = case(results[f"{name} · None"], mode.loops)
+    after = {v: case(results[f"{name} · {v}"], mode.loops) for v in VARIANTS}
     measured = after[MEASURED]
     change = _change(before, measured)
     others = ", ".join(f"{v} {_change(before, after[v]):+.2f}%" for v in VARIANTS if v != MEASURED)
@@ -97,23 +123,22 @@ def _one_core_of_two(busy: list) -> tuple[int, int]:
     return sum(p[0] < 25 for p in active), len(active)
 
 
-def run_all() -> list[Figure]:
-    socket, socket_before, socket_change = _mode("socket -g 16", SOCKET, CALIBRATION, True, pipe=False)
-    pipe, pipe_before, _ = _mode("pipe -g 16", PIPE, CALIBRATION, True, pipe=True)
+def judge(results: Results) -> list[Figure]:
+    socket, socket_before, socket_change = _mode(SOCKET_MODE, results, SOCKET, CALIBRATION, True)
+    pipe, pipe_before, _ = _mode(PIPE_MODE, results, PIPE, CALIBRATION, True)
     figures = socket + pipe
     figures.append(Figure(
         label="idle: pipe above socket", source="8–10% (pipe), 2–3% (socket)",
         measured=f"{pipe_before.idle_pct:.1f}%, {socket_before.idle_pct:.1f}%", detail="bias off, all CPUs",
         tolerance="pipe idles more", ok=pipe_before.idle_pct > socket_before.idle_pct))
-    check_off, check_on = (simulate_case(False, b, CHECK_LOOPS) for b in (None, MEASURED))
+    check_off, check_on = (case(results[f"{CHECK_MODE.name} · {b}"], CHECK_LOOPS) for b in (None, MEASURED))
     ratio, check_change = check_off.seconds / socket_before.seconds, _change(check_off, check_on)
     figures.append(Figure(
         label=f"socket: LOOPS {CHECK_LOOPS} against {LOOPS}", source="–",
         measured=f"{check_off.seconds:.3f} s off, {check_change:+.2f}% on ({socket_change:+.2f}% at {LOOPS})",
         detail=f"scaled times' ratio {ratio:.3f}", tolerance="ratio within 3%, change of the same sign",
         ok=abs(ratio - 1) <= 0.03 and (check_change < 0) == (socket_change < 0)))
-    one, off, _ = _mode("pipe -g 1, package 1 offline", ONE_GROUP, ONE_GROUP_TOLERANCE, False,
-                        note=" (seed: 49.57% busy)", pipe=True, loops=LOOPS, groups=1, platform="icelake-1s")
+    one, off, _ = _mode(ONE_GROUP_MODE, results, ONE_GROUP, ONE_GROUP_TOLERANCE, False, note=" (seed: 49.57% busy)")
     lone, active = _one_core_of_two(off.busy_pct)
     figures += one + [
         Figure(label="pipe -g 1 · cores with one thread busy, the other nearly idle",
@@ -127,7 +152,8 @@ register(Experiment(
     name="almost-idle",
     title="hackbench on 144 CPUs with and without WAKEUP_BIAS_PREV_IDLE",
     source="seeds/002_4deca19b5e217104.txt, Chen Yu's hackbench runs (RFC, ALMOST_IDLE_CPU_LOAD)",
-    run=run_all,
+    runs=runs,
+    judge=judge,
     footnotes=(
         f"icelake-2s (2 × 36 cores × 2 threads), the 6.12 preset, performance governor, --set overhead=on, cache=on; "
         f"hackbench -g 16 -f 20 -s 100 -l {LOOPS} (the seed's 480000 scaled by 1/1000; times scaled back), "

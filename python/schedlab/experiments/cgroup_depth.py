@@ -13,8 +13,8 @@ hackbench figure in the root; the "after" figures are predictions.
 
 from dataclasses import dataclass
 
-from schedlab.benchmarks import Hackbench, PipeBench, elapsed_ns, simulate
-from schedlab.reproduce import Experiment, Figure, percent_change, register
+from schedlab.benchmarks import Hackbench, PipeBench, elapsed_ns, spec
+from schedlab.reproduce import Experiment, Figure, Job, Results, percent_change, register
 
 PLATFORM = "hikey"
 LEVELS = (("root", None), ("level1", "/level1"), ("level2", "/level1/level2"))
@@ -40,17 +40,28 @@ class Case:
     cpu_ns: int
 
 
-def simulate_case(bench, invariance: str) -> Case:
-    r = simulate(bench, PLATFORM, sets=(f"pelt.invariance={invariance}", "cache=on"), frames=False)
+INVARIANCES = ("legacy", "clock_pelt")
+
+
+def benches(group) -> dict:
+    return {"pipe": PipeBench(PIPE_LOOPS, taskgroup=group), "hackbench": Hackbench(loops=HACKBENCH_LOOPS, taskgroup=group)}
+
+
+def runs() -> dict[str, Job]:
+    """Each benchmark at each depth under each invariance."""
+    return {f"{name} · {level} · {inv}": Job(spec(bench, PLATFORM, sets=(f"pelt.invariance={inv}", "cache=on")))
+            for level, group in LEVELS for name, bench in benches(group).items() for inv in INVARIANCES}
+
+
+def case(r) -> Case:
     scaling = sum(o["sys_ns"] for o in r.op_rows if o["op"] in ("pelt_scale", "clock_pelt"))
     return Case(elapsed_ns(r), scaling, sum(c["busy_ns"] for c in r.cpu_rows))
 
 
-def run_all() -> list[Figure]:
+def judge(results: Results) -> list[Figure]:
     figures, pipe_gain = [], []
-    for level, group in LEVELS:
-        legacy, clock = (simulate_case(PipeBench(PIPE_LOOPS, taskgroup=group), inv)
-                         for inv in ("legacy", "clock_pelt"))
+    for level, _ in LEVELS:
+        legacy, clock = (case(results[f"pipe · {level} · {inv}"]) for inv in INVARIANCES)
         before, after = (round(PIPE_LOOPS * 1e9 / c.ns) for c in (legacy, clock))
         seed_before, seed_after = PIPE[level]
         figures.append(Figure(
@@ -69,9 +80,8 @@ def run_all() -> list[Figure]:
         label="pipe · clock_pelt's gain grows with depth", source="+0.23% < +0.78% < +1.32%",
         measured=" < ".join(f"{g:+.2f}%" for g in pipe_gain), detail="root, level1, level2",
         tolerance="increasing", ok=pipe_gain[0] < pipe_gain[1] < pipe_gain[2]))
-    for level, group in LEVELS:
-        legacy, clock = (simulate_case(Hackbench(loops=HACKBENCH_LOOPS, taskgroup=group), inv)
-                         for inv in ("legacy", "clock_pelt"))
+    for level, _ in LEVELS:
+        legacy, clock = (case(results[f"hackbench · {level} · {inv}"]) for inv in INVARIANCES)
         seed_before, seed_after = HACKBENCH[level]
         before, after = legacy.ns / 1e9, clock.ns / 1e9
         if level == "root":
@@ -97,7 +107,8 @@ register(Experiment(
     name="cgroup-depth",
     title="perf bench sched pipe and hackbench at three cgroup depths, legacy invariance against clock_pelt",
     source="seeds/000_6f41fe18b85b8edc.txt, Vincent Guittot, PELT scale invariance (v3 cover letter)",
-    run=run_all,
+    runs=runs,
+    judge=judge,
     footnotes=(
         f"hikey (8 Cortex-A53 at 1.2 GHz, performance governor), the 6.12 preset, --set overhead=on, cache=on; "
         f"perf-bench-pipe -l {PIPE_LOOPS} (perf's default is 1,000,000: the rate is the same) and "

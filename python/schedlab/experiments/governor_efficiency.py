@@ -9,12 +9,11 @@ logic) over the whole test, as % of performance's.
 """
 
 import math
-import tempfile
 
 from schedlab import analysis
 from schedlab.energy import energy_model
 from schedlab.pelt import LOAD_AVG_PERIOD, PELT_PERIOD_NS
-from schedlab.reproduce import Experiment, Figure, register
+from schedlab.reproduce import Experiment, Figure, Job, Results, register
 from schedlab.run import RunSpec
 
 PLATFORM = "hikey"
@@ -61,12 +60,18 @@ def cluster_energy_mj(r) -> float:
     return float(analysis.df_cluster_energy(r).set_index("cluster").loc[0, "energy_mj"])
 
 
-def measure(governor: str, run_ms: int, sleep_ms: int) -> tuple[float, float]:
+def key(governor: str, run_ms: int, sleep_ms: int) -> str:
+    return f"{governor} · {run_ms}/{sleep_ms} ms"
+
+
+def runs() -> dict[str, Job]:
+    return {key(g, r, s): Job(spec(g, r, s), logs=True) for r, s in CASES for g in SETS}
+
+
+def measure(r) -> tuple[float, float]:
     """(mean run-phase duration in µs, the first run left out, and cluster-0 energy in mJ)
-    of one test."""
-    with tempfile.TemporaryDirectory() as d:
-        r = spec(governor, run_ms, sleep_ms).run(log_dir=d, frames=False)
-        stats = analysis.df_rtapp_stats(r)
+    of one test's result."""
+    stats = analysis.df_rtapp_stats(r)
     # The first run starts at whatever OPP boot left (the top one): the governor's steady
     # cycle begins with the second.
     runs = stats[stats["c_duration"] > 0]["run"].iloc[1:]
@@ -78,11 +83,11 @@ def perf_pct(t: float, t_perf: float, t_ps: float) -> int:
     return 0 if t >= t_ps else min(100, math.floor(100 * (t_ps - t) / (t_ps - t_perf)))
 
 
-def table() -> dict[str, list[tuple[int, int]]]:
+def table(results: Results) -> dict[str, list[tuple[int, int]]]:
     """(perf %, energy %) per governor and case."""
     out: dict[str, list[tuple[int, int]]] = {g: [] for g in SETS}
     for run_ms, sleep_ms in CASES:
-        m = {g: measure(g, run_ms, sleep_ms) for g in SETS}
+        m = {g: measure(results[key(g, run_ms, sleep_ms)]) for g in SETS}
         (t_perf, e_perf), (t_ps, _) = m["performance"], m["powersave"]
         for g, (t, e) in m.items():
             out[g].append((perf_pct(t, t_perf, t_ps), round(100 * e / e_perf)))
@@ -147,8 +152,8 @@ def _perf_figures(t: dict, i: int, label: str) -> list[Figure]:
     return figures
 
 
-def run() -> list[Figure]:
-    t = table()
+def judge(results: Results) -> list[Figure]:
+    t = table(results)
     below_bound = SEED["powersave"][0][1] / 100 < busy_energy_ratio()
     figures = []
     for i, (r_ms, s_ms) in enumerate(CASES):
@@ -172,7 +177,8 @@ register(Experiment(
     name="governor-efficiency",
     title="Governors' performance and energy on run/sleep cycles (rt-app method)",
     source="seeds/003_d4f52c163931dd71.txt, Vincent Guittot, 3 Jul 2015",
-    run=run,
+    runs=runs,
+    judge=judge,
     footnotes=(
         "1. hikey, the task pinned to CPU 0, 10 loops of run then sleep (2015's dvfs.json: a sleep "
         "event, not a timer); a run's duration is the mean of the 9 after the first, which starts at "

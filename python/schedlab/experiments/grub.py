@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from schedlab.reproduce import Experiment, Figure, register
+from schedlab.reproduce import Experiment, Figure, Job, Results, register
 from schedlab.run import RunSpec
 
 EQUATIONS = ("classic", "pillai-2023", "mainline")
@@ -69,15 +69,29 @@ def spec(tasks, cpus: int, equation: str) -> RunSpec:
                       f"smp:{cpus}", kernel="6.12", sets=sets(equation))
 
 
-def measure(tasks, cpus: int, equation: str):
-    return spec(tasks, cpus, equation).run(frames=False)
+# RUN 1-5 of the seed: one CPU, each a list of (runtime ms, period ms, reclaim).
+ONE_CPU_RUNS = {"7/10": [(7, 10, True)], "2/10": [(2, 10, True)], "1/100": [(1, 100, True)],
+                "2 x 1/10": [(1, 10, True)] * 2, "2 x 1/10 + 5/20": [(1, 10, True)] * 2 + [(5, 20, False)]}
+# The 3-CPU run: the seed does not give its parameters; all 1 ms / 10 ms here.
+SMP_TASKS = [(1, 10, True)] * 6 + [(1, 10, False)] * 4
+
+
+def example_spec(path: Path, equation: str) -> RunSpec:
+    return RunSpec.of(path, "smp:4", kernel="6.12", sets=sets(equation), duration_ns=2 * 10**9)
+
+
+def runs() -> dict[str, Job]:
+    out = {f"{name} · {eq}": Job(spec(tasks, 1, eq)) for name, tasks in ONE_CPU_RUNS.items() for eq in EQUATIONS}
+    out |= {f"3 CPUs · {eq}": Job(spec(SMP_TASKS, 3, eq)) for eq in EQUATIONS}
+    return out | {f"{path.stem} · {eq}": Job(example_spec(path, eq))
+                  for path in sorted(EXAMPLES.glob("*.json")) for eq in EQUATIONS}
 
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def one_cpu_figures() -> list[Figure]:
+def one_cpu_figures(results: Results) -> list[Figure]:
     """RUN 1-3 (one reclaiming task), RUN 4 (two), RUN 4/5 with a normal 5/20 task."""
     seed = {  # the seed's utilizations, % (classic = before its patch, pillai-2023 = after)
         "7/10": {"classic": [93.3], "pillai-2023": [95.0]},
@@ -86,16 +100,14 @@ def one_cpu_figures() -> list[Figure]:
         "2 x 1/10": {"pillai-2023": [47.5, 47.5]},
         "2 x 1/10 + 5/20": {"classic": [20.1, 20.1, 25.1], "pillai-2023": [35.0, 35.0, 25.0]},
     }
-    runs = {"7/10": [(7, 10, True)], "2/10": [(2, 10, True)], "1/100": [(1, 100, True)],
-            "2 x 1/10": [(1, 10, True)] * 2, "2 x 1/10 + 5/20": [(1, 10, True)] * 2 + [(5, 20, False)]}
     figures = []
-    for name, tasks in runs.items():
+    for name, tasks in ONE_CPU_RUNS.items():
         total = sum(q / p for q, p, _ in tasks)
         r_bw = sum(q / p for q, p, rec in tasks if rec)
         extra = UMAX - total
         tol = 0.3 if len(tasks) == 1 else 0.5
         for eq in EQUATIONS:
-            r = measure(tasks, 1, eq)
+            r = results[f"{name} · {eq}"]
             for i, ((q, p, rec), util) in enumerate(zip(tasks, r.tasks["utilization"])):
                 want = reclaim_share(eq, q / p, r_bw, extra) if rec else q / p
                 published = seed[name].get(eq)
@@ -108,15 +120,15 @@ def one_cpu_figures() -> list[Figure]:
     return figures
 
 
-def smp_figures() -> list[Figure]:
+def smp_figures(results: Results) -> list[Figure]:
     """10 tasks on 3 CPUs, 6 reclaiming and 4 not; the seed does not give their parameters:
     all 1 ms / 10 ms here."""
-    tasks = [(1, 10, True)] * 6 + [(1, 10, False)] * 4
+    tasks = SMP_TASKS
     extra = UMAX - sum(q / p for q, p, _ in tasks) / 3
     seed = {"classic": [70.1, 69.1, 70.5], "pillai-2023": [94.3, 95.2, 94.9]}
     figures = []
     for eq in EQUATIONS:
-        r = measure(tasks, 3, eq)
+        r = results[f"3 CPUs · {eq}"]
         busy = [b / 100 for b in r.cpus["busy_pct"]]
         # Settled: each task moved at most once (its first wakeup, see note 3).
         placed = r.tasks["migrations"].max() <= 1
@@ -147,7 +159,7 @@ def smp_figures() -> list[Figure]:
     return figures
 
 
-def example_figures() -> list[Figure]:
+def example_figures(results: Results) -> list[Figure]:
     """The GRUB branch's nine examples on smp:4 for 2 s: a non-reclaiming thread gets exactly
     its demand up to Q/P; a reclaiming one at least min(demand, Q/P) (the CBS guarantee); the
     threads admission control refuses are the ones its arithmetic predicts."""
@@ -158,7 +170,7 @@ def example_figures() -> list[Figure]:
                          if not line.strip().startswith(("/*", "*")))
         spec = json.loads(re.sub(r",\s*([}\]])", r"\1", text))
         for eq in EQUATIONS:
-            r = RunSpec.of(path, "smp:4", kernel="6.12", sets=sets(eq), duration_ns=2 * 10**9).run(frames=False)
+            r = results[f"{path.stem} · {eq}"]
             admit = admitted(spec, 4, server=eq == "mainline")
             for name, t in spec["tasks"].items():
                 threads = r.tasks[r.tasks["comm"].str.startswith(f"{name}-")]
@@ -180,15 +192,16 @@ def example_figures() -> list[Figure]:
     return figures
 
 
-def run() -> list[Figure]:
-    return one_cpu_figures() + smp_figures() + example_figures()
+def judge(results: Results) -> list[Figure]:
+    return one_cpu_figures(results) + smp_figures(results) + example_figures(results)
 
 
 register(Experiment(
     name="grub",
     title="GRUB reclaiming: utilization of busy SCHED_DEADLINE tasks under three equations",
     source="seeds/004_cad1d57f14fdce0b.txt, Vineeth Pillai, 8 May 2023",
-    run=run,
+    runs=runs,
+    judge=judge,
     footnotes=(
         "1. One CPU in its own root domain (the seed's isolated CPU) for RUN 1-5, smp:3 for the 3-CPU "
         "run; 10 s each. 'kernel' is each equation's closed form in the kernel's fixed point: mainline "

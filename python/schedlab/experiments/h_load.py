@@ -16,8 +16,8 @@ shown beside, as the reason it is not the one compared.
 
 from dataclasses import dataclass
 
-from schedlab.reproduce import Experiment, Figure, register
-from schedlab.run import run
+from schedlab.reproduce import Experiment, Figure, Job, Results, register
+from schedlab.run import RunSpec
 
 # The seed's top and perf figures: (us %, sy %, tg_load_down % of cycles).
 NO_GROUPS = (17.8, 24.3, None)
@@ -51,9 +51,18 @@ class Case:
     update_h_load_per_s: float
 
 
-def simulate(groups: int, h_load: str, gate: str = OPEN_GATE) -> Case:
-    r = run(WORKLOAD, f"smp:{NR_CPUS}", kernel="6.1", sets=SETS + (f"fair.h_load={h_load}", gate),
-            idle_cgroups=groups, frames=False)
+# The runs: (idle cgroups, fair.h_load, newidle gate), by name.
+RUNS = {"base": (0, "lazy", OPEN_GATE), "eager0": (0, "eager", OPEN_GATE), "eager": (IDLE_GROUPS, "eager", OPEN_GATE),
+        "lazy": (IDLE_GROUPS, "lazy", OPEN_GATE), "gated": (IDLE_GROUPS, "eager", GATE_3_11)}
+
+
+def runs() -> dict[str, Job]:
+    return {name: Job(RunSpec.of(WORKLOAD, f"smp:{NR_CPUS}", kernel="6.1",
+                                 sets=SETS + (f"fair.h_load={h_load}", gate), idle_cgroups=groups))
+            for name, (groups, h_load, gate) in RUNS.items()}
+
+
+def case(r) -> Case:
     secs = r.simulated_ns / 1e9
     cpu_ns = r.simulated_ns * NR_CPUS
     sys_ns = sum(c["sys_ns"] for c in r.cpu_rows)
@@ -81,12 +90,8 @@ def _within(label, source, measured, expected, tol, detail, calibrated=False) ->
                   ok=abs(measured - expected) <= tol)
 
 
-def run_all() -> list[Figure]:
-    base = simulate(0, "lazy")
-    eager0 = simulate(0, "eager")
-    eager = simulate(IDLE_GROUPS, "eager")
-    lazy = simulate(IDLE_GROUPS, "lazy")
-    gated = simulate(IDLE_GROUPS, "eager", GATE_3_11)
+def judge(results: Results) -> list[Figure]:
+    base, eager0, eager, lazy, gated = (case(results[name]) for name in RUNS)
     return [
         _within("no cgroups · us", NO_GROUPS[0], base.user, NO_GROUPS[0], 1, "runs of 1 and 2 µs", calibrated=True),
         _within("no cgroups · sy", NO_GROUPS[1], base.sys, NO_GROUPS[1], 1, _detail(base), calibrated=True),
@@ -113,7 +118,8 @@ register(Experiment(
     name="h-load",
     title="System time with 10,000 idle cgroups, eager update_h_load against lazy task_h_load",
     source="seeds/001_817b4273c39b4b42.txt, Vladimir Davydov, 13 Jul 2013",
-    run=run_all,
+    runs=runs,
+    judge=judge,
     footnotes=(
         "smp:8, HZ=1000, the 6.1 preset; 500 tasks run 1 µs and 500 run 2 µs, each sleeping 1 ms "
         "(rt-app `sleep`, a fair task's 50 µs timer slack), for 1 s; --set overhead=on "

@@ -8,14 +8,12 @@ literal wall-clock durations ("wall"). rt-app durations are whole µs, so the pe
 reading rounds 20 periods to 20972 µs, 102.4 µs to 102 µs and so on.
 """
 
-import json
 import math
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
-from schedlab.reproduce import Experiment, Figure, register
-from schedlab.run import run
+from schedlab import analysis
+from schedlab.reproduce import Experiment, Figure, Job, Results, register
+from schedlab.run import RunSpec
 
 PELT_PERIOD_NS = 1024 * 1024
 Y = 0.5 ** (1 / 32)
@@ -66,11 +64,8 @@ def periodic_task(run_us: int, period_us: int) -> dict:
                                           "timer": {"ref": "unique", "period": period_us}}}}
 
 
-def simulate(wl: dict, kernel: str):
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "workload.json"
-        path.write_text(json.dumps(wl))
-        return run(path, "smp:1", kernel=kernel)
+def job(wl: dict, kernel: str) -> Job:
+    return Job(RunSpec.of(wl, "smp:1", kernel=kernel), frames=True)
 
 
 @dataclass(frozen=True)
@@ -80,22 +75,44 @@ class CpuSignals:
     util_est: int
 
 
-def cpu_signals(run_ns: int, period_ns: int, duration_s: int, window_s: float, kernel: str) -> CpuSignals:
-    """CPU0's cfs_rq util_avg range over the last `window_s`, and its util_est right after
-    the task is enqueued, with one periodic task alone on the CPU."""
+def periodic_job(run_ns: int, period_ns: int, duration_s: int, kernel: str) -> Job:
+    """One periodic task alone on the CPU."""
     wl = workload({"task": periodic_task(round(run_ns / 1000), round(period_ns / 1000))}, duration_s)
-    s = simulate(wl, kernel).signals
-    s = s[(s["cpu"] == 0) & (s["ts"] >= s["ts"].max() - window_s * 1e9)]
-    util = s.loc[s["signal"] == "sched_pelt_cfs", "util"]
-    return CpuSignals(int(util.min()), int(util.max()),
-                      int(s.loc[s["signal"] == "sched_util_est_cfs", "enqueued"].max()))
+    return job(wl, kernel)
 
 
-def hog_load_avg(kernel: str, duration_s: int = 2) -> int:
-    """cfs_rq load_avg of CPU0 at the end of a run of one always-running nice -20 task."""
+def cpu_signals(r, window_s: float) -> CpuSignals:
+    """CPU0's cfs_rq util_avg range over the run's last `window_s` of signals, and its
+    util_est right after the task is enqueued."""
+    util, enqueued = (analysis.df_cpus_signal(r, signal, cpus=[0]) for signal in ("util", "enqueued"))
+    start = max(df.index.max() for df in (util, enqueued, analysis.df_event(r, "sched_pelt_se"))) - window_s
+
+    def window(df):
+        return df[df.index >= start]
+
+    return CpuSignals(int(window(util)["util"].min()), int(window(util)["util"].max()),
+                      int(window(enqueued)["enqueued"].max()))
+
+
+def hog_job(kernel: str, duration_s: int = 2) -> Job:
+    """One always-running nice -20 task."""
     hog = {"cpus": [0], "priority": -20, "phases": {"p": {"loop": -1, "run": 100_000}}}
-    s = simulate(workload({"hog": hog}, duration_s), kernel).signals
-    return int(s.loc[s["signal"] == "sched_pelt_cfs", "load"].iloc[-1])
+    return job(workload({"hog": hog}, duration_s), kernel)
+
+
+def hog_load_avg(r) -> int:
+    """CPU0's cfs_rq load_avg at the end of the run."""
+    return int(analysis.df_cpus_signal(r, "load", cpus=[0])["load"].iloc[-1])
+
+
+def _readings(case: Periodic) -> dict:
+    return {"periods": (case.run_ns, case.period_ns), "wall": case.wall}
+
+
+def runs() -> dict[str, Job]:
+    out = {f"{case.name} · {reading} · {kernel}": periodic_job(run_ns, period_ns, case.duration_s, kernel)
+           for case in CASES for reading, (run_ns, period_ns) in _readings(case).items() for kernel in ("6.1", "6.12")}
+    return out | {f"hog · {kernel}": hog_job(kernel) for kernel in ("6.1", "6.12")}
 
 
 def _util_figure(label, thread, measured, expected) -> Figure:
@@ -104,13 +121,12 @@ def _util_figure(label, thread, measured, expected) -> Figure:
                   detail="", tolerance=f"[{low:.1f}, {high:.1f}]", ok=low <= measured <= high)
 
 
-def periodic_figures(case: Periodic) -> list[Figure]:
+def periodic_figures(case: Periodic, results: Results) -> list[Figure]:
     figures = []
-    readings = {"periods": (case.run_ns, case.period_ns), "wall": case.wall}
-    for reading, (run_ns, period_ns) in readings.items():
+    for reading, (run_ns, period_ns) in _readings(case).items():
         cf_min, cf_max = closed_form(run_ns, period_ns)
-        sim = cpu_signals(run_ns, period_ns, case.duration_s, case.window_s, "6.1")
-        new = cpu_signals(run_ns, period_ns, case.duration_s, case.window_s, "6.12")
+        sim, new = (cpu_signals(results[f"{case.name} · {reading} · {kernel}"], case.window_s)
+                    for kernel in ("6.1", "6.12"))
         label = f"{case.name} · {reading}"
         figures.append(_util_figure(f"{label} · util_avg min", case.thread_min, sim.util_min, cf_min))
         figures.append(_util_figure(f"{label} · util_avg max", case.thread_max, sim.util_max, cf_max))
@@ -123,23 +139,24 @@ def periodic_figures(case: Periodic) -> list[Figure]:
     return figures
 
 
-def hog_figure() -> Figure:
-    load = hog_load_avg("6.1")
+def hog_figure(results: Results) -> Figure:
+    load = hog_load_avg(results["hog · 6.1"])
     thread = 88763
     return Figure(label="nice -20 hog · cfs_rq load_avg", source=str(thread), expected=f"~{NICE_M20_WEIGHT}",
-                  measured=str(load), detail=f"6.12: {hog_load_avg('6.12')}", tolerance="±1% of 88763",
+                  measured=str(load), detail=f"6.12: {hog_load_avg(results['hog · 6.12'])}", tolerance="±1% of 88763",
                   ok=math.isclose(load, thread, rel_tol=0.01))
 
 
-def run_all() -> list[Figure]:
-    return [f for case in CASES for f in periodic_figures(case)] + [hog_figure()]
+def judge(results: Results) -> list[Figure]:
+    return [f for case in CASES for f in periodic_figures(case, results)] + [hog_figure(results)]
 
 
 register(Experiment(
     name="idle-prev-cpu",
     title="CPU util_avg, util_est and load_avg under one task (Linux 6.1 arithmetic; 6.12 beside)",
     source="seeds/002_4deca19b5e217104.txt, Vincent Guittot, 12 Oct 2023",
-    run=run_all,
+    runs=runs,
+    judge=judge,
     footnotes=(
         "'periods' reads the thread's ms as PELT periods (1.048576 ms) and its µs as 1024 ns, as the "
         "thread does; 'wall' runs the literal durations. The kernel column is the continuous series "

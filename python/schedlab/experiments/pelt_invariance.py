@@ -4,15 +4,13 @@ clock_pelt (the patch): once from the PELT arithmetic alone, once in the engine 
 held at half its maximum frequency by the userspace governor.
 """
 
-import json
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 
-from schedlab import pelt
-from schedlab.reproduce import Experiment, Figure, register
-from schedlab.run import run as simulate
+from schedlab import analysis, pelt
+from schedlab.reproduce import Experiment, Figure, Job, Results, register
+from schedlab.run import RunSpec
 
 TARGETS = (972, 486, 256)
 NOT_REACHABLE = None
@@ -27,14 +25,7 @@ SEED_TABLE = (
 
 
 # One CPU whose lowest OPP is exactly half its highest.
-HALF_PLATFORM = """name = "half-opp"
-description = "one CPU of capacity 1024 with OPPs at 500 MHz and 1 GHz"
-[[freq_domain]]
-name = "cpu0"
-cpus = "0"
-capacity = 1024
-opps = [{ khz = 500000 }, { khz = 1000000 }]
-"""
+HALF_PLATFORM = str(Path(__file__).with_name("half-opp.toml"))
 # As schedutil-ramp: 30 wakeups for 10 µs every 50 ms bring util_avg near zero, then the task
 # runs for good; HZ=1000 so that util_avg is read every millisecond.
 WARMUP = {"loop": 30, "run": 10, "sleep": 50_000}
@@ -61,7 +52,7 @@ def _figure(label: str, seed, periods: float | None, tolerance: int) -> Figure:
     )
 
 
-def run() -> list[Figure]:
+def arithmetic_figures() -> list[Figure]:
     figures = []
     for column, capacity, invariance, expected, tolerance in SEED_TABLE:
         df = pelt.ramp(TARGETS, capacity=capacity, invariance=invariance)
@@ -71,36 +62,50 @@ def run() -> list[Figure]:
     return figures
 
 
-def engine_periods(invariance: str) -> list[float | None]:
-    """Wall-clock periods from the wakeup that starts the always-running phase to the first
-    sched_pelt_se update at which the task's util_avg reaches each target."""
+def runs() -> dict[str, Job]:
+    """A task on one CPU held at half frequency, after 30 short wakeups, per invariance."""
     wl = {"global": {"duration": 2, "default_policy": "SCHED_OTHER"},
           "tasks": {"task": {"cpus": [0], "loop": 1, "phases": {"quiet": WARMUP, "busy": {"run": 3_000_000}}}}}
-    with tempfile.TemporaryDirectory() as d:
-        (Path(d) / "half.toml").write_text(HALF_PLATFORM)
-        (Path(d) / "w.json").write_text(json.dumps(wl))
-        r = simulate(Path(d) / "w.json", str(Path(d) / "half.toml"), sets=[
-            "cpufreq.governor=userspace", "userspace.khz=500000", f"pelt.invariance={invariance}", "hz=1000"])
-    woke = r.events[r.events.event == "sched_wakeup"].index[WARMUP["loop"] - 1]
-    se = r.signals[(r.signals.signal == "sched_pelt_se") & r.signals.pid.notna() & (r.signals.index >= woke)]
+    return {inv: Job(RunSpec.of(wl, HALF_PLATFORM, sets=[
+        "cpufreq.governor=userspace", "userspace.khz=500000", f"pelt.invariance={inv}", "hz=1000"]), frames=True)
+        for _, capacity, inv, _, _ in SEED_TABLE if capacity < 1024}
+
+
+def engine_periods(r) -> list[float | None]:
+    """Wall-clock periods from the wakeup that starts the always-running phase to the first
+    sched_pelt_se update at which the task's util_avg reaches each target."""
+    woke = analysis.df_event(r, "sched_wakeup").index[WARMUP["loop"] - 1]
+    util = analysis.df_tasks_signal(r, "util")
+    util = util[util.index >= woke]
     out = []
     for target in TARGETS:
-        hit = se[se.util >= target]
+        hit = util[util["util"] >= target]
         out.append(None if hit.empty else float((hit.index.min() - woke) * 1e9 / pelt.PELT_PERIOD_NS))
     return out
 
 
-def engine_figures() -> list[Figure]:
-    return [_figure(f"{target} · half frequency in the engine · {invariance}", seed, periods, ENGINE_TOLERANCE)
-            for _, capacity, invariance, expected, _ in SEED_TABLE if capacity < 1024
-            for target, seed, periods in zip(TARGETS, expected, engine_periods(invariance))]
+def judge(results: Results) -> list[Figure]:
+    return arithmetic_figures() + [
+        _figure(f"{target} · half frequency in the engine · {invariance}", seed, periods, ENGINE_TOLERANCE)
+        for _, capacity, invariance, expected, _ in SEED_TABLE if capacity < 1024
+        for target, seed, periods in zip(TARGETS, expected, engine_periods(results[invariance]))]
+
+
+def plots(results: Results) -> list:
+    """The task's util_avg at half frequency under each invariance."""
+    from schedlab.comparison import overlay
+    from schedlab.plots import plot_task_signals
+
+    return [overlay(*(plot_task_signals(results[inv], "task-0") for inv in results), tuple(results))]
 
 
 register(Experiment(
     name="pelt-invariance",
     title="Time to reach a util_avg value from zero (always-running task)",
     source="seeds/000_6f41fe18b85b8edc.txt, table 'Util (%) max capacity half capacity'",
-    run=lambda: run() + engine_figures(),
+    runs=runs,
+    judge=judge,
+    plots=plots,
     footnotes=(
         "The thread counts one PELT period (1024 × 1024 ns = 1.048576 ms) as 1 ms and reads "
         "times off the continuous series 1024·(1 − y^n). schedlab updates the entity at every "

@@ -8,7 +8,9 @@ good. The figure is the time from that last wakeup to the cpu_frequency event th
 """
 
 from schedlab import analysis
-from schedlab.reproduce import Experiment, Figure, register
+from schedlab.comparison import overlay
+from schedlab.plots import plot_frequency
+from schedlab.reproduce import Experiment, Figure, Job, Results, register
 from schedlab.run import RunSpec
 
 SEED_MS = {"legacy": 223, "clock_pelt": 121}
@@ -37,10 +39,14 @@ def ramp_ms(r) -> float | None:
     return None if top.empty else (top.index.min() - woke) * 1e3
 
 
-def run() -> list[Figure]:
+def runs() -> dict[str, Job]:
+    return {inv: Job(spec(inv), frames=True) for inv in SEED_MS}
+
+
+def judge(results: Results) -> list[Figure]:
     figures, measured = [], {}
     for inv, seed in SEED_MS.items():
-        ms = ramp_ms(spec(inv).run())
+        ms = ramp_ms(results[inv])
         measured[inv] = ms
         ok = ms is not None and abs(ms - seed) <= TOLERANCE * seed
         figures.append(Figure(
@@ -59,7 +65,9 @@ register(Experiment(
     name="schedutil-ramp",
     title="schedutil: time from null utilization to the max OPP",
     source="seeds/000_6f41fe18b85b8edc.txt, Vincent Guittot, 2019",
-    run=run,
+    runs=runs,
+    judge=judge,
+    plots=lambda results: [overlay(*(plot_frequency(results[inv]) for inv in SEED_MS), tuple(SEED_MS))],
     footnotes=(
         "hikey (HiKey 620), one policy for its 8 A53s, schedutil as in 6.12 (util × 1.25, "
         "lowest OPP at or above, hold while the CPU stays busy) with 2019's rate limit on this "

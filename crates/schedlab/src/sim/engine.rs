@@ -454,7 +454,8 @@ impl Engine {
     /// Create a thread from rt-app task `def` (forked by `parent`, or at start).
     pub(super) fn fork_thread(&mut self, s: &mut Sched, def: usize, parent: Option<u32>) {
         let id = s.tasks.len() as u32;
-        let (pid, comm, attr, cpus, mut thread) = self.new_thread(def, id, parent.is_some(), self.now);
+        let (pid, comm, attr, cpus, mut thread) =
+            self.new_thread(def, id, parent.is_some(), self.now);
         let attr = *attr;
         thread.t_first += super::jitter::start_delay(s.feat.seed, s.feat.start_spread_ns, id);
         self.threads.push(thread);
