@@ -17,6 +17,7 @@ import signal
 import time
 import tomllib
 from dataclasses import asdict, dataclass, replace
+from functools import cached_property
 from pathlib import Path
 
 import schedlab
@@ -39,7 +40,7 @@ class Point:
     params: tuple[tuple[str, object], ...]
     spec: RunSpec
 
-    @property
+    @cached_property
     def key(self) -> str:
         text = json.dumps({"spec": asdict(self.spec), "schedlab": schedlab.__version__}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -273,7 +274,8 @@ def sweep(specs=None, *, base: dict | None = None, grid: dict | None = None, out
     the rows to Parquet `out` as they come (skipping points it already holds) and return
     them as a DataFrame. `progress(done, total)` is called as points finish."""
     todo = _points(specs, base, grid)
-    rows = {key: row for key, row in _done(out).items() if key in {p.key for p in todo}}
+    keys = {p.key for p in todo}
+    rows = {key: row for key, row in _done(out).items() if key in keys}
     pending = [p for p in todo if p.key not in rows]
     report = progress or (lambda done, total: None)
     report(len(todo) - len(pending), len(todo))
