@@ -3,6 +3,7 @@
 import argparse
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import schedlab
@@ -91,6 +92,12 @@ def _run_options(r: argparse.ArgumentParser, units: str) -> None:
     r.add_argument("--summary", metavar="FILE.json", help="write the run summary as JSON")
     r.add_argument("--schedstat", metavar="FILE",
                    help="write /proc/schedstat as it reads at the end of the run (version 16; 15 under 6.1)")
+
+
+def _executor_options(r: argparse.ArgumentParser, what: str) -> None:
+    """Where many runs go: local processes or a Dask cluster (docs/analysis.md)."""
+    r.add_argument("-j", "--jobs", type=_count, metavar="N", help="local worker processes (default: every core)")
+    r.add_argument("--dask", metavar="tcp://HOST:PORT", help=f"run the {what} on this Dask scheduler's workers")
 
 
 def _benchmark_options(r: argparse.ArgumentParser, units: str) -> None:
@@ -196,8 +203,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("grid", metavar="GRID.toml")
     r.add_argument("-o", "--output", metavar="RESULTS.parquet",
                    help="the results (default: GRID.parquet beside the grid)")
-    r.add_argument("-j", "--jobs", type=_count, metavar="N", help="local worker processes (default: every core)")
-    r.add_argument("--dask", metavar="tcp://HOST:PORT", help="run the points on this Dask scheduler's workers")
+    _executor_options(r, "points")
 
     r = commands.add_parser("check", help="validate a workload and print its task/phase structure")
     r.add_argument("workload", metavar="WORKLOAD.json")
@@ -212,8 +218,7 @@ def parser() -> argparse.ArgumentParser:
     r = commands.add_parser("reproduce", help="reproduce the published figures and judge them")
     r.add_argument("names", nargs="*", metavar="NAME", help="experiments to run (default: all)")
     r.add_argument("--list", action="store_true", help="list the experiments and exit")
-    r.add_argument("-j", "--jobs", type=_count, metavar="N", help="local worker processes (default: every core)")
-    r.add_argument("--dask", metavar="tcp://HOST:PORT", help="run the experiments' runs on this Dask scheduler's workers")
+    _executor_options(r, "experiments' runs")
     r.add_argument("--report", metavar="OUT.html", help="also write the figures and their plots as an HTML report")
     return top
 
@@ -310,16 +315,23 @@ def _reproduce_runs(args, names: list[str]) -> dict:
     """Every run of the experiments `names` on the sweep executors, judged, with a progress bar."""
     from rich.progress import Progress
 
-    from schedlab import sweeps
     from schedlab.reproduce import reproduce
 
-    client = sweeps.connect(args.dask) if args.dask else None
     console = _rich()[0](stderr=True)
+    with _executor(args) as client, Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
+        job = bar.add_task("runs", total=None)
+        return reproduce(names, jobs=args.jobs, client=client,
+                         progress=lambda done, total: bar.update(job, completed=done, total=total))
+
+
+@contextmanager
+def _executor(args):
+    """The Dask client `--dask` names (closed after), or None: local processes."""
+    from schedlab import sweeps
+
+    client = sweeps.connect(args.dask) if args.dask else None
     try:
-        with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
-            job = bar.add_task("runs", total=None)
-            return reproduce(names, jobs=args.jobs, client=client,
-                             progress=lambda done, total: bar.update(job, completed=done, total=total))
+        yield client
     finally:
         if client is not None:
             client.close()
@@ -424,19 +436,15 @@ def _sweep(args) -> int:
 
     points = sweeps.load_grid(args.grid)
     out = args.output or str(Path(args.grid).with_suffix(".parquet"))
-    client = sweeps.connect(args.dask) if args.dask else None
     console = _rich()[0](stderr=True)
     try:
-        with Progress(console=console, disable=not console.is_terminal) as bar:
+        with _executor(args) as client, Progress(console=console, disable=not console.is_terminal) as bar:
             job = bar.add_task("sweep", total=len(points))
             df = sweeps.sweep(points, out=out, jobs=args.jobs, client=client,
                               progress=lambda done, total: bar.update(job, completed=done))
     except KeyboardInterrupt:
         print(f"schedlab: interrupted; the points finished are in {out}: run again to resume", file=sys.stderr)
         return 130
-    finally:
-        if client is not None:
-            client.close()
     failed = df[df["status"] != "ok"]
     for _, row in failed.iterrows():
         print(f"schedlab: point {row['point']} failed: {row['error']}", file=sys.stderr)
