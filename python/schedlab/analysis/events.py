@@ -169,8 +169,7 @@ def df_event(run, name: str) -> pd.DataFrame:
         return pids.map(names).astype(object).where(pids != 0, swapper).to_numpy()
 
     columns = {"__cpu": e["cpu"].to_numpy(np.int64), **_EVENTS[name](e, comm)}
-    return pd.DataFrame({k: np.asarray(v) if not isinstance(v, pd.Series) else v.to_numpy()
-                         for k, v in columns.items()}, index=time_index(e["ts"]))
+    return pd.DataFrame({k: np.asarray(v) for k, v in columns.items()}, index=time_index(e["ts"]))
 
 
 def _signal(run, name: str) -> pd.DataFrame:
