@@ -169,3 +169,19 @@ def test_reproduce_on_dask_is_reproduce_here(dask_client):
     here = reproduce(names, jobs=1)
     for other in (reproduce(names, client=dask_client), reproduce(names, jobs=2)):
         assert {n: figures for n, (figures, _) in other.items()} == {n: figures for n, (figures, _) in here.items()}
+
+
+def test_artefacts_are_each_points_trace_and_summary(tmp_path, cli):
+    path = grid(tmp_path, "seed = [1, 2]")
+    r = cli("sweep", path, "-o", tmp_path / "out.parquet", "--artefacts", tmp_path / "runs", "--jobs", "2")
+    assert r.returncode == 0, r.stderr
+    df = pd.read_parquet(tmp_path / "out.parquet")
+    for _, row in df.iterrows():
+        kept = tmp_path / "runs" / row["point"]
+        summary = json.loads((kept / "summary.json").read_text())
+        assert summary["switches"]["seed"] == row["seed"]
+        assert sum(t["run_ns"] for t in summary["tasks"]) == row["run_ns"]
+        assert (kept / "run.dat").read_bytes()[:3] == b"\x17\x08D"  # trace-cmd's magic
+        assert (kept / "run.plat_info.yml").exists()
+    r = cli("sweep", path, "-o", tmp_path / "o2.parquet", "--artefacts", tmp_path / "out.parquet")
+    assert r.returncode == 2 and b"out.parquet" in r.stderr

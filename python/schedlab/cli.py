@@ -203,6 +203,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("grid", metavar="GRID.toml")
     r.add_argument("-o", "--output", metavar="RESULTS.parquet",
                    help="the results (default: GRID.parquet beside the grid)")
+    r.add_argument("--artefacts", metavar="DIR",
+                   help="also keep each point's trace.dat and summary JSON in DIR/POINT/")
     _executor_options(r, "points")
 
     r = commands.add_parser("check", help="validate a workload and print its task/phase structure")
@@ -436,11 +438,13 @@ def _sweep(args) -> int:
 
     points = sweeps.load_grid(args.grid)
     out = args.output or str(Path(args.grid).with_suffix(".parquet"))
+    if args.artefacts:
+        Path(args.artefacts).mkdir(parents=True, exist_ok=True)
     console = _rich()[0](stderr=True)
     try:
         with _executor(args) as client, Progress(console=console, disable=not console.is_terminal) as bar:
             job = bar.add_task("sweep", total=len(points))
-            df = sweeps.sweep(points, out=out, jobs=args.jobs, client=client,
+            df = sweeps.sweep(points, out=out, jobs=args.jobs, client=client, artefacts=args.artefacts,
                               progress=lambda done, total: bar.update(job, completed=done))
     except KeyboardInterrupt:
         print(f"schedlab: interrupted; the points finished are in {out}: run again to resume", file=sys.stderr)

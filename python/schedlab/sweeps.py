@@ -17,7 +17,7 @@ import signal
 import time
 import tomllib
 from dataclasses import asdict, dataclass, replace
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 
 import schedlab
@@ -42,8 +42,13 @@ class Point:
 
     @cached_property
     def key(self) -> str:
-        text = json.dumps({"spec": asdict(self.spec), "schedlab": schedlab.__version__}, sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return spec_key(self.spec)
+
+
+def spec_key(spec: RunSpec) -> str:
+    """A run's content hash: its spec (workload text included) and schedlab's version."""
+    text = json.dumps({"spec": asdict(spec), "schedlab": schedlab.__version__}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class GridError(schedlab.InputError):
@@ -143,10 +148,18 @@ def load_grid(path) -> list[Point]:
     return points(data.get("base", {}), data["axes"], path.parent, str(path))
 
 
-def run_point(spec: RunSpec) -> dict:
-    """Run one point: its metrics, or the error that stopped it (in a worker process)."""
+def run_point(spec: RunSpec, artefacts: str | None = None) -> dict:
+    """Run one point (in a worker process): its metrics, or the error that stopped it. With
+    `artefacts`, its trace.dat and summary go to ARTEFACTS/POINT/."""
+    out = None if artefacts is None else Path(artefacts) / spec_key(spec)
     try:
-        r = spec.run(frames=False)
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+        r = spec.run(frames=False, trace=None if out is None else out / "run.dat")
+        if out is not None:
+            from schedlab.output import write_text
+
+            write_text(out / "summary.json", json.dumps(r.summary(), indent=1, default=int))
     except (schedlab.InputError, OSError) as e:
         return {"status": "error", "error": str(e)}
     from schedlab.analysis import run_metrics
@@ -268,18 +281,21 @@ def execute(fn, items: list, *, jobs: int = 1, client=None):
 
 
 def sweep(specs=None, *, base: dict | None = None, grid: dict | None = None, out=None, jobs: int | None = None,
-          client=None, progress=None):
+          client=None, progress=None, artefacts=None):
     """Run points (`specs`: Points or RunSpecs, or `base` settings and a `grid` of axes) on
     `jobs` local processes (default: every core) or on the Dask cluster of `client`; save
     the rows to Parquet `out` as they come (skipping points it already holds) and return
-    them as a DataFrame. `progress(done, total)` is called as points finish."""
+    them as a DataFrame. `progress(done, total)` is called as points finish; `artefacts`, a
+    directory, receives each point's trace.dat and summary in a directory named by its
+    `point`."""
     todo = _points(specs, base, grid)
     keys = {p.key for p in todo}
     rows = {key: row for key, row in _done(out).items() if key in keys}
     pending = [p for p in todo if p.key not in rows]
     report = progress or (lambda done, total: None)
     report(len(todo) - len(pending), len(todo))
-    results = execute(run_point, [p.spec for p in pending], jobs=jobs or os.cpu_count() or 1, client=client)
+    task = run_point if artefacts is None else partial(run_point, artefacts=str(Path(artefacts).resolve()))
+    results = execute(task, [p.spec for p in pending], jobs=jobs or os.cpu_count() or 1, client=client)
     saved = time.monotonic()
     try:
         for i, result in results:
