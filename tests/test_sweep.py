@@ -185,3 +185,21 @@ def test_artefacts_are_each_points_trace_and_summary(tmp_path, cli):
         assert (kept / "run.plat_info.yml").exists()
     r = cli("sweep", path, "-o", tmp_path / "o2.parquet", "--artefacts", tmp_path / "out.parquet")
     assert r.returncode == 2 and b"out.parquet" in r.stderr
+
+
+def test_points_carry_their_files(tmp_path):
+    """A point holds its workload's and its platform file's text: it runs where neither
+    file is (a Dask worker on another machine), as it would where both are."""
+    board, workload = tmp_path / "board.toml", tmp_path / "w.json"
+    board.write_text((Path(__file__).parents[1] / "platforms" / "juno-r2.toml").read_text())
+    workload.write_text(VIDEO.read_text())
+    path = tmp_path / "grid.toml"
+    path.write_text('[base]\nworkload = "w.json"\nduration = "300ms"\n[axes]\nplatform = ["board.toml"]\n')
+    points = sweeps.load_grid(path)
+    board.unlink()
+    workload.unlink()
+    away = schedlab.sweep(points, jobs=1)
+    here = schedlab.run(VIDEO, "juno-r2", duration_ns=300_000_000, frames=False)
+    assert away["status"].tolist() == ["ok"] and away["platform"].tolist() == ["board.toml"]
+    assert away["energy_mj"].iloc[0] == here.energy_mj and away["run_ns"].iloc[0] == sum(
+        t["run_ns"] for t in here.task_rows)

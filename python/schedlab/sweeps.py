@@ -94,6 +94,10 @@ def _spec(settings: dict, root: Path, where: str) -> RunSpec:
     if "workload" not in kwargs:
         raise GridError(f"{where}: no workload (give base.workload or a workload axis)")
     text, origin = _workload(kwargs.pop("workload"), root, where)
+    platform = kwargs.get("platform", "smp:4")
+    if platform.endswith(".toml"):
+        platform = str(root / platform)
+    kwargs["platform"] = platform
     spec = RunSpec.of(text, origin=origin, **{k: v for k, v in kwargs.items() if k in
                                                ("platform", "kernel", "sets", "features", "governors",
                                                 "duration_ns")})
@@ -102,7 +106,8 @@ def _spec(settings: dict, root: Path, where: str) -> RunSpec:
         _core.domains(spec.platform)
     except schedlab.InputError as e:
         raise GridError(f"{where}: {e}") from None
-    return spec
+    # A platform file travels as its text, as the workload does.
+    return replace(spec, platform=Path(platform).read_text()) if platform.endswith(".toml") else spec
 
 
 def _check_axes(axes: dict, where: str) -> None:

@@ -281,9 +281,12 @@ fn domain_summary(cpu: usize, sd: &crate::sched::topology::SchedDomain) -> Domai
     }
 }
 
-/// A platform by name, `smp:N`, or TOML file.
+/// A platform by name, `smp:N`, TOML file, or a TOML description itself (any text with a
+/// line break: what a sweep ships to workers that do not have the file).
 pub fn load_platform(name: &str) -> Result<Platform, InputError> {
-    if name.ends_with(".toml") {
+    if name.contains('\n') {
+        platform::parse(name, "<platform>")
+    } else if name.ends_with(".toml") {
         platform::load_file(std::path::Path::new(name))
     } else {
         platform::load_builtin(name)
@@ -668,5 +671,17 @@ mod tests {
         let at = |first: &str| names.iter().position(|n| *n == first).unwrap();
         assert_eq!(names[at(&placed[0])..][..placed.len()], placed);
         assert_eq!(names[at(&moved[0])..][..moved.len()], moved);
+    }
+
+    #[test]
+    fn a_platform_given_as_its_text_is_the_file() {
+        let text = include_str!("../../../platforms/hikey960.toml");
+        let (by_text, by_name) = (
+            super::load_platform(text).unwrap(),
+            super::load_platform("hikey960").unwrap(),
+        );
+        assert_eq!(format!("{by_text:?}"), format!("{by_name:?}"));
+        let err = super::load_platform("name = 3\n").unwrap_err().to_string();
+        assert!(err.starts_with("<platform>:line 1: "), "{err}");
     }
 }

@@ -77,7 +77,9 @@ SMP_TASKS = [(1, 10, True)] * 6 + [(1, 10, False)] * 4
 
 
 def example_spec(path: Path, equation: str) -> RunSpec:
-    return RunSpec.of(path, "smp:4", kernel="6.12", sets=sets(equation), duration_ns=2 * 10**9)
+    """An example on smp:4 for 2 s; its text goes with the run."""
+    return RunSpec.of(path.read_text(), "smp:4", kernel="6.12", sets=sets(equation), duration_ns=2 * 10**9,
+                      origin=str(path))
 
 
 def runs() -> dict[str, Job]:

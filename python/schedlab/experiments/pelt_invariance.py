@@ -24,8 +24,8 @@ SEED_TABLE = (
 )
 
 
-# One CPU whose lowest OPP is exactly half its highest.
-HALF_PLATFORM = str(Path(__file__).with_name("half-opp.toml"))
+# One CPU whose lowest OPP is exactly half its highest (its text: runs go to other processes).
+HALF_PLATFORM = Path(__file__).with_name("half-opp.toml").read_text()
 # As schedutil-ramp: 30 wakeups for 10 µs every 50 ms bring util_avg near zero, then the task
 # runs for good; HZ=1000 so that util_avg is read every millisecond.
 WARMUP = {"loop": 30, "run": 10, "sleep": 50_000}
