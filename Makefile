@@ -4,7 +4,7 @@ BIN     := $(VENV)/bin
 PYTHON  ?= python3
 STAMP   := $(VENV)/.maturin-stamp
 
-.PHONY: run test bench develop fmt clean fuzz
+.PHONY: run test bench bench-sweep develop fmt clean fuzz
 
 # The virtualenv and the build tool; the project's own dependencies come from pyproject.toml.
 $(STAMP):
@@ -25,8 +25,17 @@ test: develop
 	cargo test --workspace
 	$(BIN)/pytest -q
 
-bench:
+bench: develop
 	cargo bench -p schedlab
+	$(MAKE) bench-sweep
+
+# 100 sweep points one after another, then on 2 processes (docs/analysis.md): the times, and
+# the two Parquet files compared byte for byte.
+bench-sweep: develop
+	@for j in 1 2; do rm -f target/sweep-$$j.parquet; \
+		/usr/bin/time -f "sweep-100 --jobs $$j: %e s wall" $(BIN)/schedlab sweep benches/sweep-100.toml \
+			-o target/sweep-$$j.parquet --jobs $$j >/dev/null || exit 1; done
+	cmp target/sweep-1.parquet target/sweep-2.parquet
 
 fmt:
 	cargo fmt --all
