@@ -3,7 +3,6 @@ with zstd-compressed pages, and version 6) prints the same events with the same 
 run's text trace, line for line on each CPU (across CPUs, trace-cmd orders events of one
 instant by CPU, the text by when they happened)."""
 
-import json
 import subprocess
 from pathlib import Path
 
