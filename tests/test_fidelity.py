@@ -37,14 +37,17 @@ def test_a_phase_that_narrows_the_affinity_moves_the_running_task_at_once():
     # tutorial/example8: the task's mask is CPU 2, its phases CPU 0, CPU 1, then the task's.
     # Each phase runs 1500 µs (capacity 1024 at smp:4's only OPP). At each phase start the
     # running task's CPU leaves the new mask, so set_cpus_allowed_ptr sends it through the
-    # stopper to the mask's CPU at that instant: 2→0 at 0, 0→1 at 1.5 ms, 1→2 at 3 ms, ...
+    # stopper to the mask's CPU at that instant: 2→0, 0→1, 1→2, ... The first at 2 ns (the
+    # task starts 1 ns in, when its idle CPU reschedules, and its affinity change is a
+    # scheduling event, 1 ns after its switch in); each next one phase plus 1 ns later (the
+    # idle destination CPU switches to it 1 ns after the move).
     w = {"global": {"duration": 1}, "tasks": {"t": {"cpus": [2], "loop": 2, "phases": {
         "a": {"cpus": [0], "run": 1500}, "b": {"cpus": [1], "run": 1500}, "c": {"run": 1500}}}}}
     r = schedlab.run(w, "smp:4")
     m = r.events[r.events.event == "sched_migrate_task"]
     moves = list(zip((m.ts - 10**9).tolist(), m.cpu.tolist(), m.target_cpu.tolist()))
     step = 1_500_000
-    assert moves == [(i * step, src, dst) for i, (src, dst) in
+    assert moves == [(2 + i * (step + 1), src, dst) for i, (src, dst) in
                      enumerate([(2, 0), (0, 1), (1, 2), (2, 0), (0, 1), (1, 2)])]
 
 

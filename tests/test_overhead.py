@@ -33,19 +33,20 @@ def ops_of(r) -> dict:
 
 
 def test_the_tick_delays_the_work_it_interrupts(tmp_path):
-    # 10 ms of work from t = 0 (a jiffy boundary) at HZ=1000: the ticks at 1..9 ms take 9 µs,
-    # so the work is not done at 10 ms, and the tick there takes 1 µs more: it ends at
-    # 10.010 ms, of which 10 µs were the kernel's.
+    # 10 ms of work from 1 ns after t = 0 (a jiffy boundary; the idle CPU reschedules 1 ns
+    # after the fork) at HZ=1000: the ticks at 1..9 ms take 9 µs, so the work is not done at
+    # 10 ms, and the tick there takes 1 µs more: it runs 10.010 ms, of which 10 µs were the
+    # kernel's.
     wl = {"global": {"default_policy": "SCHED_OTHER"}, "tasks": {"t": {"loop": 1, "run": 10_000}}}
     r = schedlab.run(wl, one_cpu(tmp_path, tick=1000), sets=["overhead=on", "hz=1000"])
     t, cpu = r.task_rows[0], r.cpu_rows[0]
     assert (t["run_ns"], t["sys_ns"], cpu["sys_ns"]) == (10_010_000, 10_000, 10_000)
     assert ops_of(r)["tick"] == 10
     # Off, the same work takes its 10 ms and nothing is charged, but everything is counted: the
-    # work ends at 10 ms, before that jiffy's tick, so 9 ticks.
+    # work ends 1 ns after 10 ms, after that jiffy's tick, so 10 ticks.
     r = schedlab.run(wl, one_cpu(tmp_path, tick=1000), sets=["hz=1000"])
     assert (r.task_rows[0]["run_ns"], r.task_rows[0]["sys_ns"], r.cpu_rows[0]["sys_ns"]) == (10_000_000, 0, 0)
-    assert ops_of(r)["tick"] == 9 and all(o["sys_ns"] == 0 for o in r.op_rows)
+    assert ops_of(r)["tick"] == 10 and all(o["sys_ns"] == 0 for o in r.op_rows)
 
 
 def test_kernel_work_delays_the_next_thread_and_is_its_system_time(tmp_path):
@@ -54,13 +55,15 @@ def test_kernel_work_delays_the_next_thread_and_is_its_system_time(tmp_path):
     # gets the CPU but the kernel has it until 102 µs, so B's 100 µs end at 202 µs (2 µs of its
     # time were the kernel's). Then A wakes at 1100, sleeps at 1200, the CPU is idle while the
     # kernel finishes A's sleep, and B wakes at 1202 to a free CPU: no later activation waits.
+    # Each also runs 1 ns after its last wakeup, before its exit (the engine's nanosecond per
+    # scheduling event).
     task = {"loop": 5, "run": 100, "sleep": 1000}
     wl = {"global": {"default_policy": "SCHED_OTHER"}, "tasks": {"a": task, "b": task}}
     r = schedlab.run(wl, one_cpu(tmp_path, tick=0, nanosleep=2000), sets=["overhead=on", "timer.slack_ns=0"])
     a, b = r.task_rows
     assert ops_of(r)["nanosleep"] == 10 and r.cpu_rows[0]["sys_ns"] == 20_000
-    assert (a["run_ns"], a["sys_ns"]) == (500_000, 0)
-    assert (b["run_ns"], b["sys_ns"]) == (502_000, 2_000)
+    assert (a["run_ns"], a["sys_ns"]) == (500_001, 0)
+    assert (b["run_ns"], b["sys_ns"]) == (502_001, 2_000)
 
 
 def test_costs_in_a_platform_file_are_checked(tmp_path, cli):

@@ -25,9 +25,9 @@ SOCKET = (81.084, 78.083, (-7.0, -1.0))
 PIPE = (38.219, 38.348, (-1.5, 1.5))
 ONE_GROUP = (9.434, 9.373, (-2.0, 2.0))
 # %: a small change of any cost moves the -g 16 times by a few % (the placement of 640 tasks
-# shifts), and the pipe run sometimes much more: with the cache model and TTWU_QUEUE,
-# pipe_write_ns 680, 690 and 700 give 45.4, 38.8 and 40.7 s, and the scale 1.80, 1.82 and
-# 1.84 gives the socket run 80.4, 82.8 and 83.1 s.
+# shifts), and the pipe run sometimes much more: with the cache model, TTWU_QUEUE and the
+# engine's nanosecond per scheduling event, pipe_write_ns 670, 680 and 700 give 39.4, 37.8
+# and 42.3 s, and the scale 1.80, 1.82 and 1.84 gave the socket run 80.4, 82.8 and 83.1 s.
 CALIBRATION = 3.0
 # -g 1 is not calibrated (note 3).
 ONE_GROUP_TOLERANCE = 50.0
@@ -160,8 +160,8 @@ register(Experiment(
         f"and -g 1 -l {LOOPS} on icelake-1s (package 1 offline). After: --feature WAKEUP_BIAS_PREV_IDLE "
         f"--set fair.prev_idle_bias={MEASURED}, the definition the seed measured.",
         "Calibrated on the socket and pipe 'before' times: icelake-2s's cost scale 1.80 of the defaults "
-        "(socket) and pipe_write_ns = pipe_read_ns = 690 (pipe); the pipe time is sensitive to "
-        "both (a 1.5% change of pipe_write_ns can move it by 17%). Every 'after' figure, the idle shares, "
+        "(socket) and pipe_write_ns = pipe_read_ns = 680 (pipe); the pipe time is sensitive to "
+        "both (a 1.5% change of pipe_write_ns can move it by 12%). Every 'after' figure, the idle shares, "
         "the migration rates and -g 1 are predictions.",
         "-g 1 is not calibrated and reads about 30% fast. Its threads never migrate, so the cache model "
         "charges nothing; what it leaves out costs here: a message's lines move between the sender's and "

@@ -128,6 +128,11 @@ impl Meter {
         self.clusters[cl].since = now;
     }
 
+    /// The idle state CPU `cpu` is in (while idle).
+    pub fn idle_state(&self, cpu: usize) -> usize {
+        self.cpus[cpu].state
+    }
+
     /// CPU `cpu` leaves idle (`idle`: None) or enters idle state `idle`.
     pub fn set_idle(&mut self, cpu: usize, idle: Option<usize>, now: Ns) {
         let busy = idle.is_none();

@@ -166,7 +166,7 @@ impl Engine {
             if running.is_some() {
                 self.arm_done(s, cpu);
             }
-            if self.tracing {
+            if self.tracing && !self.booting {
                 self.emit(&s.tasks, &Tracepoint::CpuFrequency { cpu, khz });
             }
         }

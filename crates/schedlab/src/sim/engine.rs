@@ -41,6 +41,15 @@ pub(super) struct Cpu {
     pub(super) busy_since: Option<Ns>,
     /// Times the CPU went idle (`tick_nohz_get_idle_calls_cpu`).
     pub(super) idle_calls: u64,
+    /// The instant of its last scheduling event: a context switch, a wakeup it made or
+    /// received, a reschedule request. Simplified: what a real CPU takes time for takes
+    /// schedlab's 1 ns, the trace clock's resolution: its thread does not leave it, nor
+    /// does it switch again, at that instant, so that no run, wakeup latency or idle period
+    /// in a trace lasts 0 ns and each task's events have distinct times, as on a real CPU.
+    /// The cost model charges the real price on top.
+    pub(super) changed_at: Ns,
+    /// Idle, but out of its idle state for an interrupt: it enters one again 1 ns later.
+    pub(super) awake: bool,
 }
 
 /// What the thread is doing with the CPU when it has it.
@@ -76,13 +85,15 @@ pub(super) struct Engine {
     pub(super) last_thread: u32,
     /// Threads running their programs from nested context switches.
     pub(super) nested_runs: u32,
-    /// The instant of the last program run, and the runs at it.
-    pub(super) instant_runs: (Ns, u32),
     /// The threads a pipe or socket call wakes (scratch, kept to reuse its memory).
     pub(super) woken: Vec<u32>,
     /// Per CPU: its running thread is on its way to block (`set_current_state`). One flag
     /// per CPU, as threads on other CPUs may run (and block) meanwhile.
     pub(super) going_to_sleep: Vec<bool>,
+    /// Wakeups on their way (`Ev::Wakeup`): their threads are not deadlocked.
+    pub(super) deferred_wakes: u32,
+    /// Inside `start`: frequency changes are traced when it ends, as the state boot leaves.
+    pub(super) booting: bool,
     /// Fair tasks' sleep timers, with their slack.
     pub(super) hrtimers: HrTimers,
     /// Each CPU's pending sleep timers, for the cpuidle governor.
@@ -126,15 +137,15 @@ impl Hooks for Engine {
         }
     }
 
-    /// At once: schedlab's CPUs take a reschedule request immediately; but for a thread
-    /// on its way to sleep, which only gets TIF_NEED_RESCHED: the switch comes with the
-    /// sleep, as `schedule()` follows `set_current_state()`.
+    /// TIF_NEED_RESCHED: the CPU schedules at its next preemption point, 1 ns later
+    /// (`Cpu::changed_at`); a thread on its way to sleep switches with the sleep, as
+    /// `schedule()` follows `set_current_state()`.
     #[inline]
     fn resched_curr(&mut self, s: &mut Sched, cpu: usize) {
-        if self.going_to_sleep[cpu] {
-            s.rqs[cpu].need_resched = true;
-        } else {
-            s.schedule(cpu, self);
+        s.rqs[cpu].need_resched = true;
+        if !self.going_to_sleep[cpu] {
+            self.cpus[cpu].changed_at = self.now;
+            self.arm_done(s, cpu);
         }
     }
 
@@ -183,6 +194,7 @@ impl Engine {
     #[inline]
     fn switch(&mut self, s: &mut Sched, cpu: usize, sw: Switch) {
         let now = self.now;
+        self.cpus[cpu].changed_at = now;
         if let Some(n) = sw.next {
             self.threads[n as usize].run_start = now;
             self.overhead.stolen(cpu, now); // what was done before it came is not its loss
@@ -216,8 +228,9 @@ impl Engine {
             }
             _ => {}
         }
+        let awake = std::mem::take(&mut self.cpus[cpu].awake);
         if self.tracing {
-            if sw.prev.is_none() {
+            if sw.prev.is_none() && !awake {
                 let exit = Tracepoint::CpuIdle {
                     cpu,
                     state: PWR_EVENT_EXIT,
@@ -273,15 +286,23 @@ impl Engine {
     pub(super) fn arm_done(&mut self, s: &Sched, cpu: usize) {
         let c = &mut self.cpus[cpu];
         c.done_gen = c.done_gen.wrapping_add(1);
-        let Some(id) = s.rqs[cpu].curr else { return };
         let now = self.now;
-        let at = match self.threads[id as usize].action {
-            Action::Continue => Some(now),
-            Action::Until(t) => Some(t.max(now)),
-            Action::Work { left } => {
+        let at = match s.rqs[cpu].curr.map(|id| self.threads[id as usize].action) {
+            None => None,
+            Some(Action::Continue) => Some(now),
+            Some(Action::Until(t)) => Some(t.max(now)),
+            Some(Action::Work { left }) => {
                 let ns = left.div_ceil(c.rate) + self.overhead.pending(cpu, now) as u128;
                 (ns < (u64::MAX / 4) as u128).then(|| now + ns as u64)
             }
+        };
+        // A reschedule request, or an idle state to enter again, 1 ns after the CPU's last
+        // scheduling event.
+        let at = if s.rqs[cpu].need_resched || c.awake {
+            let due = (c.changed_at + 1).max(now);
+            Some(at.map_or(due, |t| t.min(due)))
+        } else {
+            at
         };
         if let Some(at) = at {
             let ev = Ev::Done {
@@ -323,8 +344,17 @@ impl Engine {
         if self.cpus[cpu].done_gen != gen {
             return false;
         }
+        if self.now > self.cpus[cpu].changed_at && s.rqs[cpu].need_resched {
+            // The preemption point after a reschedule request (`resched_curr`).
+            if let Some(id) = s.rqs[cpu].curr {
+                self.progress(s, id, cpu);
+            }
+            s.schedule(cpu, self);
+            self.idle_enter(s, cpu);
+            return true;
+        }
         let Some(id) = s.rqs[cpu].curr else {
-            return false;
+            return self.idle_enter(s, cpu);
         };
         self.progress(s, id, cpu);
         if matches!(self.threads[id as usize].action, Action::Work { left } if left > 0) {
@@ -347,10 +377,41 @@ impl Engine {
             s.tasks[id as usize].state,
             TaskState::Sleeping | TaskState::Blocked
         ) {
+            if s.tasks[id as usize].state_since == self.now {
+                // It went to sleep at this instant: the wakeup comes 1 ns later (`Cpu::changed_at`).
+                let ev = Ev::Wakeup {
+                    task: id,
+                    gen: self.threads[id as usize].wake_gen,
+                    waker: waker_cpu as u16, // NR_CPUS is 4096
+                    flags: wake_flags as u8,
+                };
+                self.queue.push(self.now + 1, self.now, ev);
+                self.deferred_wakes += 1;
+                return;
+            }
             let th = &mut self.threads[id as usize];
             th.wake_gen = th.wake_gen.wrapping_add(1);
+            self.cpus[waker_cpu].changed_at = self.now;
             s.try_to_wake_up(id, waker_cpu, wake_flags, self);
+            self.cpus[s.tasks[id as usize].cpu].changed_at = self.now;
         }
+    }
+
+    /// A wakeup of `id` made 1 ns ago from `waker_cpu`, unless it woke meanwhile.
+    pub(super) fn deferred_wake(
+        &mut self,
+        s: &mut Sched,
+        id: u32,
+        gen: u32,
+        waker_cpu: usize,
+        flags: u32,
+    ) -> bool {
+        self.deferred_wakes -= 1;
+        if self.threads[id as usize].wake_gen != gen {
+            return false;
+        }
+        self.wake(s, id, waker_cpu, flags);
+        true
     }
 
     /// A sleep or timer of `id` ends.
@@ -361,8 +422,8 @@ impl Engine {
         let cpu = s.tasks[id as usize].cpu;
         s.ops.add(cpu, Op::HrtimerIrq, 1);
         self.hrtimer_interrupt(s, cpu, Some((id, gen)));
-        if s.rqs[cpu].curr.is_none() {
-            self.idle_reenter(s, cpu);
+        if s.rqs[cpu].curr.is_none() && !s.rqs[cpu].need_resched {
+            self.idle_exit(s, cpu);
         }
         true
     }
@@ -377,20 +438,35 @@ impl Engine {
     }
 
     /// A timer interrupt woke idle `cpu`, which stays idle (the sleeper went elsewhere): it
-    /// leaves its idle state and enters the one its next timer allows now.
-    fn idle_reenter(&mut self, s: &Sched, cpu: usize) {
-        let state = self.idle_select(cpu);
+    /// leaves its idle state, and enters the one its next timer allows 1 ns later.
+    fn idle_exit(&mut self, s: &Sched, cpu: usize) {
         self.energy.set_idle(cpu, None, self.now);
-        self.energy.set_idle(cpu, Some(state), self.now);
         if self.tracing {
             let exit = Tracepoint::CpuIdle {
                 cpu,
                 state: PWR_EVENT_EXIT,
             };
             self.emit(&s.tasks, &exit);
+        }
+        let c = &mut self.cpus[cpu];
+        c.awake = true;
+        c.changed_at = self.now;
+        self.arm_done(s, cpu);
+    }
+
+    /// Idle `cpu`, out of its idle state for an interrupt, enters the one its next timer
+    /// allows; false when it is not out of one.
+    fn idle_enter(&mut self, s: &Sched, cpu: usize) -> bool {
+        if s.rqs[cpu].curr.is_some() || !std::mem::take(&mut self.cpus[cpu].awake) {
+            return false;
+        }
+        let state = self.idle_select(cpu);
+        self.energy.set_idle(cpu, Some(state), self.now);
+        if self.tracing {
             let state = state as u32;
             self.emit(&s.tasks, &Tracepoint::CpuIdle { cpu, state });
         }
+        true
     }
 
     /// Thread `id` still sleeps the sleep of wake generation `gen`.
@@ -464,6 +540,7 @@ impl Engine {
 
     /// Boot: the governors take their policies over, then every thread is forked.
     pub(super) fn start(&mut self, s: &mut Sched) {
+        self.booting = true;
         self.start_governors(s);
         s.sched_init_smp(self);
         self.boot_pelt_cfs(s);
@@ -471,6 +548,27 @@ impl Engine {
         for def in 0..self.prog.tasks.len() {
             for _ in 0..self.prog.tasks[def].instance {
                 self.fork_thread(s, def, None);
+            }
+        }
+        self.booting = false;
+        self.boot_states(s);
+    }
+
+    /// Every CPU's frequency and idle state as boot leaves them, so that a CPU whose
+    /// frequency never changes, or that stays idle, has them in the trace too.
+    fn boot_states(&mut self, s: &Sched) {
+        if !self.tracing {
+            return;
+        }
+        for cpu in 0..s.rqs.len() {
+            let d = self.plat.cpus[cpu].freq_domain;
+            let khz = self.cpufreq.policies[d].cur;
+            self.emit(&s.tasks, &Tracepoint::CpuFrequency { cpu, khz });
+        }
+        for cpu in 0..s.rqs.len() {
+            if s.rqs[cpu].curr.is_none() {
+                let state = self.energy.idle_state(cpu) as u32;
+                self.emit(&s.tasks, &Tracepoint::CpuIdle { cpu, state });
             }
         }
     }

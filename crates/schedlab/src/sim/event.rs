@@ -11,6 +11,14 @@ use crate::time::Ns;
 pub enum Ev {
     /// A sleeping thread's timer or sleep ends (stale unless `gen` matches).
     Wake { task: u32, gen: u32 },
+    /// A wakeup made at the instant its thread went to sleep, delivered 1 ns later from
+    /// `waker`'s CPU with `flags` (stale unless `gen` matches).
+    Wakeup {
+        task: u32,
+        gen: u32,
+        waker: u16,
+        flags: u8,
+    },
     /// The running task's current piece of work ends (stale unless `gen` matches).
     Done { cpu: u32, gen: u32 },
     /// The scheduler tick of a busy CPU.
@@ -20,6 +28,9 @@ pub enum Ev {
     /// The workload's `duration` is over.
     Stop,
 }
+
+// An entry is its 16-byte key and its event: keep the event in 16 bytes too.
+const _: () = assert!(std::mem::size_of::<Ev>() <= 16);
 
 /// A queued event; the earliest key is the greatest, for the max-heap.
 struct Entry {

@@ -138,6 +138,8 @@ impl Sim {
                 busy_ns: 0,
                 busy_since: None,
                 idle_calls: 0,
+                changed_at: 0,
+                awake: false,
             })
             .collect();
         let cpufreq = Cpufreq::new(&plat, &feat, SIM_START)?;
@@ -171,9 +173,10 @@ impl Sim {
             io_error: None,
             last_thread: 0,
             nested_runs: 0,
-            instant_runs: (0, 0),
             woken: Vec::new(),
             going_to_sleep: vec![false; nr_cpus],
+            deferred_wakes: 0,
+            booting: false,
             hrtimers: HrTimers::new(nr_cpus),
             next_timers,
             fired: Vec::new(),
@@ -207,7 +210,7 @@ impl Sim {
         let (mut next_report, mut same_instant) = (e.now, 0u32);
         let mut shutdown = false;
         loop {
-            if s.deadlocked() {
+            if e.deferred_wakes == 0 && s.deadlocked() {
                 e.report_deadlock(s);
             }
             if e.totals.deadlock.is_some() {
@@ -226,6 +229,12 @@ impl Sim {
                     break;
                 }
                 Ev::Wake { task, gen } => e.timer_fired(s, task, gen),
+                Ev::Wakeup {
+                    task,
+                    gen,
+                    waker,
+                    flags,
+                } => e.deferred_wake(s, task, gen, waker as usize, flags as u32),
                 Ev::Done { cpu, gen } => e.work_done(s, cpu as usize, gen),
                 Ev::Tick { cpu } => e.tick(s, cpu as usize),
                 Ev::Sched(t) => s.timer(t, e),
@@ -246,7 +255,7 @@ impl Sim {
                 next_report = e.now + 100_000_000;
             }
             if same_instant > MAX_EVENTS_AT_ONE_INSTANT {
-                e.livelock(s);
+                e.livelock(s, e.now);
             }
         }
         e.finish(s, shutdown).map(|()| true)

@@ -26,9 +26,14 @@ use crate::workload::program::{ChanKind, Op, Program, TimerRef};
 const PID_BASE: u32 = 1000;
 /// Zero-length events one thread may run without time moving before the run is stopped.
 const MAX_EVENTS_AT_ONE_INSTANT: u32 = 100_000;
-/// Programs run (by all threads) at one instant before the run is a livelock: four for
-/// each of 32,768 threads (one at a barrier's release and one at its arrival make two).
-const MAX_RUNS_AT_ONE_INSTANT: u32 = 1 << 17;
+/// Runs of one thread's program, each a few ns after the last, before the run is a
+/// livelock.
+const MAX_IDLE_RUNS: u32 = 1 << 16;
+
+/// The time a run of a program that does nothing but schedule may take: the engine's
+/// nanosecond per scheduling event (`Cpu::changed_at`), for its switch in, its wakeup
+/// and its sleep.
+const IDLE_RUN_NS: u64 = 4;
 
 /// Synchronisation objects, global by (name, kind) as in rt-app (the mutexes are the
 /// scheduler's: `sched::rtmutex`).
@@ -138,6 +143,8 @@ pub(super) struct Thread {
     pub(super) stall_pending: Ns,
     /// Wake event generation: a later sleep makes older wake events stale.
     pub(super) wake_gen: u32,
+    /// Since when it has run its program no more than `IDLE_RUN_NS` apart, and how often.
+    idle_runs: (Ns, u32),
     /// Where its pipe or socket call is.
     chan: ChanCall,
     timer_expiry: Option<Ns>,
@@ -211,6 +218,7 @@ impl Engine {
             refill_ns: 0,
             stall_pending: 0,
             wake_gen: 0,
+            idle_runs: (0, 0),
             chan: ChanCall::Fresh,
             timer_expiry: None,
             stats: RtappStats::default(),
@@ -228,17 +236,20 @@ impl Engine {
         }
         let now = self.now;
         self.last_thread = id;
-        // Threads that hand a CPU to each other at once (yields, zero-length sleeps) run
-        // for ever without time moving: count every program run at this instant.
-        if self.instant_runs.0 != now {
-            self.instant_runs = (now, 0);
+        // A thread that hands its CPU over with nothing between (yields, zero-length sleeps)
+        // runs for ever, time moving only by the nanoseconds its scheduling takes: count its
+        // runs while time moves no faster than that.
+        let th = &mut self.threads[id as usize];
+        let (since, runs) = th.idle_runs;
+        if now - since > IDLE_RUN_NS * runs as u64 {
+            th.idle_runs = (now, 0);
         }
-        self.instant_runs.1 += 1;
-        if self.instant_runs.1 > MAX_RUNS_AT_ONE_INSTANT {
-            self.livelock(s);
+        th.idle_runs.1 += 1;
+        if th.idle_runs.1 > MAX_IDLE_RUNS {
+            let since = th.idle_runs.0;
+            self.livelock(s, since);
             return;
         }
-        let th = &mut self.threads[id as usize];
         if let Some(from) = th.run_from.take() {
             th.row.run += now - from;
         }
@@ -257,15 +268,16 @@ impl Engine {
             }
         }
         // Only zero-length events, for ever: simulated time could never move on.
-        self.livelock(s);
+        self.livelock(s, now);
     }
 
-    /// Report that the thread that last ran its program keeps simulated time from moving.
-    pub(super) fn livelock(&mut self, s: &Sched) {
+    /// Report that the thread that last ran its program keeps simulated time from moving
+    /// on since `since`.
+    pub(super) fn livelock(&mut self, s: &Sched, since: Ns) {
         let comm = &s.tasks[self.last_thread as usize].comm;
         self.totals.deadlock = Some(format!(
             "livelock at {:.6} s: {comm} loops on events that take no time",
-            (self.now - SIM_START) as f64 / 1e9
+            (since - SIM_START) as f64 / 1e9
         ));
     }
 
@@ -322,6 +334,12 @@ impl Engine {
     /// One event, or the end of a phase iteration.
     fn step(&mut self, s: &mut Sched, id: u32) -> Step {
         let now = self.now;
+        let cpu = s.tasks[id as usize].cpu;
+        if self.cpus[cpu].changed_at == now && self.schedules(s, id) {
+            // Not at the instant of the CPU's last scheduling event (`Cpu::changed_at`).
+            self.threads[id as usize].action = Action::Until(now + 1);
+            return Step::Busy;
+        }
         let th = &self.threads[id as usize];
         let (op_i, pc) = (th.op, th.code.start as usize + th.op);
         if !th.started {
@@ -449,6 +467,32 @@ impl Engine {
                 Step::Off
             }
         }
+    }
+
+    /// Whether the next step of thread `id` is a scheduling event: it may wake a thread,
+    /// change its own scheduling or leave its CPU (a sleep until its start, an iteration
+    /// that changes its settings, any operation but work, its exit).
+    fn schedules(&self, s: &Sched, id: u32) -> bool {
+        let th = &self.threads[id as usize];
+        let pc = th.code.start as usize + th.op;
+        let ct = &self.prog.tasks[th.def as usize];
+        if !th.started {
+            return th.t_first > self.now;
+        }
+        if pc == th.code.end as usize {
+            return th.phase_iter + 1 == th.phase_loops
+                && th.phase + 1 == ct.phases.len()
+                && th.task_iter + 1 == ct.loops;
+        }
+        if th.op == 0 && !th.in_iteration {
+            let p = &ct.phases[th.phase];
+            let allowed = (p.cpus.as_ref().or(ct.cpus.as_ref())).unwrap_or(&self.all_cpus);
+            let settings = p.nice.is_some() || p.uclamp != (None, None) || p.group.is_some();
+            if settings || s.tasks[id as usize].cpus_mask != *allowed {
+                return true;
+            }
+        }
+        !self.prog.code.ops[pc].is_work()
     }
 
     /// A `write` (or `read`) of `bytes` on channel `chan` by the running thread `id`: the

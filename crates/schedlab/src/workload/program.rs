@@ -5,7 +5,7 @@
 //!
 //! Cost model: `Work` is work at the reference speed (the biggest CPU at its highest OPP) in
 //! `WORK_UNITS_PER_NS` units per ns; `Runtime` is wall-clock busy time; the other operations
-//! take no time.
+//! take no time (`sim` spaces them by the trace clock's 1 ns).
 
 use super::Ftrace;
 use crate::sched::uapi::SchedAttr;
@@ -71,6 +71,13 @@ pub enum Op {
         chan: u32,
         bytes: u32,
     },
+}
+
+impl Op {
+    /// Whether the operation is CPU work (the others wake threads, wait or leave the CPU).
+    pub fn is_work(self) -> bool {
+        matches!(self, Op::Work { .. } | Op::Runtime { .. })
+    }
 }
 
 /// A kernel object that carries bytes between threads.

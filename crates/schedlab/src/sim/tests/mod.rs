@@ -94,7 +94,7 @@ fn time_is_conserved_for_every_task() {
 }
 
 #[test]
-fn a_periodic_task_alone_has_zero_wakeup_latency() {
+fn a_periodic_task_alone_waits_only_the_reschedule_nanosecond() {
     let s = run(
         r#"{"global": {"duration": 1}, "tasks": {"p": {"run": 2000, "timer": {"ref": "unique", "period": 10000}}}}"#,
         "smp:1",
@@ -102,7 +102,8 @@ fn a_periodic_task_alone_has_zero_wakeup_latency() {
     );
     let lat = &s.sched().tasks[0].stats.wakeup_latencies;
     assert!(lat.count() >= 99, "{} wakeups", lat.count());
-    assert_eq!(lat.max(), 0);
+    // Its idle CPU schedules 1 ns after the timer's wakeup (`Cpu::changed_at`).
+    assert_eq!((lat.percentile(0.0), lat.max()), (1, 1));
 }
 
 #[test]

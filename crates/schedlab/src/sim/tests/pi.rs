@@ -71,7 +71,9 @@ fn the_lock_owner_inherits_the_waiters_priority_and_gives_it_back() {
     let (done, s) = high_done(true, Kernel::V6_12);
     assert_eq!(done, 61);
     let low = &s.sched().tasks[0];
-    assert_eq!(low.stats.run_ns, 50 * MS);
+    // Its 50 ms of work, and a nanosecond each (`Cpu::changed_at`) between its switch in
+    // and its lock, its unlock and high's preemption, its switch in and its exit.
+    assert_eq!(low.stats.run_ns, 50 * MS + 3);
     // Unboosted: back in its policy's own class.
     assert_eq!(low.policy, Policy::Other);
     assert_eq!(
@@ -82,7 +84,11 @@ fn the_lock_owner_inherits_the_waiters_priority_and_gives_it_back() {
 
 #[test]
 fn the_trace_shows_each_priority_change() {
-    // sched_pi_setprio: low (prio 120) to high's 99 − 50 = 49 at 20 ms, back at 60 ms.
+    // sched_pi_setprio: low (prio 120) to high's 99 − 50 = 49 when high blocks, 2 ns after
+    // 20 ms (1 ns to its switch in, 1 ns to its lock); back when low unlocks: low began its
+    // work at 4 ns (1 ns each for the reschedule after the forks, high's and mid's first
+    // runs, and its own before its lock), was off the CPU from 10 ms + 1 ns to 20 ms + 2 ns,
+    // so its 50 ms end at 60 ms + 5 ns.
     let text = String::from_utf8(crate::sim::tests::traced(
         &workload(&inversion(), true),
         "smp:1",
@@ -95,7 +101,7 @@ fn the_trace_shows_each_priority_change() {
     assert_eq!(lines.len(), 2);
     for (line, (at, old, new)) in lines
         .iter()
-        .zip([("1.020000000", 120, 49), ("1.060000000", 49, 120)])
+        .zip([("1.020000002", 120, 49), ("1.060000005", 49, 120)])
     {
         let (head, fields) = line.split_once("sched_pi_setprio:").unwrap();
         assert!(head.trim_end().ends_with(&format!(" {at}:")), "{line}");
@@ -145,9 +151,10 @@ fn a_deadline_waiter_lends_its_reservation_to_a_fair_owner() {
         (low.class, s.sched().dl_of(0).pi),
         (crate::sched::class::Class::of(low.policy), None)
     );
-    // Without PI low waits for other: other runs 12-32 ms (throttled at the 32 ms tick),
-    // low 32-70 ms, high 70-71 ms. (An RT boost would not put low ahead of other either.)
-    assert_eq!(ended(&run(&tasks, false, Kernel::V6_12), 2), 71);
+    // Without PI low waits for other: other runs from 1 ns after 12 ms, so its 20 ms budget
+    // runs out just after the 32 ms tick and the 36 ms tick throttles it; low runs 36-74 ms,
+    // high 74-75 ms. (An RT boost would not put low ahead of other either.)
+    assert_eq!(ended(&run(&tasks, false, Kernel::V6_12), 2), 75);
 }
 
 #[test]
@@ -164,9 +171,11 @@ fn a_deadline_owner_runs_by_an_earlier_waiters_reservation_never_throttled() {
     let s = run(&tasks, true, Kernel::V6_12);
     assert_eq!(ended(&s, 1), 31);
     assert_eq!(s.sched().dl_of(0).stats.throttled_ns, 0);
-    // Without PI the owner is throttled at 20 ms until its next period at 1000 ms, ends its
-    // last 10 ms at 1010 ms, and high runs 1010-1011 ms.
-    assert_eq!(ended(&run(&tasks, false, Kernel::V6_12), 1), 1011);
+    // Without PI the owner, which began 3 ns in (1 ns each for the reschedule after the
+    // forks, high's first run and its own before its lock), exhausts its budget 3 ns after
+    // the 20 ms tick: the 24 ms tick throttles it until its next period at 1000 ms; it
+    // ends its last 6 ms at 1006 ms, and high runs 1006-1007 ms.
+    assert_eq!(ended(&run(&tasks, false, Kernel::V6_12), 1), 1007);
 }
 
 #[test]
