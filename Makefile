@@ -1,32 +1,57 @@
-# schedlab: `make run` and `make test` set everything up from a clean clone.
+# schedlab: `make run` and `make test` set everything up from a clean clone, every
+# dependency at the version uv.lock (Python) and Cargo.lock (Rust) give.
 VENV    := .venv
 BIN     := $(VENV)/bin
 PYTHON  ?= python3
-STAMP   := $(VENV)/.maturin-stamp
+STAMP   := $(VENV)/.lock-stamp
+# uv installs the lock; it is itself pinned by hash (requirements-uv.txt), in its own
+# virtualenv so that syncing the project's leaves it alone.
+UV_VERSION := 0.13.9
+UV_HOME := target/uv
+UV      := $(UV_HOME)/bin/uv
+export UV_PROJECT_ENVIRONMENT := $(VENV)
+export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: run test bench bench-sweep develop fmt clean fuzz
+.PHONY: run test bench bench-sweep develop lock check-lock fmt clean fuzz
 
-# The virtualenv and the build tool; the project's own dependencies come from pyproject.toml.
-$(STAMP):
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet "maturin>=1.8,<2"
+$(UV): requirements-uv.txt
+	$(PYTHON) -m venv $(UV_HOME)
+	$(UV_HOME)/bin/python -m pip install --quiet --require-hashes --no-deps -r requirements-uv.txt
 	touch $@
 
-# Build the extension in release mode and install it, with runtime and test dependencies
-# and LISA (whose analyses the tests run on schedlab's traces).
+# The virtualenv holds exactly the lock: the runtime dependencies, the test, lisa and dask
+# extras and the build tool (maturin); `--locked` fails when uv.lock is not pyproject.toml's.
+$(STAMP): uv.lock pyproject.toml $(UV)
+	$(UV) sync --quiet --locked --all-extras --group build --no-install-project --python $(PYTHON)
+	touch $@
+
+# Build the extension in release mode (Cargo.lock's crates) and install it, editable.
 develop: $(STAMP)
-	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --extras test,lisa --quiet
+	PATH="$(abspath $(UV_HOME))/bin:$$PATH" VIRTUAL_ENV=$(abspath $(VENV)) \
+		$(BIN)/maturin develop --release --locked --uv --quiet
 
 run: develop
 	$(BIN)/schedlab reproduce
 
 test: develop
-	cargo test --workspace
+	cargo test --workspace --locked
 	$(BIN)/pytest -q
 
+# Update the locks: uv.lock to pyproject.toml (pins kept where they still fit; ARGS=--upgrade
+# takes the newest versions allowed), requirements-uv.txt to UV_VERSION.
+lock: $(UV)
+	echo "uv==$(UV_VERSION)" | $(UV) pip compile - --generate-hashes --universal --quiet \
+		--no-header --python-version 3.11 -o requirements-uv.txt.new
+	(echo "# uv, which installs uv.lock: pinned by hash. \`make lock\` writes this file (UV_VERSION in the Makefile)."; \
+		cat requirements-uv.txt.new) > requirements-uv.txt && rm requirements-uv.txt.new
+	$(UV) lock $(ARGS)
+
+# Fail when uv.lock is not pyproject.toml's (CI runs it).
+check-lock: $(UV)
+	$(UV) lock --check
+
 bench: develop
-	cargo bench -p schedlab
+	cargo bench -p schedlab --locked
 	$(MAKE) bench-sweep
 
 # 100 sweep points one after another, then on 2 processes (docs/analysis.md): the times, and
