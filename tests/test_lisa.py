@@ -3,6 +3,7 @@ run: `RunResult.to_lisa()` gives a `lisa.trace.Trace` over the run's trace.dat a
 description, and LISA's analyses (tasks, load_tracking, frequency, idle, rta, latency, cpus,
 status) return frames whose values are schedlab's own figures."""
 
+import json
 import sys
 import warnings
 from pathlib import Path
@@ -122,12 +123,22 @@ def test_overutilized_time_is_schedlab_flag(run):
     assert theirs[theirs["overutilized"]]["len"].sum() == pytest.approx(on, abs=1e-9)
 
 
-def test_a_text_trace_reads_with_its_markers(tmp_path):
-    result = schedlab.run(workload(), "hikey960", duration_ns=200_000_000, trace=tmp_path / "run.txt")
-    trace = result.to_lisa()
+def test_a_text_trace_reads_with_its_markers_and_a_warning(tmp_path):
+    from schedlab.lisa import TextTraceWarning
+
+    args = dict(governors=["schedutil"], duration_ns=500_000_000)
+    result = schedlab.run(workload(), "hikey960", trace=tmp_path / "run.txt", **args)
+    with pytest.warns(TextTraceWarning, match="df_latency_preemption comes out empty"):
+        trace = result.to_lisa()
     loops = trace.df_event("userspace@rtapp_loop")
     assert len(loops) == result.events["text"].dropna().str.startswith("rtapp_loop:").sum() > 0
     assert trace.ana.frequency.df_cpu_frequency_residency(0)["total_time"].sum() > 0
+    # What the warning says: the preemptions the trace.dat shows are not there.
+    pid = int(result.tasks.sort_values("preemptions").iloc[-1]["pid"])
+    assert result.tasks.set_index("pid").loc[pid, "preemptions"] > 0
+    assert trace.ana.latency.df_latency_preemption(pid).empty
+    dat = schedlab.run(workload(), "hikey960", trace=tmp_path / "run.dat", **args).to_lisa()
+    assert len(dat.ana.latency.df_latency_preemption(pid)) == result.tasks.set_index("pid").loc[pid, "preemptions"]
 
 
 def test_to_lisa_needs_a_trace():
@@ -143,3 +154,30 @@ def test_without_lisa_to_lisa_says_how_to_install_it(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "lisa.trace", None)  # as if LISA were not installed
     with pytest.raises(LisaMissing, match=r"pip install 'schedlab\[lisa\]'"):
         result.to_lisa()
+
+
+@pytest.mark.parametrize("name", ["my board: rev #2", 'a "quoted" \\ name', "tab\there, line\nbreak",
+                                  "- dash", "{not: a map}", "null", "0x10", "yes", "ünïcödé ☃", "bell\x07 del\x7f"])
+def test_any_platform_name_reads_back_in_lisa(tmp_path, name):
+    # plat_info.yml quotes the name as a YAML double-quoted scalar; LISA's loader (ruamel)
+    # gives it back whole.
+    from lisa.platforms.platinfo import PlatformInfo
+
+    toml = (Path(__file__).parent.parent / "platforms/hikey.toml").read_text()
+    board = tmp_path / "board.toml"
+    board.write_text(toml.replace('name = "hikey"', f"name = {json.dumps(name)}", 1))
+    schedlab.run({"tasks": {"t": {"loop": 1, "run": 1000}}}, str(board), trace=tmp_path / "run.dat", frames=False)
+    assert PlatformInfo.from_yaml_map(str(tmp_path / "run.plat_info.yml"))["name"] == name
+
+
+@pytest.mark.parametrize("plot, args", [("plot_task_signals", ("DispSync-1",)), ("plot_cpus_signals", ()),
+                                        ("plot_task_required_capacity", ("DispSync-1",))])
+def test_lisa_plots_save_as_images(run, tmp_path, plot, args):
+    # LISA's load-tracking plots, saved as PNG through its matplotlib backend (they fail to
+    # with matplotlib 3.11: the `lisa` extra keeps it below).
+    import holoviews as hv
+
+    _, trace = run
+    path = tmp_path / f"{plot}.png"
+    hv.save(getattr(trace.ana.load_tracking, plot)(*args, backend="matplotlib"), path, backend="matplotlib")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 5000

@@ -272,3 +272,27 @@ def test_platforms_domains_prints_each_cpus_sched_domains(cli):
     assert lines[9].endswith("SD_ASYM_CPUCAPACITY SD_ASYM_CPUCAPACITY_FULL SD_PREFER_SIBLING")
     missing = cli("platforms", "--domains")
     assert missing.returncode == 2 and b"name a platform" in missing.stderr
+
+
+def test_the_api_takes_durations_with_units_and_one_string_or_none_for_lists():
+    w = {"tasks": {"t": {"run": 1000, "sleep": 1000}}}
+    by_ns = schedlab.run(w, "smp:2", duration_ns=20_000_000, governors=["schedutil"], frames=False)
+    by_unit = schedlab.run(w, "smp:2", duration_ns="20ms", governors="schedutil", cgroups=None, sets=None,
+                           features=None, frames=False)
+    assert by_unit.simulated_ns == by_ns.simulated_ns == 20_000_000
+    assert by_unit.summary()["tasks"] == by_ns.summary()["tasks"]
+    assert by_unit.policy_rows[0]["governor"] == "schedutil"
+    # One cgroup given as a string is one cgroup, not one per character.
+    r = schedlab.run({"tasks": {"t": {"run": 1000, "sleep": 1000, "taskgroup": "/a"}}}, "smp:2",
+                     duration_ns="10ms", cgroups="/a:max=5000/10000", frames=False)
+    assert [g["path"] for g in r.group_rows] == ["/a"] and not r.warnings
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"duration_ns": "2 parsecs"}, "duration_ns: '2 parsecs' is not a duration"),
+    ({"governors": 3}, "governors: 3 is not a string or a list of strings"),
+    ({"sets": ["hz=1000", 5]}, "sets: 5 is not a string"),
+])
+def test_bad_api_arguments_name_the_argument(kwargs, message):
+    with pytest.raises(schedlab.InputError, match=message):
+        schedlab.run({"tasks": {"t": {"run": 1000}}}, "smp:2", **kwargs)

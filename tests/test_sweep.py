@@ -73,10 +73,25 @@ def test_a_failing_point_is_recorded_and_the_sweep_goes_on(tmp_path):
     pinned.write_text('{"tasks": {"p": {"run": 1000, "sleep": 1000, "cpus": [5]}}, "global": {"duration": 1}}')
     path = tmp_path / "grid.toml"
     path.write_text(f'[base]\nworkload = "{pinned}"\n[axes]\nplatform = ["smp:2", "smp:8"]\n')
-    df = schedlab.sweep(sweeps.load_grid(path), jobs=2)
+    df = schedlab.sweep(sweeps.load_grid(path), jobs=2, out=tmp_path / "out.parquet")
     assert df["status"].tolist() == ["error", "ok"]
     assert "CPU 5 is outside the platform smp:2" in df["error"].iloc[0]
     assert df["run_ns"].iloc[1] > 0
+    # No error is a null, in the frame and in the Parquet file.
+    assert pd.isna(df["error"].iloc[1])
+    import pyarrow.parquet as pq
+
+    error = pq.read_table(tmp_path / "out.parquet").column("error")
+    assert str(error.type) == "string" and error.null_count == 1 and error[0].as_py() == df["error"].iloc[0]
+
+
+def test_a_sweep_with_no_failure_has_a_string_error_column_of_nulls(tmp_path):
+    import pyarrow.parquet as pq
+
+    path = grid(tmp_path, 'seed = [1]')
+    schedlab.sweep(sweeps.load_grid(path), out=tmp_path / "out.parquet", jobs=1)
+    error = pq.read_table(tmp_path / "out.parquet").column("error")
+    assert str(error.type) == "string" and error.null_count == 1
 
 
 @pytest.mark.parametrize("axes, base, message", [

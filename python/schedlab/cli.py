@@ -140,6 +140,8 @@ def parser() -> argparse.ArgumentParser:
     r = commands.add_parser("run", help="simulate an rt-app workload on a platform")
     r.add_argument("workload", metavar="WORKLOAD.json", help="rt-app JSON workload")
     _run_options(r, units)
+    r.add_argument("-o", "--output", dest="trace", metavar="FILE",
+                   help="the trace to write, as --trace (trace-cmd record's -o)")
     r.add_argument("--json-c", action="store_true",
                    help="read repeated keys as rt-app's json-c does (default: workgen, keep them in order)")
     r.add_argument("--top", type=_count, default=30, metavar="N",
@@ -245,9 +247,11 @@ def _periodic(args) -> int:
     df = pelt.periodic(run=args.run, period=args.period, capacity=args.capacity, freq_ratio=args.freq_ratio,
                        invariance=args.invariance, duration=args.duration, tick=args.tick, kernel=args.kernel)
     a = df.attrs
-    summary = (f"# settled util_avg over the last period: min {a['settled_min']:.0f} max {a['settled_max']:.0f}; "
-               f"seed 000 closed form ({args.invariance}): min {a['closed_form_min']:.2f} max {a['closed_form_max']:.2f}\n")
-    sys.stdout.write(df.to_csv(index=False, lineterminator="\n") + summary)
+    sys.stdout.write(df.to_csv(index=False, lineterminator="\n"))
+    # On stderr: the CSV stays rows only, for pandas, polars and spreadsheets.
+    print(f"settled util_avg over the last period: min {a['settled_min']:.0f} max {a['settled_max']:.0f}; "
+          f"seed 000 closed form ({args.invariance}): min {a['closed_form_min']:.2f} max {a['closed_form_max']:.2f}",
+          file=sys.stderr)
     return 0
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from schedlab import _core
-from schedlab.units import unsigned
+from schedlab.units import parse_duration, unsigned
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -168,18 +168,25 @@ class RunSpec:
 
     @classmethod
     def of(cls, workload, platform: str = "smp:4", *, kernel: str = "6.12", fair: str | None = None,
-           sets=(), features=(), governors=(), duration_ns: int | None = None,
+           sets=(), features=(), governors=(), duration_ns: int | str | None = None,
            json_c: bool = False, cgroups=(), idle_cgroups: int = 0, origin: str | None = None) -> "RunSpec":
         """A spec from a workload given as a path, a dict or JSON text (named `origin` in
-        error messages: `<dict>`, `<string>` by default); `governors` as `--governor` takes
-        them (NAME, or POLICY=NAME); `cgroups` as `--cgroup` takes them (PATH:KEY=VALUE[,KEY=VALUE…])."""
+        error messages: `<dict>`, `<string>` by default); the other arguments as `run` takes
+        them."""
+        sets, features, governors, cgroups = (_strings(name, value) for name, value in (
+            ("sets", sets), ("features", features), ("governors", governors), ("cgroups", cgroups)))
+        if isinstance(duration_ns, str):
+            try:
+                duration_ns = parse_duration(duration_ns)
+            except ValueError as e:
+                raise _core.InputError(f"duration_ns: {e}") from None
         if isinstance(workload, dict):
             workload, origin = json.dumps(workload), origin or "<dict>"
         elif isinstance(workload, str) and workload.lstrip().startswith("{"):
             origin = origin or "<string>"
-        sets = tuple(sets) + ((f"fair.policy={fair}",) if fair else ())
-        return cls(str(workload), platform, kernel, sets, tuple(features), tuple(governors),
-                   duration_ns, json_c, origin, tuple(cgroups), idle_cgroups)
+        sets = sets + ((f"fair.policy={fair}",) if fair else ())
+        return cls(str(workload), platform, kernel, sets, features, governors, duration_ns, json_c, origin,
+                   cgroups, idle_cgroups)
 
     def identity(self) -> dict:
         """The workload as a summary names it: its file (or origin) and its text's SHA-256,
@@ -215,23 +222,50 @@ class RunSpec:
 
 
 def run(workload, platform: str = "smp:4", *, kernel: str = "6.12", fair: str | None = None,
-        sets=(), features=(), governors=(), duration_ns: int | None = None, trace=None,
+        sets=(), features=(), governors=(), duration_ns: int | str | None = None, trace=None,
         trace_format: str | None = None, log_dir=None, schedstat=None, cgroups=(), idle_cgroups: int = 0,
         json_c: bool = False, frames: bool = True, progress=None) -> RunResult:
-    """Run `workload` (an rt-app JSON file's path, a dict, or JSON text) on `platform` (a
-    built-in name, smp:N or a .toml).
+    """Run `workload` on `platform`; the arguments are `schedlab run`'s options:
 
-    With `frames`, the result also has `events` (one row per scheduler event of the text
-    trace) and `signals` (one row per sched_pelt_* / sched_util_est_* tracepoint, `path`
-    naming a cfs_rq's or a group entity's cgroup). `trace` is written in `trace_format` (txt,
-    dat, dat6 or perfetto), by default the one its extension names (.txt, .dat,
-    .perfetto-trace or .pftrace). `cgroups` describes groups as `--cgroup`
-    does; `idle_cgroups` adds that many empty ones."""
+    - workload: an rt-app JSON file's path (str or Path), a dict, or JSON text.
+    - platform (str): a built-in name, `smp:N` or a .toml file's path.
+    - kernel (str): "6.12" or "6.1"; fair (str or None): "eevdf" or "cfs".
+    - sets, features, governors, cgroups: each a string or a list of strings (None: none),
+      as `--set KEY=VALUE`, `--feature NAME|NO_NAME`, `--governor [POLICY=]NAME` and
+      `--cgroup PATH:KEY=VALUE[,KEY=VALUE]` take them; idle_cgroups (int) adds that many
+      empty groups.
+    - duration_ns: simulated time, an int of ns or a string with its unit ("2s", "500ms");
+      None: the workload's own.
+    - trace, log_dir, schedstat: paths of outputs (str or Path), or None. `trace` is written
+      in `trace_format` (txt, dat, dat6 or perfetto), by default the one its extension names
+      (.txt, .dat, .perfetto-trace or .pftrace).
+    - json_c (bool): read repeated keys as rt-app's json-c does.
+    - frames (bool): the result also has `events` (one row per scheduler event of the text
+      trace) and `signals` (one row per sched_pelt_* / sched_util_est_* tracepoint, `path`
+      naming a cfs_rq's or a group entity's cgroup).
+    - progress: a callable (simulated_ns, total_ns), called every 100 ms of simulated time;
+      an exception it raises stops the run."""
     spec = RunSpec.of(workload, platform, kernel=kernel, fair=fair, sets=sets, features=features,
                       governors=governors, duration_ns=duration_ns, json_c=json_c, cgroups=cgroups,
                       idle_cgroups=idle_cgroups)
     return spec.run(trace=trace, trace_format=trace_format, log_dir=log_dir, schedstat=schedstat,
                     frames=frames, progress=progress)
+
+
+def _strings(name: str, value) -> tuple[str, ...]:
+    """An argument that takes strings: None, one string, or any iterable of strings."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    try:
+        values = tuple(value)
+    except TypeError:
+        raise _core.InputError(f"{name}: {value!r} is not a string or a list of strings") from None
+    for v in values:
+        if not isinstance(v, str):
+            raise _core.InputError(f"{name}: {v!r} is not a string")
+    return values
 
 
 def _rows(cols: dict) -> list[dict]:

@@ -171,7 +171,7 @@ def run_point(spec: RunSpec, artefacts: str | None = None) -> dict:
 
     if r.deadlock:
         return {"status": "error", "error": r.deadlock}
-    return {"status": "ok", "error": "", **run_metrics(r)}
+    return {"status": "ok", "error": None, **run_metrics(r)}
 
 
 def _row(point: Point, result: dict) -> dict:
@@ -186,7 +186,11 @@ def _plain(value):
 def _frame(rows: list[dict]):
     import pandas as pd
 
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    # A string column whose missing values are nulls, in Parquet too (not '', nor a column
+    # of type null when no point failed).
+    df["error"] = df["error"].astype("string")
+    return df
 
 
 def _save(rows_by_key: dict, order: list[Point], out) -> None:

@@ -16,6 +16,31 @@ pub fn path_for(trace: &Path) -> PathBuf {
     trace.with_file_name(format!("{stem}.plat_info.yml"))
 }
 
+/// `s` as a YAML double-quoted scalar, so that any platform name reads back as itself:
+/// quotes and backslashes escaped, and the characters YAML does not allow printed (C0 and C1
+/// controls, DEL, the line and paragraph separators, the byte-order mark) as escapes.
+fn quoted(s: &str) -> String {
+    let mut q = String::with_capacity(s.len() + 2);
+    q.push('"');
+    for c in s.chars() {
+        match c {
+            '"' | '\\' => {
+                q.push('\\');
+                q.push(c);
+            }
+            '\0'..='\x1f' | '\x7f'..='\u{9f}' => {
+                let _ = write!(q, "\\x{:02x}", c as u32);
+            }
+            '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}' => {
+                let _ = write!(q, "\\u{:04x}", c as u32);
+            }
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    q
+}
+
 /// The YAML text: CPU count, frequency domains and each CPU's frequencies, the capacities,
 /// the kernel's version, and rt-app's calibration (`pload_ns` on the biggest CPU at its
 /// highest frequency, scaled by capacity for the others, as LISA derives rt-app capacities
@@ -24,7 +49,7 @@ pub fn render(plat: &Platform, kernel: Kernel, pload_ns: u64) -> String {
     let mut y =
         String::from("# schedlab: the simulated platform, as LISA's PlatformInfo reads it\n");
     y.push_str("platform-info:\n    conf:\n");
-    let _ = writeln!(y, "        name: {}", plat.name);
+    let _ = writeln!(y, "        name: {}", quoted(&plat.name));
     y.push_str("        os: linux\n");
     let _ = writeln!(y, "        cpus-count: {}", plat.nr_cpus());
     let nodes = plat.cpus.iter().map(|c| c.numa + 1).max().unwrap_or(1);
