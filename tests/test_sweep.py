@@ -218,3 +218,15 @@ def test_points_carry_their_files(tmp_path):
     assert away["status"].tolist() == ["ok"] and away["platform"].tolist() == ["board.toml"]
     assert away["energy_mj"].iloc[0] == here.energy_mj and away["run_ns"].iloc[0] == sum(
         t["run_ns"] for t in here.task_rows)
+
+
+def test_a_sweep_with_a_failed_point_exits_1_with_the_count(tmp_path, cli):
+    pinned = tmp_path / "pinned.json"
+    pinned.write_text('{"tasks": {"p": {"run": 1000, "sleep": 1000, "cpus": [5]}}, "global": {"duration": 1}}')
+    path = tmp_path / "grid.toml"
+    path.write_text(f'[base]\nworkload = "{pinned}"\nduration = "10ms"\n[axes]\nplatform = ["smp:2", "smp:8"]\n')
+    # --jobs 1000 for 2 points: 2 workers at most (capped at the points and the cores).
+    r = cli("sweep", path, "--jobs", "1000")
+    err = r.stderr.decode()
+    assert r.returncode == 1 and "schedlab: 1 of 2 points failed" in err and "CPU 5 is outside" in err, err
+    assert pd.read_parquet(tmp_path / "grid.parquet")["status"].tolist() == ["error", "ok"]

@@ -65,7 +65,8 @@ def _sets(args) -> list[str]:
 
 EXIT_CODES = """exit status:
   0    success
-  1    a reproduced figure outside its tolerance, or an internal error (a schedlab bug)
+  1    a reproduced figure outside its tolerance, a sweep point that failed, or an internal
+       error (a schedlab bug)
   2    bad input: usage, workload, platform, switches, unwritable outputs; a deadlock
   130  interrupted (Ctrl-C); no output file is left behind
 
@@ -228,11 +229,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _replay(args) -> int:
+    from schedlab.inputs import read_bytes
+
     name = "<stdin>" if args.input == "-" else args.input
-    try:
-        data = sys.stdin.buffer.read() if args.input == "-" else open(args.input, "rb").read()
-    except OSError as e:
-        return _fail(f"{name}: {e.strerror}")
+    data = read_bytes("/dev/stdin" if args.input == "-" else args.input)
     try:
         out = schedlab._core.pelt_replay_csv(data, unsigned("--weight", args.weight))
     except schedlab.InputError as e:
@@ -440,11 +440,14 @@ def _sweep(args) -> int:
 
     from schedlab import sweeps
 
-    points = sweeps.load_grid(args.grid)
+    console = _rich()[0](stderr=True)
+    with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
+        job = bar.add_task("checking the grid", total=None)
+        points = sweeps.load_grid(args.grid, progress=lambda done, total: bar.update(job, completed=done,
+                                                                                     total=total))
     out = args.output or str(Path(args.grid).with_suffix(".parquet"))
     if args.artefacts:
         Path(args.artefacts).mkdir(parents=True, exist_ok=True)
-    console = _rich()[0](stderr=True)
     try:
         with _executor(args) as client, Progress(console=console, disable=not console.is_terminal) as bar:
             job = bar.add_task("sweep", total=len(points))
@@ -455,8 +458,11 @@ def _sweep(args) -> int:
         return 130
     failed = df[df["status"] != "ok"]
     for _, row in failed.iterrows():
-        print(f"schedlab: point {row['point']} failed: {row['error']}", file=sys.stderr)
+        print(f"point {row['point']} failed: {row['error']}", file=sys.stderr)
     print(f"{len(df)} points ({len(df) - len(failed)} ok, {len(failed)} failed) in {out}")
+    if len(failed):
+        print(f"schedlab: {len(failed)} of {len(df)} points failed (their errors are in {out})", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -111,17 +111,21 @@ class RunResult:
     def load(cls, path) -> "RunResult":
         """A result saved as its summary (`--summary FILE.json`): its tables, without the
         events and signals a run keeps (plots of them need the run itself)."""
+        from schedlab.inputs import read_text
+
         name = str(path)
+        text = read_text(path)
         try:
-            data = json.loads(Path(path).read_text())
+            data = json.loads(text)
+            _check_types(data, _SUMMARY_TYPES)
             result = cls(data["platform"], data["kernel"], round(data["simulated_s"] * 1e9), data["events"],
                          data["tasks"], data["cpus"], data["domains"], data["ops"], data["groups"],
                          data["policies"], data["energy_mj"]["total"], data["energy_mj"]["clusters"],
                          warnings=data["warnings"], refusals=data["refusals"], deadlock=data["deadlock"],
                          switches=data["switches"], workload=data["workload"])
-        except OSError as e:
-            raise _core.InputError(f"{name}: {e.strerror}") from None
-        except (ValueError, KeyError, TypeError) as e:
+        except RecursionError:
+            raise _core.InputError(f"{name}: not a schedlab run summary (nested too deep)") from None
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise _core.InputError(f"{name}: not a schedlab run summary ({type(e).__name__}: {e})") from None
         return result
 
@@ -250,6 +254,46 @@ def run(workload, platform: str = "smp:4", *, kernel: str = "6.12", fair: str | 
                       idle_cgroups=idle_cgroups)
     return spec.run(trace=trace, trace_format=trace_format, log_dir=log_dir, schedstat=schedstat,
                     frames=frames, progress=progress)
+
+
+# A run summary's fields and their JSON types (docs/outputs.md).
+_NUMBER = (int, float)
+_SUMMARY_TYPES = {
+    "workload": (dict, type(None)), "platform": str, "kernel": str, "simulated_s": _NUMBER, "events": int,
+    "deadlock": (str, type(None)), "switches": dict, "tasks": list, "cpus": list, "domains": list, "ops": list,
+    "groups": list, "policies": list, "energy_mj": {"total": _NUMBER, "clusters": list}, "warnings": list,
+    "refusals": list,
+}
+
+
+# A summary table's fields that are not numbers; every other field of its rows is one.
+_ROW_FIELDS = {
+    "tasks": {"comm": str, "policy": str}, "cpus": {"freq_residency": dict}, "domains": {"domain": str, "span": list},
+    "ops": {"op": str}, "groups": {"path": str},
+    "policies": {"policy": str, "governor": str, "cpus": list, "residency": dict},
+}
+
+
+def _check_types(data, types: dict, where: str = "") -> None:
+    """TypeError naming the first field of `data` that is missing or of the wrong type."""
+    if not isinstance(data, dict):
+        raise TypeError(f"{where or 'the summary'} is {type(data).__name__}, not an object")
+    for key, kind in types.items():
+        if key not in data:
+            raise KeyError(f"{where}{key}")
+        if isinstance(kind, dict):
+            _check_types(data[key], kind, f"{where}{key}.")
+        elif isinstance(data[key], bool) or not isinstance(data[key], kind):
+            raise TypeError(f"{where}{key} is {type(data[key]).__name__}")
+    for table, fields in ({} if where else _ROW_FIELDS).items():
+        for i, row in enumerate(data[table]):
+            if not isinstance(row, dict):
+                raise TypeError(f"{table}[{i}] is {type(row).__name__}, not an object")
+            for key, value in row.items():
+                kind = fields.get(key, _NUMBER + (bool,))
+                if not isinstance(value, kind) or (kind == dict and not all(
+                        isinstance(v, _NUMBER) for v in value.values())):
+                    raise TypeError(f"{table}[{i}].{key} is {value!r}")
 
 
 def _strings(name: str, value) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import os
 import signal
 import time
@@ -23,6 +24,7 @@ from pathlib import Path
 import schedlab
 from schedlab import _core
 from schedlab.run import RunSpec
+from schedlab.inputs import read_text
 from schedlab.units import parse_duration
 
 # Axes a grid may have, and `set.KEY` for any switch (`schedlab features`).
@@ -31,6 +33,8 @@ AXES = ("workload", "platform", "kernel", "governor", "fair", "duration", "featu
 DASK_TIMEOUT_S = 10
 # Seconds between two saves of the results while points finish.
 SAVE_EVERY_S = 1.0
+# Points a grid may have: each is a run, and the whole grid is checked before the first.
+MAX_POINTS = 100_000
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,9 @@ def _axis_sets(name: str, value) -> dict:
     if name == "fair":
         return {"sets": (f"fair.policy={value}",)}
     if name == "duration":
-        return {"duration_ns": value if isinstance(value, int) else parse_duration(str(value))}
+        if not isinstance(value, str):
+            raise ValueError(f"{value!r} has no unit: write it as a string, e.g. \"{value}s\" or \"{value}ms\"")
+        return {"duration_ns": parse_duration(value)}
     return {name: str(value)}
 
 
@@ -76,9 +82,9 @@ def _workload(path: str, root: Path, where: str) -> tuple[str, str]:
     """A workload file's text (shipped with the point) and its name for messages."""
     file = (root / path) if not Path(path).is_absolute() else Path(path)
     try:
-        return file.read_text(), str(file)
-    except OSError as e:
-        raise GridError(f"{where}: {file}: {e.strerror}") from None
+        return read_text(file, GridError), str(file)
+    except GridError as e:
+        raise GridError(f"{where}: {e}") from None
 
 
 def _spec(settings: dict, root: Path, where: str) -> RunSpec:
@@ -107,7 +113,7 @@ def _spec(settings: dict, root: Path, where: str) -> RunSpec:
     except schedlab.InputError as e:
         raise GridError(f"{where}: {e}") from None
     # A platform file travels as its text, as the workload does.
-    return replace(spec, platform=Path(platform).read_text()) if platform.endswith(".toml") else spec
+    return replace(spec, platform=read_text(platform, GridError)) if platform.endswith(".toml") else spec
 
 
 def _check_axes(axes: dict, where: str) -> None:
@@ -120,37 +126,46 @@ def _check_axes(axes: dict, where: str) -> None:
             raise GridError(f"{where}: axes.{name}: empty axis")
 
 
-def points(base: dict, axes: dict, root: Path = Path("."), where: str = "<grid>") -> list[Point]:
+def points(base: dict, axes: dict, root: Path = Path("."), where: str = "<grid>", progress=None) -> list[Point]:
     """Every combination of the axes' values over `base` (settings named as the axes),
-    in order: the last axis varies fastest."""
+    in order: the last axis varies fastest. `progress(done, total)` follows the checking of
+    each point."""
     _check_axes(axes, where)
     for name in base:
         if name not in AXES and not name.startswith("set."):
             raise GridError(f"{where}: base.{name}: unknown setting (known: {', '.join(AXES)}, set.KEY)")
     names = list(axes)
+    total = math.prod(len(axes[n]) for n in names)
+    if total > MAX_POINTS:
+        sizes = " × ".join(str(len(axes[n])) for n in names)
+        raise GridError(f"{where}: {total:,} points ({sizes}): a grid has at most {MAX_POINTS:,}")
     out = []
     for combo in itertools.product(*(axes[n] for n in names)):
         params = tuple(zip(names, combo))
         label = ", ".join(f"{n}={v}" for n, v in params)
         out.append(Point(params, _spec({**base, **dict(params)}, root, f"{where} ({label})")))
+        if progress is not None:
+            progress(len(out), total)
     return out
 
 
-def load_grid(path) -> list[Point]:
-    """The points of a grid file: `[base]` settings and `[axes]` lists (docs/analysis.md)."""
+def load_grid(path, progress=None) -> list[Point]:
+    """The points of a grid file: `[base]` settings and `[axes]` lists (docs/analysis.md);
+    `progress(done, total)` follows their checking."""
     path = Path(path)
+    text = read_text(path, GridError)
     try:
-        data = tomllib.loads(path.read_text())
-    except OSError as e:
-        raise GridError(f"{path}: {e.strerror}") from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise GridError(f"{path}: {e}") from None
+    except RecursionError:
+        raise GridError(f"{path}: nested too deep") from None
     unknown = set(data) - {"base", "axes"}
     if unknown:
         raise GridError(f"{path}: unknown table '{sorted(unknown)[0]}' (a grid has [base] and [axes])")
     if not data.get("axes"):
         raise GridError(f"{path}: no [axes]: a grid needs at least one axis")
-    return points(data.get("base", {}), data["axes"], path.parent, str(path))
+    return points(data.get("base", {}), data["axes"], path.parent, str(path), progress)
 
 
 def run_point(spec: RunSpec, artefacts: str | None = None) -> dict:
@@ -269,6 +284,8 @@ def connect(address: str, timeout: float = DASK_TIMEOUT_S):
         return Client(address, timeout=timeout)
     except (OSError, TimeoutError) as e:
         raise schedlab.InputError(f"cannot reach the Dask scheduler at {address} within {timeout:g} s ({e})") from None
+    except (ValueError, TypeError) as e:
+        raise schedlab.InputError(f"--dask {address!r}: not a scheduler address such as tcp://HOST:8786 ({e})") from None
 
 
 def _dask(fn, items: list, client):
@@ -304,7 +321,10 @@ def sweep(specs=None, *, base: dict | None = None, grid: dict | None = None, out
     report = progress or (lambda done, total: None)
     report(len(todo) - len(pending), len(todo))
     task = run_point if artefacts is None else partial(run_point, artefacts=str(Path(artefacts).resolve()))
-    results = execute(task, [p.spec for p in pending], jobs=jobs or os.cpu_count() or 1, client=client)
+    # No more workers than points to run, nor than cores.
+    cores = os.cpu_count() or 1
+    workers = max(1, min(jobs or cores, cores, len(pending)))
+    results = execute(task, [p.spec for p in pending], jobs=workers, client=client)
     saved = time.monotonic()
     try:
         for i, result in results:

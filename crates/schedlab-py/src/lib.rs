@@ -510,6 +510,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
     // The package's version is the crate's (maturin takes it from Cargo.toml).
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MAX_INPUT_BYTES", schedlab::limits::MAX_INPUT_BYTES)?;
     m.add_function(wrap_pyfunction!(pelt_replay_csv, m)?)?;
     m.add_function(wrap_pyfunction!(pelt_replay, m)?)?;
     m.add_function(wrap_pyfunction!(pelt_periodic, m)?)?;

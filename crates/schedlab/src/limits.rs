@@ -1,7 +1,35 @@
 //! What schedlab accepts: every bound an input is checked against, in one place, so that
 //! no input can exhaust memory, hang the run or make time arithmetic wrap (docs/inputs.md).
 
+use std::io::Read;
+use std::path::Path;
+
+use crate::error::InputError;
 use crate::time::Ns;
+
+/// A CPU's or a cluster's power in a platform file, mW: a kilowatt, far above any core's
+/// or cluster's, so that a year's energy stays a finite number in the summary's JSON.
+pub const MAX_POWER_MW: f64 = 1_000_000.0;
+
+/// Bytes of one input file (a workload, a platform, a trace to replay): rt-app's largest
+/// workloads are tens of KiB and 10,000 generated tasks about 2 MiB, so 64 MiB is room to
+/// spare while a device like /dev/zero is refused at once instead of read for ever.
+pub const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// `path`'s bytes, at most `MAX_INPUT_BYTES`; errors name `path`.
+pub fn read_input(path: &Path) -> Result<Vec<u8>, InputError> {
+    let origin = path.display().to_string();
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| InputError::new(&origin, e.to_string()))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        let mib = MAX_INPUT_BYTES >> 20;
+        let msg = format!("larger than {mib} MiB, the most schedlab reads from one input");
+        return Err(InputError::new(&origin, msg));
+    }
+    Ok(bytes)
+}
 
 /// Nested objects and arrays in a workload: json-c's default tokener depth
 /// (`JSON_TOKENER_DEFAULT_DEPTH`), which rt-app uses.

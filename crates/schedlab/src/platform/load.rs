@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::cache::CacheFile;
 use super::{parse_cpulist, Cpu, FreqDomain, IdleState, OpCosts, Opp, Platform};
 use crate::error::InputError;
-use crate::limits::NR_CPUS;
+use crate::limits::{MAX_POWER_MW, NR_CPUS};
 
 /// The platforms shipped in `platforms/`, by name.
 const BUILTIN: [(&str, &str); 6] = [
@@ -134,8 +134,8 @@ pub fn load_builtin(name: &str) -> Result<Platform, InputError> {
 /// A platform from a TOML file.
 pub fn load_file(path: &std::path::Path) -> Result<Platform, InputError> {
     let where_ = path.display().to_string();
-    let text =
-        std::fs::read_to_string(path).map_err(|e| InputError::new(&where_, e.to_string()))?;
+    let text = String::from_utf8(crate::limits::read_input(path)?)
+        .map_err(|e| InputError::new(&where_, format!("not UTF-8 text: {e}")))?;
     parse(&text, &where_)
 }
 
@@ -261,9 +261,11 @@ fn check_domain(dom: &DomainFile) -> Result<(), String> {
     if dom
         .opps
         .iter()
-        .any(|o| o.power.is_some_and(|p| !(p.is_finite() && p > 0.0)))
+        .any(|o| o.power.is_some_and(|p| !(p > 0.0 && p <= MAX_POWER_MW)))
     {
-        return Err("opps: an OPP's power must be a finite number > 0 (mW)".into());
+        return Err(format!(
+            "opps: an OPP's power must be above 0 and at most {MAX_POWER_MW} (mW)"
+        ));
     }
     if dom
         .opps
@@ -278,8 +280,10 @@ fn check_domain(dom: &DomainFile) -> Result<(), String> {
         .map(|o| o.cluster_power)
         .chain(dom.idle.iter().flat_map(|s| [s.power, s.cluster_power]))
         .flatten();
-    if rest.into_iter().any(|p| !(p.is_finite() && p >= 0.0)) {
-        return Err("cluster and idle power must be finite numbers ≥ 0 (mW)".into());
+    if rest.into_iter().any(|p| !(0.0..=MAX_POWER_MW).contains(&p)) {
+        return Err(format!(
+            "cluster and idle power must be from 0 to {MAX_POWER_MW} (mW)"
+        ));
     }
     Ok(())
 }

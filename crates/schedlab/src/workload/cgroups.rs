@@ -42,6 +42,8 @@ pub struct GroupSpec {
 pub struct Cgroups {
     pub groups: Vec<GroupSpec>,
     index: HashMap<String, u32>,
+    /// Each (group, file) a `--cgroup` set, and that option: a second setting is refused.
+    set_by: HashMap<(u32, &'static str), String>,
 }
 
 impl Default for Cgroups {
@@ -57,6 +59,7 @@ impl Default for Cgroups {
         Cgroups {
             index: HashMap::from([("/".to_string(), 0)]),
             groups: vec![root],
+            set_by: HashMap::new(),
         }
     }
 }
@@ -127,12 +130,27 @@ impl Cgroups {
         if id == 0 {
             return Err(err("the root group's settings cannot be changed".into()));
         }
-        let g = &mut self.groups[id as usize];
-        g.described = true;
+        self.groups[id as usize].described = true;
         for kv in settings.split(',') {
             let (key, value) = kv
                 .split_once('=')
                 .ok_or_else(|| err(format!("{kv:?} is not KEY=VALUE")))?;
+            // weight, weight.nice and shares all set the group's shares (cpu.weight).
+            let file = match key {
+                "weight" | "cpu.weight" | "weight.nice" | "cpu.weight.nice" | "shares"
+                | "cpu.shares" => Some("weight"),
+                "idle" | "cpu.idle" => Some("idle"),
+                "max" | "cpu.max" => Some("max"),
+                _ => None,
+            };
+            let here = format!("{path}:{kv}");
+            if let Some(before) = file.and_then(|f| self.set_by.get(&(id, f))) {
+                let file = file.unwrap_or_default();
+                return Err(err(format!(
+                    "{path}'s cpu.{file} is set twice ({before}, then {here}): give it once"
+                )));
+            }
+            let g = &mut self.groups[id as usize];
             let number = |lo: i64, hi: i64| {
                 value
                     .trim()
@@ -163,6 +181,9 @@ impl Cgroups {
                         "unknown key {key:?}; known: weight, weight.nice, shares, idle, max"
                     )))
                 }
+            }
+            if let Some(f) = file {
+                self.set_by.insert((id, f), here);
             }
         }
         Ok(())

@@ -315,7 +315,7 @@ pub fn parse(text: &str, origin: &str, dialect: Dialect) -> Result<Workload, Inp
 /// Read a workload file.
 pub fn load(path: &std::path::Path, dialect: Dialect) -> Result<Workload, InputError> {
     let origin = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| InputError::new(&origin, e.to_string()))?;
+    let bytes = crate::limits::read_input(path)?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let before = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
