@@ -239,7 +239,8 @@ def test_an_exception_in_progress_stops_the_run_and_leaves_no_trace(tmp_path):
     assert not trace.exists() and not (tmp_path / "logs").exists()
 
 
-def test_ctrl_c_stops_the_cli_with_status_130_and_no_output(tmp_path):
+@pytest.mark.parametrize("signame, status, said", [("SIGINT", 130, b"interrupted"), ("SIGTERM", 143, b"terminated")])
+def test_ctrl_c_or_sigterm_stops_the_cli_and_leaves_no_output(tmp_path, signame, status, said):
     import signal
     import subprocess
     import sys
@@ -248,17 +249,18 @@ def test_ctrl_c_stops_the_cli_with_status_130_and_no_output(tmp_path):
     trace = tmp_path / "t.txt"
     p = subprocess.Popen([sys.executable, "-m", "schedlab", "run", str(CORPUS / "mp3-long.json"), "--platform",
                           "hikey960", "--duration", "100000s", "--trace", str(trace), "--summary",
-                          str(tmp_path / "s.json")], stderr=subprocess.PIPE, stdout=subprocess.PIPE)
+                          str(tmp_path / "s.json"), "--log-dir", str(tmp_path / "logs")],
+                         stderr=subprocess.PIPE, stdout=subprocess.PIPE)
     deadline = time.monotonic() + 60
     # The run has started once its outputs exist under their temporary names.
     while len(list(tmp_path.glob(".*.tmp"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not trace.exists(), "the trace is in place only when the run is over"
     time.sleep(0.5)
-    p.send_signal(signal.SIGINT)
+    p.send_signal(getattr(signal, signame))
     out, err = p.communicate(timeout=60)
-    assert p.returncode == 130, err.decode()
-    assert b"interrupted" in err and b"Traceback" not in err
+    assert p.returncode == status, err.decode()
+    assert said in err and b"Traceback" not in err
     assert list(tmp_path.iterdir()) == [], "no output and no temporary file is left"
 
 

@@ -2,6 +2,7 @@
 
 import argparse
 import os
+import signal
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -9,7 +10,8 @@ from pathlib import Path
 import schedlab
 from schedlab import _core
 from schedlab.reproduce import experiments
-from schedlab.output import Staged
+from schedlab.lisa import plat_info_path
+from schedlab.output import Staged, check_outputs
 from schedlab.units import UNITS_NS, parse_duration, unsigned
 
 
@@ -69,6 +71,7 @@ EXIT_CODES = """exit status:
        error (a schedlab bug)
   2    bad input: usage, workload, platform, switches, unwritable outputs; a deadlock
   130  interrupted (Ctrl-C); no output file is left behind
+  143  terminated (SIGTERM); no output file is left behind
 
 docs/outputs.md describes every output, the summary JSON's fields and these codes."""
 
@@ -355,6 +358,9 @@ def _report(args) -> int:
 
     from schedlab import report
 
+    check_outputs({**_inputs(args, args.workload), "the result": args.result}, {
+        "the report": args.output, "the summary": args.summary, "the trace": args.trace,
+        "the schedstat": args.schedstat, "the log directory": args.log_dir})
     if args.result:
         from schedlab.output import write_text
         from schedlab.run import RunResult
@@ -396,6 +402,12 @@ def _compare(args) -> int:
     from schedlab.comparison import compare
     from schedlab.run import RunResult, RunSpec
 
+    ignored = [f"--{o.replace('_', '-')}" for o in ("trace", "summary", "log_dir", "schedstat") if getattr(args, o)]
+    if ignored:
+        return _fail(f"compare: {ignored[0]} is not for compare, which writes its comparison (-o COMPARE.html); "
+                     "run each side with schedlab run for its outputs")
+    results = dict(zip(("the first result", "the second result"), args.results or ()))
+    check_outputs({**_inputs(args, args.workload), **results}, {"the comparison": args.output})
     if args.results:
         sides = [[RunResult.load(path)] for path in args.results]
     elif not args.workload:
@@ -446,6 +458,7 @@ def _sweep(args) -> int:
         points = sweeps.load_grid(args.grid, progress=lambda done, total: bar.update(job, completed=done,
                                                                                      total=total))
     out = args.output or str(Path(args.grid).with_suffix(".parquet"))
+    check_outputs({"the grid": args.grid}, {"the results": out, "the artefacts": args.artefacts})
     if args.artefacts:
         Path(args.artefacts).mkdir(parents=True, exist_ok=True)
     try:
@@ -453,9 +466,10 @@ def _sweep(args) -> int:
             job = bar.add_task("sweep", total=len(points))
             df = sweeps.sweep(points, out=out, jobs=args.jobs, client=client, artefacts=args.artefacts,
                               progress=lambda done, total: bar.update(job, completed=done))
-    except KeyboardInterrupt:
-        print(f"schedlab: interrupted; the points finished are in {out}: run again to resume", file=sys.stderr)
-        return 130
+    except (KeyboardInterrupt, Terminated) as e:
+        print(f"schedlab: {'terminated' if isinstance(e, Terminated) else 'interrupted'}; the points finished are "
+              f"in {out}: run again to resume", file=sys.stderr)
+        return 143 if isinstance(e, Terminated) else 130
     failed = df[df["status"] != "ok"]
     for _, row in failed.iterrows():
         print(f"point {row['point']} failed: {row['error']}", file=sys.stderr)
@@ -501,6 +515,10 @@ def _simulate(args, workload, sets, origin=None, json_c=False, frames=False):
 
     Console, _ = _rich()
     _core.check_switches(args.kernel, sets, args.feature)
+    check_outputs(_inputs(args, workload), {
+        "the summary": args.summary, "the trace": args.trace,
+        "the platform description": args.trace and plat_info_path(Path(args.trace)),
+        "the schedstat": args.schedstat, "the log directory": args.log_dir})
     summary = Staged(args.summary) if args.summary else None
     console = Console(stderr=True, soft_wrap=True)
     try:
@@ -527,6 +545,12 @@ def _simulate(args, workload, sets, origin=None, json_c=False, frames=False):
     for w in r.refusals:
         console.print(f"refused: {w}", highlight=False, markup=False)
     return r, _fail(r.deadlock) if r.deadlock else 0
+
+
+def _inputs(args, workload=None) -> dict:
+    """The input files of a command: its workload (a path, not generated) and platform file."""
+    return {"the workload": workload if isinstance(workload, str) else None,
+            "the platform": args.platform if str(args.platform).endswith(".toml") else None}
 
 
 def _run_tables(args, r, Table) -> None:
@@ -654,7 +678,16 @@ def _fail(message: str) -> int:
     return 2
 
 
+class Terminated(BaseException):
+    """SIGTERM (kill, timeout, systemd, a CI's cancel): stopped as Ctrl-C stops a run."""
+
+
+def _terminate(signum, frame):
+    raise Terminated
+
+
 def main(argv=None) -> int:
+    signal.signal(signal.SIGTERM, _terminate)
     args = parser().parse_args(argv)
     handlers = {"replay": _replay, "periodic": _periodic, "ramp": _ramp}
     commands = {"run": _run, "report": _report, "compare": _compare, "sweep": _sweep, "hackbench": _hackbench, "perf-bench-pipe": _perf_bench_pipe, "check": _check, "platforms": _platforms, "features": _features,
@@ -673,6 +706,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("schedlab: interrupted; no output written", file=sys.stderr)
         return 130
+    except Terminated:
+        print("schedlab: terminated; no output written", file=sys.stderr)
+        return 143
     except SystemExit:
         raise
     except BaseException as e:  # pyo3's PanicException is a BaseException

@@ -217,8 +217,7 @@ def _save(rows_by_key: dict, order: list[Point], out) -> None:
         return
     staged = Staged(out)
     try:
-        _frame(rows).to_parquet(staged.tmp, index=False)
-        os.replace(staged.tmp, staged.path)
+        staged.write(lambda path: _frame(rows).to_parquet(path, index=False))
     finally:
         staged.discard()
 

@@ -1,6 +1,8 @@
 //! schedlab._core: the Rust core seen from Python. Thin: it converts arguments and
 //! results, and turns schedlab::InputError into schedlab.InputError.
 
+use std::path::{Path, PathBuf};
+
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -505,6 +507,21 @@ fn check_switches(kernel: &str, sets: Vec<String>, features: Vec<String>) -> PyR
         .map_err(input_error)
 }
 
+/// `output::clash`: the first output (name, path) that would replace an input or another
+/// output, as (its path, the message), or None.
+#[pyfunction]
+fn output_clash(
+    inputs: Vec<(String, PathBuf)>,
+    outputs: Vec<(String, PathBuf)>,
+) -> Option<(String, String)> {
+    schedlab::output::clash(&named(&inputs), &named(&outputs))
+}
+
+/// (name, path) pairs as the core takes them.
+fn named(v: &[(String, PathBuf)]) -> Vec<(&str, &Path)> {
+    v.iter().map(|(n, p)| (n.as_str(), p.as_path())).collect()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
@@ -522,5 +539,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(features, m)?)?;
     m.add_function(wrap_pyfunction!(energy_model, m)?)?;
     m.add_function(wrap_pyfunction!(check_switches, m)?)?;
+    m.add_function(wrap_pyfunction!(output_clash, m)?)?;
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! One run from files and switches to outputs: what `schedlab run` and `schedlab.run` do.
 
 use std::io::BufWriter;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::error::InputError;
 use crate::kernel::Kernel;
@@ -317,6 +317,31 @@ fn io_error(what: &str, p: &std::path::Path, e: std::io::Error) -> RunError {
     RunError::Io(format!("{}: {what}: {e}", p.display()))
 }
 
+/// No output may replace an input (the workload, a platform file) or another output.
+fn check_outputs(spec: &RunSpec) -> Result<(), InputError> {
+    let mut inputs = Vec::new();
+    if let WorkloadSource::File(path) = &spec.workload {
+        inputs.push(("the workload", path.as_path()));
+    }
+    if spec.platform.ends_with(".toml") {
+        inputs.push(("the platform", Path::new(&spec.platform)));
+    }
+    let info = spec.trace.as_deref().map(plat_info::path_for);
+    let outputs: Vec<(&str, &Path)> = [
+        ("the trace", spec.trace.as_deref()),
+        ("the platform description", info.as_deref()),
+        ("the schedstat", spec.schedstat.as_deref()),
+        ("the log directory", spec.log_dir.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(name, path)| Some((name, path?)))
+    .collect();
+    match crate::output::clash(&inputs, &outputs) {
+        Some((path, message)) => Err(InputError::new(path, message)),
+        None => Ok(()),
+    }
+}
+
 /// The trace's path and format: `trace_format`, else the path's extension.
 fn trace_output(spec: &RunSpec) -> Result<Option<(&PathBuf, TraceFormat)>, InputError> {
     let Some(path) = &spec.trace else {
@@ -365,13 +390,19 @@ fn simulate(
             TraceFormat::Perfetto => Box::new(PerfettoWriter::new(out, nr_cpus)),
         };
         sim.observe(w);
-        let info = plat_info::path_for(path);
-        let (info_staged, mut info_file) = Staged::create(&info)
-            .map_err(|e| io_error("cannot write the platform description", &info, e))?;
-        let text = plat_info::render(sim.platform(), spec.kernel, pload_ns(wl.global.calibration));
-        std::io::Write::write_all(&mut info_file, text.as_bytes())
-            .map_err(|e| io_error("cannot write the platform description", &info, e))?;
-        trace = Some([staged, info_staged]);
+        let mut staged = vec![staged];
+        // Beside a trace file, not beside a device or a FIFO.
+        if !crate::output::streams(path) {
+            let info = plat_info::path_for(path);
+            let (info_staged, mut info_file) = Staged::create(&info)
+                .map_err(|e| io_error("cannot write the platform description", &info, e))?;
+            let text =
+                plat_info::render(sim.platform(), spec.kernel, pload_ns(wl.global.calibration));
+            std::io::Write::write_all(&mut info_file, text.as_bytes())
+                .map_err(|e| io_error("cannot write the platform description", &info, e))?;
+            staged.push(info_staged);
+        }
+        trace = Some(staged);
     }
     let mut logs = None;
     if let Some(dir) = &spec.log_dir {
@@ -428,6 +459,7 @@ pub fn run(
     let plat = load_platform(&spec.platform)?;
     let feat = features(spec.kernel, &spec.sets, &spec.features)?;
     trace_output(spec)?;
+    check_outputs(spec)?;
     let switches = feat.listing();
     let opts = RunOptions {
         duration: spec.duration,
