@@ -1,3 +1,4 @@
+import json
 import re
 
 from kernel_arith import PERIOD_NS, always_running_util, first_period_reaching
@@ -137,3 +138,27 @@ def test_run_dash_o_writes_the_trace_as_trace_cmd_record_does(cli, tmp_path):
     assert cli("run", wl, "-q", "--trace", tmp_path / "b.dat").returncode == 0
     assert (tmp_path / "a.dat").read_bytes() == (tmp_path / "b.dat").read_bytes()
     assert (tmp_path / "a.plat_info.yml").exists()
+
+
+def test_benchmarks_take_quiet_and_top_and_name_one_range(cli):
+    quiet = cli("perf-bench-pipe", "-l", "1000", "--quiet")
+    assert quiet.returncode == 0 and quiet.stdout == b""
+    top = cli("perf-bench-pipe", "-l", "1000", "--top", "1").stdout.decode()
+    assert "ops/sec" in top and "sched-pipe-" in top and "more tasks with less run time" in top
+    # The option's range is the core's, however large the number.
+    for value in ("0", "99999999999", "99999999999999999999999"):
+        r = cli("hackbench", "-g", value)
+        assert r.returncode == 2 and b"-g/--groups" in r.stderr, r.stderr
+        assert b"out of range: 1 to 16384" in r.stderr or b"is not a whole number" in r.stderr, r.stderr
+    assert b"out of range: 1 to 16384" in cli("hackbench", "-g", "99999999999").stderr
+
+
+def test_many_warnings_are_counted_after_the_first_ten(cli, tmp_path):
+    # 20 taskgroups rt-app would create: a warning each.
+    tasks = {f"t{i}": {"loop": 1, "run": 100, "taskgroup": f"/g{i}"} for i in range(20)}
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"tasks": tasks}))
+    r = cli("run", wl, "-q", "--summary", tmp_path / "s.json")
+    lines = r.stderr.decode().splitlines()
+    assert r.returncode == 0 and len(lines) == 11 and lines[-1] == "warning: … and 10 more (--summary FILE.json lists them all)"
+    assert len(json.loads((tmp_path / "s.json").read_text())["warnings"]) == 20

@@ -111,3 +111,16 @@ def test_different_workloads_are_refused(cli, tmp_path):
     bad.write_text(json.dumps({"platform": "smp:4"}))
     r = cli("compare", "--results", bad, bad)
     assert r.returncode == 2 and b"not a schedlab run summary" in r.stderr
+
+
+def test_compare_prints_the_tasks_and_cpus_that_differ_most_and_takes_dashed_side_options(cli, tmp_path):
+    wl = tmp_path / "w.json"
+    wl.write_text('{"tasks": {"t": {"instance": 3, "run": 3000, "sleep": 5000}}, "global": {"duration": 1}}')
+    r = cli("compare", wl, "--platform", "smp:2", "--duration", "200ms", "--a", "--feature=NO_RUN_TO_PARITY",
+            "--b", "--kernel 6.1")
+    out = r.stdout.decode()
+    assert r.returncode == 0, r.stderr.decode()
+    assert "tasks: the 10 figures that differ most" in out and "CPUs: the 10 figures that differ most" in out
+    assert "t-0 run_ns" in out or "t-0 wait_ns" in out
+    bad = cli("compare", wl, "--a", "--json-c")
+    assert bad.returncode == 2 and b"not a run option: --json-c (it reads the workload" in bad.stderr

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import schedlab
+
 CORPUS = Path(__file__).parent / "rtapp-corpus"
 
 # Collects script errors and, once the page has loaded, each plot's points per trace.
@@ -118,3 +120,14 @@ def test_reproduce_report(cli, tmp_path):
         assert points and all(n > 0 for n in points), title
     text = out.read_text()
     assert "121 ms" in text and "223 ms" in text  # the seed's values beside schedlab's
+
+
+def test_the_configuration_names_the_governors_the_policies_ran(tmp_path):
+    from schedlab.report import configuration
+
+    w = {"tasks": {"t": {"run": 1000, "sleep": 1000}}}
+    # Chosen by --set (as the CLI passes --governor) or per policy: what the run reports.
+    by_set = schedlab.run(w, "hikey960", sets=["cpufreq.governor=schedutil"], duration_ns="20ms", frames=False)
+    assert configuration(by_set)["governors"] == "schedutil"
+    mixed = schedlab.run(w, "hikey960", governors=["a53=powersave"], duration_ns="20ms", frames=False)
+    assert configuration(mixed)["governors"] == "a53: powersave, a73: performance"

@@ -230,3 +230,16 @@ def test_a_sweep_with_a_failed_point_exits_1_with_the_count(tmp_path, cli):
     err = r.stderr.decode()
     assert r.returncode == 1 and "schedlab: 1 of 2 points failed" in err and "CPU 5 is outside" in err, err
     assert pd.read_parquet(tmp_path / "grid.parquet")["status"].tolist() == ["error", "ok"]
+
+
+def test_a_script_must_guard_its_sweep_and_is_told_so(tmp_path):
+    call = (f'schedlab.sweep(base={{"workload": "{VIDEO}", "duration": "50ms"}}, grid={{"seed": [1, 2]}}, jobs=2)')
+    unguarded = tmp_path / "unguarded.py"
+    unguarded.write_text(f"import schedlab\n\ndf = {call}\nprint(df['status'].tolist())\n")
+    r = subprocess.run([sys.executable, str(unguarded)], capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and f"{unguarded}:3: the sweep's worker processes import this script again" in r.stderr
+    assert r.stderr.count("Traceback") == 1, "one error, not a pool of workers dying for ever"
+    guarded = tmp_path / "guarded.py"
+    guarded.write_text(f"import schedlab\n\nif __name__ == '__main__':\n    print({call}['status'].tolist())\n")
+    r = subprocess.run([sys.executable, str(guarded)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "['ok', 'ok']" in r.stdout, r.stderr

@@ -28,6 +28,13 @@ def _count(text: str) -> int:
     return int(text)
 
 
+def _whole(text: str) -> int:
+    """A whole number for an option whose range the core checks (and names)."""
+    if not text.isdigit() or int(text) >= 1 << 64:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number")
+    return int(text)
+
+
 def _seeds(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 1000:
         raise argparse.ArgumentTypeError(f"'{text}' is not a number of seeds (1 to 1000)")
@@ -64,6 +71,9 @@ def _sets(args) -> list[str]:
             for g in args.governor]
     return args.set + ([f"fair.policy={args.fair}"] if args.fair else []) + govs
 
+
+# Warnings printed before the rest are counted (20,000 taskgroups would print 20,000).
+SHOWN_WARNINGS = 10
 
 EXIT_CODES = """exit status:
   0    success
@@ -104,9 +114,17 @@ def _executor_options(r: argparse.ArgumentParser, what: str) -> None:
     r.add_argument("--dask", metavar="tcp://HOST:PORT", help=f"run the {what} on this Dask scheduler's workers")
 
 
+def _table_options(r: argparse.ArgumentParser, what: str) -> None:
+    r.add_argument("--top", type=_count, default=None if what else 30, metavar="N",
+                   help=f"show the N tasks with the most run time ({what or 'default 30; 0: all'})")
+    r.add_argument("--quiet", "-q", action="store_true", help=f"print no {what and 'report and no '}table "
+                                                               "(warnings and errors only)")
+
+
 def _benchmark_options(r: argparse.ArgumentParser, units: str) -> None:
     r.add_argument("--taskgroup", metavar="PATH", help="run its tasks in this cgroup (e.g. /a/b; default: the root)")
     _run_options(r, units)
+    _table_options(r, "after the report, as run shows them")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -148,9 +166,7 @@ def parser() -> argparse.ArgumentParser:
                    help="the trace to write, as --trace (trace-cmd record's -o)")
     r.add_argument("--json-c", action="store_true",
                    help="read repeated keys as rt-app's json-c does (default: workgen, keep them in order)")
-    r.add_argument("--top", type=_count, default=30, metavar="N",
-                   help="show the N tasks with the most run time (default 30; 0: all)")
-    r.add_argument("--quiet", "-q", action="store_true", help="print no table (warnings and errors only)")
+    _table_options(r, "")
 
     r = commands.add_parser("report", help="simulate a workload and write an HTML report of the run",
                             description="One self-contained HTML file: the run's configuration, summary tables "
@@ -166,12 +182,12 @@ def parser() -> argparse.ArgumentParser:
                             description="hackbench's groups of senders and receivers passing messages over "
                                         "Unix sockets or pipes (docs/benchmarks.md). The cost model is on "
                                         "unless --set overhead=off.")
-    r.add_argument("-g", "--groups", type=_count, default=10, help="groups of senders and receivers (default 10)")
-    r.add_argument("-f", "--fds", type=_count, default=20,
+    r.add_argument("-g", "--groups", type=_whole, default=10, help="groups of senders and receivers (default 10)")
+    r.add_argument("-f", "--fds", type=_whole, default=20,
                    help="senders and receivers per group (default 20)")
-    r.add_argument("-l", "--loops", type=_count, default=100,
+    r.add_argument("-l", "--loops", type=_whole, default=100,
                    help="messages each sender writes to each receiver (default 100)")
-    r.add_argument("-s", "--datasize", type=_count, default=100, help="bytes per message (default 100)")
+    r.add_argument("-s", "--datasize", type=_whole, default=100, help="bytes per message (default 100)")
     r.add_argument("-p", "--pipe", action="store_true", help="pipes instead of Unix stream sockets")
     mode = r.add_mutually_exclusive_group()
     mode.add_argument("-T", "--threads", action="store_true", help="threads of one process")
@@ -181,7 +197,7 @@ def parser() -> argparse.ArgumentParser:
     r = commands.add_parser("perf-bench-pipe", help="simulate `perf bench sched pipe`; print its report",
                             description="Two tasks passing an int back and forth over two pipes "
                                         "(docs/benchmarks.md). The cost model is on unless --set overhead=off.")
-    r.add_argument("-l", "--loop", type=_count, default=1_000_000,
+    r.add_argument("-l", "--loop", type=_whole, default=1_000_000,
                    help="round trips (default 1000000, as perf)")
     r.add_argument("-T", "--threaded", action="store_true", help="two threads instead of two processes")
     _benchmark_options(r, units)
@@ -201,6 +217,7 @@ def parser() -> argparse.ArgumentParser:
                    help="compare two saved run summaries (run --summary) instead of running")
     r.add_argument("-o", "--output", metavar="COMPARE.html", help="write the comparison report")
     _run_options(r, units)
+    r.add_argument("--json-c", action="store_true", help="read repeated keys as rt-app's json-c does")
 
     r = commands.add_parser("sweep", help="run a grid of configurations; one Parquet row per run",
                             description="Every combination of GRID.toml's axes over its base settings "
@@ -394,7 +411,8 @@ def _side_options(shared: argparse.Namespace, text: str, side: str) -> argparse.
     except (ValueError, argparse.ArgumentError) as e:
         raise schedlab.InputError(f"--{side} '{text}': {e}") from None
     if extra:
-        raise schedlab.InputError(f"--{side} '{text}': not a run option: {' '.join(extra)}")
+        hint = " (it reads the workload, the same on both sides: give it to compare)" if "--json-c" in extra else ""
+        raise schedlab.InputError(f"--{side} '{text}': not a run option: {' '.join(extra)}{hint}")
     return ns
 
 
@@ -420,7 +438,8 @@ def _compare(args) -> int:
             seeds = [[f"seed={i}"] for i in range(1, args.seeds + 1)] if args.seeds > 1 else [[]]
             sides.append([RunSpec.of(args.workload, ns.platform, kernel=ns.kernel, sets=_sets(ns) + seed,
                                      features=ns.feature, duration_ns=ns.duration, cgroups=ns.cgroup,
-                                     idle_cgroups=ns.idle_cgroups).run(frames=args.output is not None)
+                                     idle_cgroups=ns.idle_cgroups, json_c=args.json_c)
+                          .run(frames=args.output is not None)
                           for seed in seeds])
     labels = tuple(getattr(args, n) or n for n in ("a", "b")) if not args.results else tuple(args.results)
     c = compare(*sides, labels=labels)
@@ -430,13 +449,20 @@ def _compare(args) -> int:
     return 0
 
 
-def _compare_tables(c) -> None:
-    """The totals and energy, and the tasks whose run or wait time differs most."""
+def _compare_tables(c, rows: int = 10) -> None:
+    """The totals and energy; the tasks' and the CPUs' figures that differ most (`rows` of
+    each; the HTML report has them all)."""
     _, Table = _rich()
     out = _stdout_console()
     la, lb = c.labels
-    for title, df in (("totals", c.totals), ("energy per cluster, mJ", c.clusters)):
-        table = Table(title=f"{la} against {lb}: {title}", title_justify="left")
+    tasks = c.tasks.loc[c.tasks.index.get_level_values("metric").isin(["run_ns", "wait_ns", "latency_p99_ns"])]
+    cpus = c.cpus.loc[c.cpus.index.get_level_values("metric").isin(["busy_pct", "energy_mj"])]
+    for title, df in (("totals", c.totals), ("energy per cluster, mJ", c.clusters),
+                      (f"tasks: the {rows} figures that differ most", _most_different(tasks, rows)),
+                      (f"CPUs: the {rows} figures that differ most", _most_different(cpus, rows))):
+        # The heading on a line of its own: a table's title wraps at the table's width.
+        out.print(f"{la} against {lb}: {title}", highlight=False, markup=False, style="italic")
+        table = Table()
         for column in ("figure", la, lb, "b − a", "rel %") + (("95% CI",) if "ci_low" in df else ()):
             table.add_column(column, justify="left" if column == "figure" else "right", overflow="fold")
         for key, row in df.iterrows():
@@ -445,6 +471,11 @@ def _compare_tables(c) -> None:
             name = " ".join(map(str, key)) if isinstance(key, tuple) else str(key)
             table.add_row(name, f"{row['a']:.6g}", f"{row['b']:.6g}", f"{row['diff']:+.6g}", rel, *ci)
         out.print(table, highlight=False)
+
+
+def _most_different(df, rows: int):
+    """The `rows` rows of largest |b − a| (ties in their order)."""
+    return df.iloc[(-df["diff"].abs()).to_numpy().argsort(kind="stable")[:rows]]
 
 
 def _sweep(args) -> int:
@@ -501,8 +532,11 @@ def _benchmark(args, bench) -> int:
         r, status = _simulate(args, bench.workload(), with_overhead(_sets(args)), origin=args.command)
     except schedlab.InputError as e:
         return _fail(option_error(bench, str(e)))
-    if status == 0:
+    if status == 0 and not args.quiet:
         sys.stdout.write(bench.report(r))
+        if args.top is not None:
+            args.workload = args.command
+            _run_tables(args, r, _rich()[1])
     return status
 
 
@@ -540,8 +574,12 @@ def _simulate(args, workload, sets, origin=None, json_c=False, frames=False):
     finally:
         if summary:
             summary.discard()
-    for w in r.warnings:
+    for w in r.warnings[:SHOWN_WARNINGS]:
         console.print(f"warning: {w}", highlight=False, markup=False)
+    if len(r.warnings) > SHOWN_WARNINGS:
+        more = len(r.warnings) - SHOWN_WARNINGS
+        console.print(f"warning: … and {more:,} more (--summary FILE.json lists them all)", highlight=False,
+                      markup=False)
     for w in r.refusals:
         console.print(f"refused: {w}", highlight=False, markup=False)
     return r, _fail(r.deadlock) if r.deadlock else 0
@@ -686,9 +724,18 @@ def _terminate(signum, frame):
     raise Terminated
 
 
+def _side_values(argv: list[str]) -> list[str]:
+    """`--a VALUE` as `--a=VALUE`: a side's options start with a dash (`--a --json-c`), which
+    argparse would take for an option of compare's own."""
+    out, words = [], iter(argv)
+    for word in words:
+        out.append(f"{word}={next(words, '')}" if word in ("--a", "--b") else word)
+    return out
+
+
 def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
-    args = parser().parse_args(argv)
+    args = parser().parse_args(_side_values(sys.argv[1:] if argv is None else argv))
     handlers = {"replay": _replay, "periodic": _periodic, "ramp": _ramp}
     commands = {"run": _run, "report": _report, "compare": _compare, "sweep": _sweep, "hackbench": _hackbench, "perf-bench-pipe": _perf_bench_pipe, "check": _check, "platforms": _platforms, "features": _features,
                 "reproduce": _reproduce}

@@ -28,7 +28,12 @@ def configuration(run) -> dict[str, str]:
         for key in ("sets", "features", "cgroups"):
             if getattr(spec, key):
                 rows[key] = ", ".join(getattr(spec, key))
-        rows["governors"] = ", ".join(spec.governors) or "performance"
+    # The governors the run's policies ran, however they were chosen (--governor, --set).
+    governors = {p["policy"]: p["governor"] for p in run.policy_rows}
+    if governors:
+        same = len(set(governors.values())) == 1
+        rows["governors"] = (next(iter(governors.values())) if same else
+                             ", ".join(f"{policy}: {g}" for policy, g in governors.items()))
     return rows
 
 

@@ -9,12 +9,14 @@ Parquet file is the same bytes on any executor."""
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import itertools
 import json
 import math
 import os
 import signal
+import sys
 import time
 import tomllib
 from dataclasses import asdict, dataclass, replace
@@ -242,12 +244,45 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _check_main_guard() -> None:
+    """InputError when a script calls a sweep from its top level outside `if __name__ ==
+    "__main__":`. Worker processes import the script again (multiprocessing's forkserver and
+    spawn do), and an unguarded call would start the sweep again in each of them: workers
+    dying as they start, and the pool starting new ones, for ever."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    frame = sys._getframe()
+    while frame is not None and not (frame.f_globals is vars(main) and frame.f_code.co_name == "<module>"):
+        frame = frame.f_back
+    if path is None or frame is None:
+        return  # Jupyter, the REPL, or a call from a function: nothing runs it again
+    try:
+        tree = ast.parse(Path(path).read_text())
+    except (OSError, SyntaxError, ValueError):
+        return
+    line = frame.f_lineno
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _is_main_test(node.test) and node.lineno <= line <= node.end_lineno:
+            return
+    raise schedlab.InputError(
+        f"{path}:{line}: the sweep's worker processes import this script again, and would run its "
+        "sweep again: call it under `if __name__ == \"__main__\":`")
+
+
+def _is_main_test(test) -> bool:
+    """`__name__ == "__main__"`, either way round."""
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and {ast.dump(test.left), ast.dump(test.comparators[0])} ==
+            {ast.dump(ast.Name("__name__", ast.Load())), ast.dump(ast.Constant("__main__"))})
+
+
 def _local(fn, items: list, jobs: int):
     """(index, fn(item)) as each item is done, on `jobs` processes (1: in this one)."""
     if jobs == 1:
         for i, item in enumerate(items):
             yield i, fn(item)
         return
+    _check_main_guard()
     import multiprocessing
 
     # Workers fork from a server that has schedlab and pandas loaded: none imports them again.
