@@ -181,3 +181,20 @@ def test_lisa_plots_save_as_images(run, tmp_path, plot, args):
     path = tmp_path / f"{plot}.png"
     hv.save(getattr(trace.ana.load_tracking, plot)(*args, backend="matplotlib"), path, backend="matplotlib")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 5000
+
+
+def test_a_cpu_idle_all_run_is_idle_in_lisa_too(tmp_path):
+    # One task pinned to little CPU 1: CPUs 0, 2 and 3 never run anything. The trace starts
+    # with each CPU's idle state, so LISA sees them idle from the start: the little domain's
+    # active time is CPU 1's busy time, as schedlab counts it (LISA counted 0 s without).
+    w = {"tasks": {"t": {"cpus": [1], "run": 3000, "timer": {"ref": "t", "period": 10000}}}}
+    result = schedlab.run(w, "hikey960", duration_ns=SPAN_NS // 2, trace=tmp_path / "run.dat")
+    trace = result.to_lisa()
+    busy = result.cpu_rows[1]["busy_ns"] / 1e9
+    assert busy > 0.1 and all(result.cpu_rows[c]["busy_ns"] == 0 for c in (0, 2, 3))
+    theirs = trace.ana.frequency.df_domain_frequency_residency(1)
+    assert theirs["active_time"].sum() == pytest.approx(busy, abs=1e-9)
+    for cpu in (0, 2, 3):
+        idle = trace.ana.idle.df_cpu_idle_state_residency(cpu)["time"]
+        # Idle over LISA's whole window (the trace's first event to its last).
+        assert idle.get(-1, 0.0) == 0.0 and idle.sum() == pytest.approx(trace.end - trace.start, abs=1e-9)

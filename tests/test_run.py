@@ -298,3 +298,14 @@ def test_the_api_takes_durations_with_units_and_one_string_or_none_for_lists():
 def test_bad_api_arguments_name_the_argument(kwargs, message):
     with pytest.raises(schedlab.InputError, match=message):
         schedlab.run({"tasks": {"t": {"run": 1000}}}, "smp:2", **kwargs)
+
+
+def test_the_core_reads_json_as_rt_app_does():
+    # json-c's leniencies (inline and line comments, trailing commas, single quotes), and a
+    # repeated key's last value: what grub's experiment reads its examples with.
+    text = """{"a": 1, /* inline */ "b": [1, 2.5,], // to the line's end
+              "c": 'single', "a": 3, "d": {"e": null, "f": true,},}"""
+    assert schedlab._core.read_json(text, "t.json") == {"a": 3, "b": [1, 2.5], "c": "single",
+                                                       "d": {"e": None, "f": True}}
+    with pytest.raises(schedlab.InputError, match=r"t.json:1:\d+: "):
+        schedlab._core.read_json('{"a": }', "t.json")

@@ -507,6 +507,39 @@ fn check_switches(kernel: &str, sets: Vec<String>, features: Vec<String>) -> PyR
         .map_err(input_error)
 }
 
+/// JSON text read as rt-app's json-c reads it (comments, trailing commas, single quotes; a
+/// repeated key: the last one): Python values. Errors name `origin`, the line and column.
+#[pyfunction]
+fn read_json(py: Python<'_>, text: &str, origin: &str) -> PyResult<Py<PyAny>> {
+    let node = schedlab::workload::json::parse(text, false).map_err(|e| {
+        InputError::new_err(format!("{origin}:{}:{}: {}", e.line, e.col, e.message))
+    })?;
+    py_value(py, &node.value)
+}
+
+/// A parsed JSON value as Python's json module gives it.
+fn py_value(py: Python<'_>, v: &schedlab::workload::json::Value) -> PyResult<Py<PyAny>> {
+    use schedlab::workload::json::Value;
+    Ok(match v {
+        Value::Null | Value::Missing => py.None(),
+        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
+        Value::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        Value::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
+        Value::Str(s) => s.into_pyobject(py)?.into_any().unbind(),
+        Value::Array(items) => {
+            let values: PyResult<Vec<_>> = items.iter().map(|n| py_value(py, &n.value)).collect();
+            pyo3::types::PyList::new(py, values?)?.into_any().unbind()
+        }
+        Value::Object(entries) => {
+            let d = PyDict::new(py);
+            for (key, n) in entries {
+                d.set_item(key, py_value(py, &n.value)?)?;
+            }
+            d.into_any().unbind()
+        }
+    })
+}
+
 /// `output::clash`: the first output (name, path) that would replace an input or another
 /// output, as (its path, the message), or None.
 #[pyfunction]
@@ -540,5 +573,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(energy_model, m)?)?;
     m.add_function(wrap_pyfunction!(check_switches, m)?)?;
     m.add_function(wrap_pyfunction!(output_clash, m)?)?;
+    m.add_function(wrap_pyfunction!(read_json, m)?)?;
     Ok(())
 }

@@ -8,9 +8,9 @@ are the equations' closed forms in the kernel's fixed point (Umax = 996147/2^20,
 269/2^8), per CPU Uextra = Umax − Σu/M and Uinact = 0 (busy loops never block).
 """
 
-import json
-import re
 from pathlib import Path
+
+from schedlab import _core
 
 from schedlab.reproduce import Experiment, Figure, Job, Results, register
 from schedlab.run import RunSpec
@@ -167,10 +167,8 @@ def example_figures(results: Results) -> list[Figure]:
     threads admission control refuses are the ones its arithmetic predicts."""
     figures = []
     for path in sorted(EXAMPLES.glob("*.json")):
-        # json-c's leniencies these files use: comments and trailing commas.
-        text = "\n".join(line for line in path.read_text().splitlines()
-                         if not line.strip().startswith(("/*", "*")))
-        spec = json.loads(re.sub(r",\s*([}\]])", r"\1", text))
+        # Read as rt-app reads them (json-c: comments, trailing commas), by the core's reader.
+        spec = _core.read_json(path.read_text(), str(path))
         for eq in EQUATIONS:
             r = results[f"{path.stem} · {eq}"]
             admit = admitted(spec, 4, server=eq == "mainline")
