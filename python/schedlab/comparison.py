@@ -41,6 +41,16 @@ class Comparison:
     def to_html(self, title: str | None = None) -> str:
         return comparison_html(self, title)
 
+    def __repr__(self) -> str:
+        la, lb = self.labels
+        return (f"<Comparison {la!r} ({len(self.a)} run(s)) against {lb!r} ({len(self.b)}): {len(self.totals)} "
+                f"totals, {len(self.tasks)} task and {len(self.cpus)} CPU figures>")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the totals and the energy per cluster, side by side."""
+        return "".join(report.section(heading, report.table_html(df)) for heading, df in
+                       (("Totals", self.totals), ("Energy per cluster (mJ)", self.clusters)))
+
     def write(self, path, title: str | None = None) -> None:
         """The comparison report, written whole or not at all."""
         write_text(path, self.to_html(title))
@@ -126,7 +136,7 @@ def overlay(fa: plots.Figure, fb: plots.Figure, labels: tuple[str, str]) -> plot
     fig = plots.Figure(fa.title, fa.x_label, fa.y_label, y2_label=fa.y2_label, stacked=False)
     for label, f in zip(labels, (fa, fb)):
         for s in f.series:
-            fig.series.append(plots.Series(f"{label}: {s.name}", s.x, s.y, s.kind, s.secondary, s.dash))
+            fig.series.append(plots.Series(f"{label}: {s.name}", s.x, s.y, s.kind, s.secondary, s.dash, s.group))
     return fig
 
 

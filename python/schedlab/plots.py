@@ -12,8 +12,9 @@ import pandas as pd
 
 from schedlab import analysis
 
-# Series longer than this are thinned for drawing: each of this many buckets keeps its
-# highest point (a signal's peaks survive; a report stays a few MB).
+# Series longer than this are thinned for drawing: each of half this many buckets keeps its
+# lowest and its highest point, in time order (peaks and troughs survive; a report stays a
+# few MB).
 MAX_POINTS = 4000
 
 
@@ -25,6 +26,10 @@ class Series:
     kind: str = "line"  # line, step (holds until the next point), scatter, bar
     secondary: bool = False  # drawn against the right-hand axis
     dash: bool = False
+    group: str | None = None  # series of one group share a colour (a CPU's util and capacity)
+
+    def __repr__(self) -> str:
+        return f"<Series {self.name!r}: {self.kind}, {len(self.x)} points>"
 
 
 @dataclass
@@ -36,14 +41,38 @@ class Figure:
     y2_label: str | None = None
     stacked: bool = False  # bars stacked rather than side by side
 
+    def __repr__(self) -> str:
+        return f"<Figure {self.title!r}: {len(self.series)} series>"
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the plot, drawn by plotly (its script loaded once per notebook)."""
+        return to_plotly(self).to_html(full_html=False, include_plotlyjs="cdn")
+
+
+def palette() -> list[str]:
+    """48 distinct colours (plotly's Dark24 and Light24): one per series group, where 10
+    would repeat over a 16-CPU platform's series."""
+    from plotly.colors import qualitative
+
+    return list(qualitative.Dark24) + list(qualitative.Light24)
+
+
+def _colours(fig: Figure) -> list[str]:
+    """Each series' colour: one per group (a series without one is its own group)."""
+    groups: dict = {}
+    colours = palette()
+    return [colours[groups.setdefault(s.group or s.name, len(groups)) % len(colours)] for s in fig.series]
+
 
 def thin(x, y, n: int = MAX_POINTS) -> tuple[np.ndarray, np.ndarray]:
-    """At most `n` points: the highest of each of `n` equal runs of points."""
+    """At most `n` points: the lowest and the highest of each of `n` / 2 equal runs of
+    points, in their order (min–max decimation)."""
     x, y = np.asarray(x), np.asarray(y)
     if len(x) <= n:
         return x, y
-    edges = np.linspace(0, len(x), n + 1).astype(int)
-    keep = [a + int(np.argmax(y[a:b])) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+    edges = np.linspace(0, len(x), n // 2 + 1).astype(int)
+    keep = sorted({a + int(f(y[a:b])) for a, b in zip(edges[:-1], edges[1:]) if b > a
+                   for f in (np.argmin, np.argmax)})
     return x[keep], y[keep]
 
 
@@ -72,14 +101,16 @@ def plot_task_signals(run, task) -> Figure:
 
 
 def plot_cpus_util(run) -> Figure:
-    """Each CPU's util_avg against the capacity left to CFS."""
+    """Each CPU's util_avg against the capacity left to CFS, each held until its next
+    update (a signal between two updates is not a ramp), a CPU's two in one colour."""
     fig = Figure("CPU utilization and capacity", "time (s)", "util / capacity")
     util = analysis.df_cpus_signal(run, "util")
     capacity = analysis.df_cpus_signal(run, "capacity")
     for cpu in sorted(util["cpu"].unique()):
-        fig.series.append(_line(f"CPU{cpu} util", util[util["cpu"] == cpu], "util"))
+        group = f"CPU{cpu}"
+        fig.series.append(_line(f"CPU{cpu} util", util[util["cpu"] == cpu], "util", "step", group=group))
         fig.series.append(_line(f"CPU{cpu} capacity", capacity[capacity["cpu"] == cpu], "capacity", "step",
-                                dash=True))
+                                dash=True, group=group))
     return fig
 
 
@@ -196,15 +227,16 @@ def to_plotly(fig: Figure):
     import plotly.graph_objects as go
 
     out = go.Figure()
-    for s in fig.series:
+    for s, colour in zip(fig.series, _colours(fig)):
         axis = {"yaxis": "y2"} if s.secondary else {}
         if s.kind == "bar":
-            out.add_trace(go.Bar(name=s.name, x=s.x, y=s.y))
+            out.add_trace(go.Bar(name=s.name, x=s.x, y=s.y, marker_color=colour))
         else:
             mode = "markers" if s.kind == "scatter" else "lines"
-            line = {"shape": "hv" if s.kind == "step" else "linear", "dash": "dash" if s.dash else "solid"}
-            out.add_trace(go.Scatter(name=s.name, x=s.x, y=s.y, mode=mode,
-                                       **({} if mode == "markers" else {"line": line}), **axis))
+            line = {"shape": "hv" if s.kind == "step" else "linear", "dash": "dash" if s.dash else "solid",
+                    "color": colour}
+            style = {"marker": {"color": colour}} if mode == "markers" else {"line": line}
+            out.add_trace(go.Scatter(name=s.name, x=s.x, y=s.y, mode=mode, **style, **axis))
     out.update_layout(title=fig.title, xaxis_title=fig.x_label, yaxis_title=fig.y_label, height=420,
                       barmode="stack" if fig.stacked else "group", margin={"t": 50, "b": 40},
                       legend={"orientation": "v"})
@@ -223,23 +255,23 @@ def to_matplotlib(fig: Figure, ax=None):
     bars = [s for s in fig.series if s.kind == "bar"]
     width = 0.8 / (1 if fig.stacked else max(len(bars), 1))
     bottom: dict = {}
-    for s in fig.series:
+    for s, colour in zip(fig.series, _colours(fig)):
         target = ax2 if s.secondary else ax
         style = "--" if s.dash else "-"
         if s.kind == "bar":
             i = bars.index(s)
             pos = np.arange(len(s.x)) + (0 if fig.stacked else (i - (len(bars) - 1) / 2) * width)
             base = bottom.get(tuple(s.x), np.zeros(len(s.x))) if fig.stacked else 0
-            target.bar(pos, s.y, width, bottom=base, label=s.name)
+            target.bar(pos, s.y, width, bottom=base, label=s.name, color=colour)
             if fig.stacked:
                 bottom[tuple(s.x)] = base + s.y
             target.set_xticks(np.arange(len(s.x)), s.x, rotation=30, ha="right")
         elif s.kind == "step":
-            target.step(s.x, s.y, style, where="post", label=s.name)
+            target.step(s.x, s.y, style, where="post", label=s.name, color=colour)
         elif s.kind == "scatter":
-            target.scatter(s.x, s.y, s=4, label=s.name, color="grey" if s.secondary else None)
+            target.scatter(s.x, s.y, s=4, label=s.name, color="grey" if s.secondary else colour)
         else:
-            target.plot(s.x, s.y, style, label=s.name)
+            target.plot(s.x, s.y, style, label=s.name, color=colour)
     ax.set(title=fig.title, xlabel=fig.x_label, ylabel=fig.y_label)
     if ax2 is not None:
         ax2.set_ylabel(fig.y2_label)

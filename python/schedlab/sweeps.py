@@ -251,6 +251,8 @@ def _check_main_guard() -> None:
     dying as they start, and the pool starting new ones, for ever."""
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
+    if getattr(getattr(main, "__spec__", None), "name", "").endswith(".__main__"):
+        return  # `python -m package`: multiprocessing does not run a package's __main__ again
     frame = sys._getframe()
     while frame is not None and not (frame.f_globals is vars(main) and frame.f_code.co_name == "<module>"):
         frame = frame.f_back
