@@ -124,3 +124,58 @@ def test_uclamp_counters(tmp_path):
     values = counters(trace, double=True)
     assert set(values["CPU0 uclamp_min"]) == {0.0, 256.0}
     assert 512.0 in values["CPU0 uclamp_max"]
+
+
+def descriptors(trace) -> dict:
+    return {p.track_descriptor.uuid: p.track_descriptor for p in trace.packet if p.HasField("track_descriptor")}
+
+
+def test_the_trace_says_its_system_and_cpus(run):
+    result, trace = run
+    info = [p.system_info for p in trace.packet if p.HasField("system_info")]
+    assert len(info) == 1 and info[0].utsname.sysname == "Linux" and info[0].num_cpus == 8
+    # trace_processor reads the kernel's version from the release (else it takes 4.4's
+    # task-state encoding).
+    assert info[0].utsname.release == "6.12.0-schedlab"
+    cpus = next(p.cpu_info for p in trace.packet if p.HasField("cpu_info")).cpus
+    # platforms/hikey960.toml: the A53s (CPUs 0-3, capacity 462) and the A73s (1024).
+    assert [c.capacity for c in cpus] == result.cpus["capacity"].tolist() == [462] * 4 + [1024] * 4
+    assert [c.processor for c in cpus] == ["a53"] * 4 + ["a73"] * 4
+    khz = {int(k) for k in result.cpu_rows[0]["freq_residency"]}
+    assert set(cpus[0].frequencies) == khz and list(cpus[0].frequencies) == sorted(cpus[0].frequencies)
+
+
+def test_counters_sit_under_their_cpu_or_thread_and_name_their_unit(run):
+    result, trace = run
+    tracks = descriptors(trace)
+    counters = [d for d in tracks.values() if d.HasField("counter")]
+    assert counters and all(d.counter.unit_name for d in counters)
+    tids = set(result.tasks["pid"])
+    for d in counters:
+        if d.name == "overutilized":
+            assert not d.parent_uuid
+            continue
+        parent = tracks[d.parent_uuid]
+        if d.name.startswith("CPU"):
+            assert parent.name == d.name.split()[0] and not parent.HasField("counter")
+        else:
+            assert parent.HasField("thread") and parent.thread.tid in tids
+            assert d.name.startswith(f"{parent.thread.thread_name}-{parent.thread.tid} ")
+    units = {d.name.split(" ", 1)[1]: d.counter.unit_name for d in counters if d.name.startswith("CPU0 ")}
+    assert units["util_avg"] == "of 1024 (SCHED_CAPACITY_SCALE)" and units["load_avg"] == "load (weight)"
+    assert units["energy_mj"] == "mJ"
+
+
+def test_no_counter_track_is_all_zeros(run):
+    # A class or a bandwidth the run never used has no track (13 flat ones were written).
+    _, trace = run
+    names = {uuid: d.name for uuid, d in descriptors(trace).items() if d.HasField("counter")}
+    values = {}
+    for p in trace.packet:
+        e = p.track_event
+        if p.HasField("track_event") and e.type == pb.TrackEvent.TYPE_COUNTER:
+            first = e.double_counter_value if e.HasField("double_counter_value") else e.counter_value
+            for uuid, v in [(e.track_uuid, first), *zip(e.extra_counter_track_uuids, e.extra_counter_values)]:
+                values.setdefault(names[uuid], []).append(v)
+    assert set(values) == set(names.values())
+    assert [name for name, vs in values.items() if not any(vs)] == []

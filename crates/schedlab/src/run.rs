@@ -387,7 +387,12 @@ fn simulate(
                         .map_err(|e| io_error("cannot write the trace", path, e))?,
                 )
             }
-            TraceFormat::Perfetto => Box::new(PerfettoWriter::new(out, nr_cpus)),
+            TraceFormat::Perfetto => {
+                let mut w = PerfettoWriter::new(out, nr_cpus);
+                w.system(sim.platform(), spec.kernel)
+                    .map_err(|e| io_error("cannot write the trace", path, e))?;
+                Box::new(w)
+            }
         };
         sim.observe(w);
         let mut staged = vec![staged];

@@ -5,7 +5,11 @@
 //! ftrace import would drop, named as sched-analyzer names them: "CPU0 util_avg",
 //! "<comm>-<pid> util_avg", "CPU0 capacity", "overutilized", and the machine's own:
 //! "CPU0 dl running_bw", "CPU0 dl this_bw", "CPU0 energy_mj". A PELT update's three signals
-//! travel in one packet (the first counter and two extra ones).
+//! travel in one packet (the first counter and two extra ones). A CPU's counters sit under a
+//! "CPU<n>" track, a task's under its thread's; each names its unit; a counter's track starts
+//! at its first non-zero value (a class or a bandwidth never used shows no flat track). The
+//! trace starts with the system (uname, as a kernel of the preset's version) and its CPUs
+//! (frequencies, capacity), as Perfetto's traced records them.
 
 mod protos;
 
@@ -14,6 +18,8 @@ use std::io::{self, Write};
 
 use self::protos::*;
 use super::{context, swapper, switch_state_value, Counter, Observer, Tracepoint};
+use crate::kernel::Kernel;
+use crate::platform::Platform;
 use crate::sched::deadline::DlNote;
 use crate::sched::fair::{Note, NO_TASK};
 use crate::sched::rq::RqAvg;
@@ -62,6 +68,30 @@ enum Key {
     /// A thread's track (its slices and instants; by task id), rt-app's process's.
     Thread(u32),
     Process,
+    /// The track a CPU's counters sit under.
+    CpuGroup(usize),
+}
+
+impl Key {
+    /// The track this one sits under, if any.
+    fn parent(self) -> Option<Key> {
+        match self {
+            Key::Task(id, _) => Some(Key::Thread(id)),
+            Key::Cpu(cpu, _, _) | Key::Machine(cpu, _) => Some(Key::CpuGroup(cpu)),
+            _ => None,
+        }
+    }
+
+    /// A counter's unit, as Perfetto shows it.
+    fn unit(self) -> &'static str {
+        match self {
+            Key::Task(_, s) | Key::Cpu(_, _, s) if SIGNALS[s].contains("load") => "load (weight)",
+            Key::Machine(_, Counter::Energy) => "mJ",
+            Key::Machine(_, Counter::DlRunningBw | Counter::DlThisBw) => "fraction of the CPU",
+            Key::Overutilized => "flag",
+            _ => "of 1024 (SCHED_CAPACITY_SCALE)",
+        }
+    }
 }
 
 /// The tracks' uuids (0: not described yet): arrays for tasks' and CPUs' counters, a map
@@ -164,7 +194,37 @@ impl<W: Write> PerfettoWriter<W> {
             Key::Machine(cpu, c) => format!("CPU{cpu} {}", c.name()),
             Key::Thread(id) => task(id).kcomm().into(),
             Key::Process => "rt-app".into(),
+            Key::CpuGroup(cpu) => format!("CPU{cpu}"),
         }
+    }
+
+    /// The system and its CPUs: what Perfetto's traced writes first, and trace_processor
+    /// reads the kernel's version (its task-state encoding) from.
+    pub fn system(&mut self, plat: &Platform, kernel: Kernel) -> io::Result<()> {
+        self.packet(None, false, |p| {
+            p.nested(packet::SYSTEM_INFO, |s| {
+                s.nested(system::UTSNAME, |u| {
+                    u.str(system::SYSNAME, "Linux")
+                        .str(system::RELEASE, &format!("{}.0-schedlab", kernel.name()))
+                        .str(system::VERSION, "#1 SMP PREEMPT schedlab");
+                })
+                .uint(system::NUM_CPUS, plat.nr_cpus() as u64);
+            });
+        })?;
+        self.packet(None, false, |p| {
+            p.nested(packet::CPU_INFO, |info| {
+                for c in &plat.cpus {
+                    let domain = &plat.freq_domains[c.freq_domain];
+                    info.nested(system::CPUS, |cpu| {
+                        cpu.str(system::PROCESSOR, &domain.name);
+                        for o in &domain.opps {
+                            cpu.uint(system::FREQUENCIES, o.khz as u64);
+                        }
+                        cpu.uint(system::CAPACITY, c.capacity_orig as u64);
+                    });
+                }
+            });
+        })
     }
 
     /// The track of `key`, described the first time.
@@ -173,6 +233,10 @@ impl<W: Write> PerfettoWriter<W> {
         if uuid != 0 {
             return Ok(uuid);
         }
+        let parent = match key.parent() {
+            Some(k) => self.track(now, k, tasks)?,
+            None => 0,
+        };
         self.tracks.count += 1;
         let uuid = self.tracks.count;
         *self.tracks.slot(key) = uuid;
@@ -180,6 +244,9 @@ impl<W: Write> PerfettoWriter<W> {
         self.packet(Some(now), true, |p| {
             p.nested(packet::TRACK_DESCRIPTOR, |d| {
                 d.uint(track::UUID, uuid);
+                if parent != 0 {
+                    d.uint(track::PARENT_UUID, parent);
+                }
                 match key {
                     Key::Thread(id) => {
                         d.nested(track::THREAD, |t| {
@@ -194,8 +261,13 @@ impl<W: Write> PerfettoWriter<W> {
                                 .str(track::PROCESS_NAME, &name);
                         });
                     }
+                    Key::CpuGroup(_) => {
+                        d.str(track::NAME, &name);
+                    }
                     _ => {
-                        d.str(track::NAME, &name).nested(track::COUNTER, |_| {});
+                        d.str(track::NAME, &name).nested(track::COUNTER, |c| {
+                            c.str(track::UNIT_NAME, key.unit());
+                        });
                     }
                 }
             });
@@ -205,6 +277,11 @@ impl<W: Write> PerfettoWriter<W> {
 
     /// Counter values at `now`: the first on its track, the others as extra counters.
     fn counters(&mut self, now: Ns, values: &[(Key, u64)], tasks: &[SchedTask]) -> io::Result<()> {
+        if let [(key, 0)] = values {
+            if *self.tracks.slot(*key) == 0 {
+                return Ok(()); // its track starts at its first non-zero value
+            }
+        }
         let mut uuids = [0; 3];
         for (u, (key, _)) in uuids.iter_mut().zip(values) {
             *u = self.track(now, *key, tasks)?;
@@ -506,7 +583,9 @@ impl<W: Write> Observer for PerfettoWriter<W> {
     }
 
     fn counter(&mut self, now: Ns, cpu: usize, c: Counter, value: f64) -> io::Result<()> {
-        if self.machine.insert((cpu, c), value) == Some(value) {
+        if self.machine.insert((cpu, c), value) == Some(value)
+            || (value == 0.0 && *self.tracks.slot(Key::Machine(cpu, c)) == 0)
+        {
             return Ok(());
         }
         let uuid = self.track(now, Key::Machine(cpu, c), &[])?;

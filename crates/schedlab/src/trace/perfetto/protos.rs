@@ -25,6 +25,8 @@ pub const TRACE_PACKET: u32 = 1;
 
 /// `TracePacket` (its data is a `oneof`: one of the message fields).
 pub mod packet {
+    pub const SYSTEM_INFO: u32 = 45;
+    pub const CPU_INFO: u32 = 67;
     pub const TIMESTAMP: u32 = 8;
     pub const TRUSTED_PACKET_SEQUENCE_ID: u32 = 10;
     pub const SEQUENCE_FLAGS: u32 = 13;
@@ -130,9 +132,25 @@ pub mod tree {
 }
 
 /// `TrackDescriptor`, with `ProcessDescriptor`, `ThreadDescriptor`, `CounterDescriptor`.
+/// `SystemInfo`, its `Utsname`, and `CpuInfo`.
+pub mod system {
+    pub const UTSNAME: u32 = 1;
+    pub const NUM_CPUS: u32 = 8;
+    pub const SYSNAME: u32 = 1;
+    pub const VERSION: u32 = 2;
+    pub const RELEASE: u32 = 3;
+    pub const CPUS: u32 = 1;
+    pub const PROCESSOR: u32 = 1;
+    pub const FREQUENCIES: u32 = 2;
+    pub const CAPACITY: u32 = 3;
+}
+
 pub mod track {
     pub const UUID: u32 = 1;
+    pub const PARENT_UUID: u32 = 5;
     pub const NAME: u32 = 2;
+    /// `CounterDescriptor.unit_name`.
+    pub const UNIT_NAME: u32 = 6;
     pub const PROCESS: u32 = 3;
     pub const THREAD: u32 = 4;
     pub const COUNTER: u32 = 8;
