@@ -103,7 +103,7 @@ def test_perf_bench_pipe_command_prints_perf_report(cli, tmp_path):
     (["hackbench", "-s", "4097"], "hackbench: -s/--datasize: 4097 is out of range: 1 to 4096"),
     (["hackbench", "-f", "20", "-g", "1000"], "40000 threads"),
     (["hackbench", "--taskgroup", "a b"], "hackbench: --taskgroup: cgroup path"),
-    (["hackbench", "-l", "-3"], "argument -l/--loops: '-3' is not a count"),
+    (["hackbench", "-l", "-3"], "argument -l/--loops: '-3' is not a whole number"),
     (["hackbench", "--threads", "--process"], "not allowed with argument"),
     (["perf-bench-pipe", "-l", "0"], "perf-bench-pipe: -l/--loop: 0 is out of range"),
 ])
