@@ -309,3 +309,20 @@ def test_the_core_reads_json_as_rt_app_does():
                                                        "d": {"e": None, "f": True}}
     with pytest.raises(schedlab.InputError, match=r"t.json:1:\d+: "):
         schedlab._core.read_json('{"a": }', "t.json")
+
+
+def test_a_condition_waits_unlock_wakes_the_mutex_waiter_after_the_sleep(tmp_path):
+    # a holds m and waits on c; b (FIFO) wakes meanwhile, preempts a and blocks on m, so a's
+    # unlock hands m to b and wakes it; b signals. On one CPU no task's wakeup and switch in
+    # share an instant: the unlock's wakeup is delivered after a's sleep, 1 ns later, as the
+    # futex wake and the futex wait are two calls.
+    w = {"global": {"duration": 1}, "tasks": {
+        "a": {"loop": 20, "lock": "m", "run": 1000, "wait": {"ref": "c", "mutex": "m"}, "unlock": "m"},
+        "b": {"policy": "SCHED_FIFO", "priority": 10, "loop": 20, "delay": 100, "lock": "m", "run": 500,
+              "signal": "c", "unlock": "m", "sleep": 2000}}}
+    r = schedlab.run(w, "smp:1", trace=tmp_path / "t.txt")
+    ev = r.events[r.events.event.isin(["sched_wakeup", "sched_switch"])]
+    woken = set(zip(ev[ev.event == "sched_wakeup"].pid, ev[ev.event == "sched_wakeup"].ts))
+    switched_in = set(zip(ev[ev.event == "sched_switch"].other_pid, ev[ev.event == "sched_switch"].ts))
+    assert len(woken) >= 20 and not woken & switched_in
+    assert not r.deadlock and all(t["run_ns"] > 0 for t in r.task_rows)

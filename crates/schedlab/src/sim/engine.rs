@@ -377,8 +377,10 @@ impl Engine {
             s.tasks[id as usize].state,
             TaskState::Sleeping | TaskState::Blocked
         ) {
-            if s.tasks[id as usize].state_since == self.now {
-                // It went to sleep at this instant: the wakeup comes 1 ns later (`Cpu::changed_at`).
+            if s.tasks[id as usize].state_since == self.now || self.going_to_sleep[waker_cpu] {
+                // It went to sleep at this instant, or its waker is on its way to sleep (a
+                // condition wait's unlock, one step with the sleep): the wakeup comes 1 ns
+                // later (`Cpu::changed_at`), after the sleep.
                 let ev = Ev::Wakeup {
                     task: id,
                     gen: self.threads[id as usize].wake_gen,
