@@ -114,17 +114,19 @@ def _executor_options(r: argparse.ArgumentParser, what: str) -> None:
     r.add_argument("--dask", metavar="tcp://HOST:PORT", help=f"run the {what} on this Dask scheduler's workers")
 
 
-def _table_options(r: argparse.ArgumentParser, what: str) -> None:
-    r.add_argument("--top", type=_count, default=None if what else 30, metavar="N",
-                   help=f"show the N tasks with the most run time ({what or 'default 30; 0: all'})")
-    r.add_argument("--quiet", "-q", action="store_true", help=f"print no {what and 'report and no '}table "
-                                                               "(warnings and errors only)")
+def _table_options(r: argparse.ArgumentParser, report: bool) -> None:
+    """--top and --quiet: run's task table (a benchmark's, after its report and only with --top)."""
+    shown = "after the report, " if report else ""
+    r.add_argument("--top", type=_count, default=None if report else 30, metavar="N",
+                   help=f"{shown}show the N tasks with the most run time" + ("" if report else " (default 30; 0: all)"))
+    r.add_argument("--quiet", "-q", action="store_true",
+                   help=f"print no {'report or ' if report else ''}table (warnings and errors only)")
 
 
 def _benchmark_options(r: argparse.ArgumentParser, units: str) -> None:
     r.add_argument("--taskgroup", metavar="PATH", help="run its tasks in this cgroup (e.g. /a/b; default: the root)")
     _run_options(r, units)
-    _table_options(r, "after the report, as run shows them")
+    _table_options(r, report=True)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -166,7 +168,7 @@ def parser() -> argparse.ArgumentParser:
                    help="the trace to write, as --trace (trace-cmd record's -o)")
     r.add_argument("--json-c", action="store_true",
                    help="read repeated keys as rt-app's json-c does (default: workgen, keep them in order)")
-    _table_options(r, "")
+    _table_options(r, report=False)
 
     r = commands.add_parser("report", help="simulate a workload and write an HTML report of the run",
                             description="One self-contained HTML file: the run's configuration, summary tables "

@@ -1,23 +1,16 @@
-"""Input files read whole, within the size every input fits (the core's MAX_INPUT_BYTES,
-docs/outputs.md): a device such as /dev/zero, or a file of gigabytes, is refused at once
-rather than read for ever."""
+"""Input files read whole, by the core's reader (`limits::read_input`): within the size every
+input fits (64 MiB, docs/outputs.md), so that a device such as /dev/zero, or a file of
+gigabytes, is refused at once rather than read for ever."""
 
-from pathlib import Path
-
-from schedlab._core import MAX_INPUT_BYTES, InputError
+from schedlab._core import InputError, read_input
 
 
 def read_bytes(path, error=InputError) -> bytes:
     """`path`'s bytes, or `error` naming it."""
-    path = Path(path)
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_INPUT_BYTES + 1)
-    except OSError as e:
-        raise error(f"{path}: {e.strerror}") from None
-    if len(data) > MAX_INPUT_BYTES:
-        raise error(f"{path}: larger than {MAX_INPUT_BYTES >> 20} MiB, the most schedlab reads from one input")
-    return data
+        return read_input(str(path))
+    except InputError as e:
+        raise error(str(e)) from None
 
 
 def read_text(path, error=InputError) -> str:

@@ -507,6 +507,13 @@ fn check_switches(kernel: &str, sets: Vec<String>, features: Vec<String>) -> PyR
         .map_err(input_error)
 }
 
+/// `limits::read_input`: a file's bytes, at most `MAX_INPUT_BYTES`.
+#[pyfunction]
+fn read_input<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyBytes>> {
+    let bytes = schedlab::limits::read_input(&path).map_err(input_error)?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
 /// JSON text read as rt-app's json-c reads it (comments, trailing commas, single quotes; a
 /// repeated key: the last one): Python values. Errors name `origin`, the line and column.
 #[pyfunction]
@@ -560,7 +567,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
     // The package's version is the crate's (maturin takes it from Cargo.toml).
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("MAX_INPUT_BYTES", schedlab::limits::MAX_INPUT_BYTES)?;
     m.add_function(wrap_pyfunction!(pelt_replay_csv, m)?)?;
     m.add_function(wrap_pyfunction!(pelt_replay, m)?)?;
     m.add_function(wrap_pyfunction!(pelt_periodic, m)?)?;
@@ -574,5 +580,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_switches, m)?)?;
     m.add_function(wrap_pyfunction!(output_clash, m)?)?;
     m.add_function(wrap_pyfunction!(read_json, m)?)?;
+    m.add_function(wrap_pyfunction!(read_input, m)?)?;
     Ok(())
 }

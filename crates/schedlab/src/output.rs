@@ -25,7 +25,7 @@ impl Staged {
         let path = resolve(path)?;
         match std::fs::metadata(&path) {
             Ok(m) if m.is_dir() => return Err(io::Error::other("is a directory")),
-            Ok(_) if streams(&path) => {
+            Ok(m) if !m.is_file() => {
                 let file = OpenOptions::new().write(true).open(&path)?;
                 let staged = Staged {
                     path,
@@ -47,6 +47,11 @@ impl Staged {
             committed: false,
         };
         Ok((staged, file))
+    }
+
+    /// Whether it is written in place (a device or a FIFO).
+    pub fn in_place(&self) -> bool {
+        self.tmp.is_none()
     }
 
     /// Where the file is being written.
@@ -75,13 +80,6 @@ impl Drop for Staged {
             let _ = std::fs::remove_file(tmp);
         }
     }
-}
-
-/// Whether `path` (links followed) is a device or a FIFO: written in place, as it comes.
-pub fn streams(path: &Path) -> bool {
-    resolve(path)
-        .and_then(std::fs::metadata)
-        .is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
 /// `path` with its symbolic links followed to the file they name (which may not exist yet).

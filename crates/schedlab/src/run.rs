@@ -395,9 +395,10 @@ fn simulate(
             }
         };
         sim.observe(w);
-        let mut staged = vec![staged];
         // Beside a trace file, not beside a device or a FIFO.
-        if !crate::output::streams(path) {
+        let beside = !staged.in_place();
+        let mut staged = vec![staged];
+        if beside {
             let info = plat_info::path_for(path);
             let (info_staged, mut info_file) = Staged::create(&info)
                 .map_err(|e| io_error("cannot write the platform description", &info, e))?;

@@ -21,7 +21,7 @@ use crate::sched::uapi::SchedAttr;
 use crate::sched::Sched;
 use crate::time::Ns;
 use crate::trace::LogRow;
-use crate::workload::program::{ChanKind, Op, Program, TimerRef};
+use crate::workload::program::{ChanKind, Op, Program, TaskProgram, TimerRef};
 
 const PID_BASE: u32 = 1000;
 /// Zero-length events one thread may run without time moving before the run is stopped.
@@ -149,6 +149,15 @@ pub(super) struct Thread {
     chan: ChanCall,
     timer_expiry: Option<Ns>,
     pub(super) stats: RtappStats,
+}
+
+impl Thread {
+    /// Whether the iteration it is ending is its task's last: the thread exits.
+    fn last_iteration(&self, ct: &TaskProgram) -> bool {
+        self.phase_iter + 1 == self.phase_loops
+            && self.phase + 1 == ct.phases.len()
+            && self.task_iter + 1 == ct.loops
+    }
 }
 
 /// How far a thread is into a pipe or socket call.
@@ -469,6 +478,13 @@ impl Engine {
         }
     }
 
+    /// The affinity of task `def`'s iterations of `phase`: the phase's, else the task's, else
+    /// every CPU (not sticky).
+    fn allowed(&self, def: usize, phase: usize) -> &Vec<bool> {
+        let ct = &self.prog.tasks[def];
+        (ct.phases[phase].cpus.as_ref().or(ct.cpus.as_ref())).unwrap_or(&self.all_cpus)
+    }
+
     /// Whether the next step of thread `id` is a scheduling event: it may wake a thread,
     /// change its own scheduling or leave its CPU (a sleep until its start, an iteration
     /// that changes its settings, any operation but work, its exit).
@@ -480,15 +496,14 @@ impl Engine {
             return th.t_first > self.now;
         }
         if pc == th.code.end as usize {
-            return th.phase_iter + 1 == th.phase_loops
-                && th.phase + 1 == ct.phases.len()
-                && th.task_iter + 1 == ct.loops;
+            return th.last_iteration(ct);
         }
         if th.op == 0 && !th.in_iteration {
             let p = &ct.phases[th.phase];
-            let allowed = (p.cpus.as_ref().or(ct.cpus.as_ref())).unwrap_or(&self.all_cpus);
             let settings = p.nice.is_some() || p.uclamp != (None, None) || p.group.is_some();
-            if settings || s.tasks[id as usize].cpus_mask != *allowed {
+            if settings
+                || s.tasks[id as usize].cpus_mask != *self.allowed(th.def as usize, th.phase)
+            {
                 return true;
             }
         }
@@ -605,10 +620,8 @@ impl Engine {
         th.iter_start = now;
         let (def, phase) = (th.def as usize, th.phase);
         let (task_iter, phase_iter) = (th.task_iter, th.phase_iter);
-        // Affinity per iteration: the phase's, else the task's, else every CPU (not sticky).
-        let ct = &self.prog.tasks[def];
-        let p = &ct.phases[phase];
-        let allowed = (p.cpus.as_ref().or(ct.cpus.as_ref())).unwrap_or(&self.all_cpus);
+        let p = &self.prog.tasks[def].phases[phase];
+        let allowed = self.allowed(def, phase);
         let new_mask = (s.tasks[id as usize].cpus_mask != *allowed).then(|| allowed.clone());
         let (nice, uclamp, group) = (p.nice, p.uclamp, p.group);
         if let Some(nice) = nice {
@@ -663,6 +676,9 @@ impl Engine {
         }
         let ct = &self.prog.tasks[def];
         let th = &mut self.threads[id as usize];
+        if th.last_iteration(ct) {
+            return self.exit(s, id);
+        }
         th.op = 0;
         th.in_iteration = false;
         th.phase_iter += 1;
@@ -672,9 +688,6 @@ impl Engine {
             if th.phase == ct.phases.len() {
                 th.phase = 0;
                 th.task_iter += 1;
-                if th.task_iter == ct.loops {
-                    return self.exit(s, id);
-                }
             }
             th.code = ct.phases[th.phase].ops.clone();
             th.phase_loops = ct.phases[th.phase].loops;
