@@ -39,7 +39,9 @@ impl Sched {
     }
 
     /// Run a class operation on `cpu`'s runqueue (tracepoints and timers go straight to the
-    /// machine); then, if it changed the root cfs_rq's signals, tell cpufreq.
+    /// machine); then, if it changed the root cfs_rq's signals, tell cpufreq. An operation
+    /// that gives the CPU its second task marks the root domain overloaded, as
+    /// `add_nr_running` does.
     #[inline]
     pub(super) fn on_rq<H: Hooks, R>(
         &mut self,
@@ -47,6 +49,7 @@ impl Sched {
         h: &mut H,
         op: impl FnOnce(&mut Rq, &mut Env) -> R,
     ) -> R {
+        let nr_before = self.nr_running(cpu);
         let mut env = Env {
             cfs_rqs: &mut self.cfs_rqs,
             spare_cfs: &mut self.spare_cfs,
@@ -63,6 +66,9 @@ impl Sched {
             hooks: RqHooks::new(h, &self.tasks, cpu, self.rqs[cpu].curr),
         };
         let r = op(&mut self.rqs[cpu], &mut env);
+        if nr_before < 2 && self.nr_running(cpu) >= 2 {
+            self.overloaded.set(true);
+        }
         self.util_change(cpu, h);
         if h.tracing() {
             let rq = &self.rqs[cpu];

@@ -90,6 +90,9 @@ pub struct Sched {
     pub pd: Vec<PerfDomain>,
     /// `rd->overutilized`: some CPU's utilization does not fit it (EAS stands aside).
     pub overutilized: Cell<bool>,
+    /// `rd->overloaded` (6.1: `rd->overload`): set when an enqueue gives a CPU a second
+    /// task, set or cleared by each balance pass over the root domain's top level.
+    pub(crate) overloaded: Cell<bool>,
     /// Some task is SCHED_IDLE or some group idle: only then can `sched_idle_cpu` hold.
     pub sched_idle_used: bool,
     /// `select_rq_mask`: the wakeup scan's working copy of the CPUs left to try.
@@ -168,6 +171,7 @@ impl Sched {
             uclamp_used,
             pd,
             overutilized: Cell::new(false),
+            overloaded: Cell::new(false),
             sched_idle_used: false,
             select_rq_mask: vec![false; plat.nr_cpus()],
             nr_blocked: 0,

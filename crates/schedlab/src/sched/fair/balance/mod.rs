@@ -212,18 +212,24 @@ impl Sched {
             core_idle: self.is_core_idle(cpu),
         };
         let mut sds = SdLbStats::new();
-        let (mut sum_util, mut sg_overutilized) = (0, false);
+        let (mut sum_util, mut sg_overloaded, mut sg_overutilized) = (0, false, false);
         for (i, span) in sd.groups.iter().enumerate() {
             let g = self.lb_group_info(cpu, level, span);
             let cpus =
                 (span.iter().filter(|c| !excluded.contains(c))).map(|&c| self.lb_cpu_stats(c, sd));
-            let (s, _, overutilized) = update_sg_lb_stats(&dst, &g, i == 0, cpus);
+            let (s, overloaded, overutilized) = update_sg_lb_stats(&dst, &g, i == 0, cpus);
             sum_util += s.group_util;
+            sg_overloaded |= overloaded;
             sg_overutilized |= overutilized;
             sds.add_group(&dst, i, g, s, i == 0);
         }
-        // The root domain's balance sets the flag or clears it; a lower one only sets it.
-        if level + 1 == self.topo.domains[cpu].len() || sg_overutilized {
+        // The root domain's balance sets the flags or clears them; a lower one only sets
+        // overutilized.
+        let root = level + 1 == self.topo.domains[cpu].len();
+        if root {
+            self.overloaded.set(sg_overloaded);
+        }
+        if root || sg_overutilized {
             self.set_rd_overutilized(sg_overutilized, cpu, h);
         }
         self.update_idle_cpu_scan(cpu, sd, idle, sum_util);
@@ -500,11 +506,9 @@ impl Sched {
         self.costs.price(self.ops.of(cpu))
     }
 
-    /// `rd->overloaded`: some CPU runs more than one task. Simplified: read from the
-    /// runqueues when needed, where the kernel keeps a flag the enqueue path sets and the
-    /// root domain's balance clears.
+    /// `get_rd_overloaded` (6.1: `READ_ONCE(rd->overload)`).
     fn rd_overloaded(&self) -> bool {
-        (0..self.rqs.len()).any(|c| self.nr_running(c) > 1)
+        self.overloaded.get()
     }
 }
 
