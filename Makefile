@@ -15,7 +15,7 @@ export UV_PYTHON_DOWNLOADS := never
 # where Python cannot write __pycache__ (rich's import took 77 ms instead of 34).
 export UV_COMPILE_BYTECODE := 1
 
-.PHONY: run test bench bench-sweep develop lock check-lock fmt clean fuzz
+.PHONY: run test bench bench-sweep develop lock check-lock fmt clean fuzz oracle fidelity
 
 $(UV): requirements-uv.txt
 	$(PYTHON) -m venv $(UV_HOME)
@@ -64,6 +64,17 @@ bench-sweep: develop
 		/usr/bin/time -f "sweep-100 --jobs $$j: %e s wall" $(BIN)/schedlab sweep benches/sweep-100.toml \
 			-o target/sweep-$$j.parquet --jobs $$j >/dev/null || exit 1; done
 	cmp target/sweep-1.parquet target/sweep-2.parquet
+
+# The real-kernel oracle (oracle/README.md): boots Debian's kernels under QEMU and records the
+# conformance cases not yet recorded (CASES="name ..." to choose, FORCE=1 to record again).
+# Never part of `make test`, which replays the records.
+oracle: develop
+	$(BIN)/python oracle/oracle.py setup
+	$(BIN)/python oracle/oracle.py record $(CASES) $(if $(FORCE),--force)
+
+# docs/fidelity.md: schedlab against every record.
+fidelity: develop
+	$(BIN)/python -m schedlab.conformance tests/conformance/cases.toml -o docs/fidelity.md
 
 fmt:
 	cargo fmt --all

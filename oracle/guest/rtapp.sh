@@ -1,0 +1,57 @@
+# The oracle's rt-app job: schedstats on, the case's cgroups (cgroup v1's cpu controller, the
+# one rt-app 1.0's "taskgroup" uses), trace-cmd recording into its ring buffer only (no reader
+# runs beside the workload), /proc/schedstat and each group's cpu.stat at two marked instants.
+# $JOB/params sets SNAPSHOT_FROM and SNAPSHOT_SPAN (s).
+set -u
+. "$JOB/params"
+echo 1 > /proc/sys/kernel/sched_schedstats
+if [ -s "$JOB/cgroups" ]; then
+    mkdir -p /sys/fs/cgroup/cpu
+    mount -t tmpfs cgroup /sys/fs/cgroup
+    mkdir -p /sys/fs/cgroup/cpu
+    mount -t cgroup -o cpu cpu /sys/fs/cgroup/cpu || exit 3
+    while read -r path shares quota period; do
+        g=/sys/fs/cgroup/cpu$path
+        mkdir -p "$g"
+        echo "$shares" > "$g/cpu.shares" || exit 3
+        echo "$period" > "$g/cpu.cfs_period_us" || exit 3
+        echo "$quota" > "$g/cpu.cfs_quota_us" || exit 3
+    done < "$JOB/cgroups"
+fi
+events=()
+for e in sched_switch sched_wakeup sched_waking sched_wakeup_new sched_migrate_task \
+         sched_process_fork sched_process_exit; do events+=(-e "sched:$e"); done
+trace-cmd start -C mono -b 32768 "${events[@]}" -e task:task_rename > /dev/null || exit 4
+# Calibrate first, in a run of its own, so that the measured run (and its schedstat deltas)
+# holds the workload only: rt-app's calibration takes seconds under emulation.
+echo '{"tasks": {"c": {"loop": 1, "run": 1000}}, "global": {"calibration": "CPU0", "duration": 1}}' > cal.json
+pload=$(rt-app cal.json 2>&1 | sed -n 's/.*pLoad = \([0-9]*\)ns.*/\1/p')
+[ -n "$pload" ] || exit 5
+echo "pload=$pload" > calibration
+sed "s/\"calibration\" *: *\"CPU0\"/\"calibration\": $pload/" "$JOB/workload.json" > workload.json
+rm -f cal.json rt-app-c-*.log
+# /proc/schedstat at two instants inside the workload, each marked in the trace, read with
+# bash's builtins (no process is forked then): the deltas cover the workload alone.
+snapshot() {
+    echo "schedstat $1" > /sys/kernel/tracing/trace_marker
+    IFS= read -r -d '' s < /proc/schedstat
+    printf '%s' "$s" > "schedstat.$1"
+    if [ -s "$JOB/cgroups" ]; then
+        while read -r path _; do
+            IFS= read -r -d '' s < "/sys/fs/cgroup/cpu$path/cpu.stat"
+            printf 'path %s\n%s' "$path" "$s"
+        done < "$JOB/cgroups" > "cgroups.$1"
+    fi
+}
+rt-app workload.json > rt-app.log 2>&1 &
+rtapp=$!
+sleep "$SNAPSHOT_FROM"
+snapshot before
+sleep "$SNAPSHOT_SPAN"
+snapshot after
+wait $rtapp
+echo "rt-app=$?" > status
+trace-cmd stop
+grep -h overrun /sys/kernel/tracing/per_cpu/cpu*/stats > trace.overruns
+trace-cmd extract -o trace.dat > /dev/null 2>&1
+rm -f rt-app-*.log

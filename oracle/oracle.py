@@ -1,0 +1,182 @@
+"""schedlab's real-kernel oracle: boots Debian's stock kernels under QEMU, runs a conformance
+case's workload in them and writes the case's record (tests/conformance/records/).
+
+  oracle.py setup [--kernel K]...        fetch and pack what the guest boots (idempotent)
+  oracle.py record [CASE...] [--force]   record the cases not yet recorded (all, or those named:
+                                         `hogs-3@6.1`, or `hogs-3` for every kernel)
+  oracle.py list                         the cases and whether each is recorded
+
+Exit status 2 with one line on any failure; a record is written whole or not at all.
+"""
+
+import argparse
+import signal
+import datetime
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import boot  # noqa: E402
+import image  # noqa: E402
+from errors import OracleError  # noqa: E402
+
+from schedlab.conformance import suite  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ROOT / "tests" / "conformance" / "cases.toml"
+RECORDS = ROOT / "tests" / "conformance" / "records"
+GUEST = Path(__file__).parent / "guest"
+EXCERPT_BYTES = 1 << 20
+
+
+def record_path(case: suite.Case) -> Path:
+    return suite.record_path(case, RECORDS)
+
+
+def _cgroups(case: suite.Case) -> bytes:
+    """The guest's cgroup lines (path shares quota_us period_us) from schedlab's --cgroup
+    spellings: shares= as cgroup v1 has it, max=QUOTA/PERIOD in µs."""
+    lines = []
+    for spec in case.cgroups:
+        path, _, opts = spec.partition(":")
+        kv = dict(o.split("=", 1) for o in opts.split(",") if o)
+        unknown = set(kv) - {"shares", "max"}
+        if unknown:
+            raise OracleError(f"{CASES}: {case.name}: cgroups: the guest sets only shares= and "
+                              f"max=, not {', '.join(sorted(unknown))}")
+        quota, period = kv.get("max", "-1/100000").split("/")
+        lines.append(f"{path} {kv.get('shares', 1024)} {quota} {period}\n")
+    return "".join(lines).encode()
+
+
+def _report(trace_dat: bytes) -> str:
+    """trace-cmd report -t (nanosecond timestamps) of the guest's trace.dat, on the host."""
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".dat") as f:
+        f.write(trace_dat)
+        f.flush()
+        r = subprocess.run(["trace-cmd", "report", "-t", "-i", f.name], capture_output=True)
+    if r.returncode != 0:
+        raise OracleError(f"trace-cmd report failed: {r.stderr.decode(errors='replace').strip()}")
+    return r.stdout.decode(errors="replace")
+
+
+def one_run(case: suite.Case) -> tuple[dict, str, dict]:
+    limit = int(case.duration_s) + 120
+    files = boot.boot(case.kernel, case.vcpus, {
+        "run.sh": (GUEST / "rtapp.sh").read_bytes(),
+        "workload.json": case.workload.read_bytes(),
+        "cgroups": _cgroups(case),
+        "params": "SNAPSHOT_FROM={}\nSNAPSHOT_SPAN={}\n".format(*suite.snapshot_window(case)).encode(),
+    }, limit)
+    last = image.cache() / "last-run"  # the guest's files as they came, to look into
+    last.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (last / name).write_bytes(data)
+    text = {k: v.decode(errors="replace") for k, v in files.items() if k != "trace.dat"}
+    status = text.get("status", "").strip()
+    if status != "rt-app=0":
+        tail = " / ".join(text.get("rt-app.log", text.get("job.log", "")).strip().splitlines()[-2:])
+        raise OracleError(f"{case.workload}: the guest's rt-app failed ({status or 'no status'}): {tail}")
+    if any(int(line.split()[-1]) for line in text["trace.overruns"].splitlines()):
+        raise OracleError(f"{case.name}: the trace buffer overran")
+    trace = _report(files["trace.dat"])
+    guest = dict(line.split("=", 1) for line in text["guest.txt"].splitlines() if "=" in line)
+    return suite.kernel_run(text, case, trace), trace, guest
+
+
+def record(case: suite.Case) -> None:
+    runs, excerpt, guest = [], "", {}
+    for i in range(case.runs):
+        print(f"oracle: {case.name}: run {i + 1}/{case.runs}", flush=True)
+        run, trace, guest = one_run(case)
+        runs.append(run)
+        if i == 0:
+            excerpt = trace
+    qemu = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True,
+                          text=True).stdout.splitlines()[0]
+    rec = {"format": suite.FORMAT, "case": case.name, "kernel": case.kernel,
+           "release": guest.get("uname"), "vcpus": case.vcpus, "icount": case.vcpus == 1,
+           "features": guest.get("features"),
+           "made": {"command": f"make oracle CASES={case.name}", "qemu": qemu,
+                    "date": datetime.date.today().isoformat(),
+                    "how": "oracle/oracle.py: Debian's stock kernel under QEMU TCG, rt-app 1.0 "
+                           "(bookworm) under trace-cmd, schedstats on"},
+           "runs": runs}
+    RECORDS.mkdir(parents=True, exist_ok=True)
+    out = record_path(case)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
+    data = gzip.compress(_cut(excerpt).encode(), mtime=0)
+    ex = RECORDS / f"{case.name}.trace.txt.gz"
+    ex.with_suffix(".tmp").write_bytes(data)
+    ex.with_suffix(".tmp").rename(ex)
+    tmp.rename(out)
+
+
+def _cut(trace: str) -> str:
+    """The trace's start, whole lines, compressing to at most EXCERPT_BYTES."""
+    lines = trace.splitlines(keepends=True)
+    keep = len(lines)
+    while keep and len(gzip.compress("".join(lines[:keep]).encode())) > EXCERPT_BYTES:
+        keep = keep * 3 // 4
+    return "".join(lines[:keep])
+
+
+def select(all_cases: list[suite.Case], names: list[str]) -> list[suite.Case]:
+    if not names:
+        return all_cases
+    known = {c.name for c in all_cases} | {c.name.split("@")[0] for c in all_cases}
+    bad = [n for n in names if n not in known]
+    if bad:
+        raise OracleError(f"unknown case {bad[0]!r} (see: oracle.py list)")
+    return [c for c in all_cases if c.name in names or c.name.split("@")[0] in names]
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="oracle.py", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("setup")
+    s.add_argument("--kernel", action="append", default=[])
+    r = sub.add_parser("record")
+    r.add_argument("cases", nargs="*")
+    r.add_argument("--force", action="store_true", help="record again cases already recorded")
+    sub.add_parser("list")
+    a = p.parse_args(argv)
+    # SIGTERM unwinds as Ctrl-C does: QEMU is killed, temporary folders go, no record is half
+    # written.
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        all_cases = suite.cases(CASES)
+        if a.cmd == "list":
+            for c in all_cases:
+                print(f"{c.name:28} {'recorded' if record_path(c).exists() else '-'}")
+            return 0
+        image.check_host()
+        if a.cmd == "setup":
+            image.userspace()
+            for k in a.kernel or list(image.KERNELS):
+                image.kernel(k)
+            return 0
+        todo = [c for c in select(all_cases, a.cases) if a.force or not record_path(c).exists()]
+        for c in todo:
+            image.kernel_suite(c.kernel)
+            record(c)
+        return 0
+    except OracleError as e:
+        print(f"oracle: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("oracle: interrupted; no record was written for the case under way", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,160 @@
+"""What a conformance record keeps of one run, measured the same way from the kernel's trace and
+schedlab's: per-thread CPU time, migrations, wakeups and their placement and latency, CPU busy
+time, the first sched_switch events, /proc/schedstat deltas and the cgroups' cpu.stat."""
+
+import re
+
+from .ftrace import Event
+
+SWITCHES = 1000
+IDLE = "<idle>"
+
+
+def workload_threads(evs: list[Event], tasks: list[str]) -> dict[int, str]:
+    """pid -> `task-k` for rt-app's threads, k counting each task's threads in fork order.
+    rt-app 1.0 names every instance of a task as the task (15 characters of it), schedlab
+    `task-index`: both are read."""
+    name = re.compile(r"^(?P<task>.*?)(?:-\d+)?$")
+    short = {t[:15]: t for t in tasks}
+    order = {e.fields["child_pid"]: i for i, e in enumerate(evs) if e.name == "sched_process_fork"}
+    found = {}
+    for e in evs:
+        if e.name == "task_rename":
+            task = short.get(name.match(e.fields["newcomm"])["task"]) or short.get(e.fields["newcomm"])
+            if task is not None and e.fields["pid"] in order:
+                found[int(e.fields["pid"])] = (task, order[e.fields["pid"]])
+    threads, count = {}, {}
+    for pid, (task, _) in sorted(found.items(), key=lambda kv: kv[1][1]):
+        threads[pid] = f"{task}-{count.setdefault(task, 0)}"
+        count[task] += 1
+    return threads
+
+
+def _percentiles(values: list[int]) -> list[float]:
+    """p50, p90, p99 in µs (nearest rank)."""
+    if not values:
+        return [0.0, 0.0, 0.0]
+    v = sorted(values)
+    return [v[min(len(v) - 1, (len(v) * p + 99) // 100 - 1)] / 1e3 for p in (50, 90, 99)]
+
+
+def measure(evs: list[Event], tasks: list[str], duration_s: float, cpus: int) -> dict:
+    """A run's metrics over the workload's window: from the first thread's fork for duration_s."""
+    threads = workload_threads(evs, tasks)
+    forks = [e.ts for e in evs if e.name == "sched_process_fork"
+             and int(e.fields["child_pid"]) in threads]
+    if not forks:
+        raise ValueError("no workload thread in the trace")
+    t0 = min(forks)
+    t1 = t0 + int(duration_s * 1e9)
+    window = (t1 - t0) / 1e9
+    running: dict[int, tuple[int, int]] = {}  # cpu -> (pid, since)
+    cpu_ns = {pid: 0 for pid in threads}
+    busy = [0] * cpus
+    last_cpu: dict[int, int] = {}
+    waking: dict[int, int] = {}
+    stats = {pid: {"migrations": 0, "wakeups": 0, "wake_prev": 0, "lat": []} for pid in threads}
+    switches = []
+    all_busy = None
+    for e in evs:
+        if e.ts > t1:
+            break
+        f = e.fields
+        if e.name == "sched_switch":
+            prev, nxt = int(f["prev_pid"]), int(f["next_pid"])
+            start = max(running.get(e.cpu, (0, t0))[1], t0)
+            if e.ts > t0:
+                if prev in cpu_ns:
+                    cpu_ns[prev] += e.ts - start
+                if prev != 0:
+                    busy[e.cpu] += e.ts - start
+            running[e.cpu] = (nxt, e.ts)
+            last_cpu[prev] = e.cpu
+            if nxt in waking:
+                w = waking.pop(nxt)
+                if w >= t0:
+                    stats[nxt]["lat"].append(e.ts - w)
+            if e.ts >= t0 and len(switches) < SWITCHES:
+                switches.append([round((e.ts - t0) / 1e3, 3), _name(prev, f["prev_comm"], threads),
+                                 _name(nxt, f["next_comm"], threads)])
+            if all_busy is None and len(running) == cpus and \
+                    all(p in threads for p, _ in running.values()):
+                all_busy = (e.ts - t0) / 1e6
+        elif e.ts < t0:
+            continue
+        elif e.name == "sched_waking" and int(f["pid"]) in threads:
+            waking[int(f["pid"])] = e.ts
+        elif e.name == "sched_wakeup" and int(f["pid"]) in threads:
+            pid = int(f["pid"])
+            stats[pid]["wakeups"] += 1
+            stats[pid]["wake_prev"] += int(f["target_cpu"]) == last_cpu.get(pid)
+        elif e.name == "sched_migrate_task" and int(f["pid"]) in threads:
+            stats[int(f["pid"])]["migrations"] += 1
+    for cpu, (pid, since) in running.items():  # the stretches still running at the end
+        start = max(since, t0)
+        if pid in cpu_ns:
+            cpu_ns[pid] += t1 - start
+        if pid != 0:
+            busy[cpu] += t1 - start
+    marks = {e.fields["text"]: (e.ts - t0) / 1e9 for e in evs
+             if e.name == "print" and e.fields["text"].startswith("schedstat ")}
+    return {
+        "window_s": window,
+        "snapshots_s": [marks["schedstat before"], marks["schedstat after"]] if marks else None,
+        "threads": {threads[pid]: {
+            "share": cpu_ns[pid] / 1e9 / window,
+            "migrations_per_s": s["migrations"] / window,
+            "wakeups_per_s": s["wakeups"] / window,
+            "wake_prev": s["wake_prev"] / s["wakeups"] if s["wakeups"] else None,
+            "latency_us": _percentiles(s["lat"]),
+        } for pid, s in sorted(stats.items(), key=lambda kv: threads[kv[0]])},
+        "busy": [b / 1e9 / window for b in busy],
+        "all_cpus_busy_ms": all_busy,
+        "switches": switches,
+    }
+
+
+def _name(pid: int, comm: str, threads: dict[int, str]) -> str:
+    if pid == 0:
+        return IDLE
+    return threads.get(pid, comm)
+
+
+def schedstat(text: str) -> dict:
+    """/proc/schedstat's counters: per CPU and per domain (versions 15 and 16)."""
+    out = {"version": None, "cpus": [], "domains": []}
+    for line in text.splitlines():
+        words = line.split()
+        if words and words[0] == "version":
+            out["version"] = int(words[1])
+        elif words and words[0].startswith("cpu"):
+            out["cpus"].append([int(w) for w in words[1:]])
+        elif words and words[0].startswith("domain"):
+            out["domains"].append([int(w) for w in words[2:]])
+    return out
+
+
+# Column names of /proc/schedstat (Documentation/scheduler/sched-stats.rst, version 15/16).
+CPU_FIELDS = ["yld_count", "legacy", "sched_count", "sched_goidle", "ttwu_count", "ttwu_local",
+              "rq_cpu_time", "run_delay", "pcount"]
+LB = ["lb_count", "lb_balanced", "lb_failed", "lb_imbalance", "lb_gained", "lb_hot_gained",
+      "lb_nobusyq", "lb_nobusyg"]
+# Version 16 (6.12) orders the idle types as enum cpu_idle_type now does: busy first.
+IDLE_TYPES = {15: ("idle", "busy", "newidle"), 16: ("busy", "idle", "newidle")}
+DOMAIN_TAIL = ["alb_count", "alb_failed", "alb_pushed", "sbe_count", "sbe_balanced",
+                    "sbe_pushed", "sbf_count", "sbf_balanced", "sbf_pushed", "ttwu_wake_remote",
+                    "ttwu_move_affine", "ttwu_move_balance"]
+
+
+def domain_fields(version: int) -> list[str]:
+    return [f"{k}.{idle}" for idle in IDLE_TYPES[version] for k in LB] + DOMAIN_TAIL
+
+
+def schedstat_delta(before: str, after: str, window_s: float) -> dict:
+    """Per-second rates of the counters, summed over CPUs and over domains."""
+    a, b = schedstat(after), schedstat(before)
+    names = CPU_FIELDS + domain_fields(a["version"])
+    cpu = [sum(col) for col in zip(*([x - y for x, y in zip(r, s)] for r, s in zip(a["cpus"], b["cpus"])))]
+    dom = [sum(col) for col in zip(*([x - y for x, y in zip(r, s)]
+                                     for r, s in zip(a["domains"], b["domains"])))]
+    return {k: v / window_s for k, v in zip(names, cpu + dom) if k != "legacy"}

@@ -1,0 +1,136 @@
+"""The conformance suite: cases (a workload, a kernel, a machine), the records the oracle made
+of them on a real kernel, schedlab's run of each measured the same way, and the verdicts."""
+
+import json
+import statistics
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import ftrace, measure
+
+FORMAT = 1  # of a record; a record of another format is refused
+
+
+class RecordError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str  # case@kernel
+    kernel: str
+    vcpus: int
+    runs: int
+    workload: Path
+    cgroups: tuple[str, ...]
+    compare: tuple[str, ...]
+    known: dict = field(default_factory=dict)  # observable -> why schedlab is outside
+    about: str = ""
+
+    @property
+    def tasks(self) -> list[str]:
+        return list(json.loads(self.workload.read_text())["tasks"])
+
+    @property
+    def duration_s(self) -> float:
+        return float(json.loads(self.workload.read_text())["global"]["duration"])
+
+
+def cases(path: Path) -> list[Case]:
+    """cases.toml: one table per case, expanded to one Case per kernel it lists."""
+    out = []
+    for name, c in tomllib.loads(path.read_text()).items():
+        for kernel in c["kernels"]:
+            known = c.get("known", {}).get(kernel, {})
+            out.append(Case(f"{name}@{kernel}", kernel, c.get("vcpus", 2),
+                            c.get("runs", 3 if c.get("vcpus", 2) > 1 else 2),
+                            path.parent / c["workload"], tuple(c.get("cgroups", ())),
+                            tuple(c["compare"]), known, c.get("about", "")))
+    return out
+
+
+def kernel_run(files: dict[str, str], case: Case, trace_text: str) -> dict:
+    """A record's run: what measure keeps of the kernel's trace and counters."""
+    evs = list(ftrace.events(trace_text))
+    m = measure.measure(evs, case.tasks, case.duration_s, case.vcpus)
+    if m["snapshots_s"] is None:
+        raise RecordError(f"{case.name}: the trace has no schedstat marks")
+    span = m["snapshots_s"][1] - m["snapshots_s"][0]
+    m["schedstat"] = measure.schedstat_delta(files["schedstat.before"], files["schedstat.after"],
+                                             span)
+    m["cgroups"] = _cpu_stat_delta(_v1_cpu_stat(files.get("cgroups.before", "")),
+                                   _v1_cpu_stat(files.get("cgroups.after", "")), span)
+    return m
+
+
+def snapshot_window(case: Case) -> tuple[float, float]:
+    """When the guest reads the counters, s after starting rt-app: the middle of the run."""
+    start = min(0.5, case.duration_s / 4)
+    return start, case.duration_s - 2 * start
+
+
+def _v1_cpu_stat(text: str) -> dict:
+    """cgroup v1 cpu.stat per group: nr_periods, nr_throttled, throttled_time (ns)."""
+    out, path = {}, None
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "path":
+            path = value
+            out[path] = {}
+        elif path is not None and value.isdigit():
+            out[path][key] = int(value)
+    return out
+
+
+def _cpu_stat_delta(before: dict, after: dict, span_s: float) -> dict:
+    return {path: {"nr_periods_per_s": (g["nr_periods"] - before[path]["nr_periods"]) / span_s,
+                   "nr_throttled_per_s": (g["nr_throttled"] - before[path]["nr_throttled"]) / span_s,
+                   "throttled_share": (g["throttled_time"] - before[path]["throttled_time"])
+                   / 1e9 / span_s}
+            for path, g in after.items()}
+
+
+def schedlab_run(case: Case, record: dict | None = None, platform: str | None = None,
+                 sets=()) -> dict:
+    """schedlab's run of a case, measured as the kernel's; the counters over the window the
+    record's runs read them in (their mean), from two more runs that stop at its ends."""
+    from .. import run
+    kw = dict(kernel=case.kernel, cgroups=list(case.cgroups), sets=sets, frames=False)
+    platform = platform or f"smp:{case.vcpus}"
+    with tempfile.TemporaryDirectory() as t:
+        trace = Path(t) / "trace.txt"
+        run(case.workload, platform, trace=trace, **kw)
+        m = measure.measure(list(ftrace.events(trace.read_text())), case.tasks, case.duration_s,
+                            case.vcpus)
+        if record is None:
+            return m
+        a, b = (statistics.fmean(r["snapshots_s"][i] for r in record["runs"]) for i in (0, 1))
+        ends = []
+        for i, at in enumerate((a, b)):
+            stat = Path(t) / f"schedstat.{i}"
+            r = run(case.workload, platform, duration_ns=round(at * 1e9), schedstat=stat, **kw)
+            ends.append((stat.read_text(), {g["path"]: {
+                "nr_periods": g["nr_periods"], "nr_throttled": g["nr_throttled"],
+                "throttled_time": g["throttled_ns"]} for g in r.group_rows}))
+    m["schedstat"] = measure.schedstat_delta(ends[0][0], ends[1][0], b - a)
+    m["cgroups"] = _cpu_stat_delta(ends[0][1], ends[1][1], b - a)
+    return m
+
+
+def record_path(case: Case, records: Path) -> Path:
+    return records / f"{case.name}.json"
+
+
+def load_record(path: Path) -> dict:
+    """A record, refused unless its format is this schedlab's."""
+    try:
+        rec = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise RecordError(f"{path}: not a conformance record: {e}") from None
+    if not isinstance(rec, dict) or rec.get("format") != FORMAT:
+        found = rec.get("format") if isinstance(rec, dict) else None
+        raise RecordError(f"{path}: record format {found!r}; this schedlab reads format {FORMAT} "
+                          "(record it again: make oracle)")
+    return rec

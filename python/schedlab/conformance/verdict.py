@@ -1,0 +1,108 @@
+"""Observables of a run (scalars named by what they measure) and the verdict on each: schedlab's
+value against the kernel's runs, their range widened by the emulator's documented effects."""
+
+import difflib
+import statistics
+from dataclasses import dataclass
+
+# Widening of the kernel's range per observable family: (relative, absolute). The sources
+# (oracle README, docs/fidelity.md): the emulated machine adds 1.7-2% to every job on one vCPU
+# and 10-15% on two; a wakeup costs it 4-6 µs (up to 11); idle-vCPU wakeups 0.1-2 ms on two.
+WIDEN = {
+    "share": (0.03, 0.01),
+    "busy": (0.03, 0.02),
+    "migrations": (0.25, 0.5),
+    "wake_prev": (0.0, 0.05),
+    "latency": (0.25, 11.0),
+    "lb": (0.25, 1.0),
+    "throttled": (0.15, 0.01),
+    "spread": (0.5, 5.0),
+    "switch_order": (0.0, 0.0),
+}
+
+
+@dataclass
+class Row:
+    observable: str
+    kernel: list  # one value per kernel run
+    schedlab: float
+    low: float
+    high: float
+    known: str | None = None  # why schedlab is outside, if it is known to be
+
+    @property
+    def inside(self) -> bool:
+        return self.low <= self.schedlab <= self.high
+
+
+def _by_task(run: dict) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for name, t in run["threads"].items():
+        out.setdefault(name.rsplit("-", 1)[0], []).append(t)
+    return out
+
+
+def observables(run: dict, name: str) -> dict[str, float]:
+    """The scalars of one compare entry of a run."""
+    tasks = _by_task(run)
+    if name == "share":  # the least and the most any thread of a task got
+        return {f"share {t} {f.__name__}": f(x["share"] for x in ts)
+                for t, ts in tasks.items() for f in ((min, max) if len(ts) > 1 else (max,))}
+    if name == "migrations":
+        return {f"migrations/s {t}": statistics.fmean(x["migrations_per_s"] for x in ts)
+                for t, ts in tasks.items()}
+    if name == "wake_prev":
+        return {f"wakes on prev {t}": statistics.fmean(x["wake_prev"] or 0 for x in ts)
+                for t, ts in tasks.items()}
+    if name == "latency":
+        return {f"latency p{p} µs {t}": statistics.fmean(x["latency_us"][i] for x in ts)
+                for t, ts in tasks.items() for i, p in enumerate((50, 90))}
+    if name == "busy":
+        return {"busy CPUs": sum(run["busy"])}
+    if name.startswith("lb."):
+        idle = name[3:]
+        return {f"lb_count.{idle}/s": run["schedstat"][f"lb_count.{idle}"]}
+    if name == "throttled":
+        return {f"{k} {path}": v for path, g in run["cgroups"].items()
+                for k, v in g.items() if k != "nr_periods_per_s"}
+    if name == "spread":
+        return {"all CPUs busy ms": run["all_cpus_busy_ms"] or float("inf")}
+    raise KeyError(f"unknown observable {name!r}")
+
+
+def switch_order(a: list, b: list) -> float:
+    """Switches (prev -> next) of a found in blocks matching b's order, of a's first 1000."""
+    pa = [(s[1], s[2]) for s in a]
+    pb = [(s[1], s[2]) for s in b]
+    blocks = difflib.SequenceMatcher(None, pa, pb, autojunk=False).get_matching_blocks()
+    return sum(m.size for m in blocks) / max(1, len(pa))
+
+
+def _widen(name: str, lo: float, hi: float) -> tuple[float, float]:
+    family = "lb" if name.startswith("lb.") else name
+    rel, ab = WIDEN[family]
+    return lo - rel * abs(lo) - ab, hi + rel * abs(hi) + ab
+
+
+def rows(case, record: dict, sim: dict) -> list[Row]:
+    """One row per observable of the case: the kernel's runs, schedlab's value, the range."""
+    out = []
+    for name in case.compare:
+        if name == "switch_order":
+            # the kernel against itself gives the range's floor, schedlab against the first run
+            runs = record["runs"]
+            ref = runs[0]["switches"]
+            kernel = [switch_order(r["switches"], ref) for r in runs[1:]]
+            value = switch_order(sim["switches"], ref)
+            out.append(Row("switch order (matched of first 1000)", kernel, value,
+                           min(kernel) - 0.02, 1.0))
+            continue
+        per_run = [observables(r, name) for r in record["runs"]]
+        mine = observables(sim, name)
+        for key in per_run[0]:
+            values = [p[key] for p in per_run]
+            lo, hi = _widen(name, min(values), max(values))
+            out.append(Row(key, values, mine.get(key, float("nan")), lo, hi))
+    for r in out:
+        r.known = case.known.get(r.observable)
+    return out

@@ -1,0 +1,95 @@
+"""The conformance suite (tests/conformance/): schedlab against the oracle's records of real
+6.1 and 6.12 kernels running the same workloads. It replays records; it never boots QEMU."""
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from schedlab.conformance import ftrace, measure, suite, verdict
+
+HERE = Path(__file__).parent / "conformance"
+CASES = suite.cases(HERE / "cases.toml")
+
+
+def test_every_case_is_recorded_and_the_suite_is_large_enough():
+    missing = [c.name for c in CASES if not suite.record_path(c, HERE / "records").exists()]
+    assert missing == [], "record them: make oracle"
+    assert len(CASES) >= 25
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_schedlab_is_inside_the_kernels_spread(case):
+    record = suite.load_record(suite.record_path(case, HERE / "records"))
+    assert len(record["runs"]) == case.runs and record["kernel"] == case.kernel
+    rows = verdict.rows(case, record, suite.schedlab_run(case, record))
+    outside = {r.observable for r in rows if not r.inside}
+    table = "\n".join(f"{r.observable}: kernel {r.kernel} range [{r.low:.4g}, {r.high:.4g}] "
+                      f"schedlab {r.schedlab:.4g}" for r in rows)
+    assert outside - set(case.known) == set(), table
+    assert set(case.known) - outside == set(), "inside now: take it off cases.toml's known\n" + table
+
+
+def test_a_record_of_another_format_is_refused(tmp_path):
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps({"format": 99, "runs": []}))
+    with pytest.raises(suite.RecordError, match=r"r\.json: record format 99; this schedlab reads format 1"):
+        suite.load_record(p)
+    p.write_text("[1, 2")
+    with pytest.raises(suite.RecordError, match="not a conformance record"):
+        suite.load_record(p)
+
+
+def test_each_record_keeps_a_trace_excerpt_under_a_megabyte():
+    for case in CASES:
+        ex = HERE / "records" / f"{case.name}.trace.txt.gz"
+        assert ex.stat().st_size <= 1 << 20
+        assert "sched_switch" in gzip.decompress(ex.read_bytes()).decode()[:200_000]
+
+
+# A hand-made trace in both spellings (the kernel's print fmt, as schedlab writes, and
+# trace-cmd's sched plugin, as the oracle's reports read): rt-app (pid 10) forks two threads
+# of task "t" at 1.0 s, each renamed "t" as rt-app 1.0 does; window 1.0 s .. 1.1 s.
+PRINT_FMT = """\
+cpus=2
+ rt-app-10 [000] 1.000000000: sched_process_fork: comm=rt-app pid=10 child_comm=rt-app child_pid=11
+ rt-app-10 [000] 1.000001000: sched_process_fork: comm=rt-app pid=10 child_comm=rt-app child_pid=12
+ t-11 [000] 1.000002000: task_rename: pid=11 oldcomm=rt-app newcomm=t oom_score_adj=0
+ t-12 [001] 1.000003000: task_rename: pid=12 oldcomm=rt-app newcomm=t oom_score_adj=0
+ <idle>-0 [000] 1.010000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=t next_pid=11 next_prio=120
+ t-11 [000] 1.040000000: sched_switch: prev_comm=t prev_pid=11 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+ <idle>-0 [001] 1.050000000: sched_waking: comm=t pid=11 prio=120 target_cpu=000
+ <idle>-0 [001] 1.050000000: sched_migrate_task: comm=t pid=11 prio=120 orig_cpu=0 dest_cpu=1
+ <idle>-0 [001] 1.050002000: sched_wakeup: comm=t pid=11 prio=120 target_cpu=001
+ <idle>-0 [001] 1.050010000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=t next_pid=11 next_prio=120
+"""
+PLUGIN = (PRINT_FMT
+          .replace("sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=t next_pid=11 next_prio=120",
+                   "sched_switch: swapper/0:0 [120] R ==> t:11 [120]")
+          .replace("sched_switch: prev_comm=t prev_pid=11 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120",
+                   "sched_switch: t:11 [120] S ==> swapper/0:0 [120]")
+          .replace("sched_wakeup: comm=t pid=11 prio=120 target_cpu=001", "sched_wakeup: t:11 [120] CPU:001")
+          .replace("sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=t next_pid=11 next_prio=120",
+                   "sched_switch: swapper/1:0 [120] R ==> t:11 [120]"))
+
+
+@pytest.mark.parametrize("text", [PRINT_FMT, PLUGIN], ids=["print-fmt", "plugin"])
+def test_measures_derived_by_hand(text):
+    m = measure.measure(list(ftrace.events(text)), ["t"], 0.1, 2)
+    t0, t1 = m["threads"]["t-0"], m["threads"]["t-1"]
+    # t-0 runs 1.010-1.040 (30 ms) and from 1.050010 to the window's end 1.1 (49.99 ms)
+    assert t0["share"] == pytest.approx((0.030 + 0.04999) / 0.1)
+    assert t1["share"] == 0
+    assert t0["migrations_per_s"] == pytest.approx(10.0)  # one in 0.1 s
+    assert t0["wake_prev"] == 0.0  # woken on CPU 1, last ran on CPU 0
+    assert t0["latency_us"] == [10.0, 10.0, 10.0]  # waking 1.050000000 -> running 1.050010000
+    assert m["busy"] == pytest.approx([0.3, 0.4999])
+    assert [s[1:] for s in m["switches"]] == [["<idle>", "t-0"], ["t-0", "<idle>"], ["<idle>", "t-0"]]
+
+
+def test_switch_order_counts_matching_blocks():
+    a = [[0, "a", "b"], [1, "b", "a"], [2, "a", "c"], [3, "c", "a"]]
+    b = [[0, "a", "b"], [1, "b", "a"], [2, "a", "b"], [3, "c", "a"]]
+    # longest common blocks: the first two, then the last one: 3 of 4
+    assert verdict.switch_order(a, b) == 0.75
