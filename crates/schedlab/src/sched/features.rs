@@ -157,6 +157,10 @@ pub struct Features {
     /// The cache-affinity model: a cold working set refills at the platform's costs
     /// (`sim/cache.rs`).
     pub cache: bool,
+    /// The rt-app being modelled asks a fair task's `dl-runtime` (or a phase-less task's
+    /// `runtime` event, read as the legacy key) as a custom slice: upstream rt-app since
+    /// 2025, not Debian's rt-app 1.0, which sets no `sched_runtime` for fair tasks.
+    pub rtapp_custom_slice: bool,
     bits: u32,
 }
 
@@ -226,7 +230,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 27] = [
+pub const SWITCHES: [Switch; 28] = [
     choice!("fair.policy", "eevdf | cfs", ["eevdf", "cfs"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -354,6 +358,12 @@ pub const SWITCHES: [Switch; 27] = [
         ["off", "off"],
         cache
     ),
+    on_off!(
+        "rtapp.custom_slice",
+        "off (rt-app 1.0, as Debian ships it: fair tasks keep the default slice) | on (upstream rt-app: a fair task's dl-runtime, or a phase-less task's runtime event, asks a custom slice)",
+        ["off", "off"],
+        rtapp_custom_slice
+    ),
     ranged!(
         "rt.rr_timeslice_ms",
         "sched_rr_timeslice_ms: SCHED_RR slice, > 0",
@@ -463,6 +473,7 @@ impl Features {
             overhead: false,
             energy_aware: false,
             cache: false,
+            rtapp_custom_slice: false,
             bits: 0,
         };
         for s in &SWITCHES {

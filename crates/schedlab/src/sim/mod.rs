@@ -79,7 +79,7 @@ impl Sim {
         feat: Features,
         opts: &RunOptions,
     ) -> Result<Sim, InputError> {
-        let mut prog = compile(wl, &plat).map_err(|e| e.within(&wl.origin))?;
+        let mut prog = compile(wl, &plat, feat.rtapp_custom_slice).map_err(|e| e.within(&wl.origin))?;
         for spec in &opts.cgroups {
             prog.groups.describe(spec)?;
         }

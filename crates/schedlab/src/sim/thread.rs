@@ -42,6 +42,8 @@ pub(super) struct Resources {
     conds: Vec<Vec<(u32, u32)>>,
     /// Users needed, threads waiting.
     barriers: Vec<(u32, Vec<u32>)>,
+    /// rt-app's start barrier: every thread it starts, those waiting.
+    start_barrier: (u32, Vec<u32>),
     sems: Vec<(u64, VecDeque<u32>)>,
     suspends: Vec<Vec<u32>>,
     /// Next expiry of each shared timer.
@@ -65,6 +67,10 @@ impl Resources {
                 .iter()
                 .map(|&u| (u, Vec::new()))
                 .collect(),
+            start_barrier: (
+                prog.tasks[..prog.rtapp_tasks].iter().map(|t| t.instance).sum(),
+                Vec::new(),
+            ),
             sems: vec![(0, VecDeque::new()); n.sems.len()],
             suspends: vec![Vec::new(); n.suspends.len()],
             timers: vec![None; n.timers.len()],
@@ -124,7 +130,7 @@ pub(super) struct Thread {
     op: usize,
     /// The iteration has begun (its settings applied; the thread may have moved since).
     in_iteration: bool,
-    started: bool,
+    start: Start,
     pub(super) t_first: u64,
     /// Its `unique*` timers, inline: a periodic thread's timer costs no pointer chase.
     unique: SmallVec<[UniqueTimer; 2]>,
@@ -158,6 +164,17 @@ impl Thread {
             && self.phase + 1 == ct.phases.len()
             && self.task_iter + 1 == ct.loops
     }
+}
+
+/// How far a thread is into its start-up (`Thread::thread_start`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Start {
+    /// Not started; true: it meets the others at rt-app's start barrier (every thread rt-app
+    /// starts; not a forked one, nor a generator's).
+    Fresh(bool),
+    /// Past it: its delay, if any, is still to sleep.
+    Synced,
+    Running,
 }
 
 /// How far a thread is into a pipe or socket call.
@@ -207,7 +224,10 @@ impl Engine {
             phase_loops: t.phases[0].loops,
             op: 0,
             in_iteration: false,
-            started: false,
+            // A barrier of one returns at once: no scheduling event.
+            start: Start::Fresh(
+                !forked && def < self.prog.rtapp_tasks && self.res.start_barrier.0 > 1,
+            ),
             // Forked threads skip the start barrier but keep t_zero + delay as their anchor.
             t_first: SIM_START + t.delay,
             unique: (t.unique_absolute.iter())
@@ -351,7 +371,7 @@ impl Engine {
         }
         let th = &self.threads[id as usize];
         let (op_i, pc) = (th.op, th.code.start as usize + th.op);
-        if !th.started {
+        if th.start != Start::Running {
             return self.thread_start(s, id);
         }
         if pc == th.code.end as usize {
@@ -492,8 +512,10 @@ impl Engine {
         let th = &self.threads[id as usize];
         let pc = th.code.start as usize + th.op;
         let ct = &self.prog.tasks[th.def as usize];
-        if !th.started {
-            return th.t_first > self.now;
+        match th.start {
+            Start::Fresh(barrier) => return barrier || th.t_first > self.now,
+            Start::Synced => return th.t_first > self.now,
+            Start::Running => {}
         }
         if pc == th.code.end as usize {
             return th.last_iteration(ct);
@@ -591,9 +613,35 @@ impl Engine {
         Step::Off
     }
 
-    /// Thread start: `rtapp_task: event=start`, then sleep until t_zero + delay.
+    /// Thread start as rt-app 1.0's `thread_body` does it: `rtapp_task: event=start`, wait at
+    /// the start barrier for every thread rt-app starts (`pthread_barrier_wait`: the last to
+    /// come wakes the others from its CPU), then sleep until t_zero + delay.
     fn thread_start(&mut self, s: &mut Sched, id: u32) -> Step {
-        self.threads[id as usize].started = true;
+        if let Start::Fresh(barrier) = self.threads[id as usize].start {
+            self.threads[id as usize].start = Start::Synced;
+            self.start_markers(s, id);
+            if !barrier {
+                return self.thread_start(s, id);
+            }
+            let (needed, waiting) = &mut self.res.start_barrier;
+            if waiting.len() as u32 + 1 < *needed {
+                waiting.push(id);
+                return self.block(s, id, "rt-app's start barrier".into());
+            }
+            let all = std::mem::take(waiting);
+            self.wake_all(s, id, all);
+            return Step::Busy; // on, 1 ns after waking them (a scheduling event)
+        }
+        self.threads[id as usize].start = Start::Running;
+        let t_first = self.threads[id as usize].t_first;
+        if t_first > self.now {
+            self.sleep_until(s, id, t_first);
+            return Step::Off;
+        }
+        Step::Busy
+    }
+
+    fn start_markers(&mut self, s: &mut Sched, id: u32) {
         if self.tracing && self.prog.ftrace.task {
             if id == 0 {
                 // Thread 0 takes t_zero, the time base of every thread (µs).
@@ -602,12 +650,6 @@ impl Engine {
             }
             self.marker(s, id, "rtapp_task: event=start".into());
         }
-        let t_first = self.threads[id as usize].t_first;
-        if t_first > self.now {
-            self.sleep_until(s, id, t_first);
-            return Step::Off;
-        }
-        Step::Busy
     }
 
     fn iteration_start(&mut self, s: &mut Sched, id: u32) {

@@ -164,6 +164,9 @@ pub struct Program {
     pub names: Names,
     /// Each barrier's users (threads that must reach it).
     pub barrier_users: Vec<u32>,
+    /// The task definitions rt-app starts (the first ones; generators' follow): their
+    /// threads meet at rt-app's start barrier (`threads_barrier`) before their first phase.
+    pub rtapp_tasks: usize,
     /// The pipes and sockets, by index.
     pub channels: Vec<ChanKind>,
     /// Each shared timer: absolute (else relative to the thread's last wakeup)?

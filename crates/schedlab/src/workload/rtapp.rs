@@ -751,15 +751,9 @@ impl<'a> Reader<'a> {
             _ => 0,
         });
         if t.params.dl_runtime_us.unwrap_or(0) == 0 {
-            if let Some(rt) = legacy_dl[0] {
-                t.params.dl_runtime_us = Some(rt);
-                if policy.is_fair() {
-                    self.warnings.push(format!(
-                        "{}: tasks.{}: rt-app also reads the \"runtime\" event of a task without phases as the legacy DL runtime: it asks a {} µs custom slice (Linux 6.12+)",
-                        self.origin, t.name, rt
-                    ));
-                }
-            }
+            // A phase-less task's `runtime` event is also read as the legacy key: a fair
+            // task's custom slice where the modelled rt-app asks one (rtapp.custom_slice).
+            t.params.dl_runtime_us = legacy_dl[0].or(t.params.dl_runtime_us);
         }
         if t.params.dl_period_us.unwrap_or(0) == 0 {
             t.params.dl_period_us = legacy_dl[1].or(t.params.dl_period_us);

@@ -26,7 +26,9 @@ pub fn pload_ns(calibration: Calibration) -> u64 {
     }
 }
 
-pub fn compile(wl: &Workload, plat: &Platform) -> Result<Program, InputError> {
+/// The thread programs of `wl` on `plat`; `custom_slice`: a fair task's dl-runtime asks a
+/// custom slice, as upstream rt-app does (rt-app 1.0 asks none).
+pub fn compile(wl: &Workload, plat: &Platform, custom_slice: bool) -> Result<Program, InputError> {
     let n = plat.nr_cpus();
     let pload = pload_ns(wl.global.calibration);
     let mut idx: [HashMap<String, u32>; 6] = Default::default();
@@ -181,7 +183,7 @@ pub fn compile(wl: &Workload, plat: &Platform) -> Result<Program, InputError> {
                     slice: t
                         .params
                         .dl_runtime_us
-                        .filter(|&r| r > 0 && policy.is_fair())
+                        .filter(|&r| r > 0 && policy.is_fair() && custom_slice)
                         .map(|r| r * 1000),
                     util_min,
                     util_max,
@@ -197,11 +199,13 @@ pub fn compile(wl: &Workload, plat: &Platform) -> Result<Program, InputError> {
             working_set: working_set(t, wl.global.mem_buffer_size),
         });
     }
+    let rtapp_tasks = tasks.len();
     let mut prog = Program {
         tasks,
         code,
         names,
         barrier_users,
+        rtapp_tasks,
         channels: Vec::new(),
         timer_absolute,
         ftrace: wl.global.ftrace,

@@ -424,6 +424,35 @@ mod intervals {
     }
 }
 
+mod overloaded {
+    use super::super::stats::CpuIdleType;
+    use crate::kernel::Kernel;
+    use crate::sched::tests::{attr, fork_on, machine};
+    use crate::sched::uapi::Policy;
+
+    #[test]
+    fn set_by_an_enqueue_that_makes_a_second_task_cleared_by_a_root_balance_finding_none() {
+        // add_nr_running sets rd->overloaded when a CPU goes from one task to two; only a
+        // balance pass over the root domain (smp:2's MC, its only level) writes it back, to
+        // whether some CPU of the pass has more than one task (update_sd_lb_stats).
+        let (mut s, mut h) = machine("smp:2", Kernel::V6_1);
+        let t0 = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
+        assert!(!s.overloaded.get(), "one task on CPU 0");
+        let t1 = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
+        assert!(s.overloaded.get(), "CPU 0 has its second task");
+        // t1 goes to CPU 1 (its mask): each CPU has one task, the flag stays set
+        s.set_cpus_allowed(t1, vec![false, true], &mut h);
+        assert_eq!((s.tasks[t0 as usize].cpu, s.tasks[t1 as usize].cpu), (0, 1));
+        assert!(s.overloaded.get(), "nothing but a root balance clears it");
+        // CPU 1's pass over the root domain finds one task per CPU: cleared
+        s.sched_balance_rq(1, 0, CpuIdleType::NotIdle, &mut h);
+        assert!(!s.overloaded.get());
+        // a third task on CPU 1 makes it two there: set again
+        fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
+        assert!(s.overloaded.get());
+    }
+}
+
 #[test]
 fn newidle_cost_is_the_max_and_decays_1_percent_a_second() {
     // update_newidle_cost: a bigger cost replaces the max; an HZ later (strictly after)
