@@ -536,8 +536,13 @@ impl Engine {
             self.new_thread(def, id, parent.is_some(), self.now);
         let attr = *attr;
         thread.t_first += super::jitter::start_delay(s.feat.seed, s.feat.start_spread_ns, id);
+        let barrier = thread.meets_start_barrier();
         self.threads.push(thread);
-        s.wake_up_new_task(pid, comm, &attr, cpus, parent, self);
+        if !s.wake_up_new_task(pid, comm, &attr, cpus, parent, self) && barrier {
+            // Refused: it never runs, and the others do not wait for it (at boot, before any
+            // thread reached the barrier).
+            self.res.start_barrier.0 -= 1;
+        }
     }
 
     /// Boot: the governors take their policies over, then every thread is forked.

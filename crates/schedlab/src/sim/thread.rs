@@ -42,8 +42,8 @@ pub(super) struct Resources {
     conds: Vec<Vec<(u32, u32)>>,
     /// Users needed, threads waiting.
     barriers: Vec<(u32, Vec<u32>)>,
-    /// rt-app's start barrier: every thread it starts, those waiting.
-    start_barrier: (u32, Vec<u32>),
+    /// rt-app's start barrier: every thread it starts (less those refused), those waiting.
+    pub(super) start_barrier: (u32, Vec<u32>),
     sems: Vec<(u64, VecDeque<u32>)>,
     suspends: Vec<Vec<u32>>,
     /// Next expiry of each shared timer.
@@ -163,6 +163,11 @@ impl Thread {
         self.phase_iter + 1 == self.phase_loops
             && self.phase + 1 == ct.phases.len()
             && self.task_iter + 1 == ct.loops
+    }
+
+    /// It is to wait at rt-app's start barrier.
+    pub(super) fn meets_start_barrier(&self) -> bool {
+        self.start == Start::Fresh(true)
     }
 }
 
