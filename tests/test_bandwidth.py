@@ -17,8 +17,10 @@ def two_hogs(kernel):
 
 
 def throttles(r):
-    """Per 100 ms period, the sorted instants (ms into it) at which a hog left a CPU."""
-    sw = r.events[(r.events.event == "sched_switch") & (r.events.other_pid == 0)]
+    """Per 100 ms period, the sorted instants (ms into it) at which a throttled hog left a CPU
+    still runnable (not the start barrier's waits, which leave it sleeping)."""
+    sw = r.events[(r.events.event == "sched_switch") & (r.events.other_pid == 0)
+                  & (r.events.prev_state == "R")]
     out = {}
     for ts in sw.ts:
         period, into = divmod(int(ts) - START, 100 * MS)

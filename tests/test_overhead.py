@@ -59,7 +59,7 @@ def test_kernel_work_delays_the_next_thread_and_is_its_system_time(tmp_path):
     # scheduling event).
     task = {"loop": 5, "run": 100, "sleep": 1000}
     wl = {"global": {"default_policy": "SCHED_OTHER"}, "tasks": {"a": task, "b": task}}
-    r = schedlab.run(wl, one_cpu(tmp_path, tick=0, nanosleep=2000), sets=["overhead=on", "timer.slack_ns=0"])
+    r = schedlab.run(wl, one_cpu(tmp_path, tick=0, nanosleep=2000), sets=["overhead=on", "timer.slack_ns=0", "rtapp.start_barrier=off"])
     a, b = r.task_rows
     assert ops_of(r)["nanosleep"] == 10 and r.cpu_rows[0]["sys_ns"] == 20_000
     assert (a["run_ns"], a["sys_ns"]) == (500_001, 0)
@@ -134,6 +134,6 @@ def test_the_balancing_cpu_does_the_eager_walk_of_its_sources_groups():
         "h": {"instance": 2, "loop": 1, "phases": {"p0": {"cpus": [0], "run": 1000},
                                                    "p1": {"cpus": [0, 1], "run": 100_000_000}}},
         "t": {"cpus": [1], "loop": 1, "run": 10_000}}}
-    r = schedlab.run(w, "smp:2", sets=["fair.h_load=eager"], idle_cgroups=10)
+    r = schedlab.run(w, "smp:2", sets=["fair.h_load=eager", "rtapp.start_barrier=off"], idle_cgroups=10)
     walks = {(o["cpu"], o["op"]): o["count"] for o in r.op_rows if o["op"] in ("update_h_load", "tg_load_down")}
     assert walks == {(0, "update_h_load"): 0, (0, "tg_load_down"): 0, (1, "update_h_load"): 1, (1, "tg_load_down"): 11}

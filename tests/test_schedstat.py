@@ -27,6 +27,9 @@ def test_a_cpu_line_counts_schedules_wakeups_and_times(tmp_path):
     assert read(out)[0] == ["version", "15"]
 
 
+START_AT_ONCE = ["rtapp.start_barrier=off"]
+
+
 def test_a_newly_idle_pull_is_counted_in_the_newidle_columns(tmp_path):
     # test_balance's scenario, stopped at 11 ms: at 10 ms CPU 1, newly idle, runs one pass of
     # its domain (smp:2's MC, mask 3), finds CPU 0's group busier by tasks, imbalance 1, and
@@ -37,7 +40,8 @@ def test_a_newly_idle_pull_is_counted_in_the_newidle_columns(tmp_path):
                                                    "p1": {"cpus": [0, 1], "run": 100_000_000}}},
         "t": {"cpus": [1], "loop": 1, "run": 10_000}}}
     out = tmp_path / "schedstat"
-    schedlab.run(w, "smp:2", duration_ns=11_000_000, schedstat=out, frames=False)
+    # The derivation starts every thread at once (no start barrier).
+    schedlab.run(w, "smp:2", duration_ns=11_000_000, schedstat=out, frames=False, sets=START_AT_ONCE)
     domain = [line for line in read(out) if line[0] == "domain0"][1]
     assert domain[1] == "3" and len(domain) == 2 + 36
     assert domain[2 + 16:2 + 24] == ["1", "0", "0", "1", "1", "0", "0", "0"]
@@ -48,7 +52,8 @@ def test_a_newly_idle_pull_is_counted_in_the_newidle_columns(tmp_path):
     # START_DEBIT's slice shrinks with the queue. t runs first and h-1, still in its first
     # phase, moves to CPU 0 at 8 ms: at 10 ms it is pinned there, and the newly idle pass
     # finds the imbalance but fails: lb_count 1, failed 1, imbalance 1, nothing gained.
-    schedlab.run(w, "smp:2", kernel="6.1", duration_ns=11_000_000, schedstat=out, frames=False)
+    schedlab.run(w, "smp:2", kernel="6.1", duration_ns=11_000_000, schedstat=out, frames=False,
+                 sets=START_AT_ONCE)
     domain = [line for line in read(out) if line[0] == "domain0"][1]
     assert domain[2:2 + 8] == ["0"] * 8 and domain[2 + 8] == "1"
     assert domain[2 + 16:2 + 24] == ["1", "0", "1", "1", "0", "0", "0", "0"]

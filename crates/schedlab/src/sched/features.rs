@@ -136,6 +136,8 @@ pub struct Features {
     /// A run's seed (0: none) and how far it may spread the threads' starts (sim/jitter.rs).
     pub seed: u64,
     pub start_spread_ns: u64,
+    /// The spread of a tick interrupt's entry latency (sim/jitter.rs; 0: ticks on the jiffy).
+    pub tick_jitter_ns: u64,
     /// debugfs `fair_server/cpuN/{runtime,period}` (ns; runtime 0: no fair server, as ≤ 6.11).
     pub fair_server_runtime_ns: u64,
     pub fair_server_period_ns: u64,
@@ -161,6 +163,9 @@ pub struct Features {
     /// `runtime` event, read as the legacy key) as a custom slice: upstream rt-app since
     /// 2025, not Debian's rt-app 1.0, which sets no `sched_runtime` for fair tasks.
     pub rtapp_custom_slice: bool,
+    /// rt-app's threads meet at its start barrier before their first phase (rt-app 1.0 and
+    /// upstream); off: every thread starts at once, as hand derivations assume.
+    pub rtapp_start_barrier: bool,
     bits: u32,
 }
 
@@ -230,7 +235,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 28] = [
+pub const SWITCHES: [Switch; 30] = [
     choice!("fair.policy", "eevdf | cfs", ["eevdf", "cfs"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -346,6 +351,13 @@ pub const SWITCHES: [Switch; 28] = [
         start_spread_ns,
         1..=1_000_000_000
     ),
+    ranged!(
+        "jitter.tick_ns",
+        "how late a tick may come after its jiffy (its interrupt's entry latency), drawn from the seed per CPU and jiffy: 0 (on the jiffy) .. 1000000",
+        "0",
+        tick_jitter_ns,
+        0..=1_000_000
+    ),
     on_off!(
         "overhead",
         "on (the kernel's work is charged as system time at the platform's costs) | off",
@@ -363,6 +375,12 @@ pub const SWITCHES: [Switch; 28] = [
         "off (rt-app 1.0, as Debian ships it: fair tasks keep the default slice) | on (upstream rt-app: a fair task's dl-runtime, or a phase-less task's runtime event, asks a custom slice)",
         ["off", "off"],
         rtapp_custom_slice
+    ),
+    on_off!(
+        "rtapp.start_barrier",
+        "on (rt-app's threads wait at its start barrier, the last to come waking the others) | off (every thread starts at once)",
+        ["on", "on"],
+        rtapp_start_barrier
     ),
     ranged!(
         "rt.rr_timeslice_ms",
@@ -463,6 +481,7 @@ impl Features {
             timer_slack_ns: 0,
             seed: 0,
             start_spread_ns: 1,
+            tick_jitter_ns: 0,
             fair_server_runtime_ns: 0,
             fair_server_period_ns: 4_194_304_000,
             h_load: HLoad::Lazy,
@@ -474,6 +493,7 @@ impl Features {
             energy_aware: false,
             cache: false,
             rtapp_custom_slice: false,
+            rtapp_start_barrier: true,
             bits: 0,
         };
         for s in &SWITCHES {

@@ -78,6 +78,9 @@ pub(super) struct Engine {
     pub(super) tracing: bool,
     /// `TICK_NSEC`.
     pub(super) tick_ns: Ns,
+    /// The run's seed and the spread of the ticks' entry latency (`sim/jitter.rs`).
+    pub(super) seed: u64,
+    pub(super) tick_jitter_ns: Ns,
     pub(super) stop_at: Option<Ns>,
     pub(super) totals: Totals,
     pub(super) io_error: Option<std::io::Error>,
@@ -317,10 +320,15 @@ impl Engine {
     fn arm_tick(&mut self, cpu: usize) {
         if !self.cpus[cpu].tick_armed {
             self.cpus[cpu].tick_armed = true;
-            let tick = self.tick_ns;
-            let at = (self.now / tick + 1) * tick;
+            let at = self.tick_at(cpu, self.now / self.tick_ns + 1);
             self.queue.push(at, self.now, Ev::Tick { cpu: cpu as u32 });
         }
+    }
+
+    /// When `cpu`'s tick of jiffy `n` comes: the jiffy boundary, and its interrupt's entry
+    /// latency (`sim/jitter.rs`).
+    fn tick_at(&self, cpu: usize, n: u64) -> Ns {
+        n * self.tick_ns + super::jitter::tick_delay(self.seed, self.tick_jitter_ns, cpu, n)
     }
 
     /// The tick of a busy CPU; it stops once the CPU idles.
@@ -331,7 +339,7 @@ impl Engine {
         }
         self.hrtimer_interrupt(s, cpu, None); // the tick is one of the CPU's hrtimers
         if s.rqs[cpu].curr.is_some() {
-            let at = self.now + self.tick_ns;
+            let at = self.tick_at(cpu, self.now / self.tick_ns + 1);
             self.queue.push(at, self.now, Ev::Tick { cpu: cpu as u32 });
         } else {
             self.cpus[cpu].tick_armed = false;
@@ -399,7 +407,8 @@ impl Engine {
         }
     }
 
-    /// A wakeup of `id` made 1 ns ago from `waker_cpu`, unless it woke meanwhile.
+    /// A wakeup of `id` from `waker_cpu` deferred to now (`Ev::Wakeup`), unless it woke
+    /// meanwhile.
     pub(super) fn deferred_wake(
         &mut self,
         s: &mut Sched,
@@ -480,6 +489,9 @@ impl Engine {
     /// `hrtimer_interrupt` on `cpu`, for the timer `firing` (if any): `__hrtimer_run_queues`
     /// takes every timer whose range has begun, then their sleepers wake in expiry order (a
     /// woken thread runs only after the interrupt: a sleep it starts is not in this one).
+    /// Each wakeup is a scheduling event of `cpu`: the k-th comes k ns after the first
+    /// (`Ev::Wakeup`), so two CPUs whose interrupts come at one instant wake their sleepers
+    /// in turn, as the kernel's CPUs do at once, not one CPU's whole batch before the other's.
     pub(super) fn hrtimer_interrupt(
         &mut self,
         s: &mut Sched,
@@ -491,10 +503,19 @@ impl Engine {
         while let Some(t) = self.hrtimers.expired(cpu, self.now) {
             fired.push(t);
         }
-        for &(id, gen) in &fired {
-            if self.sleeping(s, id, gen) {
-                self.wake(s, id, cpu, 0);
-            }
+        fired.retain(|&(id, gen)| self.sleeping(s, id, gen));
+        if let Some(&(first, _)) = fired.first() {
+            self.wake(s, first, cpu, 0);
+        }
+        for (k, &(task, gen)) in fired.iter().enumerate().skip(1) {
+            let ev = Ev::Wakeup {
+                task,
+                gen,
+                waker: cpu as u16, // NR_CPUS is 4096
+                flags: 0,
+            };
+            self.queue.push(self.now + k as Ns, self.now, ev);
+            self.deferred_wakes += 1;
         }
         fired.clear();
         self.fired = fired;

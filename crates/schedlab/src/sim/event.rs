@@ -12,8 +12,8 @@ pub enum Ev {
     /// A sleeping thread's timer or sleep ends (stale unless `gen` matches).
     Wake { task: u32, gen: u32 },
     /// A wakeup made at the instant its thread went to sleep, or by a thread on its way to
-    /// sleep, delivered 1 ns later from `waker`'s CPU with `flags` (stale unless `gen`
-    /// matches).
+    /// sleep, delivered 1 ns later from `waker`'s CPU with `flags`; or a timer interrupt's
+    /// k-th wakeup, k ns after its first (stale unless `gen` matches).
     Wakeup {
         task: u32,
         gen: u32,

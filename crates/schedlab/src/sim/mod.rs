@@ -24,7 +24,7 @@ use crate::sched::features::Features;
 use crate::sched::Sched;
 use crate::time::Ns;
 use crate::trace::Observer;
-use crate::workload::rtapp::compile;
+use crate::workload::rtapp::{compile, RtappModel};
 use crate::workload::Workload;
 use cache::CacheModel;
 pub use cpufreq::Cpufreq;
@@ -79,7 +79,11 @@ impl Sim {
         feat: Features,
         opts: &RunOptions,
     ) -> Result<Sim, InputError> {
-        let mut prog = compile(wl, &plat, feat.rtapp_custom_slice).map_err(|e| e.within(&wl.origin))?;
+        let rtapp = RtappModel {
+            custom_slice: feat.rtapp_custom_slice,
+            start_barrier: feat.rtapp_start_barrier,
+        };
+        let mut prog = compile(wl, &plat, rtapp).map_err(|e| e.within(&wl.origin))?;
         for spec in &opts.cgroups {
             prog.groups.describe(spec)?;
         }
@@ -158,6 +162,8 @@ impl Sim {
             cache,
             now: SIM_START,
             tick_ns: sched.feat.tick_ns(),
+            seed: sched.feat.seed,
+            tick_jitter_ns: sched.feat.tick_jitter_ns,
             plat,
             cpus,
             cpufreq,

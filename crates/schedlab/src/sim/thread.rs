@@ -68,7 +68,7 @@ impl Resources {
                 .map(|&u| (u, Vec::new()))
                 .collect(),
             start_barrier: (
-                prog.tasks[..prog.rtapp_tasks].iter().map(|t| t.instance).sum(),
+                prog.tasks[..prog.start_barrier_tasks].iter().map(|t| t.instance).sum(),
                 Vec::new(),
             ),
             sems: vec![(0, VecDeque::new()); n.sems.len()],
@@ -231,7 +231,7 @@ impl Engine {
             in_iteration: false,
             // A barrier of one returns at once: no scheduling event.
             start: Start::Fresh(
-                !forked && def < self.prog.rtapp_tasks && self.res.start_barrier.0 > 1,
+                !forked && def < self.prog.start_barrier_tasks && self.res.start_barrier.0 > 1,
             ),
             // Forked threads skip the start barrier but keep t_zero + delay as their anchor.
             t_first: SIM_START + t.delay,

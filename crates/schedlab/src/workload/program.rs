@@ -164,9 +164,9 @@ pub struct Program {
     pub names: Names,
     /// Each barrier's users (threads that must reach it).
     pub barrier_users: Vec<u32>,
-    /// The task definitions rt-app starts (the first ones; generators' follow): their
+    /// How many task definitions (the first ones: rt-app's, not generators') have their
     /// threads meet at rt-app's start barrier (`threads_barrier`) before their first phase.
-    pub rtapp_tasks: usize,
+    pub start_barrier_tasks: usize,
     /// The pipes and sockets, by index.
     pub channels: Vec<ChanKind>,
     /// Each shared timer: absolute (else relative to the thread's last wakeup)?

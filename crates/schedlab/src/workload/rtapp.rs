@@ -1097,7 +1097,7 @@ impl<'a> Reader<'a> {
 }
 
 mod compile;
-pub use compile::{compile, pload_ns, NOMINAL_PLOAD_NS};
+pub use compile::{compile, pload_ns, RtappModel, NOMINAL_PLOAD_NS};
 
 #[cfg(test)]
 mod tests;

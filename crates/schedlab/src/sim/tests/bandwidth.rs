@@ -5,7 +5,7 @@ use super::*;
 
 fn run_with(json: &str, platform: &str, kernel: Kernel, cgroups: &[&str]) -> Sim {
     let wl = parse(json, "test.json", Dialect::Workgen).unwrap();
-    let mut feat = Features::preset(kernel);
+    let mut feat = preset(kernel);
     feat.set("hz=1000").unwrap();
     let opts = RunOptions {
         cgroups: cgroups.iter().map(|c| c.to_string()).collect(),

@@ -2,7 +2,7 @@
 
 use crate::kernel::Kernel;
 use crate::platform::load_builtin;
-use crate::sched::features::Features;
+use super::preset;
 use crate::sim::{RunOptions, Sim};
 use crate::workload::{parse, Dialect};
 
@@ -11,7 +11,7 @@ fn sim(json: &str, platform: &str, kernel: Kernel) -> Result<Sim, String> {
     Sim::new(
         &wl,
         load_builtin(platform).unwrap(),
-        Features::preset(kernel),
+        preset(kernel),
         &RunOptions::default(),
     )
     .map_err(|e| e.to_string())

@@ -10,12 +10,20 @@ use crate::sched::hooks::RqHooks;
 use crate::trace::FtraceWriter;
 use crate::workload::{parse, Dialect};
 
+/// The kernel's preset with every rt-app thread starting at once
+/// (`rtapp.start_barrier=off`): the hand derivations here count from t = 0.
+fn preset(kernel: Kernel) -> Features {
+    let mut f = Features::preset(kernel);
+    f.rtapp_start_barrier = false;
+    f
+}
+
 fn build(json: &str, platform: &str, kernel: Kernel) -> Sim {
     let wl = parse(json, "test.json", Dialect::Workgen).unwrap();
     Sim::new(
         &wl,
         load_builtin(platform).unwrap(),
-        Features::preset(kernel),
+        preset(kernel),
         &RunOptions::default(),
     )
     .unwrap()
@@ -275,7 +283,7 @@ fn refuses_cpus_outside_the_platform_and_endless_runs() {
     let refusal = |json: &str| {
         let wl = parse(json, "w.json", Dialect::Workgen).unwrap();
         let plat = load_builtin("smp:2").unwrap();
-        let feat = Features::preset(Kernel::V6_12);
+        let feat = preset(Kernel::V6_12);
         Sim::new(&wl, plat, feat, &RunOptions::default())
             .err()
             .unwrap()
@@ -318,7 +326,7 @@ fn work_runs_at_the_frequency_the_governor_sets() {
         Dialect::Workgen,
     )
     .unwrap();
-    let mut feat = Features::preset(Kernel::V6_12);
+    let mut feat = preset(Kernel::V6_12);
     feat.set("cpufreq.governor=powersave").unwrap();
     let mut s = Sim::new(
         &wl,
@@ -348,14 +356,14 @@ fn a_userspace_frequency_must_be_an_opp_and_a_policy_must_exist() {
     )
     .unwrap();
     let plat = load_builtin("hikey").unwrap();
-    let mut feat = Features::preset(Kernel::V6_12);
+    let mut feat = preset(Kernel::V6_12);
     feat.set("cpufreq.governor=userspace").unwrap();
     feat.set("userspace.khz=500000").unwrap();
     let e = Sim::new(&wl, plat.clone(), feat, &RunOptions::default())
         .err()
         .unwrap();
     assert!(e.to_string().contains("not an OPP"), "{e}");
-    let mut feat = Features::preset(Kernel::V6_12);
+    let mut feat = preset(Kernel::V6_12);
     feat.set("cpufreq.governor.big=schedutil").unwrap();
     let e = Sim::new(&wl, plat, feat, &RunOptions::default())
         .err()

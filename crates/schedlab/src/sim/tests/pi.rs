@@ -2,7 +2,7 @@
 
 use crate::kernel::Kernel;
 use crate::platform::load_builtin;
-use crate::sched::features::Features;
+use super::preset;
 use crate::sched::uapi::Policy;
 use crate::sim::{RunOptions, Sim};
 use crate::workload::{parse, Dialect};
@@ -20,7 +20,7 @@ fn workload(tasks: &str, pi: bool) -> String {
 fn run(tasks: &str, pi: bool, kernel: Kernel) -> Sim {
     let wl = parse(&workload(tasks, pi), "pi.json", Dialect::Workgen).unwrap();
     let plat = load_builtin("smp:1").unwrap();
-    let mut s = Sim::new(&wl, plat, Features::preset(kernel), &RunOptions::default()).unwrap();
+    let mut s = Sim::new(&wl, plat, preset(kernel), &RunOptions::default()).unwrap();
     s.run(|_, _| true).unwrap();
     s
 }

@@ -2,6 +2,7 @@
 
 use crate::kernel::Kernel;
 use crate::platform::load_builtin;
+use super::preset;
 use crate::sched::features::Features;
 use crate::sim::{RunOptions, Sim};
 use crate::workload::{parse, Dialect};
@@ -9,7 +10,7 @@ use crate::workload::{parse, Dialect};
 const MS: u64 = 1_000_000;
 
 fn run(tasks: &str, kernel: Kernel, seconds: u64) -> Sim {
-    run_with(tasks, Features::preset(kernel), seconds * 1000 * MS)
+    run_with(tasks, preset(kernel), seconds * 1000 * MS)
 }
 
 /// `tasks` on one CPU for `duration` ns.
@@ -101,7 +102,7 @@ fn the_fair_server_gives_fair_tasks_50_ms_per_second_under_6_12() {
     // the 4 ms tick of 1000 ms), is replenished at the next period, 1950 ms, and so on.
     let tasks = [hog("rt", "SCHED_FIFO", 10), r#""cfs": {"run": -1}"#.into()].join(",");
     let ran = |ms: u64| {
-        let s = run_with(&tasks, Features::preset(Kernel::V6_12), ms * MS);
+        let s = run_with(&tasks, preset(Kernel::V6_12), ms * MS);
         (
             to_ms(s.sched().tasks[1].stats.run_ns),
             to_ms(s.sched().tasks[0].stats.run_ns),
@@ -115,7 +116,7 @@ fn the_fair_server_gives_fair_tasks_50_ms_per_second_under_6_12() {
 #[test]
 fn without_the_fair_server_an_rt_hog_starves_fair_tasks_under_6_12() {
     let tasks = [hog("rt", "SCHED_FIFO", 10), r#""cfs": {"run": -1}"#.into()].join(",");
-    let mut feat = Features::preset(Kernel::V6_12);
+    let mut feat = preset(Kernel::V6_12);
     feat.set("dl.fair_server_runtime_ns=0").unwrap();
     let s = run_with(&tasks, feat, 2000 * MS);
     assert_eq!(s.sched().tasks[1].stats.run_ns, 0);
@@ -128,7 +129,7 @@ fn a_fair_task_that_ran_its_50_ms_in_the_background_is_not_served() {
     // server never preempts the RT task and the shares stay 900/100.
     let rt = r#""rt": {"policy": "SCHED_FIFO", "priority": 10, "run": 900000, "timer": {"ref": "unique", "period": 1000000}}"#;
     let tasks = [rt.into(), r#""cfs": {"run": -1}"#.to_string()].join(",");
-    let s = run_with(&tasks, Features::preset(Kernel::V6_12), 3000 * MS);
+    let s = run_with(&tasks, preset(Kernel::V6_12), 3000 * MS);
     assert_eq!(s.sched().tasks[0].stats.run_ns, 2700 * MS);
     assert_eq!(s.sched().tasks[1].stats.run_ns, 300 * MS);
     // Woken on a CPU running the fair hog, it runs 1 ns later (`Cpu::changed_at`).
@@ -156,7 +157,7 @@ fn a_preempted_rt_task_is_pushed_to_a_cpu_running_fair_work() {
         fifo("hi", 50, r#""cpus": [0],"#, Some((10_000, 100_000))),
     ]
     .join(",");
-    let s = run_on("smp:2", &tasks, Features::preset(Kernel::V6_12), 900 * MS);
+    let s = run_on("smp:2", &tasks, preset(Kernel::V6_12), 900 * MS);
     let ran = |i: usize| to_ms(s.sched().tasks[i].stats.run_ns);
     assert_eq!((ran(0), ran(1), ran(2)), (0, 900, 90));
     assert_eq!(s.sched().tasks[1].stats.migrations(), 1);
@@ -174,7 +175,7 @@ fn a_cpu_whose_rt_task_sleeps_pulls_a_waiting_rt_task() {
         fifo("mid", 20, "", None),
     ]
     .join(",");
-    let s = run_on("smp:2", &tasks, Features::preset(Kernel::V6_12), 1000 * MS);
+    let s = run_on("smp:2", &tasks, preset(Kernel::V6_12), 1000 * MS);
     let ran = |i: usize| to_ms(s.sched().tasks[i].stats.run_ns);
     assert_eq!((ran(0), ran(1), ran(2)), (1000, 500, 500));
     assert_eq!(
@@ -216,10 +217,10 @@ fn avg_rt_follows_pelt_while_rt_runs_and_decays_at_the_tick_after() {
     let tasks = [rt.to_string(), r#""cfs": {"run": -1}"#.into()].join(",");
     let closed = |t_ms: f64, from: f64| from * (-t_ms * 1e3 / 1024.0 / 32.0).exp2();
     let peak = 1024.0 - closed(100.0, 1024.0);
-    let s = run_with(&tasks, Features::preset(Kernel::V6_12), 100 * MS);
+    let s = run_with(&tasks, preset(Kernel::V6_12), 100 * MS);
     let at_peak = s.sched().rqs[0].avg_rt.util_avg as f64;
     assert!((at_peak - peak).abs() <= 8.0, "{at_peak} vs {peak:.0}");
-    let s = run_with(&tasks, Features::preset(Kernel::V6_12), 300 * MS);
+    let s = run_with(&tasks, preset(Kernel::V6_12), 300 * MS);
     let decayed = s.sched().rqs[0].avg_rt.util_avg as f64;
     assert!((decayed - closed(200.0, peak)).abs() <= 3.0, "{decayed}");
 }

@@ -26,9 +26,17 @@ pub fn pload_ns(calibration: Calibration) -> u64 {
     }
 }
 
-/// The thread programs of `wl` on `plat`; `custom_slice`: a fair task's dl-runtime asks a
-/// custom slice, as upstream rt-app does (rt-app 1.0 asks none).
-pub fn compile(wl: &Workload, plat: &Platform, custom_slice: bool) -> Result<Program, InputError> {
+/// What the modelled rt-app does beyond the workload's text.
+#[derive(Debug, Clone, Copy)]
+pub struct RtappModel {
+    /// A fair task's dl-runtime asks a custom slice (upstream rt-app; 1.0 asks none).
+    pub custom_slice: bool,
+    /// Its threads meet at its start barrier.
+    pub start_barrier: bool,
+}
+
+/// The thread programs of `wl` on `plat`, as `rtapp` runs them.
+pub fn compile(wl: &Workload, plat: &Platform, rtapp: RtappModel) -> Result<Program, InputError> {
     let n = plat.nr_cpus();
     let pload = pload_ns(wl.global.calibration);
     let mut idx: [HashMap<String, u32>; 6] = Default::default();
@@ -183,7 +191,7 @@ pub fn compile(wl: &Workload, plat: &Platform, custom_slice: bool) -> Result<Pro
                     slice: t
                         .params
                         .dl_runtime_us
-                        .filter(|&r| r > 0 && policy.is_fair() && custom_slice)
+                        .filter(|&r| r > 0 && policy.is_fair() && rtapp.custom_slice)
                         .map(|r| r * 1000),
                     util_min,
                     util_max,
@@ -199,13 +207,13 @@ pub fn compile(wl: &Workload, plat: &Platform, custom_slice: bool) -> Result<Pro
             working_set: working_set(t, wl.global.mem_buffer_size),
         });
     }
-    let rtapp_tasks = tasks.len();
+    let start_barrier_tasks = if rtapp.start_barrier { tasks.len() } else { 0 };
     let mut prog = Program {
         tasks,
         code,
         names,
         barrier_users,
-        rtapp_tasks,
+        start_barrier_tasks,
         channels: Vec::new(),
         timer_absolute,
         ftrace: wl.global.ftrace,
