@@ -52,6 +52,14 @@ def _cgroups(case: suite.Case) -> bytes:
     return "".join(lines).encode()
 
 
+def _members(case: suite.Case) -> bytes:
+    """Each task with a taskgroup: "path task instances" (rt-app 1.0 ignores taskgroup; the
+    guest moves the threads itself)."""
+    tasks = json.loads(case.workload.read_text())["tasks"]
+    return "".join(f"{t['taskgroup']} {name} {t.get('instance', 1)}\n"
+                   for name, t in tasks.items() if t.get("taskgroup", "/") != "/").encode()
+
+
 def _report(trace_dat: bytes) -> str:
     """trace-cmd report -t (nanosecond timestamps) of the guest's trace.dat, on the host."""
     import tempfile
@@ -70,6 +78,7 @@ def one_run(case: suite.Case) -> tuple[dict, str, dict]:
         "run.sh": (GUEST / "rtapp.sh").read_bytes(),
         "workload.json": case.workload.read_bytes(),
         "cgroups": _cgroups(case),
+        "members": _members(case),
         "params": "SNAPSHOT_FROM={}\nSNAPSHOT_SPAN={}\n".format(*suite.snapshot_window(case)).encode(),
     }, limit)
     last = image.cache() / "last-run"  # the guest's files as they came, to look into

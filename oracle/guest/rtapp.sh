@@ -24,12 +24,12 @@ for e in sched_switch sched_wakeup sched_waking sched_wakeup_new sched_migrate_t
 trace-cmd start -C mono -b 32768 "${events[@]}" -e task:task_rename > /dev/null || exit 4
 # Calibrate first, in a run of its own, so that the measured run (and its schedstat deltas)
 # holds the workload only: rt-app's calibration takes seconds under emulation.
-echo '{"tasks": {"c": {"loop": 1, "run": 1000}}, "global": {"calibration": "CPU0", "duration": 1}}' > cal.json
+echo '{"tasks": {"calibrate": {"loop": 1, "run": 1000}}, "global": {"calibration": "CPU0", "duration": 1}}' > cal.json
 pload=$(rt-app cal.json 2>&1 | sed -n 's/.*pLoad = \([0-9]*\)ns.*/\1/p')
 [ -n "$pload" ] || exit 5
 echo "pload=$pload" > calibration
 sed "s/\"calibration\" *: *\"CPU0\"/\"calibration\": $pload/" "$JOB/workload.json" > workload.json
-rm -f cal.json rt-app-c-*.log
+rm -f cal.json rt-app-calibrate-*.log
 # /proc/schedstat at two instants inside the workload, each marked in the trace, read with
 # bash's builtins (no process is forked then): the deltas cover the workload alone.
 snapshot() {
@@ -45,6 +45,28 @@ snapshot() {
 }
 rt-app workload.json > rt-app.log 2>&1 &
 rtapp=$!
+# rt-app 1.0 has no taskgroup: move each member thread (cgroup v1 takes thread ids) as soon as
+# it appears, matched by its task's name ($JOB/members: "path task instances").
+if [ -s "$JOB/members" ]; then
+    want=0
+    while read -r _ _ n; do want=$((want + n)); done < "$JOB/members"
+    moved=" " count=0
+    for _ in $(seq 500); do
+        for t in /proc/$rtapp/task/*; do
+            tid=${t##*/}
+            case "$moved" in *" $tid "*) continue ;; esac
+            IFS= read -r comm < "$t/comm" 2>/dev/null || continue
+            while read -r path task _; do
+                if [ "$comm" = "${task:0:15}" ]; then
+                    echo "$tid" > "/sys/fs/cgroup/cpu$path/tasks" && moved+="$tid " && count=$((count + 1))
+                fi
+            done < "$JOB/members"
+        done
+        [ "$count" -ge "$want" ] && break
+        sleep 0.002
+    done
+    echo "moved=$moved" > members.moved
+fi
 sleep "$SNAPSHOT_FROM"
 snapshot before
 sleep "$SNAPSHOT_SPAN"

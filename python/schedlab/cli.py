@@ -88,7 +88,7 @@ docs/outputs.md describes every output, the summary JSON's fields and these code
 
 def _run_options(r: argparse.ArgumentParser, units: str) -> None:
     """The platform, switches, cgroups and outputs of a run."""
-    r.add_argument("--platform", default="smp:4", help="built-in name, smp:N, or a .toml file (default smp:4)")
+    r.add_argument("--platform", default="smp:4", help="built-in name, smp:N, qemu-tcg:N, or a .toml file (default smp:4)")
     r.add_argument("--duration", type=_duration, help=f"simulated time, overrides global.duration ({units})")
     _switch_options(r)
     r.add_argument("--cgroup", action="append", default=[], metavar="PATH:KEY=VALUE[,KEY=VALUE]",
@@ -237,7 +237,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--json-c", action="store_true", help="read repeated keys as rt-app's json-c does")
 
     r = commands.add_parser("platforms", help="list the built-in platforms, or one platform's sched domains")
-    r.add_argument("name", nargs="?", metavar="PLATFORM", help="a built-in name, smp:N or a .toml file")
+    r.add_argument("name", nargs="?", metavar="PLATFORM", help="a built-in name, smp:N, qemu-tcg:N or a .toml file")
     r.add_argument("--domains", action="store_true",
                    help="print PLATFORM's sched domains, per CPU, as /sys/kernel/debug/sched/domains shows them")
     commands.add_parser("features", help="list every switch and its default under each kernel preset")
@@ -685,7 +685,7 @@ def _platforms(args) -> int:
                   f"min_interval={lo} max_interval={hi} busy_factor={busy} imbalance_pct={imb} "
                   f"cache_nice_tries={cnt} flags={flags}")
         return 0
-    table = Table(title="Built-in platforms (also smp:N and .toml files)", title_justify="left")
+    table = Table(title="Built-in platforms (also smp:N, qemu-tcg:N and .toml files)", title_justify="left")
     for c in ("name", "CPUs", "capacities", "description"):
         table.add_column(c)
     for name, desc, n, caps in _core.platforms():

@@ -232,7 +232,8 @@ def run(workload, platform: str = "smp:4", *, kernel: str = "6.12", fair: str | 
     """Run `workload` on `platform`; the arguments are `schedlab run`'s options:
 
     - workload: an rt-app JSON file's path (str or Path), a dict, or JSON text.
-    - platform (str): a built-in name, `smp:N` or a .toml file's path.
+    - platform (str): a built-in name, `smp:N`, `qemu-tcg:N` (the oracle's emulated machine) or a
+      .toml file's path.
     - kernel (str): "6.12" or "6.1"; fair (str or None): "eevdf" or "cfs".
     - sets, features, governors, cgroups: each a string or a list of strings (None: none),
       as `--set KEY=VALUE`, `--feature NAME|NO_NAME`, `--governor [POLICY=]NAME` and

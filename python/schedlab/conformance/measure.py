@@ -11,21 +11,27 @@ IDLE = "<idle>"
 
 
 def workload_threads(evs: list[Event], tasks: list[str]) -> dict[int, str]:
-    """pid -> `task-k` for rt-app's threads, k counting each task's threads in fork order.
-    rt-app 1.0 names every instance of a task as the task (15 characters of it), schedlab
-    `task-index`: both are read."""
+    """pid -> `task-k` for the threads of the trace's last rt-app process, k counting each
+    task's threads in fork order. rt-app 1.0 names every instance of a task as the task (15
+    characters of it), schedlab `task-index`: both are read."""
     name = re.compile(r"^(?P<task>.*?)(?:-\d+)?$")
     short = {t[:15]: t for t in tasks}
-    order = {e.fields["child_pid"]: i for i, e in enumerate(evs) if e.name == "sched_process_fork"}
+    forks = {e.fields["child_pid"]: (i, e.fields["pid"]) for i, e in enumerate(evs)
+             if e.name == "sched_process_fork"}
     found = {}
     for e in evs:
-        if e.name == "task_rename":
-            task = short.get(name.match(e.fields["newcomm"])["task"]) or short.get(e.fields["newcomm"])
-            if task is not None and e.fields["pid"] in order:
-                found[int(e.fields["pid"])] = (task, order[e.fields["pid"]])
+        if e.name == "task_rename" and e.fields["pid"] in forks:
+            comm = e.fields["newcomm"]
+            task = short.get(comm) or short.get(name.match(comm)["task"])
+            if task is not None:
+                found[e.fields["pid"]] = (task, *forks[e.fields["pid"]])
+    if not found:
+        return {}
+    parent = max(found.values(), key=lambda f: f[1])[2]  # the last rt-app's
     threads, count = {}, {}
-    for pid, (task, _) in sorted(found.items(), key=lambda kv: kv[1][1]):
-        threads[pid] = f"{task}-{count.setdefault(task, 0)}"
+    for pid, (task, _, _) in sorted(((p, f) for p, f in found.items() if f[2] == parent),
+                                    key=lambda pf: pf[1][1]):
+        threads[int(pid)] = f"{task}-{count.setdefault(task, 0)}"
         count[task] += 1
     return threads
 

@@ -98,7 +98,7 @@ def schedlab_run(case: Case, record: dict | None = None, platform: str | None = 
     record's runs read them in (their mean), from two more runs that stop at its ends."""
     from .. import run
     kw = dict(kernel=case.kernel, cgroups=list(case.cgroups), sets=sets, frames=False)
-    platform = platform or f"smp:{case.vcpus}"
+    platform = platform or f"qemu-tcg:{case.vcpus}"
     with tempfile.TemporaryDirectory() as t:
         trace = Path(t) / "trace.txt"
         run(case.workload, platform, trace=trace, **kw)

@@ -42,6 +42,9 @@ struct PlatformFile {
     #[serde(default)]
     overhead: OverheadFile,
     cache: Option<CacheFile>,
+    /// The spread of a tick's lateness, ns (0, the default: on the jiffy).
+    #[serde(default)]
+    tick_jitter_ns: u64,
 }
 
 /// The cost model's table: a scale of the defaults, and ns per operation (`NAME_ns = N`).
@@ -103,28 +106,32 @@ struct IdleFile {
     cluster_power: Option<f64>,
 }
 
-/// Names accepted by [`load_builtin`], `smp:N` aside.
+/// Names accepted by [`load_builtin`], `smp:N` and `qemu-tcg:N` aside.
 pub fn builtin_names() -> impl Iterator<Item = &'static str> {
     BUILTIN.iter().map(|(n, _)| *n)
 }
 
-/// A built-in platform, or `smp:N`.
+/// A built-in platform, `smp:N` or `qemu-tcg:N`.
 pub fn load_builtin(name: &str) -> Result<Platform, InputError> {
-    if let Some(n) = name.strip_prefix("smp:") {
-        return match n.parse::<usize>() {
-            Ok(n) if (1..=NR_CPUS).contains(&n) => Ok(Platform::smp(n)),
-            _ => Err(InputError::new(
-                "--platform",
-                format!("{name:?}: smp:N needs N between 1 and {NR_CPUS}"),
-            )),
-        };
+    let families: [(&str, fn(usize) -> Platform); 2] =
+        [("smp", Platform::smp), ("qemu-tcg", Platform::qemu_tcg)];
+    for (family, make) in families {
+        if let Some(n) = name.strip_prefix(family).and_then(|n| n.strip_prefix(':')) {
+            return match n.parse::<usize>() {
+                Ok(n) if (1..=NR_CPUS).contains(&n) => Ok(make(n)),
+                _ => Err(InputError::new(
+                    "--platform",
+                    format!("{name:?}: {family}:N needs N between 1 and {NR_CPUS}"),
+                )),
+            };
+        }
     }
     match BUILTIN.iter().find(|(n, _)| *n == name) {
         Some((n, text)) => parse(text, &format!("platforms/{n}.toml")),
         None => Err(InputError::new(
             "--platform",
             format!(
-                "unknown platform {name:?}; known: {}, smp:N, or a .toml file",
+                "unknown platform {name:?}; known: {}, smp:N, qemu-tcg:N, or a .toml file",
                 builtin_names().collect::<Vec<_>>().join(", ")
             ),
         )),
@@ -245,6 +252,10 @@ fn build(file: PlatformFile) -> Result<Platform, String> {
         freq_domains: domains,
         costs: OpCosts::with(file.overhead.scale.unwrap_or(1.0), &file.overhead.ops)?,
         cache: file.cache.as_ref().map(CacheFile::spec).transpose()?,
+        tick_jitter_ns: match file.tick_jitter_ns {
+            j @ 0..=1_000_000 => j,
+            j => return Err(format!("tick_jitter_ns = {j}: at most 1000000 (1 ms)")),
+        },
     })
 }
 

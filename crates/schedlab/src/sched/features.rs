@@ -136,8 +136,9 @@ pub struct Features {
     /// A run's seed (0: none) and how far it may spread the threads' starts (sim/jitter.rs).
     pub seed: u64,
     pub start_spread_ns: u64,
-    /// The spread of a tick interrupt's entry latency (sim/jitter.rs; 0: ticks on the jiffy).
-    pub tick_jitter_ns: u64,
+    /// The spread of a tick interrupt's entry latency (sim/jitter.rs; 0: ticks on the
+    /// jiffy; None: the platform's).
+    pub tick_jitter_ns: Option<u64>,
     /// debugfs `fair_server/cpuN/{runtime,period}` (ns; runtime 0: no fair server, as ≤ 6.11).
     pub fair_server_runtime_ns: u64,
     pub fair_server_period_ns: u64,
@@ -351,13 +352,19 @@ pub const SWITCHES: [Switch; 30] = [
         start_spread_ns,
         1..=1_000_000_000
     ),
-    ranged!(
-        "jitter.tick_ns",
-        "how late a tick may come after its jiffy (its interrupt's entry latency), drawn from the seed per CPU and jiffy: 0 (on the jiffy) .. 1000000",
-        "0",
-        tick_jitter_ns,
-        0..=1_000_000
-    ),
+    Switch {
+        key: "jitter.tick_ns",
+        doc: "how late a tick may come after its jiffy (its interrupt's entry latency), drawn from the seed per CPU and jiffy: platform (the platform's: qemu-tcg:N measured, others 0) | 0 (on the jiffy) .. 1000000",
+        preset: ["platform", "platform"],
+        get: |f| f.tick_jitter_ns.map_or("platform".into(), |v| v.to_string()),
+        set: |f, v| {
+            f.tick_jitter_ns = match v {
+                "platform" => None,
+                v => Some(v.parse().ok().filter(|v| *v <= 1_000_000)?),
+            };
+            Some(())
+        },
+    },
     on_off!(
         "overhead",
         "on (the kernel's work is charged as system time at the platform's costs) | off",
@@ -481,7 +488,7 @@ impl Features {
             timer_slack_ns: 0,
             seed: 0,
             start_spread_ns: 1,
-            tick_jitter_ns: 0,
+            tick_jitter_ns: None,
             fair_server_runtime_ns: 0,
             fair_server_period_ns: 4_194_304_000,
             h_load: HLoad::Lazy,

@@ -78,7 +78,7 @@ pub(super) struct Engine {
     pub(super) tracing: bool,
     /// `TICK_NSEC`.
     pub(super) tick_ns: Ns,
-    /// The run's seed and the spread of the ticks' entry latency (`sim/jitter.rs`).
+    /// The run's seed and the spread of a timer interrupt's entry latency (`sim/jitter.rs`).
     pub(super) seed: u64,
     pub(super) tick_jitter_ns: Ns,
     pub(super) stop_at: Option<Ns>,
@@ -326,9 +326,14 @@ impl Engine {
     }
 
     /// When `cpu`'s tick of jiffy `n` comes: the jiffy boundary, and its interrupt's entry
-    /// latency (`sim/jitter.rs`).
+    /// latency.
     fn tick_at(&self, cpu: usize, n: u64) -> Ns {
-        n * self.tick_ns + super::jitter::tick_delay(self.seed, self.tick_jitter_ns, cpu, n)
+        n * self.tick_ns + self.irq_delay(cpu, n * self.tick_ns)
+    }
+
+    /// How late the interrupt of a timer expiring at `at` on `cpu` comes.
+    fn irq_delay(&self, cpu: usize, at: Ns) -> Ns {
+        super::jitter::irq_delay(self.seed, self.tick_jitter_ns, cpu, at)
     }
 
     /// The tick of a busy CPU; it stops once the CPU idles.
@@ -545,8 +550,9 @@ impl Engine {
             self.hrtimers.start(t.cpu, at, at + slack, id, gen);
         }
         self.next_timers.arm(t.cpu, self.now, at + slack, id, gen);
-        self.queue
-            .push(at + slack, self.now, Ev::Wake { task: id, gen });
+        // The interrupt comes its entry latency after the hard expiry (`sim/jitter.rs`).
+        let irq = at + slack + self.irq_delay(t.cpu, at + slack);
+        self.queue.push(irq, self.now, Ev::Wake { task: id, gen });
         self.block_current(s, id, TaskState::Sleeping);
     }
 

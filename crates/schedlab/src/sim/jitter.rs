@@ -23,14 +23,14 @@ pub(super) fn start_delay(seed: u64, spread: Ns, id: u32) -> Ns {
     ((draw as u128 * spread as u128) >> 64) as Ns
 }
 
-/// How late `cpu`'s tick of jiffy `n` comes under `seed`: a uniform draw in [0, spread),
-/// from the seed, the CPU and the jiffy alone (the interrupt's entry latency), so that the
-/// ticks of CPUs at one jiffy come in a different order from one jiffy to the next.
-pub(super) fn tick_delay(seed: u64, spread: Ns, cpu: usize, n: u64) -> Ns {
+/// How late the interrupt of a timer expiring at `at` on `cpu` comes under `seed` (its entry
+/// latency): a uniform draw in [0, spread) from the seed, the CPU and the expiry alone, so
+/// that the ticks and timers of CPUs at one instant come in a different order each time.
+pub(super) fn irq_delay(seed: u64, spread: Ns, cpu: usize, at: Ns) -> Ns {
     if spread == 0 {
         return 0;
     }
-    let draw = mix(mix(seed ^ 0x7469_636b) ^ mix((cpu as u64) << 40 ^ n));
+    let draw = mix(mix(seed ^ 0x7469_636b) ^ mix(at.rotate_left(16) ^ cpu as u64));
     ((draw as u128 * spread as u128) >> 64) as Ns
 }
 
