@@ -61,6 +61,7 @@ def measure(evs: list[Event], tasks: list[str], duration_s: float, cpus: int) ->
     waking: dict[int, int] = {}
     stats = {pid: {"migrations": 0, "wakeups": 0, "wake_prev": 0, "lat": []} for pid in threads}
     switches = []
+    shown: dict[int, str] = {}  # cpu -> the workload thread (or idle) it last switched to
     all_busy = None
     for e in evs:
         if e.ts > t1:
@@ -80,9 +81,13 @@ def measure(evs: list[Event], tasks: list[str], duration_s: float, cpus: int) ->
                 w = waking.pop(nxt)
                 if w >= t0:
                     stats[nxt]["lat"].append(e.ts - w)
-            if e.ts >= t0 and len(switches) < SWITCHES:
-                switches.append([round((e.ts - t0) / 1e3, 3), _name(prev, f["prev_comm"], threads),
-                                 _name(nxt, f["next_comm"], threads)])
+            if e.ts >= t0 and len(switches) < SWITCHES and (nxt == 0 or nxt in threads):
+                # The workload's switches: other tasks (the guest's kernel threads, the shell
+                # that reads the counters) are transparent, a -> kworker -> b counts as a -> b.
+                name = _name(nxt, f["next_comm"], threads)
+                if shown.get(e.cpu, IDLE) != name:
+                    switches.append([round((e.ts - t0) / 1e3, 3), shown.get(e.cpu, IDLE), name])
+                shown[e.cpu] = name
             if all_busy is None and len(running) == cpus and \
                     all(p in threads for p, _ in running.values()):
                 all_busy = (e.ts - t0) / 1e6

@@ -21,6 +21,9 @@ WIDEN = {
 }
 
 
+WOKEN_PER_S = 5
+
+
 @dataclass
 class Row:
     observable: str
@@ -51,12 +54,15 @@ def observables(run: dict, name: str) -> dict[str, float]:
     if name == "migrations":
         return {f"migrations/s {t}": statistics.fmean(x["migrations_per_s"] for x in ts)
                 for t, ts in tasks.items()}
+    # Wakeup measures of tasks that wake often: a hog's one wakeup (rt-app's start) is no
+    # distribution.
+    woken = {t: ts for t, ts in tasks.items() if min(x["wakeups_per_s"] for x in ts) >= WOKEN_PER_S}
     if name == "wake_prev":
         return {f"wakes on prev {t}": statistics.fmean(x["wake_prev"] or 0 for x in ts)
-                for t, ts in tasks.items()}
+                for t, ts in woken.items()}
     if name == "latency":
         return {f"latency p{p} µs {t}": statistics.fmean(x["latency_us"][i] for x in ts)
-                for t, ts in tasks.items() for i, p in enumerate((50, 90))}
+                for t, ts in woken.items() for i, p in enumerate((50, 90))}
     if name == "busy":
         return {"busy CPUs": sum(run["busy"])}
     if name.startswith("lb."):

@@ -39,6 +39,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn irq_delays_lie_in_the_spread_and_depend_on_seed_cpu_and_expiry_alone() {
+        let spread = 200_000;
+        let draws = |seed, cpu| -> Vec<Ns> {
+            (1..=256).map(|j| irq_delay(seed, spread, cpu, j * 4_000_000)).collect()
+        };
+        let (a0, a1, b0) = (draws(0, 0), draws(0, 1), draws(1, 0));
+        assert!(a0.iter().chain(&a1).chain(&b0).all(|&d| d < spread));
+        assert_eq!(a0, draws(0, 0), "same seed, CPU and expiries: same delays");
+        assert_ne!(a0, a1, "two CPUs' ticks at one jiffy differ");
+        assert_ne!(a0, b0, "two seeds differ");
+        // Two CPUs' ticks at one jiffy come in either order, about half the time each.
+        let first = a0.iter().zip(&a1).filter(|(x, y)| x < y).count();
+        assert!((96..=160).contains(&first), "{first} of 256");
+        assert_eq!(irq_delay(7, 0, 3, 12_345), 0, "no spread, no delay");
+    }
+
+    #[test]
     fn no_seed_no_delay() {
         assert_eq!(start_delay(0, 1_000_000, 3), 0);
     }
