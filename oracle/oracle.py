@@ -74,7 +74,7 @@ def _report(trace_dat: bytes) -> str:
 
 def one_run(case: suite.Case) -> tuple[dict, str, dict]:
     limit = int(case.duration_s) + 120
-    files = boot.boot(case.kernel, case.vcpus, {
+    files = boot.boot_retrying(case.kernel, case.vcpus, {
         "run.sh": (GUEST / "rtapp.sh").read_bytes(),
         "workload.json": case.workload.read_bytes(),
         "cgroups": _cgroups(case),
