@@ -19,12 +19,12 @@ from errors import OracleError
 DISK_BYTES = 512 << 20
 # Boots that may fail for the emulator's sake before a run gives up: multi-threaded TCG now
 # and then panics a guest at boot ("Fatal exception in interrupt", about 1 boot in 60 with
-# 2 vCPUs here), which has nothing to do with the workload.
+# 2 vCPUs here) or hangs it, which has nothing to do with the workload.
 BOOTS = 3
 
 
 class GuestStopped(OracleError):
-    """The guest stopped before its job was done (a panic, usually at boot)."""
+    """The guest stopped before its job was done (a panic, usually at boot), or hung."""
 
 
 def _job_piece(files: dict[str, bytes], folder: Path) -> Path:
@@ -62,7 +62,7 @@ def boot(kernel: str, vcpus: int, files: dict[str, bytes], limit_s: int) -> dict
         try:
             subprocess.run(cmd, check=True, capture_output=True, timeout=limit_s + 120)
         except subprocess.TimeoutExpired:
-            raise OracleError(f"the guest did not finish within {limit_s + 120} s") from None
+            raise GuestStopped(f"the guest did not finish within {limit_s + 120} s") from None
         except subprocess.CalledProcessError as e:
             raise OracleError(f"qemu failed: {e.stderr.decode(errors='replace').strip()}") from None
         serial = (t / "serial.log").read_text(errors="replace")
