@@ -28,6 +28,7 @@ def _fmt(x: float) -> str:
 def table(cases_file: Path) -> str:
     records = cases_file.parent / "records"
     lines = [HEAD]
+    inside = outside = 0
     for case in suite.cases(cases_file):
         path = suite.record_path(case, records)
         if not path.exists():
@@ -35,10 +36,13 @@ def table(cases_file: Path) -> str:
             continue
         rec = suite.load_record(path)
         for r in verdict.rows(case, rec, suite.schedlab_run(case, rec)):
+            inside, outside = inside + r.inside, outside + (not r.inside)
             mean = sum(r.kernel) / len(r.kernel)
             lines.append(f"| {case.name} | {r.observable} | {_fmt(mean)} [{_fmt(min(r.kernel))}–"
                          f"{_fmt(max(r.kernel))}] | {_fmt(r.schedlab)} | "
                          f"{'inside' if r.inside else '**outside**'} | {r.known or ''} |\n")
+    lines.append(f"\n{inside} observables inside the kernel's spread, {outside} outside (each with "
+                 "its cause, tests/conformance/cases.toml's `causes`).\n")
     return "".join(lines)
 
 

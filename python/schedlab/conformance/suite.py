@@ -39,11 +39,18 @@ class Case:
 
 
 def cases(path: Path) -> list[Case]:
-    """cases.toml: one table per case, expanded to one Case per kernel it lists."""
+    """cases.toml: one table per case, expanded to one Case per kernel it lists; `causes`
+    names the reasons that the cases' `known` entries give by name."""
+    tables = tomllib.loads(path.read_text())
+    causes = tables.pop("causes", {})
     out = []
-    for name, c in tomllib.loads(path.read_text()).items():
+    for name, c in tables.items():
         for kernel in c["kernels"]:
-            known = c.get("known", {}).get(kernel, {})
+            known = {}
+            for observable, cause in c.get("known", {}).get(kernel, {}).items():
+                if cause not in causes:
+                    raise RecordError(f"{path}: {name}.known.{kernel}: unknown cause {cause!r}")
+                known[observable] = causes[cause]
             out.append(Case(f"{name}@{kernel}", kernel, c.get("vcpus", 2),
                             c.get("runs", 3 if c.get("vcpus", 2) > 1 else 2),
                             path.parent / c["workload"], tuple(c.get("cgroups", ())),
