@@ -6,7 +6,6 @@ guest ns, idle skipped: guest time does not depend on the host's load); several 
 multi-threaded TCG in host time (icount's round-robin vCPUs inflate timer interrupts there).
 """
 
-import io
 import shutil
 import subprocess
 import tarfile

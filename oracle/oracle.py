@@ -10,12 +10,13 @@ Exit status 2 with one line on any failure; a record is written whole or not at 
 """
 
 import argparse
-import signal
 import datetime
 import gzip
 import json
+import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -62,7 +63,6 @@ def _members(case: suite.Case) -> bytes:
 
 def _report(trace_dat: bytes) -> str:
     """trace-cmd report -t (nanosecond timestamps) of the guest's trace.dat, on the host."""
-    import tempfile
     with tempfile.NamedTemporaryFile(suffix=".dat") as f:
         f.write(trace_dat)
         f.flush()
