@@ -42,7 +42,9 @@ mod tests {
     fn irq_delays_lie_in_the_spread_and_depend_on_seed_cpu_and_expiry_alone() {
         let spread = 200_000;
         let draws = |seed, cpu| -> Vec<Ns> {
-            (1..=256).map(|j| irq_delay(seed, spread, cpu, j * 4_000_000)).collect()
+            (1..=256)
+                .map(|j| irq_delay(seed, spread, cpu, j * 4_000_000))
+                .collect()
         };
         let (a0, a1, b0) = (draws(0, 0), draws(0, 1), draws(1, 0));
         assert!(a0.iter().chain(&a1).chain(&b0).all(|&d| d < spread));

@@ -68,7 +68,10 @@ impl Resources {
                 .map(|&u| (u, Vec::new()))
                 .collect(),
             start_barrier: (
-                prog.tasks[..prog.start_barrier_tasks].iter().map(|t| t.instance).sum(),
+                prog.tasks[..prog.start_barrier_tasks]
+                    .iter()
+                    .map(|t| t.instance)
+                    .sum(),
                 Vec::new(),
             ),
             sems: vec![(0, VecDeque::new()); n.sems.len()],

@@ -1,8 +1,8 @@
 //! SCHED_DEADLINE through the engine: admission, EDF on one CPU, the guarantees.
 
+use super::preset;
 use crate::kernel::Kernel;
 use crate::platform::load_builtin;
-use super::preset;
 use crate::sim::{RunOptions, Sim};
 use crate::workload::{parse, Dialect};
 

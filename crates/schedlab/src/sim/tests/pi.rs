@@ -1,8 +1,8 @@
 //! Priority inheritance through the engine: the classic inversion, with and without it.
 
+use super::preset;
 use crate::kernel::Kernel;
 use crate::platform::load_builtin;
-use super::preset;
 use crate::sched::uapi::Policy;
 use crate::sim::{RunOptions, Sim};
 use crate::workload::{parse, Dialect};

@@ -1,8 +1,8 @@
 //! The RT class through the engine: priorities, FIFO and RR, RT throttling.
 
+use super::preset;
 use crate::kernel::Kernel;
 use crate::platform::load_builtin;
-use super::preset;
 use crate::sched::features::Features;
 use crate::sim::{RunOptions, Sim};
 use crate::workload::{parse, Dialect};
