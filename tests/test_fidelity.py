@@ -117,11 +117,12 @@ def test_timers_in_range_on_one_cpu_end_together(tmp_path):
 def test_rtapp_threads_meet_at_the_start_barrier_and_its_wakeups_spread_them():
     # rt-app 1.0's thread_body: every thread waits at pthread_barrier_wait(&threads_barrier)
     # before its first phase; the last to come wakes the others from its CPU. Four hogs forked
-    # at once on smp:2 land 3 on CPU 0 and 1 on CPU 1 (fork balancing sees the fresh tasks'
-    # util); each blocks as it first runs (prev_state=S), CPU 1's idle balance pulls one
-    # queued on CPU 0, and the last one's wakeups place the others: two per CPU within a few
-    # ns, not after a balance interval (the kernel spread them in about 3 ms, its threads
-    # running some code first).
+    # at once on smp:2 land 3 on CPU 0 (h-0, h-2, h-3) and 1 on CPU 1 (h-1) (fork balancing
+    # sees the fresh tasks' util); each blocks as it first runs (prev_state=S): h-1 and h-3 at
+    # 2 ns, when CPU 1, newly idle, pulls h-0, which blocks at 3 ns; h-2, the last, then wakes
+    # h-1 (its prev CPU 1 idle: CPU 1), h-3 (no CPU idle, CPU 1 has h-1 queued: its prev,
+    # CPU 0) and h-0 (its prev, CPU 1): two per CPU within a few ns, not after a balance
+    # interval (the kernel spread them in about 3 ms, its threads running some code first).
     w = {"global": {"duration": 1}, "tasks": {"h": {"instance": 4, "loop": -1, "run": 100000}}}
     r = schedlab.run(w, "smp:2", kernel="6.1")
     sw = r.events[r.events.event == "sched_switch"]

@@ -101,8 +101,9 @@ def _cpu_stat_delta(before: dict, after: dict, span_s: float) -> dict:
 
 def schedlab_run(case: Case, record: dict | None = None, platform: str | None = None,
                  sets=()) -> dict:
-    """schedlab's run of a case, measured as the kernel's; the counters over the window the
-    record's runs read them in (their mean), from two more runs that stop at its ends."""
+    """schedlab's run of a case, measured as the kernel's; the counters the case compares, over
+    the window the record's runs read them in (their mean), from two more runs that stop at
+    its ends."""
     from .. import run
     kw = dict(kernel=case.kernel, cgroups=list(case.cgroups), sets=sets, frames=False)
     platform = platform or f"qemu-tcg:{case.vcpus}"
@@ -111,7 +112,8 @@ def schedlab_run(case: Case, record: dict | None = None, platform: str | None = 
         run(case.workload, platform, trace=trace, **kw)
         m = measure.measure(list(ftrace.events(trace.read_text())), case.tasks, case.duration_s,
                             case.vcpus)
-        if record is None:
+        # Counters only where the case compares them (balance passes, cpu.stat).
+        if record is None or not any(c.startswith("lb.") or c == "throttled" for c in case.compare):
             return m
         a, b = (statistics.fmean(r["snapshots_s"][i] for r in record["runs"]) for i in (0, 1))
         ends = []

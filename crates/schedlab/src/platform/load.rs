@@ -42,9 +42,9 @@ struct PlatformFile {
     #[serde(default)]
     overhead: OverheadFile,
     cache: Option<CacheFile>,
-    /// The spread of a tick's lateness, ns (0, the default: on the jiffy).
+    /// The spread of a timer interrupt's lateness, ns (0, the default: on the expiry).
     #[serde(default)]
-    tick_jitter_ns: u64,
+    irq_jitter_ns: u64,
 }
 
 /// The cost model's table: a scale of the defaults, and ns per operation (`NAME_ns = N`).
@@ -252,9 +252,9 @@ fn build(file: PlatformFile) -> Result<Platform, String> {
         freq_domains: domains,
         costs: OpCosts::with(file.overhead.scale.unwrap_or(1.0), &file.overhead.ops)?,
         cache: file.cache.as_ref().map(CacheFile::spec).transpose()?,
-        tick_jitter_ns: match file.tick_jitter_ns {
+        irq_jitter_ns: match file.irq_jitter_ns {
             j @ 0..=1_000_000 => j,
-            j => return Err(format!("tick_jitter_ns = {j}: at most 1000000 (1 ms)")),
+            j => return Err(format!("irq_jitter_ns = {j}: at most 1000000 (1 ms)")),
         },
     })
 }

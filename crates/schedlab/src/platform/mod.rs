@@ -12,8 +12,8 @@ pub use load::{builtin_names, load_builtin, load_file, parse};
 
 use crate::time::Ns;
 
-/// The spread of a tick's lateness on `qemu-tcg:N` (see [`Platform::qemu_tcg`]).
-pub const QEMU_TCG_TICK_JITTER_NS: Ns = 200_000;
+/// The spread of a timer interrupt's lateness on `qemu-tcg:N` (see [`Platform::qemu_tcg`]).
+pub const QEMU_TCG_IRQ_JITTER_NS: Ns = 200_000;
 
 /// One operating performance point of a frequency domain.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,9 +84,9 @@ pub struct Platform {
     pub costs: OpCosts,
     /// Its caches, for the cache-affinity model (None: not described).
     pub cache: Option<cache::CacheSpec>,
-    /// How late a tick may come after its jiffy: the spread of its interrupt's entry
-    /// latency (`sim/jitter.rs`; 0: on the jiffy).
-    pub tick_jitter_ns: Ns,
+    /// How late a timer interrupt (a tick, a sleep timer) may come after its expiry: the
+    /// spread of its entry latency (`sim/jitter.rs`; 0: on the expiry).
+    pub irq_jitter_ns: Ns,
 }
 
 impl Platform {
@@ -125,20 +125,20 @@ impl Platform {
             }],
             costs: OpCosts::default(),
             cache: None,
-            tick_jitter_ns: 0,
+            irq_jitter_ns: 0,
         }
     }
 
     /// `qemu-tcg:N`: the machine the oracle boots (QEMU TCG, N vCPUs, `-cpu max`): `smp:N`
-    /// with the emulator's measured timing. Its ticks come up to `QEMU_TCG_TICK_JITTER_NS`
-    /// late (oracle/README.md: tick-driven switches of the hogs cases, 2 vCPUs, 6.1 and 6.12,
+    /// with the emulator's measured timing. Its timer interrupts come up to
+    /// `QEMU_TCG_IRQ_JITTER_NS` late (oracle/README.md: tick-driven switches of the hogs cases, 2 vCPUs, 6.1 and 6.12,
     /// lie 110-260 µs apart from p10 to p90 around their jiffy, the two vCPUs' ticks aligned
     /// within 30 µs).
     pub fn qemu_tcg(n: usize) -> Platform {
         Platform {
             name: format!("qemu-tcg:{n}"),
             description: format!("QEMU TCG with {n} vCPUs, as the oracle boots it"),
-            tick_jitter_ns: QEMU_TCG_TICK_JITTER_NS,
+            irq_jitter_ns: QEMU_TCG_IRQ_JITTER_NS,
             ..Platform::smp(n)
         }
     }

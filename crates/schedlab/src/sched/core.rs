@@ -49,7 +49,8 @@ impl Sched {
         h: &mut H,
         op: impl FnOnce(&mut Rq, &mut Env) -> R,
     ) -> R {
-        let nr_before = self.nr_running(cpu);
+        // Only while the flag is clear does a second task need noticing.
+        let nr_before = (!self.overloaded.get()).then(|| self.nr_running(cpu));
         let mut env = Env {
             cfs_rqs: &mut self.cfs_rqs,
             spare_cfs: &mut self.spare_cfs,
@@ -66,7 +67,7 @@ impl Sched {
             hooks: RqHooks::new(h, &self.tasks, cpu, self.rqs[cpu].curr),
         };
         let r = op(&mut self.rqs[cpu], &mut env);
-        if nr_before < 2 && self.nr_running(cpu) >= 2 {
+        if nr_before.is_some_and(|n| n < 2) && self.nr_running(cpu) >= 2 {
             self.overloaded.set(true);
         }
         self.util_change(cpu, h);

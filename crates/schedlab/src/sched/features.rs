@@ -136,9 +136,9 @@ pub struct Features {
     /// A run's seed (0: none) and how far it may spread the threads' starts (sim/jitter.rs).
     pub seed: u64,
     pub start_spread_ns: u64,
-    /// The spread of a tick interrupt's entry latency (sim/jitter.rs; 0: ticks on the
-    /// jiffy; None: the platform's).
-    pub tick_jitter_ns: Option<u64>,
+    /// The spread of a timer interrupt's (a tick's, a sleep timer's) entry latency
+    /// (sim/jitter.rs; 0: on the expiry; None: the platform's).
+    pub irq_jitter_ns: Option<u64>,
     /// debugfs `fair_server/cpuN/{runtime,period}` (ns; runtime 0: no fair server, as ≤ 6.11).
     pub fair_server_runtime_ns: u64,
     pub fair_server_period_ns: u64,
@@ -340,7 +340,7 @@ pub const SWITCHES: [Switch; 30] = [
     ),
     ranged!(
         "seed",
-        "0: every thread starts when its workload says | N: each start later by a draw of seed N in [0, seed.start_spread_ns)",
+        "0: every thread starts when its workload says | N: each start later by a draw of seed N in [0, seed.start_spread_ns); any seed also draws the timer interrupts' lateness (jitter.irq_ns)",
         "0",
         seed,
         0..
@@ -353,12 +353,12 @@ pub const SWITCHES: [Switch; 30] = [
         1..=1_000_000_000
     ),
     Switch {
-        key: "jitter.tick_ns",
-        doc: "how late a tick may come after its jiffy (its interrupt's entry latency), drawn from the seed per CPU and jiffy: platform (the platform's: qemu-tcg:N measured, others 0) | 0 (on the jiffy) .. 1000000",
+        key: "jitter.irq_ns",
+        doc: "how late a timer interrupt (a tick, a sleep timer) may come after its expiry (its entry latency), drawn from the seed per CPU and expiry: platform (the platform's: qemu-tcg:N measured, others 0) | 0 (on the expiry) .. 1000000",
         preset: ["platform", "platform"],
-        get: |f| f.tick_jitter_ns.map_or("platform".into(), |v| v.to_string()),
+        get: |f| f.irq_jitter_ns.map_or("platform".into(), |v| v.to_string()),
         set: |f, v| {
-            f.tick_jitter_ns = match v {
+            f.irq_jitter_ns = match v {
                 "platform" => None,
                 v => Some(v.parse().ok().filter(|v| *v <= 1_000_000)?),
             };
@@ -488,7 +488,7 @@ impl Features {
             timer_slack_ns: 0,
             seed: 0,
             start_spread_ns: 1,
-            tick_jitter_ns: None,
+            irq_jitter_ns: None,
             fair_server_runtime_ns: 0,
             fair_server_period_ns: 4_194_304_000,
             h_load: HLoad::Lazy,

@@ -80,7 +80,7 @@ pub(super) struct Engine {
     pub(super) tick_ns: Ns,
     /// The run's seed and the spread of a timer interrupt's entry latency (`sim/jitter.rs`).
     pub(super) seed: u64,
-    pub(super) tick_jitter_ns: Ns,
+    pub(super) irq_jitter_ns: Ns,
     pub(super) stop_at: Option<Ns>,
     pub(super) totals: Totals,
     pub(super) io_error: Option<std::io::Error>,
@@ -333,7 +333,7 @@ impl Engine {
 
     /// How late the interrupt of a timer expiring at `at` on `cpu` comes.
     fn irq_delay(&self, cpu: usize, at: Ns) -> Ns {
-        super::jitter::irq_delay(self.seed, self.tick_jitter_ns, cpu, at)
+        super::jitter::irq_delay(self.seed, self.irq_jitter_ns, cpu, at)
     }
 
     /// The tick of a busy CPU; it stops once the CPU idles.

@@ -163,7 +163,7 @@ impl Sim {
             now: SIM_START,
             tick_ns: sched.feat.tick_ns(),
             seed: sched.feat.seed,
-            tick_jitter_ns: sched.feat.tick_jitter_ns.unwrap_or(plat.tick_jitter_ns),
+            irq_jitter_ns: sched.feat.irq_jitter_ns.unwrap_or(plat.irq_jitter_ns),
             plat,
             cpus,
             cpufreq,

@@ -628,17 +628,16 @@ impl Engine {
         if let Start::Fresh(barrier) = self.threads[id as usize].start {
             self.threads[id as usize].start = Start::Synced;
             self.start_markers(s, id);
-            if !barrier {
-                return self.thread_start(s, id);
+            if barrier {
+                let (needed, waiting) = &mut self.res.start_barrier;
+                if waiting.len() as u32 + 1 < *needed {
+                    waiting.push(id);
+                    return self.block(s, id, "rt-app's start barrier".into());
+                }
+                let all = std::mem::take(waiting);
+                self.wake_all(s, id, all);
+                return Step::Busy; // on, 1 ns after waking them (a scheduling event)
             }
-            let (needed, waiting) = &mut self.res.start_barrier;
-            if waiting.len() as u32 + 1 < *needed {
-                waiting.push(id);
-                return self.block(s, id, "rt-app's start barrier".into());
-            }
-            let all = std::mem::take(waiting);
-            self.wake_all(s, id, all);
-            return Step::Busy; // on, 1 ns after waking them (a scheduling event)
         }
         self.threads[id as usize].start = Start::Running;
         let t_first = self.threads[id as usize].t_first;
