@@ -36,7 +36,8 @@ def test_a_cpu_going_idle_pulls_a_waiting_task_at_once():
         "h": {"instance": 2, "loop": 1, "phases": {"p0": {"cpus": [0], "run": 1000},
                                                    "p1": {"cpus": [0, 1], "run": 100_000_000}}},
         "t": {"cpus": [1], "loop": 1, "run": 10_000}}}
-    r = schedlab.run(w, "smp:2", sets=["rtapp.start_barrier=off"])  # every thread at once
+    # every thread at once, the kernel's work free
+    r = schedlab.run(w, "smp:2", sets=["rtapp.start_barrier=off", "overhead=off"])
     # After the start's pinning: the hog forked on CPU 1 runs 1 ns (from the idle CPU's
     # reschedule, 1 ns in) and moves to CPU 0; t starts then, 2 ns in, and ends 2 ns after 10 ms.
     moves = r.events[(r.events.event == "sched_migrate_task") & (r.events.ts > 10**9 + 1000)]

@@ -44,7 +44,7 @@ def test_the_tick_delays_the_work_it_interrupts(tmp_path):
     assert ops_of(r)["tick"] == 10
     # Off, the same work takes its 10 ms and nothing is charged, but everything is counted: the
     # work ends 1 ns after 10 ms, after that jiffy's tick, so 10 ticks.
-    r = schedlab.run(wl, one_cpu(tmp_path, tick=1000), sets=["hz=1000"])
+    r = schedlab.run(wl, one_cpu(tmp_path, tick=1000), sets=["overhead=off", "hz=1000"])
     assert (r.task_rows[0]["run_ns"], r.task_rows[0]["sys_ns"], r.cpu_rows[0]["sys_ns"]) == (10_000_000, 0, 0)
     assert ops_of(r)["tick"] == 10 and all(o["sys_ns"] == 0 for o in r.op_rows)
 
@@ -64,6 +64,27 @@ def test_kernel_work_delays_the_next_thread_and_is_its_system_time(tmp_path):
     assert ops_of(r)["nanosleep"] == 10 and r.cpu_rows[0]["sys_ns"] == 20_000
     assert (a["run_ns"], a["sys_ns"]) == (500_001, 0)
     assert (b["run_ns"], b["sys_ns"]) == (502_001, 2_000)
+
+
+def test_a_woken_cpu_switches_once_its_interrupt_is_done(tmp_path):
+    # A SCHED_FIFO task (no timer slack) alone on one CPU sleeps 1 ms twice. At each expiry
+    # the timer's interrupt (hrtimer_irq, 2 µs) wakes it (wakeup_local, 1 µs): resched_curr
+    # only flags the idle CPU, which reaches its preemption point, the interrupt's exit, when
+    # that work is done: it switches in 3 µs after sched_waking. Free, the switch comes at
+    # the engine's next nanosecond.
+    wl = {"global": {"default_policy": "SCHED_OTHER"},
+          "tasks": {"t": {"policy": "SCHED_FIFO", "priority": 10, "loop": 2, "run": 100, "sleep": 1000}}}
+    plat = one_cpu(tmp_path, tick=0, hrtimer_irq=2000, wakeup_local=1000)
+
+    def latencies(sets):
+        ev = schedlab.run(wl, plat, sets=sets).events
+        pid = ev[ev.event == "sched_waking"].pid.iloc[0]
+        waking = ev[(ev.event == "sched_waking") & (ev.pid == pid)].ts.tolist()
+        switch = ev[(ev.event == "sched_switch") & (ev.other_pid == pid)].ts.tolist()[1:]
+        return [b - a for a, b in zip(waking, switch)]
+
+    assert latencies([]) == [3000, 3000]
+    assert latencies(["overhead=off"]) == [1, 1]
 
 
 def test_costs_in_a_platform_file_are_checked(tmp_path, cli):
@@ -111,7 +132,8 @@ GROUPED = {
 
 
 def test_lazy_and_eager_h_load_agree_on_every_value_and_differ_in_work():
-    runs = {m: schedlab.run(GROUPED, "smp:4", sets=[f"fair.h_load={m}"], idle_cgroups=50,
+    # The kernel's work free (overhead=off): the two ways' different costs move nothing.
+    runs = {m: schedlab.run(GROUPED, "smp:4", sets=[f"fair.h_load={m}", "overhead=off"], idle_cgroups=50,
                             cgroups=["/a:weight=300"]) for m in ("lazy", "eager")}
     lazy, eager = runs["lazy"], runs["eager"]
     # The same h_load values: every decision that reads them (what the balancer moves) is the

@@ -100,9 +100,10 @@ def test_bad_input_is_one_message_and_status_2(cli, tmp_path, args, text, messag
 def test_deadlock_is_reported_when_certain_with_the_trace_written(cli, tmp_path, duration):
     # Barrier b is used twice, by t alone: it waits for a second arrival that never comes,
     # after running 10 µs on smp:1's only OPP (capacity 1024): certain at 10 µs, with or
-    # without a longer run asked for.
+    # without a longer run asked for (the kernel's work free: --set overhead=off).
     text = '{"tasks": {"t": {"loop": 1, "phases": {"a": {"run": 10, "barrier": "b"}, "z": {"barrier": "b"}}}}}'
-    out = cli("run", str(write(tmp_path, text)), "--platform", "smp:1", "--trace", str(tmp_path / "t.txt"), *duration)
+    out = cli("run", str(write(tmp_path, text)), "--platform", "smp:1", "--set", "overhead=off",
+              "--trace", str(tmp_path / "t.txt"), *duration)
     assert out.returncode == 2
     assert "deadlock at 0.000010 s: t-0 (barrier b) can never proceed" in out.stderr.decode()
     assert "sched_switch:" in (tmp_path / "t.txt").read_text()

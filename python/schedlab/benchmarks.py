@@ -70,15 +70,9 @@ def elapsed_ns(r: RunResult) -> int:
 
 
 def spec(bench: Hackbench | PipeBench, platform: str, *, sets=(), **options) -> RunSpec:
-    """`bench` on `platform`; the cost model is on unless `sets` says otherwise (without it,
-    system calls are free and the benchmark takes no time)."""
-    return RunSpec.of(bench.workload(), platform, sets=with_overhead(sets), **options)
-
-
-def with_overhead(sets) -> tuple[str, ...]:
-    """`sets` with overhead=on first, unless it sets overhead itself."""
-    sets = tuple(sets)
-    return sets if any(s.startswith("overhead=") for s in sets) else ("overhead=on", *sets)
+    """`bench` on `platform` (with the cost model, on by default: without it system calls
+    are free and the benchmark takes no time)."""
+    return RunSpec.of(bench.workload(), platform, sets=tuple(sets), **options)
 
 
 def option_error(bench: Hackbench | PipeBench, message: str) -> str:

@@ -182,8 +182,7 @@ def parser() -> argparse.ArgumentParser:
 
     r = commands.add_parser("hackbench", help="simulate rt-tests' hackbench; print its report",
                             description="hackbench's groups of senders and receivers passing messages over "
-                                        "Unix sockets or pipes (docs/benchmarks.md). The cost model is on "
-                                        "unless --set overhead=off.")
+                                        "Unix sockets or pipes (docs/benchmarks.md).")
     r.add_argument("-g", "--groups", type=_whole, default=10, help="groups of senders and receivers (default 10)")
     r.add_argument("-f", "--fds", type=_whole, default=20,
                    help="senders and receivers per group (default 20)")
@@ -198,7 +197,7 @@ def parser() -> argparse.ArgumentParser:
 
     r = commands.add_parser("perf-bench-pipe", help="simulate `perf bench sched pipe`; print its report",
                             description="Two tasks passing an int back and forth over two pipes "
-                                        "(docs/benchmarks.md). The cost model is on unless --set overhead=off.")
+                                        "(docs/benchmarks.md).")
     r.add_argument("-l", "--loop", type=_whole, default=1_000_000,
                    help="round trips (default 1000000, as perf)")
     r.add_argument("-T", "--threaded", action="store_true", help="two threads instead of two processes")
@@ -528,10 +527,10 @@ def _perf_bench_pipe(args) -> int:
 
 def _benchmark(args, bench) -> int:
     """Simulate `bench` as its command line asks; print the tool's report."""
-    from schedlab.benchmarks import option_error, with_overhead
+    from schedlab.benchmarks import option_error
 
     try:
-        r, status = _simulate(args, bench.workload(), with_overhead(_sets(args)), origin=args.command)
+        r, status = _simulate(args, bench.workload(), _sets(args), origin=args.command)
     except schedlab.InputError as e:
         return _fail(option_error(bench, str(e)))
     if status == 0 and not args.quiet:

@@ -13,7 +13,7 @@ WIDEN = {
     "busy": (0.03, 0.02),
     "migrations": (0.25, 0.5),
     "wake_prev": (0.0, 0.05),
-    "latency": (0.25, 11.0),
+    "latency": (0.25, 2.0),
     "lb": (0.25, 1.0),
     "throttled": (0.15, 0.01),
     "spread": (0.5, 5.0),

@@ -114,7 +114,7 @@ register(Experiment(
         f"perf-bench-pipe -l {PIPE_LOOPS} (perf's default is 1,000,000: the rate is the same) and "
         f"hackbench -l {HACKBENCH_LOOPS}, in the root cgroup, /level1 and /level1/level2.",
         "Calibrated: the three legacy pipe rates (hikey's overhead scale 4.91 of the defaults, and "
-        "pelt_update_ns 292: one level of the hierarchy's enqueue/dequeue/pick work, charged where "
+        "pelt_update_ns 283: one level of the hierarchy's enqueue/dequeue/pick work, charged where "
         "update_load_avg runs) and the legacy root hackbench time (the socket calls' cost). Predicted: "
         "every clock_pelt figure. What produces the difference: legacy charges pelt_scale (15 ns, two "
         "cap_scale multiplications and shifts on an in-order A53) in each PELT update, about 6 per round "

@@ -1,5 +1,5 @@
 //! What the kernel's operations cost on a platform (ns each): the cost model's table
-//! (`--set overhead=on`, `sim/overhead.rs`). A platform file's `[overhead]` table may scale
+//! (on unless `--set overhead=off`, `sim/overhead.rs`). A platform file's `[overhead]` table may scale
 //! the defaults below (`scale = X`: its CPUs do the kernel's work X times as slowly as seed
 //! 001's machine) and give any operation's cost (`NAME_ns = N`).
 

@@ -14,6 +14,9 @@ use crate::time::Ns;
 
 /// The spread of a timer interrupt's lateness on `qemu-tcg:N` (see [`Platform::qemu_tcg`]).
 pub const QEMU_TCG_IRQ_JITTER_NS: Ns = 200_000;
+/// How much more slowly `qemu-tcg:N` does the kernel's work than the default costs' machine
+/// (see [`Platform::qemu_tcg`]).
+pub const QEMU_TCG_COST_SCALE: f64 = 5.5;
 
 /// One operating performance point of a frequency domain.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,15 +133,22 @@ impl Platform {
     }
 
     /// `qemu-tcg:N`: the machine the oracle boots (QEMU TCG, N vCPUs, `-cpu max`): `smp:N`
-    /// with the emulator's measured timing. Its timer interrupts come up to
-    /// `QEMU_TCG_IRQ_JITTER_NS` late (oracle/README.md: tick-driven switches of the hogs cases, 2 vCPUs, 6.1 and 6.12,
-    /// lie 110-260 µs apart from p10 to p90 around their jiffy, the two vCPUs' ticks aligned
-    /// within 30 µs).
+    /// with the emulator's measured timing. With 2 or more vCPUs (multi-threaded TCG, host
+    /// time) its timer interrupts come up to `QEMU_TCG_IRQ_JITTER_NS` late (oracle/README.md:
+    /// tick-driven switches of the hogs cases, 2 vCPUs, 6.1 and 6.12, lie 110-260 µs apart
+    /// from p10 to p90 around their jiffy, the two vCPUs' ticks aligned within 30 µs); one
+    /// vCPU runs under icount, whose timers fire on time (the deadline case's 10 ms wakeups
+    /// lie within 25 ns of their period). Its kernel does its work `QEMU_TCG_COST_SCALE` times
+    /// as slowly as the default costs' machine (docs/overhead.md: fitted to the 1-vCPU
+    /// records' wakeup latencies of an idle CPU, 5.12 µs for a fair task and 4.44 µs for a
+    /// deadline one under 6.1; icount counts one guest instruction as 1 ns).
     pub fn qemu_tcg(n: usize) -> Platform {
         Platform {
             name: format!("qemu-tcg:{n}"),
             description: format!("QEMU TCG with {n} vCPUs, as the oracle boots it"),
-            irq_jitter_ns: QEMU_TCG_IRQ_JITTER_NS,
+            irq_jitter_ns: if n > 1 { QEMU_TCG_IRQ_JITTER_NS } else { 0 },
+            costs: OpCosts::with(QEMU_TCG_COST_SCALE, &Default::default())
+                .expect("the scale is in range"),
             ..Platform::smp(n)
         }
     }

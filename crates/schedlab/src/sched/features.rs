@@ -367,8 +367,8 @@ pub const SWITCHES: [Switch; 30] = [
     },
     on_off!(
         "overhead",
-        "on (the kernel's work is charged as system time at the platform's costs) | off",
-        ["off", "off"],
+        "on (the kernel's work is charged as system time at the platform's costs) | off (it is free: the idealized machine)",
+        ["on", "on"],
         overhead
     ),
     on_off!(

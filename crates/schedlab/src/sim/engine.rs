@@ -358,7 +358,11 @@ impl Engine {
             return false;
         }
         if self.now > self.cpus[cpu].changed_at && s.rqs[cpu].need_resched {
-            // The preemption point after a reschedule request (`resched_curr`).
+            // The preemption point after a reschedule request (`resched_curr`): the return
+            // from the interrupt or system call that set it, once its work is done.
+            if self.kernel_busy(s, cpu, gen) {
+                return true;
+            }
             if let Some(id) = s.rqs[cpu].curr {
                 self.progress(s, id, cpu);
             }
@@ -380,6 +384,21 @@ impl Engine {
             self.arm_done(s, cpu);
         }
         true
+    }
+
+    /// Whether `cpu`'s kernel is still at work (the cost model's pending time): its
+    /// preemption point is then put off (event `gen`) until the work is done.
+    fn kernel_busy(&mut self, s: &Sched, cpu: usize, gen: u32) -> bool {
+        self.overhead.sync(cpu, self.now, s.ops.of(cpu));
+        let pending = self.overhead.pending(cpu, self.now);
+        if pending > 0 {
+            let ev = Ev::Done {
+                cpu: cpu as u32,
+                gen,
+            };
+            self.queue.push(self.now + pending, self.now, ev);
+        }
+        pending > 0
     }
 
     /// `try_to_wake_up` of thread `id` from `waker_cpu` with `wake_flags` (`WF_SYNC`): its

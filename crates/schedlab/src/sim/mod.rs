@@ -101,7 +101,7 @@ impl Sim {
         let notes: Vec<String> = prog.groups.notes().collect();
         prog.warnings.extend(notes);
         if !prog.channels.is_empty() && !feat.overhead {
-            prog.warnings.push("pipes and sockets cost nothing without --set overhead=on: their system calls and copies take no time, so readers and writers pass messages at one instant".into());
+            prog.warnings.push("pipes and sockets cost nothing with --set overhead=off: their system calls and copies take no time, so readers and writers pass messages at one instant".into());
         }
         let duration = opts.duration.or(wl.global.duration);
         if let Some(d) = opts.duration.filter(|&d| !(1..=MAX_SIM_NS).contains(&d)) {

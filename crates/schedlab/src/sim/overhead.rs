@@ -1,4 +1,4 @@
-//! The scheduler-cost model (`--set overhead=on`): the work the scheduler counts on each CPU
+//! The scheduler-cost model (on unless `--set overhead=off`): the work the scheduler counts on each CPU
 //! (`rq.ops`) costs that CPU the platform's time per operation (`platform::OpCosts`), as
 //! system time. A CPU does its kernel work at once and in order: its running thread makes
 //! no progress meanwhile, and a thread switched in waits for the work still pending.

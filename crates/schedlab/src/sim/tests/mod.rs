@@ -10,11 +10,13 @@ use crate::sched::hooks::RqHooks;
 use crate::trace::FtraceWriter;
 use crate::workload::{parse, Dialect};
 
-/// The kernel's preset with every rt-app thread starting at once
-/// (`rtapp.start_barrier=off`): the hand derivations here count from t = 0.
+/// The kernel's preset on the idealized machine: every rt-app thread starting at once
+/// (`rtapp.start_barrier=off`) and the kernel's work free (`overhead=off`): the hand
+/// derivations here count from t = 0 in whole slices.
 fn preset(kernel: Kernel) -> Features {
     let mut f = Features::preset(kernel);
     f.rtapp_start_barrier = false;
+    f.overhead = false;
     f
 }
 
