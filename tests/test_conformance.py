@@ -88,6 +88,16 @@ def test_measures_derived_by_hand(text):
     assert [s[1:] for s in m["switches"]] == [["<idle>", "t-0"], ["t-0", "<idle>"], ["<idle>", "t-0"]]
 
 
+def test_switch_time_is_the_p90_of_matched_switches_after_the_first():
+    # b runs 100 µs later than a; its third switch is 5 µs further late and its fourth 20 µs
+    # early; a's fifth pair has no match. Aligned on the first pair: |d| = 0, 0, 5, 20 → p90
+    # (nearest rank: the 4th of 4) 20.
+    a = [[0, "x", "y"], [10, "y", "x"], [20, "x", "y"], [30, "y", "x"], [40, "x", "z"]]
+    b = [[100, "x", "y"], [110, "y", "x"], [125, "x", "y"], [110, "y", "x"], [140, "x", "w"]]
+    assert verdict.switch_time_p90(a, b) == 20
+    assert verdict.switch_time_p90(a, []) == float("inf")
+
+
 def test_switch_order_counts_matching_blocks():
     a = [[0, "a", "b"], [1, "b", "a"], [2, "a", "c"], [3, "c", "a"]]
     b = [[0, "a", "b"], [1, "b", "a"], [2, "a", "b"], [3, "c", "a"]]
