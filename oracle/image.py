@@ -22,7 +22,8 @@ MIRROR = os.environ.get("SCHEDLAB_ORACLE_MIRROR", "http://deb.debian.org/debian"
 # The kernels schedlab has presets for, and the Debian suite whose linux-image-amd64 gives each.
 KERNELS = {"6.1": "bookworm", "6.12": "bookworm-backports"}
 USERSPACE = "bookworm"
-PACKAGES = ["rt-app", "trace-cmd", "procps", "util-linux", "kmod", "busybox-static", "gzip"]
+PACKAGES = ["rt-app", "trace-cmd", "linux-perf", "procps", "util-linux", "kmod", "busybox-static",
+            "gzip"]
 # The guest's result disk; everything else it needs (serial, tracefs) is built in.
 MODULE_ROOTS = ["virtio_pci", "virtio_blk"]
 HOST_TOOLS = {"qemu-system-x86_64": "qemu-system-x86", "mmdebstrap": "mmdebstrap",
@@ -66,13 +67,19 @@ def pack(root: Path, out: Path) -> None:
     tmp.rename(out)
 
 
+def _rootfs_current(root: Path) -> bool:
+    """Whether root was built with today's package list (its stamp holds the list)."""
+    stamp = root / ".complete"
+    return stamp.exists() and stamp.read_text() == " ".join(PACKAGES)
+
+
 def userspace() -> Path:
     """bookworm minbase with the workload tools, slimmed, with the oracle's /init."""
     out = cache() / "userspace.cpio"
-    if out.exists() and out.stat().st_mtime >= (GUEST / "init").stat().st_mtime:
-        return out
     root = cache() / "rootfs"
-    if not (root / ".complete").exists():
+    if _rootfs_current(root) and out.exists() and out.stat().st_mtime >= (GUEST / "init").stat().st_mtime:
+        return out
+    if not _rootfs_current(root):
         shutil.rmtree(root, ignore_errors=True)
         cache().mkdir(parents=True, exist_ok=True)
         print(f"oracle: building the {USERSPACE} user space (mmdebstrap, a few minutes)", flush=True)
@@ -83,7 +90,7 @@ def userspace() -> Path:
                      "var/cache/apt", "var/lib/apt/lists", "usr/share/perl", "usr/share/perl5",
                      "usr/lib/x86_64-linux-gnu/perl-base", "usr/lib/x86_64-linux-gnu/perl"]:
             shutil.rmtree(root / junk, ignore_errors=True)
-        (root / ".complete").touch()
+        (root / ".complete").write_text(" ".join(PACKAGES))
     shutil.copy(GUEST / "init", root / "init")
     (root / "init").chmod(0o755)
     with tempfile.TemporaryDirectory() as t:  # everything but the stamp

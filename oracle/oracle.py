@@ -72,24 +72,36 @@ def _report(trace_dat: bytes) -> str:
     return r.stdout.decode(errors="replace")
 
 
-def one_run(case: suite.Case) -> tuple[dict, str, dict]:
-    limit = int(case.duration_s) + 120
-    files = boot.boot_retrying(case.kernel, case.vcpus, {
+def _job(case: suite.Case) -> tuple[dict[str, bytes], int]:
+    """The guest's job files for a case, and its time limit (s)."""
+    if case.perf:
+        bench = case.pipe  # the arguments schedlab runs too
+        args = f"pipe -l {bench.loops}" + (" -T" if bench.threaded else "")
+        return {"run.sh": (GUEST / "perf.sh").read_bytes(),
+                "params": f"PERF_ARGS='{args}'\n".encode()}, 600
+    return {
         "run.sh": (GUEST / "rtapp.sh").read_bytes(),
         "workload.json": case.workload.read_bytes(),
         "cgroups": _cgroups(case),
         "members": _members(case),
         "params": "SNAPSHOT_FROM={}\nSNAPSHOT_SPAN={}\n".format(*suite.snapshot_window(case)).encode(),
-    }, limit)
+    }, int(case.duration_s) + 120
+
+
+def one_run(case: suite.Case) -> tuple[dict, str, dict]:
+    job, limit = _job(case)
+    files = boot.boot_retrying(case.kernel, case.vcpus, job, limit)
     last = image.cache() / "last-run"  # the guest's files as they came, to look into
     last.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
         (last / name).write_bytes(data)
     text = {k: v.decode(errors="replace") for k, v in files.items() if k != "trace.dat"}
     status = text.get("status", "").strip()
-    if status != "rt-app=0":
-        tail = " / ".join(text.get("rt-app.log", text.get("job.log", "")).strip().splitlines()[-2:])
-        raise OracleError(f"{case.workload}: the guest's rt-app failed ({status or 'no status'}): {tail}")
+    if not status.endswith("=0"):
+        log = text.get("perf.log" if case.perf else "rt-app.log", text.get("job.log", ""))
+        tail = " / ".join(log.strip().splitlines()[-2:])
+        what = f"perf bench sched {case.perf}" if case.perf else f"{case.workload}: rt-app"
+        raise OracleError(f"{what} failed in the guest ({status or 'no status'}): {tail}")
     if any(int(line.split()[-1]) for line in text["trace.overruns"].splitlines()):
         raise OracleError(f"{case.name}: the trace buffer overran")
     trace = _report(files["trace.dat"])
@@ -113,7 +125,7 @@ def record(case: suite.Case) -> None:
            "made": {"command": f"make oracle CASES={case.name}", "qemu": qemu,
                     "date": datetime.date.today().isoformat(),
                     "how": "oracle/oracle.py: Debian's stock kernel under QEMU TCG, rt-app 1.0 "
-                           "(bookworm) under trace-cmd, schedstats on"},
+                           "or perf bench (bookworm) under trace-cmd, schedstats on"},
            "runs": runs}
     RECORDS.mkdir(parents=True, exist_ok=True)
     out = record_path(case)

@@ -88,6 +88,39 @@ def test_measures_derived_by_hand(text):
     assert [s[1:] for s in m["switches"]] == [["<idle>", "t-0"], ["t-0", "<idle>"], ["<idle>", "t-0"]]
 
 
+# perf bench sched pipe -l 2 in the kernel: perf (pid 20) names itself sched-pipe and forks
+# its child (21); a kworker's switch does not count. 2 round trips: each task is woken twice
+# and switched in twice (21 once more at its start), one migration; three of the wakeups are
+# traced from sched_waking, switched in 1, 2 and 3 µs later.
+PIPE = """\
+cpus=2
+ perf-20 [000] 0.900000000: task_rename: pid=20 oldcomm=perf newcomm=sched-pipe oom_score_adj=0
+ perf-20 [000] 1.000000000: sched_process_fork: comm=sched-pipe pid=20 child_comm=sched-pipe child_pid=21
+ perf-20 [000] 1.000001000: sched_switch: perf:20 [120] S ==> perf:21 [120]
+ perf-21 [000] 1.000002000: sched_waking: comm=perf pid=20 prio=120 target_cpu=000
+ perf-21 [000] 1.000002000: sched_wakeup: perf:20 [120] CPU:000
+ perf-21 [000] 1.000003000: sched_switch: perf:21 [120] S ==> perf:20 [120]
+ perf-20 [000] 1.000003000: sched_waking: comm=perf pid=21 prio=120 target_cpu=000
+ perf-20 [000] 1.000004000: sched_wakeup: perf:21 [120] CPU:000
+ perf-20 [000] 1.000005000: sched_switch: perf:20 [120] S ==> perf:21 [120]
+ perf-21 [000] 1.000004000: sched_waking: comm=perf pid=20 prio=120 target_cpu=000
+ perf-21 [000] 1.000006000: sched_migrate_task: comm=perf pid=20 prio=120 orig_cpu=0 dest_cpu=1
+ perf-21 [000] 1.000006000: sched_wakeup: perf:20 [120] CPU:001
+ <idle>-0 [001] 1.000007000: sched_switch: swapper/1:0 [120] R ==> perf:20 [120]
+ perf-20 [001] 1.000008000: sched_wakeup: perf:21 [120] CPU:000
+ kworker-5 [000] 1.000008000: sched_switch: kworker:5 [120] R ==> perf:21 [120]
+"""
+
+
+def test_pipe_measures_derived_by_hand():
+    m = measure.bench(list(ftrace.events(PIPE)), 2, 12345.0)
+    # switches in: 21, 20, 21, 20 (on CPU 1), 21 = 5; wakeups 4; migrations 1; per round trip
+    # latencies: 20 at 1.000002 -> 1.000003, 21 at 1.000003 -> 1.000005, 20 at 1.000004 ->
+    # 1.000007: p50, p90, p99 (nearest rank of 3) 2, 3, 3 µs
+    assert m == {"ops_per_s": 12345.0, "latency_us": [2.0, 3.0, 3.0],
+                 "per_op": {"switches in": 2.5, "wakeups": 2.0, "migrations": 0.5}}
+
+
 def test_switch_time_is_the_p90_of_matched_switches_after_the_first():
     # b runs 100 µs later than a; its third switch is 5 µs further late and its fourth 20 µs
     # early; a's fifth pair has no match. Aligned on the first pair: |d| = 0, 0, 5, 20 → p90
@@ -103,3 +136,14 @@ def test_switch_order_counts_matching_blocks():
     b = [[0, "a", "b"], [1, "b", "a"], [2, "a", "b"], [3, "c", "a"]]
     # longest common blocks: the first two, then the last one: 3 of 4
     assert verdict.switch_order(a, b) == 0.75
+
+
+def test_a_perf_case_the_suite_cannot_run_is_refused(tmp_path):
+    p = tmp_path / "cases.toml"
+    p.write_text('[m]\nkernels = ["6.1"]\nperf = "messaging -g 1"\ncompare = ["ops"]\n')
+    (case,) = suite.cases(p)
+    with pytest.raises(suite.RecordError, match=r'm@6.1: perf = .messaging -g 1.: the suite runs only "pipe -l LOOPS \[-T\]"'):
+        case.pipe
+    p.write_text('[p]\nkernels = ["6.1"]\nperf = "pipe -l 10 -T"\ncompare = ["ops"]\n')
+    (case,) = suite.cases(p)
+    assert (case.pipe.loops, case.pipe.threaded) == (10, True)

@@ -87,6 +87,41 @@ def test_a_woken_cpu_switches_once_its_interrupt_is_done(tmp_path):
     assert latencies(["overhead=off"]) == [1, 1]
 
 
+TWO_HALTING = """
+name = "two"
+description = "two CPUs at 1 GHz whose idle CPU takes 20 us to run again, the kernel's work free"
+halt_exit_ns = 20000
+[overhead]
+{costs}
+[[freq_domain]]
+name = "c"
+cpus = "0-1"
+capacity = 1024
+opps = [{{ khz = 1000000 }}]
+"""
+
+
+def test_a_halted_cpu_runs_the_task_woken_there_once_it_is_out(tmp_path):
+    # a, pinned to CPU 0, suspends; b, pinned to CPU 1, runs 1 ms and resumes it. CPU 0 is
+    # idle (halted): the switch to a comes halt_exit_ns (20 us) after its waking, the kernel's
+    # work being free; on the idealized machine, at the engine's next nanosecond.
+    wl = {"global": {"default_policy": "SCHED_OTHER"}, "tasks": {
+        "a": {"cpus": [0], "loop": 1, "suspend": "a"},
+        "b": {"cpus": [1], "loop": 1, "run": 1000, "resume": "a"}}}
+    path = tmp_path / "two.toml"
+    path.write_text(TWO_HALTING.format(costs="\n".join(f"{op}_ns = 0" for op in FREE + ("tick", "migration"))))
+
+    def latency(sets):
+        ev = schedlab.run(wl, str(path), sets=sets).events
+        a = ev[ev.event == "sched_waking"].pid.iloc[-1]
+        waking = ev[(ev.event == "sched_waking") & (ev.pid == a)].ts.iloc[-1]
+        switch = ev[(ev.event == "sched_switch") & (ev.other_pid == a)].ts.iloc[-1]
+        return switch - waking
+
+    assert latency([]) == 20_000
+    assert latency(["overhead=off"]) == 1
+
+
 def test_costs_in_a_platform_file_are_checked(tmp_path, cli):
     path = tmp_path / "bad.toml"
     path.write_text(ONE_CPU.format(costs="tg_load_up_ns = 5"))
@@ -99,6 +134,10 @@ def test_costs_in_a_platform_file_are_checked(tmp_path, cli):
     r = cli("run", "--platform", str(path), str(wl))
     err = r.stderr.decode()
     assert r.returncode == 2 and "overhead.tick_ns" in err and "out of range" in err, err
+    path.write_text(TWO_HALTING.replace("20000", "1000001").format(costs=""))
+    r = cli("run", "--platform", str(path), str(wl))
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "halt_exit_ns = 1000001: at most 1000000" in err, err
     for scale, msg in (("0", "overhead.scale = 0: out of range"), ("-1.5", "overhead.scale = -1.5"),
                        ("101", "overhead.scale = 101"), ('"x"', 'line 5: invalid type: string "x"')):
         path.write_text(ONE_CPU.format(costs=f"scale = {scale}"))

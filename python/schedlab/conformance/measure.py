@@ -125,6 +125,39 @@ def measure(evs: list[Event], tasks: list[str], duration_s: float, cpus: int) ->
     }
 
 
+def bench(evs: list[Event], loops: int, ops_per_s: float) -> dict:
+    """A perf bench pipe run: its rate (the tool's report) and, per round trip, how often its
+    two tasks were switched in, woken and migrated, and their wakeup latencies (µs, p50, p90,
+    p99). The tasks: those renamed `sched-pipe*` (perf names itself so; schedlab's threads
+    `sched-pipe-N-N`) and the child perf forks then."""
+    workers = set()
+    for e in evs:
+        f = e.fields
+        if e.name == "task_rename" and f["newcomm"].startswith("sched-pipe"):
+            workers.add(int(f["pid"]))
+        elif e.name == "sched_process_fork" and int(f["pid"]) in workers:
+            workers.add(int(f["child_pid"]))
+    counts = {"sched_switch": 0, "sched_wakeup": 0, "sched_migrate_task": 0}
+    waking: dict[int, int] = {}
+    lat = []
+    for e in evs:
+        pid = int(e.fields["next_pid"] if e.name == "sched_switch" else e.fields.get("pid", -1))
+        if pid not in workers:
+            continue
+        if e.name in counts:
+            counts[e.name] += 1
+        if e.name == "sched_waking":
+            waking[pid] = e.ts
+        elif e.name == "sched_switch" and pid in waking:
+            lat.append(e.ts - waking.pop(pid))
+    if not workers:
+        raise ValueError("no perf bench task in the trace")
+    return {"ops_per_s": ops_per_s, "latency_us": _percentiles(lat),
+            "per_op": {"switches in": counts["sched_switch"] / loops,
+                       "wakeups": counts["sched_wakeup"] / loops,
+                       "migrations": counts["sched_migrate_task"] / loops}}
+
+
 def _name(pid: int, comm: str, threads: dict[int, str]) -> str:
     if pid == 0:
         return IDLE

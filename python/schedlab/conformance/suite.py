@@ -23,11 +23,22 @@ class Case:
     kernel: str
     vcpus: int
     runs: int
-    workload: Path
+    workload: Path | None  # an rt-app JSON, or None for a perf bench case
     cgroups: tuple[str, ...]
     compare: tuple[str, ...]
     known: dict = field(default_factory=dict)  # observable -> why schedlab is outside
     about: str = ""
+    perf: str | None = None  # `perf bench sched` arguments: "pipe -l LOOPS [-T]"
+
+    @property
+    def pipe(self):
+        """The PipeBench of a perf case."""
+        from ..benchmarks import PipeBench
+        words = self.perf.split()
+        if words[:2] != ["pipe", "-l"] or not words[2].isdigit() or set(words[3:]) - {"-T"}:
+            raise RecordError(f"{self.name}: perf = {self.perf!r}: the suite runs only "
+                              "\"pipe -l LOOPS [-T]\"")
+        return PipeBench(int(words[2]), "-T" in words[3:])
 
     @property
     def tasks(self) -> list[str]:
@@ -53,14 +64,17 @@ def cases(path: Path) -> list[Case]:
                 known[observable] = causes[cause]
             out.append(Case(f"{name}@{kernel}", kernel, c.get("vcpus", 2),
                             c.get("runs", 3 if c.get("vcpus", 2) > 1 else 2),
-                            path.parent / c["workload"], tuple(c.get("cgroups", ())),
-                            tuple(c["compare"]), known, c.get("about", "")))
+                            path.parent / c["workload"] if "workload" in c else None,
+                            tuple(c.get("cgroups", ())), tuple(c["compare"]), known,
+                            c.get("about", ""), c.get("perf")))
     return out
 
 
 def kernel_run(files: dict[str, str], case: Case, trace_text: str) -> dict:
     """A record's run: what measure keeps of the kernel's trace and counters."""
     evs = list(ftrace.events(trace_text))
+    if case.perf:
+        return measure.bench(evs, case.pipe.loops, _perf_ops(files["perf.log"]))
     m = measure.measure(evs, case.tasks, case.duration_s, case.vcpus)
     if m["snapshots_s"] is None:
         raise RecordError(f"{case.name}: the trace has no schedstat marks")
@@ -70,6 +84,14 @@ def kernel_run(files: dict[str, str], case: Case, trace_text: str) -> dict:
     m["cgroups"] = _cpu_stat_delta(_v1_cpu_stat(files.get("cgroups.before", "")),
                                    _v1_cpu_stat(files.get("cgroups.after", "")), span)
     return m
+
+
+def _perf_ops(log: str) -> float:
+    """perf bench's `N ops/sec` line."""
+    for line in log.splitlines():
+        if line.strip().endswith("ops/sec"):
+            return float(line.split()[0])
+    raise RecordError(f"perf bench printed no ops/sec: {log.strip()[-200:]!r}")
 
 
 def snapshot_window(case: Case) -> tuple[float, float]:
@@ -109,6 +131,8 @@ def schedlab_run(case: Case, record: dict | None = None, platform: str | None = 
     platform = platform or f"qemu-tcg:{case.vcpus}"
     with tempfile.TemporaryDirectory() as t:
         trace = Path(t) / "trace.txt"
+        if case.perf:
+            return _bench_run(case, platform, trace, kw)
         run(case.workload, platform, trace=trace, **kw)
         m = measure.measure(list(ftrace.events(trace.read_text())), case.tasks, case.duration_s,
                             case.vcpus)
@@ -126,6 +150,17 @@ def schedlab_run(case: Case, record: dict | None = None, platform: str | None = 
     m["schedstat"] = measure.schedstat_delta(ends[0][0], ends[1][0], b - a)
     m["cgroups"] = _cpu_stat_delta(ends[0][1], ends[1][1], b - a)
     return m
+
+
+def _bench_run(case: Case, platform: str, trace: Path, kw: dict) -> dict:
+    """schedlab's perf bench run, its rate as schedlab's perf report gives it."""
+    from .. import run
+    from ..benchmarks import elapsed_ns
+    bench = case.pipe
+    r = run(bench.workload(), platform, trace=trace, **kw)
+    usecs = elapsed_ns(r) // 1000
+    return measure.bench(list(ftrace.events(trace.read_text())), bench.loops,
+                         bench.loops / (usecs / 1e6))
 
 
 def record_path(case: Case, records: Path) -> Path:

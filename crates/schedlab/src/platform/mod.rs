@@ -14,9 +14,16 @@ use crate::time::Ns;
 
 /// The spread of a timer interrupt's lateness on `qemu-tcg:N` (see [`Platform::qemu_tcg`]).
 pub const QEMU_TCG_IRQ_JITTER_NS: Ns = 200_000;
-/// How much more slowly `qemu-tcg:N` does the kernel's work than the default costs' machine
-/// (see [`Platform::qemu_tcg`]).
+/// How much more slowly `qemu-tcg:1` (icount) and `qemu-tcg:N` with N ≥ 2 (multi-threaded
+/// TCG, host time) do the kernel's work than the default costs' machine (see
+/// [`Platform::qemu_tcg`]).
 pub const QEMU_TCG_COST_SCALE: f64 = 5.5;
+pub const QEMU_MTTCG_COST_SCALE: f64 = 21.0;
+/// How long a halted vCPU of `qemu-tcg:N` (N ≥ 2) takes to run again once woken (see
+/// [`Platform::qemu_tcg`]).
+pub const QEMU_TCG_HALT_EXIT_NS: Ns = 45_000;
+/// The most a platform's `halt_exit_ns` may be (1 ms).
+pub const MAX_HALT_EXIT_NS: Ns = 1_000_000;
 
 /// One operating performance point of a frequency domain.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,6 +97,11 @@ pub struct Platform {
     /// How late a timer interrupt (a tick, a sleep timer) may come after its expiry: the
     /// spread of its entry latency (`sim/jitter.rs`; 0: on the expiry).
     pub irq_jitter_ns: Ns,
+    /// How long an idle CPU takes to run a task woken there (a halted vCPU's host thread
+    /// woken by the emulator). Simplified: 0 on hardware, whose idle states' exit latencies
+    /// are not paid (the cpuidle model picks states by the next timer alone, without the
+    /// menu and teo governors' prediction of short idles that keeps a busy CPU shallow).
+    pub halt_exit_ns: Ns,
 }
 
 impl Platform {
@@ -129,28 +141,37 @@ impl Platform {
             costs: OpCosts::default(),
             cache: None,
             irq_jitter_ns: 0,
+            halt_exit_ns: 0,
         }
     }
 
     /// `qemu-tcg:N`: the machine the oracle boots (QEMU TCG, N vCPUs, `-cpu max`): `smp:N`
-    /// with the emulator's measured timing. With 2 or more vCPUs (multi-threaded TCG, host
-    /// time) its timer interrupts come up to `QEMU_TCG_IRQ_JITTER_NS` late (oracle/README.md:
-    /// tick-driven switches of the hogs cases, 2 vCPUs, 6.1 and 6.12, lie 110-260 µs apart
-    /// from p10 to p90 around their jiffy, the two vCPUs' ticks aligned within 30 µs); one
-    /// vCPU runs under icount, whose timers fire on time (the deadline case's 10 ms wakeups
-    /// lie within 25 ns of their period). Its kernel does its work `QEMU_TCG_COST_SCALE` times
-    /// as slowly as the default costs' machine (docs/overhead.md: fitted to the 1-vCPU
-    /// records' wakeup latencies of an idle CPU, 5.12 µs for a fair task and 4.44 µs for a
-    /// deadline one under 6.1; icount counts one guest instruction as 1 ns).
+    /// with the emulator's measured timing (docs/overhead.md, oracle/README.md).
+    /// - One vCPU runs under icount (one guest instruction a ns): its timers fire on time
+    ///   (the deadline record's 10 ms wakeups lie within 25 ns of their period) and its
+    ///   kernel does its work `QEMU_TCG_COST_SCALE` times as slowly as the default costs'
+    ///   machine (fitted to the 1-vCPU records' wakeup latencies of an idle CPU under 6.1).
+    /// - Two or more run multi-threaded TCG in host time: the kernel's work takes
+    ///   `QEMU_MTTCG_COST_SCALE` times the defaults, a halted vCPU takes
+    ///   `QEMU_TCG_HALT_EXIT_NS` to run again (both fitted to the pipe-2 records under 6.1:
+    ///   perf bench pipe's rate and its wakeups' latency across vCPUs), and timer interrupts
+    ///   come up to `QEMU_TCG_IRQ_JITTER_NS` late (the hogs records' tick-driven switches lie
+    ///   110-260 µs apart from p10 to p90 around their jiffy, the vCPUs' ticks within 30 µs).
     pub fn qemu_tcg(n: usize) -> Platform {
-        Platform {
+        let scaled = |scale| OpCosts::with(scale, &Default::default()).expect("in range");
+        let mut p = Platform {
             name: format!("qemu-tcg:{n}"),
             description: format!("QEMU TCG with {n} vCPUs, as the oracle boots it"),
-            irq_jitter_ns: if n > 1 { QEMU_TCG_IRQ_JITTER_NS } else { 0 },
-            costs: OpCosts::with(QEMU_TCG_COST_SCALE, &Default::default())
-                .expect("the scale is in range"),
             ..Platform::smp(n)
+        };
+        if n == 1 {
+            p.costs = scaled(QEMU_TCG_COST_SCALE);
+        } else {
+            p.costs = scaled(QEMU_MTTCG_COST_SCALE);
+            p.irq_jitter_ns = QEMU_TCG_IRQ_JITTER_NS;
+            p.halt_exit_ns = QEMU_TCG_HALT_EXIT_NS;
         }
+        p
     }
 
     /// The largest `capacity_orig`: the reference for rt-app's `run` work.

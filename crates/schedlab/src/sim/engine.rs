@@ -50,6 +50,8 @@ pub(super) struct Cpu {
     pub(super) changed_at: Ns,
     /// Idle, but out of its idle state for an interrupt: it enters one again 1 ns later.
     pub(super) awake: bool,
+    /// Idle in an idle state, until a wakeup of a task there takes it out (`resched_curr`).
+    pub(super) asleep: bool,
 }
 
 /// What the thread is doing with the CPU when it has it.
@@ -146,6 +148,10 @@ impl Hooks for Engine {
     #[inline]
     fn resched_curr(&mut self, s: &mut Sched, cpu: usize) {
         s.rqs[cpu].need_resched = true;
+        if std::mem::take(&mut self.cpus[cpu].asleep) && self.plat.halt_exit_ns > 0 {
+            // The interrupt or IPI wakes it first (a halted vCPU's host thread).
+            self.overhead.hold(cpu, self.now, self.plat.halt_exit_ns);
+        }
         if !self.going_to_sleep[cpu] {
             self.cpus[cpu].changed_at = self.now;
             self.arm_done(s, cpu);
@@ -216,6 +222,7 @@ impl Engine {
         let mut idle_state = 0;
         match (sw.prev.is_some(), sw.next.is_some()) {
             (false, true) => {
+                c.asleep = false;
                 c.busy_since = Some(now);
                 self.energy.set_idle(cpu, None, now);
                 self.energy_counter(cpu);
@@ -226,7 +233,7 @@ impl Engine {
                 }
                 c.idle_calls += 1;
                 idle_state = self.idle_select(cpu);
-                self.energy.set_idle(cpu, Some(idle_state), now);
+                self.enter_state(cpu, idle_state);
                 self.energy_counter(cpu);
             }
             _ => {}
@@ -472,10 +479,17 @@ impl Engine {
         cpuidle::select(&self.plat.freq_domains[domain].idle_states, sleep)
     }
 
+    /// Idle `cpu` enters idle state `state`.
+    fn enter_state(&mut self, cpu: usize, state: usize) {
+        self.energy.set_idle(cpu, Some(state), self.now);
+        self.cpus[cpu].asleep = true;
+    }
+
     /// A timer interrupt woke idle `cpu`, which stays idle (the sleeper went elsewhere): it
     /// leaves its idle state, and enters the one its next timer allows 1 ns later.
     fn idle_exit(&mut self, s: &Sched, cpu: usize) {
         self.energy.set_idle(cpu, None, self.now);
+        self.cpus[cpu].asleep = false;
         if self.tracing {
             let exit = Tracepoint::CpuIdle {
                 cpu,
@@ -496,7 +510,7 @@ impl Engine {
             return false;
         }
         let state = self.idle_select(cpu);
-        self.energy.set_idle(cpu, Some(state), self.now);
+        self.enter_state(cpu, state);
         if self.tracing {
             let state = state as u32;
             self.emit(&s.tasks, &Tracepoint::CpuIdle { cpu, state });

@@ -144,6 +144,7 @@ impl Sim {
                 idle_calls: 0,
                 changed_at: 0,
                 awake: false,
+                asleep: false,
             })
             .collect();
         let cpufreq = Cpufreq::new(&plat, &feat, SIM_START)?;

@@ -21,6 +21,8 @@ struct CpuKernel {
     sys_ns: Ns,
     /// Cache stalls queued so far (`sim/cache.rs`).
     stall_ns: Ns,
+    /// Idle-state exits queued so far: time the CPU is held, kernel work for no one.
+    held_ns: Ns,
     /// The kernel is busy on the CPU until then.
     until: Ns,
     /// Kernel time done by the last `stolen` call.
@@ -65,7 +67,7 @@ impl Overhead {
     #[inline]
     fn done(&self, cpu: usize, now: Ns) -> Ns {
         let k = &self.cpus[cpu];
-        k.sys_ns + k.stall_ns - k.until.saturating_sub(now)
+        k.sys_ns + k.stall_ns + k.held_ns - k.until.saturating_sub(now)
     }
 
     /// Kernel time `cpu` did since the last call: what its running thread did not run.
@@ -84,6 +86,17 @@ impl Overhead {
         let k = &mut self.cpus[cpu];
         k.stall_ns += ns;
         k.until = k.until.max(now) + ns;
+    }
+
+    /// `cpu` leaves an idle state whose exit takes `ns` from `now`, before the work queued
+    /// (none when the model is off: the idealized machine wakes at once).
+    #[inline]
+    pub fn hold(&mut self, cpu: usize, now: Ns, ns: Ns) {
+        if self.costs.is_some() {
+            let k = &mut self.cpus[cpu];
+            k.held_ns += ns;
+            k.until = k.until.max(now) + ns;
+        }
     }
 
     /// Drop what is left at `now` of the last `ns` of stall queued on `cpu`: the part undone.
