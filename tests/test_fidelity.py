@@ -140,9 +140,9 @@ def test_rtapp_threads_meet_at_the_start_barrier_and_its_wakeups_spread_them():
 
 
 def test_timer_interrupts_come_late_by_a_draw_of_the_seed(tmp_path):
-    # qemu-tcg:2's ticks and timers come up to 200 µs after their expiry (sim/jitter.rs): a
-    # seed gives the same bytes every time, two seeds two schedules, and no tick is early or
-    # later than the spread.
+    # qemu-tcg:2's ticks and timers come up to 200 µs after their expiry, and each vCPU up to
+    # 30 µs later than that (sim/jitter.rs): a seed gives the same bytes every time, two seeds
+    # two schedules, and no tick is early or later than the spread and skew.
     w = {"global": {"duration": 1}, "tasks": {"h": {"instance": 3, "loop": -1, "run": 100000}}}
     def trace(seed, name):
         out = tmp_path / name
@@ -152,7 +152,7 @@ def test_timer_interrupts_come_late_by_a_draw_of_the_seed(tmp_path):
     assert a == b
     sw = lambda r: r.events[r.events.event == "sched_switch"][["ts", "cpu", "other_pid"]].values.tolist()
     assert sw(ra) != sw(rc)
-    # A hog is preempted 1 ns after a tick: 0-200 µs (and 1 ns) after a 4 ms jiffy.
+    # A hog is preempted 1 ns after a tick: 0-230 µs (and 1 ns) after a 4 ms jiffy.
     pre = ra.events[(ra.events.event == "sched_switch") & (ra.events.prev_state == "R")]
     late = (pre.ts - 10**9) % 4_000_000
-    assert len(pre) > 100 and late.max() < 200_000 + 2 and late.std() > 20_000
+    assert len(pre) > 100 and late.max() < 200_000 + 30_000 + 2 and late.std() > 20_000

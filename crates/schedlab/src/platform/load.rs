@@ -45,6 +45,9 @@ struct PlatformFile {
     /// The spread of a timer interrupt's lateness, ns (0, the default: on the expiry).
     #[serde(default)]
     irq_jitter_ns: u64,
+    /// How far apart the CPUs take the interrupts of one expiry, ns (0, the default).
+    #[serde(default)]
+    irq_skew_ns: u64,
     /// How long an idle CPU takes to run a task woken there, ns (0, the default).
     #[serde(default)]
     halt_exit_ns: u64,
@@ -258,6 +261,10 @@ fn build(file: PlatformFile) -> Result<Platform, String> {
         irq_jitter_ns: match file.irq_jitter_ns {
             j @ 0..=1_000_000 => j,
             j => return Err(format!("irq_jitter_ns = {j}: at most 1000000 (1 ms)")),
+        },
+        irq_skew_ns: match file.irq_skew_ns {
+            s @ 0..=1_000_000 => s,
+            s => return Err(format!("irq_skew_ns = {s}: at most 1000000 (1 ms)")),
         },
         halt_exit_ns: match file.halt_exit_ns {
             h @ 0..=super::MAX_HALT_EXIT_NS => h,

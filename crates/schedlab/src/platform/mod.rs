@@ -14,6 +14,9 @@ use crate::time::Ns;
 
 /// The spread of a timer interrupt's lateness on `qemu-tcg:N` (see [`Platform::qemu_tcg`]).
 pub const QEMU_TCG_IRQ_JITTER_NS: Ns = 200_000;
+/// How far apart the vCPUs of `qemu-tcg:N` take the interrupts of one expiry (see
+/// [`Platform::qemu_tcg`]).
+pub const QEMU_TCG_IRQ_SKEW_NS: Ns = 30_000;
 /// How much more slowly `qemu-tcg:1` (icount) and `qemu-tcg:N` with N ≥ 2 (multi-threaded
 /// TCG, host time) do the kernel's work than the default costs' machine (see
 /// [`Platform::qemu_tcg`]).
@@ -95,8 +98,12 @@ pub struct Platform {
     /// Its caches, for the cache-affinity model (None: not described).
     pub cache: Option<cache::CacheSpec>,
     /// How late a timer interrupt (a tick, a sleep timer) may come after its expiry: the
-    /// spread of its entry latency (`sim/jitter.rs`; 0: on the expiry).
+    /// spread of its entry latency, common to the CPUs' timers of one expiry (`sim/jitter.rs`;
+    /// 0: on the expiry).
     pub irq_jitter_ns: Ns,
+    /// How far apart the CPUs take the interrupts of one expiry: the spread of each CPU's own
+    /// part of the lateness.
+    pub irq_skew_ns: Ns,
     /// How long an idle CPU takes to run a task woken there (a halted vCPU's host thread
     /// woken by the emulator). Simplified: 0 on hardware, whose idle states' exit latencies
     /// are not paid (the cpuidle model picks states by the next timer alone, without the
@@ -141,6 +148,7 @@ impl Platform {
             costs: OpCosts::default(),
             cache: None,
             irq_jitter_ns: 0,
+            irq_skew_ns: 0,
             halt_exit_ns: 0,
         }
     }
@@ -156,7 +164,8 @@ impl Platform {
     ///   `QEMU_TCG_HALT_EXIT_NS` to run again (both fitted to the pipe-2 records under 6.1:
     ///   perf bench pipe's rate and its wakeups' latency across vCPUs), and timer interrupts
     ///   come up to `QEMU_TCG_IRQ_JITTER_NS` late (the hogs records' tick-driven switches lie
-    ///   110-260 µs apart from p10 to p90 around their jiffy, the vCPUs' ticks within 30 µs).
+    ///   110-260 µs apart from p10 to p90 around their jiffy), the vCPUs' interrupts of one
+    ///   expiry within `QEMU_TCG_IRQ_SKEW_NS` of each other (the vCPUs' ticks within 30 µs).
     pub fn qemu_tcg(n: usize) -> Platform {
         let scaled = |scale| OpCosts::with(scale, &Default::default()).expect("in range");
         let mut p = Platform {
@@ -169,6 +178,7 @@ impl Platform {
         } else {
             p.costs = scaled(QEMU_MTTCG_COST_SCALE);
             p.irq_jitter_ns = QEMU_TCG_IRQ_JITTER_NS;
+            p.irq_skew_ns = QEMU_TCG_IRQ_SKEW_NS;
             p.halt_exit_ns = QEMU_TCG_HALT_EXIT_NS;
         }
         p

@@ -340,7 +340,12 @@ impl Engine {
 
     /// How late the interrupt of a timer expiring at `at` on `cpu` comes.
     fn irq_delay(&self, cpu: usize, at: Ns) -> Ns {
-        super::jitter::irq_delay(self.seed, self.irq_jitter_ns, cpu, at)
+        super::jitter::irq_delay(
+            self.seed,
+            (self.irq_jitter_ns, self.plat.irq_skew_ns),
+            cpu,
+            at,
+        )
     }
 
     /// The tick of a busy CPU; it stops once the CPU idles.

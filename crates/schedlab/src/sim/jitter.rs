@@ -24,14 +24,15 @@ pub(super) fn start_delay(seed: u64, spread: Ns, id: u32) -> Ns {
 }
 
 /// How late the interrupt of a timer expiring at `at` on `cpu` comes under `seed` (its entry
-/// latency): a uniform draw in [0, spread) from the seed, the CPU and the expiry alone, so
-/// that the ticks and timers of CPUs at one instant come in a different order each time.
-pub(super) fn irq_delay(seed: u64, spread: Ns, cpu: usize, at: Ns) -> Ns {
-    if spread == 0 {
-        return 0;
-    }
-    let draw = mix(mix(seed ^ 0x7469_636b) ^ mix(at.rotate_left(16) ^ cpu as u64));
-    ((draw as u128 * spread as u128) >> 64) as Ns
+/// latency): a uniform draw in [0, spread) from the seed and the expiry, common to every CPU
+/// (the emulator serves the timers of one instant together), plus the CPU's own draw in
+/// [0, skew) from the seed, the CPU and the expiry, so that the ticks and timers of CPUs at
+/// one instant come in a different order each time.
+pub(super) fn irq_delay(seed: u64, (spread, skew): (Ns, Ns), cpu: usize, at: Ns) -> Ns {
+    let scaled = |draw: u64, range: Ns| ((draw as u128 * range as u128) >> 64) as Ns;
+    let common = mix(mix(seed ^ 0x7469_636b) ^ mix(at.rotate_left(16)));
+    let own = mix(mix(seed ^ 0x736b_6577) ^ mix(at.rotate_left(16) ^ cpu as u64));
+    scaled(common, spread) + scaled(own, skew)
 }
 
 #[cfg(test)]
@@ -40,21 +41,23 @@ mod tests {
 
     #[test]
     fn irq_delays_lie_in_the_spread_and_depend_on_seed_cpu_and_expiry_alone() {
-        let spread = 200_000;
+        let (spread, skew) = (200_000, 30_000);
         let draws = |seed, cpu| -> Vec<Ns> {
             (1..=256)
-                .map(|j| irq_delay(seed, spread, cpu, j * 4_000_000))
+                .map(|j| irq_delay(seed, (spread, skew), cpu, j * 4_000_000))
                 .collect()
         };
         let (a0, a1, b0) = (draws(0, 0), draws(0, 1), draws(1, 0));
-        assert!(a0.iter().chain(&a1).chain(&b0).all(|&d| d < spread));
+        assert!(a0.iter().chain(&a1).chain(&b0).all(|&d| d < spread + skew));
         assert_eq!(a0, draws(0, 0), "same seed, CPU and expiries: same delays");
-        assert_ne!(a0, a1, "two CPUs' ticks at one jiffy differ");
         assert_ne!(a0, b0, "two seeds differ");
-        // Two CPUs' ticks at one jiffy come in either order, about half the time each.
+        // The CPUs' interrupts of one expiry lie within the skew of each other, in either
+        // order, about half the time each; the expiries' common part covers the spread.
+        assert!(a0.iter().zip(&a1).all(|(x, y)| x.abs_diff(*y) < skew));
         let first = a0.iter().zip(&a1).filter(|(x, y)| x < y).count();
         assert!((96..=160).contains(&first), "{first} of 256");
-        assert_eq!(irq_delay(7, 0, 3, 12_345), 0, "no spread, no delay");
+        assert!(a0.iter().max().unwrap() - a0.iter().min().unwrap() > spread / 2);
+        assert_eq!(irq_delay(7, (0, 0), 3, 12_345), 0, "no spread, no delay");
     }
 
     #[test]
