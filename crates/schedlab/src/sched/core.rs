@@ -547,6 +547,7 @@ impl Sched {
                 let waking = Tracepoint::Waking {
                     task: id,
                     cpu: waker_cpu,
+                    curr: s.rqs[waker_cpu].curr,
                     target: prev,
                     how: Placement::Prev,
                 };
@@ -573,6 +574,7 @@ impl Sched {
             let waking = Tracepoint::Waking {
                 task: id,
                 cpu: waker_cpu,
+                curr: self.rqs[waker_cpu].curr,
                 target: cpu,
                 how,
             };

@@ -58,11 +58,13 @@ pub enum Tracepoint {
         prev_state: PrevState,
         next: Option<u32>,
     },
-    /// `how`: the rule that chose the target (not in the kernel's event; the events frame
-    /// keeps it).
+    /// On the waker's `cpu`, whose current task (`curr`: the waker, the task an interrupt
+    /// came in, or none: idle) is the event's context. `how`: the rule that chose the target
+    /// (not in the kernel's event; the events frame keeps it).
     Waking {
         task: u32,
         cpu: usize,
+        curr: Option<u32>,
         target: usize,
         how: Placement,
     },

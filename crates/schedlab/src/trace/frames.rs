@@ -250,6 +250,7 @@ impl Frames {
                 cpu,
                 target,
                 how,
+                ..
             } => EventRow {
                 target_cpu: *target as i64,
                 value: *how as i64,

@@ -82,7 +82,7 @@ pub fn context<'a>(tp: &Tracepoint, tasks: &'a [SchedTask]) -> (&'a str, u32, us
     };
     let ((comm, pid), cpu) = match *tp {
         Tracepoint::Switch { cpu, prev, .. } => (who(prev), cpu),
-        Tracepoint::Waking { task, cpu, .. } => (who(Some(task)), cpu),
+        Tracepoint::Waking { curr, cpu, .. } => (who(curr), cpu),
         Tracepoint::Wakeup { task, target } | Tracepoint::WakeupNew { task, target, .. } => {
             (who(Some(task)), target)
         }
