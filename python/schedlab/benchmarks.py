@@ -60,7 +60,12 @@ class PipeBench:
                 f"# Executed {self.loops} pipe operations between two {who}\n\n"
                 f" {'Total time':>14}: {_sec_ms(elapsed_ns(r))} [sec]\n\n"
                 f" {usecs / self.loops:14f} usecs/op\n"
-                f" {int(self.loops / (usecs / 1e6)) if usecs else 0:14d} ops/sec\n")
+                f" {self.ops_per_sec(r):14d} ops/sec\n")
+
+    def ops_per_sec(self, r: RunResult) -> int:
+        """perf's rate: round trips per second of whole µs of the run's time."""
+        usecs = elapsed_ns(r) // 1000
+        return int(self.loops / (usecs / 1e6)) if usecs else 0
 
 
 def elapsed_ns(r: RunResult) -> int:

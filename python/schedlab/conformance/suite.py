@@ -155,12 +155,9 @@ def schedlab_run(case: Case, record: dict | None = None, platform: str | None = 
 def _bench_run(case: Case, platform: str, trace: Path, kw: dict) -> dict:
     """schedlab's perf bench run, its rate as schedlab's perf report gives it."""
     from .. import run
-    from ..benchmarks import elapsed_ns
     bench = case.pipe
     r = run(bench.workload(), platform, trace=trace, **kw)
-    usecs = elapsed_ns(r) // 1000
-    return measure.bench(list(ftrace.events(trace.read_text())), bench.loops,
-                         bench.loops / (usecs / 1e6))
+    return measure.bench(list(ftrace.events(trace.read_text())), bench.loops, bench.ops_per_sec(r))
 
 
 def record_path(case: Case, records: Path) -> Path:

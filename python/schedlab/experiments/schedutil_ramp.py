@@ -33,10 +33,17 @@ def spec(invariance: str) -> RunSpec:
 
 def ramp_ms(r) -> float | None:
     """ms from the wakeup after the sleep to the first switch to the max OPP on CPU 0."""
-    woke = analysis.df_event(r, "sched_wakeup").index[WARMUP["loop"] - 1]  # ends the last quiet sleep
+    woke, top = ramp(r)
+    return None if top is None else (top - woke) * 1e3
+
+
+def ramp(r) -> tuple[float, float | None]:
+    """When (s) the wakeup ending the last quiet sleep came, and when CPU 0 first reached the
+    max OPP after it."""
+    woke = analysis.df_event(r, "sched_wakeup").index[WARMUP["loop"] - 1]
     freq = analysis.df_cpu_frequency(r, 0)
     top = freq[(freq["frequency"] == MAX_KHZ) & (freq.index > woke)]
-    return None if top.empty else (top.index.min() - woke) * 1e3
+    return woke, None if top.empty else top.index.min()
 
 
 def runs() -> dict[str, Job]:

@@ -258,19 +258,21 @@ fn build(file: PlatformFile) -> Result<Platform, String> {
         freq_domains: domains,
         costs: OpCosts::with(file.overhead.scale.unwrap_or(1.0), &file.overhead.ops)?,
         cache: file.cache.as_ref().map(CacheFile::spec).transpose()?,
-        irq_jitter_ns: match file.irq_jitter_ns {
-            j @ 0..=1_000_000 => j,
-            j => return Err(format!("irq_jitter_ns = {j}: at most 1000000 (1 ms)")),
-        },
-        irq_skew_ns: match file.irq_skew_ns {
-            s @ 0..=1_000_000 => s,
-            s => return Err(format!("irq_skew_ns = {s}: at most 1000000 (1 ms)")),
-        },
-        halt_exit_ns: match file.halt_exit_ns {
-            h @ 0..=super::MAX_HALT_EXIT_NS => h,
-            h => return Err(format!("halt_exit_ns = {h}: at most 1000000 (1 ms)")),
-        },
+        irq_jitter_ns: timing("irq_jitter_ns", file.irq_jitter_ns)?,
+        irq_skew_ns: timing("irq_skew_ns", file.irq_skew_ns)?,
+        halt_exit_ns: timing("halt_exit_ns", file.halt_exit_ns)?,
     })
+}
+
+/// A platform's timing figure `key` (ns), at most `MAX_TIMING_NS`.
+fn timing(key: &str, ns: u64) -> Result<u64, String> {
+    if ns > super::MAX_TIMING_NS {
+        return Err(format!(
+            "{key} = {ns}: at most {} (1 ms)",
+            super::MAX_TIMING_NS
+        ));
+    }
+    Ok(ns)
 }
 
 fn check_domain(dom: &DomainFile) -> Result<(), String> {

@@ -17,16 +17,16 @@ pub const QEMU_TCG_IRQ_JITTER_NS: Ns = 200_000;
 /// How far apart the vCPUs of `qemu-tcg:N` take the interrupts of one expiry (see
 /// [`Platform::qemu_tcg`]).
 pub const QEMU_TCG_IRQ_SKEW_NS: Ns = 30_000;
-/// How much more slowly `qemu-tcg:1` (icount) and `qemu-tcg:N` with N ≥ 2 (multi-threaded
-/// TCG, host time) do the kernel's work than the default costs' machine (see
-/// [`Platform::qemu_tcg`]).
+/// How much more slowly `qemu-tcg:1` (icount) does the kernel's work than the default costs'
+/// machine (see [`Platform::qemu_tcg`]).
 pub const QEMU_TCG_COST_SCALE: f64 = 5.5;
+/// The same for `qemu-tcg:N` with N ≥ 2 (multi-threaded TCG, in host time).
 pub const QEMU_MTTCG_COST_SCALE: f64 = 21.0;
 /// How long a halted vCPU of `qemu-tcg:N` (N ≥ 2) takes to run again once woken (see
 /// [`Platform::qemu_tcg`]).
 pub const QEMU_TCG_HALT_EXIT_NS: Ns = 45_000;
-/// The most a platform's `halt_exit_ns` may be (1 ms).
-pub const MAX_HALT_EXIT_NS: Ns = 1_000_000;
+/// The most a platform's `irq_jitter_ns`, `irq_skew_ns` or `halt_exit_ns` may be (1 ms).
+pub const MAX_TIMING_NS: Ns = 1_000_000;
 
 /// One operating performance point of a frequency domain.
 #[derive(Debug, Clone, PartialEq)]

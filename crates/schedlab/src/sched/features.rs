@@ -360,7 +360,7 @@ pub const SWITCHES: [Switch; 30] = [
         set: |f, v| {
             f.irq_jitter_ns = match v {
                 "platform" => None,
-                v => Some(v.parse().ok().filter(|v| *v <= 1_000_000)?),
+                v => Some(v.parse().ok().filter(|v| *v <= crate::platform::MAX_TIMING_NS)?),
             };
             Some(())
         },
