@@ -75,10 +75,9 @@ def _report(trace_dat: bytes) -> str:
 def _job(case: suite.Case) -> tuple[dict[str, bytes], int]:
     """The guest's job files for a case, and its time limit (s)."""
     if case.perf:
-        bench = case.pipe  # the arguments schedlab runs too
-        args = f"pipe -l {bench.loops}" + (" -T" if bench.threaded else "")
+        case.bench  # refuses arguments schedlab cannot run too
         return {"run.sh": (GUEST / "perf.sh").read_bytes(),
-                "params": f"PERF_ARGS='{args}'\n".encode()}, 600
+                "params": f"PERF_ARGS='{case.perf}'\n".encode()}, 600
     return {
         "run.sh": (GUEST / "rtapp.sh").read_bytes(),
         "workload.json": case.workload.read_bytes(),

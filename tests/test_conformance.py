@@ -140,10 +140,26 @@ def test_switch_order_counts_matching_blocks():
 
 def test_a_perf_case_the_suite_cannot_run_is_refused(tmp_path):
     p = tmp_path / "cases.toml"
-    p.write_text('[m]\nkernels = ["6.1"]\nperf = "messaging -g 1"\ncompare = ["ops"]\n')
-    (case,) = suite.cases(p)
-    with pytest.raises(suite.RecordError, match=r'm@6.1: perf = .messaging -g 1.: the suite runs only "pipe -l LOOPS \[-T\]"'):
-        case.pipe
+    for args in ("messaging -g 1", "pipe -l 10 -x", "messaging -g 0 -l 5", "numa -l 3"):
+        p.write_text(f'[m]\nkernels = ["6.1"]\nperf = "{args}"\ncompare = ["ops"]\n')
+        (case,) = suite.cases(p)
+        with pytest.raises(suite.RecordError, match=r'm@6.1: perf = .* the suite runs only '
+                           r'"pipe -l LOOPS \[-T\]" and "messaging -g GROUPS -l LOOPS'):
+            case.bench
     p.write_text('[p]\nkernels = ["6.1"]\nperf = "pipe -l 10 -T"\ncompare = ["ops"]\n')
     (case,) = suite.cases(p)
-    assert (case.pipe.loops, case.pipe.threaded) == (10, True)
+    assert (case.bench.loops, case.bench.threaded, case.ops) == (10, True, 10)
+    p.write_text('[m]\nkernels = ["6.1"]\nperf = "messaging -g 2 -l 5 -p"\ncompare = ["ops"]\n')
+    (case,) = suite.cases(p)
+    b = case.bench
+    # perf's messaging: 20 senders each writing 5 messages to each of 20 receivers, per group
+    assert (b.groups, b.fds, b.loops, b.datasize, b.pipe, b.threads) == (2, 20, 5, 100, True, False)
+    assert case.ops == 2 * 20 * 20 * 5
+
+
+def test_perf_messaging_rate_is_its_messages_over_its_total_time():
+    log = "# Running 'sched/messaging' benchmark:\n\n     Total time: 0.250 [sec]\n"
+    assert suite._perf_rate(log, 4000) == 16000.0
+    assert suite._perf_rate("  61234 ops/sec\n", 10) == 61234.0
+    with pytest.raises(suite.RecordError, match="perf bench printed no rate"):
+        suite._perf_rate("Total time: 0.000 [sec]\n", 10)

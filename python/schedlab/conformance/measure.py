@@ -125,15 +125,19 @@ def measure(evs: list[Event], tasks: list[str], duration_s: float, cpus: int) ->
     }
 
 
-def bench(evs: list[Event], loops: int, ops_per_s: float) -> dict:
-    """A perf bench pipe run: its rate (the tool's report) and, per round trip, how often its
-    two tasks were switched in, woken and migrated, and their wakeup latencies (µs, p50, p90,
-    p99). The tasks: those renamed `sched-pipe*` (perf names itself so; schedlab's threads
-    `sched-pipe-N-N`) and the child perf forks then."""
+BENCH_COMMS = ("sched-pipe", "sched-messaging", "hackbench-")
+
+
+def bench(evs: list[Event], ops: int, ops_per_s: float) -> dict:
+    """A perf bench run: its rate (the tool's report) and, per operation (a pipe round trip, a
+    message), how often its tasks were switched in, woken and migrated, and their wakeup
+    latencies (µs, p50, p90, p99). The tasks: those renamed as perf names itself
+    (`sched-pipe`, `sched-messaging`) or as schedlab names their threads (`sched-pipe-N`,
+    `hackbench-gG-rR`/`-sS`), and the children they fork."""
     workers = set()
     for e in evs:
         f = e.fields
-        if e.name == "task_rename" and f["newcomm"].startswith("sched-pipe"):
+        if e.name == "task_rename" and f["newcomm"].startswith(BENCH_COMMS):
             workers.add(int(f["pid"]))
         elif e.name == "sched_process_fork" and int(f["pid"]) in workers:
             workers.add(int(f["child_pid"]))
@@ -153,9 +157,9 @@ def bench(evs: list[Event], loops: int, ops_per_s: float) -> dict:
     if not workers:
         raise ValueError("no perf bench task in the trace")
     return {"ops_per_s": ops_per_s, "latency_us": _percentiles(lat),
-            "per_op": {"switches in": counts["sched_switch"] / loops,
-                       "wakeups": counts["sched_wakeup"] / loops,
-                       "migrations": counts["sched_migrate_task"] / loops}}
+            "per_op": {"switches in": counts["sched_switch"] / ops,
+                       "wakeups": counts["sched_wakeup"] / ops,
+                       "migrations": counts["sched_migrate_task"] / ops}}
 
 
 def _name(pid: int, comm: str, threads: dict[int, str]) -> str:

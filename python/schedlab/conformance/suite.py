@@ -31,14 +31,34 @@ class Case:
     perf: str | None = None  # `perf bench sched` arguments: "pipe -l LOOPS [-T]"
 
     @property
-    def pipe(self):
-        """The PipeBench of a perf case."""
-        from ..benchmarks import PipeBench
+    def bench(self):
+        """The benchmark a perf case runs, as schedlab's PipeBench or Hackbench: `pipe -l LOOPS
+        [-T]`, or `messaging -g GROUPS -l LOOPS [-p] [-t]` (perf's messaging is hackbench with
+        20 senders and receivers per group and 100-byte messages)."""
+        from ..benchmarks import Hackbench, PipeBench
         words = self.perf.split()
-        if words[:2] != ["pipe", "-l"] or not words[2].isdigit() or set(words[3:]) - {"-T"}:
-            raise RecordError(f"{self.name}: perf = {self.perf!r}: the suite runs only "
-                              "\"pipe -l LOOPS [-T]\"")
-        return PipeBench(int(words[2]), "-T" in words[3:])
+        flags, values = set(), {}
+        it = iter(words[1:])
+        for w in it:
+            if w in ("-g", "-l"):
+                values[w] = next(it, "")
+            else:
+                flags.add(w)
+        numbers = all(v.isdigit() and int(v) > 0 for v in values.values())
+        if words[:1] == ["pipe"] and set(values) == {"-l"} and flags <= {"-T"} and numbers:
+            return PipeBench(int(values["-l"]), "-T" in flags)
+        if words[:1] == ["messaging"] and set(values) == {"-g", "-l"} and flags <= {"-p", "-t"} \
+                and numbers:
+            return Hackbench(int(values["-g"]), 20, int(values["-l"]), 100, "-p" in flags,
+                             "-t" in flags)
+        raise RecordError(f"{self.name}: perf = {self.perf!r}: the suite runs only "
+                          "\"pipe -l LOOPS [-T]\" and \"messaging -g GROUPS -l LOOPS [-p] [-t]\"")
+
+    @property
+    def ops(self) -> int:
+        """What a perf case's rate counts: pipe's round trips, messaging's messages."""
+        b = self.bench
+        return b.loops if self.perf.startswith("pipe") else b.groups * b.fds * b.fds * b.loops
 
     @property
     def tasks(self) -> list[str]:
@@ -74,7 +94,7 @@ def kernel_run(files: dict[str, str], case: Case, trace_text: str) -> dict:
     """A record's run: what measure keeps of the kernel's trace and counters."""
     evs = list(ftrace.events(trace_text))
     if case.perf:
-        return measure.bench(evs, case.pipe.loops, _perf_ops(files["perf.log"]))
+        return measure.bench(evs, case.ops, _perf_rate(files["perf.log"], case.ops))
     m = measure.measure(evs, case.tasks, case.duration_s, case.vcpus)
     if m["snapshots_s"] is None:
         raise RecordError(f"{case.name}: the trace has no schedstat marks")
@@ -86,12 +106,16 @@ def kernel_run(files: dict[str, str], case: Case, trace_text: str) -> dict:
     return m
 
 
-def _perf_ops(log: str) -> float:
-    """perf bench's `N ops/sec` line."""
+def _perf_rate(log: str, ops: int) -> float:
+    """perf bench's rate: its `N ops/sec` line (pipe), else `ops` over its `Total time: S
+    [sec]` line (messaging)."""
     for line in log.splitlines():
+        words = line.split()
         if line.strip().endswith("ops/sec"):
-            return float(line.split()[0])
-    raise RecordError(f"perf bench printed no ops/sec: {log.strip()[-200:]!r}")
+            return float(words[0])
+        if words[:2] == ["Total", "time:"] and float(words[2]) > 0:
+            return ops / float(words[2])
+    raise RecordError(f"perf bench printed no rate: {log.strip()[-200:]!r}")
 
 
 def snapshot_window(case: Case) -> tuple[float, float]:
@@ -153,11 +177,15 @@ def schedlab_run(case: Case, record: dict | None = None, platform: str | None = 
 
 
 def _bench_run(case: Case, platform: str, trace: Path, kw: dict) -> dict:
-    """schedlab's perf bench run, its rate as schedlab's perf report gives it."""
+    """schedlab's perf bench run; its rate as perf reports it (pipe: whole µs; messaging:
+    whole ms)."""
     from .. import run
-    bench = case.pipe
+    from ..benchmarks import PipeBench, elapsed_ns
+    bench = case.bench
     r = run(bench.workload(), platform, trace=trace, **kw)
-    return measure.bench(list(ftrace.events(trace.read_text())), bench.loops, bench.ops_per_sec(r))
+    rate = (bench.ops_per_sec(r) if isinstance(bench, PipeBench)
+            else case.ops / (elapsed_ns(r) // 1_000_000 / 1e3))
+    return measure.bench(list(ftrace.events(trace.read_text())), case.ops, rate)
 
 
 def record_path(case: Case, records: Path) -> Path:
