@@ -1,10 +1,12 @@
 """Behaviours a real kernel shows that schedlab once missed (issue 17's comparison with Linux
 6.1), each against the kernel's arithmetic worked out by hand, on the idealized machine (the
-kernel's own work free: IDEAL) where the derivation counts whole nanoseconds."""
+kernel's own work free, every thread started at once without rt-app's main thread: IDEAL)
+where the derivation counts whole nanoseconds."""
 
 import schedlab
 
-IDEAL = ["overhead=off"]
+AT_ONCE = ["rtapp.start_barrier=off"]
+IDEAL = ["overhead=off", *AT_ONCE]
 
 
 def slices(r):
@@ -26,7 +28,7 @@ def test_repicking_the_running_task_does_not_restart_its_slice():
     # at each re-pick would alternate 8 and 16 ms instead.
     w = {"global": {"duration": 3}, "tasks": {"a": {"priority": 0, "run": 10**7},
                                                "b": {"priority": 5, "run": 10**7}}}
-    r = schedlab.run(w, "smp:1", kernel="6.1")
+    r = schedlab.run(w, "smp:1", kernel="6.1", sets=AT_ONCE)
     runs = slices(r)[4:]  # past the start: fork placement (START_DEBIT)
     a = [ms for comm, ms in runs if comm.startswith("a")]
     b = [ms for comm, ms in runs if comm.startswith("b")]
@@ -118,21 +120,26 @@ def test_timers_in_range_on_one_cpu_end_together(tmp_path):
 
 
 def test_rtapp_threads_meet_at_the_start_barrier_and_its_wakeups_spread_them():
-    # rt-app 1.0's thread_body: every thread waits at pthread_barrier_wait(&threads_barrier)
-    # before its first phase; the last to come wakes the others from its CPU. Four hogs forked
-    # at once on smp:2 land 3 on CPU 0 (h-0, h-2, h-3) and 1 on CPU 1 (h-1) (fork balancing
-    # sees the fresh tasks' util); each blocks as it first runs (prev_state=S): h-1 and h-3 at
-    # 2 ns, when CPU 1, newly idle, pulls h-0, which blocks at 3 ns; h-2, the last, then wakes
-    # h-1 (its prev CPU 1 idle: CPU 1), h-3 (no CPU idle, CPU 1 has h-1 queued: its prev,
-    # CPU 0) and h-0 (its prev, CPU 1): two per CPU within a few ns, not after a balance
-    # interval (the kernel spread them in about 3 ms, its threads running some code first).
+    # rt-app 1.0: its main thread (pid 1, forked on CPU 0, running at 1 ns) creates the
+    # threads (clone free on this machine: all four at 2 ns) and waits for them; each waits at
+    # pthread_barrier_wait(&threads_barrier) before its first phase and the last to come wakes
+    # the others from its CPU. Fork placement (find_idlest_group): h-0 on idle CPU 1; h-1 and
+    # h-2 on the forking CPU 0, the local group kept while no CPU is idle and it has spare
+    # capacity; h-3 on CPU 1, once CPU 0 holds three tasks (the new ones' initial util makes
+    # it overloaded). The main thread blocks (prev_state=S) at 2 ns, then h-2 (3 ns), h-3 and
+    # h-1 (4 ns); h-0, the last, wakes h-2 (its prev CPU 0, idle: CPU 0), h-3 (prev CPU 1,
+    # the waker's: 1) and h-1 (prev CPU 0: 0): two per CPU within a few ns, not after a
+    # balance interval (the kernel spread them in about 3 ms, its threads running some code
+    # first).
     w = {"global": {"duration": 1}, "tasks": {"h": {"instance": 4, "loop": -1, "run": 100000}}}
-    r = schedlab.run(w, "smp:2", kernel="6.1", sets=IDEAL)
-    sw = r.events[r.events.event == "sched_switch"]
-    blocked = sw[(sw.prev_state == "S") & (sw.ts < 10**9 + 10)]
-    assert len(blocked) == 3  # all but the last to come
-    wake = r.events[(r.events.event == "sched_wakeup") & (r.events.ts < 10**9 + 10)]
-    assert sorted(wake.target_cpu.tolist()) == [0, 1, 1]
+    r = schedlab.run(w, "smp:2", kernel="6.1", sets=["overhead=off"])
+    ev = r.events[r.events.ts < 10**9 + 10]
+    new = ev[ev.event == "sched_wakeup_new"]
+    assert list(zip(new.pid, new.target_cpu)) == [(1, 0), (1000, 1), (1001, 0), (1002, 0), (1003, 1)]
+    blocked = ev[(ev.event == "sched_switch") & (ev.prev_state == "S")]
+    assert list(zip(blocked.ts - 10**9, blocked.pid)) == [(2, 1), (3, 1002), (4, 1003), (4, 1001)]
+    wake = ev[ev.event == "sched_wakeup"]
+    assert list(zip(wake.pid, wake.target_cpu)) == [(1002, 0), (1003, 1), (1001, 0)]
     # Then two hogs per CPU, in 8 ms turns (6.1 on 2 CPUs: a 12 ms period, 6 ms ideal slices,
     # preempted at the second 4 ms tick): 125 turns in 1 s per CPU, so a pair's shares differ
     # by at most one turn: each within 4 ms of 0.5 s.

@@ -78,7 +78,8 @@ def test_a_lone_tasks_group_entity_tracks_its_cfs_rq(kernel, moving):
         phases["q"] = {"loop": 1, "run": 3000, "sleep": 7000, "cpus": [1]}
     wl = {"global": {"duration": 1, "default_policy": "SCHED_OTHER"},
           "tasks": {"t": {"loop": -1, "taskgroup": "/g", "phases": phases}}}
-    s = schedlab.run(wl, "smp:2", kernel=kernel).signals
+    # The task alone: started at once, without rt-app's main thread.
+    s = schedlab.run(wl, "smp:2", kernel=kernel, sets=["rtapp.start_barrier=off"]).signals
     g = s[s["path"] == "/g"]
     cols = ["ts", "cpu", "util", "runnable"]
     se = g[g["signal"] == "sched_pelt_se"][cols].drop_duplicates(["ts", "cpu"], keep="last")

@@ -190,7 +190,9 @@ def test_a_cpu_idle_all_run_is_idle_in_lisa_too(tmp_path):
     # with each CPU's idle state, so LISA sees them idle from the start: the little domain's
     # active time is CPU 1's busy time, as schedlab counts it (LISA counted 0 s without).
     w = {"tasks": {"t": {"cpus": [1], "run": 3000, "timer": {"ref": "t", "period": 10000}}}}
-    result = schedlab.run(w, "hikey960", duration_ns=SPAN_NS // 2, trace=tmp_path / "run.dat")
+    # (started at once: rt-app's main thread would run on CPU 0)
+    result = schedlab.run(w, "hikey960", duration_ns=SPAN_NS // 2, trace=tmp_path / "run.dat",
+                          sets=["rtapp.start_barrier=off"])
     trace = result.to_lisa()
     busy = result.cpu_rows[1]["busy_ns"] / 1e9
     assert busy > 0.1 and all(result.cpu_rows[c]["busy_ns"] == 0 for c in (0, 2, 3))

@@ -16,6 +16,9 @@ opps = [{{ khz = 1000000 }}]
 """
 FREE = ("context_switch", "wakeup_local", "wakeup_remote", "hrtimer_irq", "nanosleep", "pelt_update",
         "clock_pelt", "blocked_update")
+# The derivations count one task (or two) alone: every thread started at once, without
+# rt-app's main thread and its clone costs.
+AT_ONCE = ["rtapp.start_barrier=off"]
 
 
 def one_cpu(tmp_path, **costs) -> str:
@@ -38,13 +41,13 @@ def test_the_tick_delays_the_work_it_interrupts(tmp_path):
     # 10 ms, and the tick there takes 1 µs more: it runs 10.010 ms, of which 10 µs were the
     # kernel's.
     wl = {"global": {"default_policy": "SCHED_OTHER"}, "tasks": {"t": {"loop": 1, "run": 10_000}}}
-    r = schedlab.run(wl, one_cpu(tmp_path, tick=1000), sets=["overhead=on", "hz=1000"])
+    r = schedlab.run(wl, one_cpu(tmp_path, tick=1000), sets=["overhead=on", "hz=1000", *AT_ONCE])
     t, cpu = r.task_rows[0], r.cpu_rows[0]
     assert (t["run_ns"], t["sys_ns"], cpu["sys_ns"]) == (10_010_000, 10_000, 10_000)
     assert ops_of(r)["tick"] == 10
     # Off, the same work takes its 10 ms and nothing is charged, but everything is counted: the
     # work ends 1 ns after 10 ms, after that jiffy's tick, so 10 ticks.
-    r = schedlab.run(wl, one_cpu(tmp_path, tick=1000), sets=["overhead=off", "hz=1000"])
+    r = schedlab.run(wl, one_cpu(tmp_path, tick=1000), sets=["overhead=off", "hz=1000", *AT_ONCE])
     assert (r.task_rows[0]["run_ns"], r.task_rows[0]["sys_ns"], r.cpu_rows[0]["sys_ns"]) == (10_000_000, 0, 0)
     assert ops_of(r)["tick"] == 10 and all(o["sys_ns"] == 0 for o in r.op_rows)
 
@@ -59,7 +62,7 @@ def test_kernel_work_delays_the_next_thread_and_is_its_system_time(tmp_path):
     # scheduling event).
     task = {"loop": 5, "run": 100, "sleep": 1000}
     wl = {"global": {"default_policy": "SCHED_OTHER"}, "tasks": {"a": task, "b": task}}
-    r = schedlab.run(wl, one_cpu(tmp_path, tick=0, nanosleep=2000), sets=["overhead=on", "timer.slack_ns=0", "rtapp.start_barrier=off"])
+    r = schedlab.run(wl, one_cpu(tmp_path, tick=0, nanosleep=2000), sets=["overhead=on", "timer.slack_ns=0", *AT_ONCE])
     a, b = r.task_rows
     assert ops_of(r)["nanosleep"] == 10 and r.cpu_rows[0]["sys_ns"] == 20_000
     assert (a["run_ns"], a["sys_ns"]) == (500_001, 0)
@@ -112,7 +115,7 @@ def test_a_halted_cpu_runs_the_task_woken_there_once_it_is_out(tmp_path):
     path.write_text(TWO_HALTING.format(costs="\n".join(f"{op}_ns = 0" for op in FREE + ("tick", "migration"))))
 
     def latency(sets):
-        ev = schedlab.run(wl, str(path), sets=sets).events
+        ev = schedlab.run(wl, str(path), sets=[*sets, *AT_ONCE]).events
         a = ev[ev.event == "sched_waking"].pid.iloc[-1]
         waking = ev[(ev.event == "sched_waking") & (ev.pid == a)].ts.iloc[-1]
         switch = ev[(ev.event == "sched_switch") & (ev.other_pid == a)].ts.iloc[-1]
@@ -154,7 +157,7 @@ def test_a_platform_scales_every_default_cost(tmp_path):
     table = "scale = 3\n" + "\n".join(f"{op}_ns = 0" for op in FREE)
     path = tmp_path / "scaled.toml"
     path.write_text(ONE_CPU.format(costs=table))
-    r = schedlab.run(wl, str(path), sets=["overhead=on", "hz=1000"])
+    r = schedlab.run(wl, str(path), sets=["overhead=on", "hz=1000", *AT_ONCE])
     t = r.task_rows[0]
     assert (t["run_ns"], t["sys_ns"]) == (10_018_300, 18_300)
     assert {o["op"]: o["sys_ns"] for o in r.op_rows if o["sys_ns"]} == {"tick": 18_300}
@@ -195,6 +198,6 @@ def test_the_balancing_cpu_does_the_eager_walk_of_its_sources_groups():
         "h": {"instance": 2, "loop": 1, "phases": {"p0": {"cpus": [0], "run": 1000},
                                                    "p1": {"cpus": [0, 1], "run": 100_000_000}}},
         "t": {"cpus": [1], "loop": 1, "run": 10_000}}}
-    r = schedlab.run(w, "smp:2", sets=["fair.h_load=eager", "rtapp.start_barrier=off"], idle_cgroups=10)
+    r = schedlab.run(w, "smp:2", sets=["fair.h_load=eager", *AT_ONCE], idle_cgroups=10)
     walks = {(o["cpu"], o["op"]): o["count"] for o in r.op_rows if o["op"] in ("update_h_load", "tg_load_down")}
     assert walks == {(0, "update_h_load"): 0, (0, "tg_load_down"): 0, (1, "update_h_load"): 1, (1, "tg_load_down"): 11}

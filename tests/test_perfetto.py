@@ -56,7 +56,9 @@ def test_threads_belong_to_rtapp(run):
     result, trace = run
     threads = {t.tid: (t.tgid, t.name) for p in trace.packet if p.HasField("process_tree")
                for t in p.process_tree.threads}
-    assert threads == {pid: (1, comm[:15]) for pid, comm in zip(result.tasks["pid"], result.tasks["comm"])}
+    # rt-app's main thread (pid 1, the process's own) and the threads it created
+    assert threads == {1: (1, "rt-app")} | {pid: (1, comm[:15]) for pid, comm in
+                                            zip(result.tasks["pid"], result.tasks["comm"])}
 
 
 def test_counters_hold_the_signals(run):
@@ -99,11 +101,12 @@ def test_deadline_bandwidth_counters(tmp_path):
     # One reservation of 2 ms every 10 ms on one CPU: to_ratio(10 ms, 2 ms) = (2e6 << 20) /
     # 10e6 = 209715 (BW_SHIFT 20) in running_bw while it is active; this_bw also holds 6.12's
     # fair server, to_ratio(1 s, 50 ms) = (50e6 << 20) / 1e9 = 52428 (it never runs here:
-    # no fair task).
+    # no fair task, the thread started at once without rt-app's main thread).
     w = {"tasks": {"dl": {"policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000, "loop": -1,
                           "run": 1000, "timer": {"ref": "t", "period": 10000}}}, "global": {"duration": 1}}
     path = tmp_path / "dl.perfetto-trace"
-    schedlab.run(w, "smp:1", duration_ns=100_000_000, trace=path, frames=False)
+    schedlab.run(w, "smp:1", duration_ns=100_000_000, trace=path, frames=False,
+                 sets=["rtapp.start_barrier=off"])
     trace = pb.Trace()
     trace.ParseFromString(path.read_bytes())
     values = counters(trace, double=True)
@@ -150,7 +153,7 @@ def test_counters_sit_under_their_cpu_or_thread_and_name_their_unit(run):
     tracks = descriptors(trace)
     counters = [d for d in tracks.values() if d.HasField("counter")]
     assert counters and all(d.counter.unit_name for d in counters)
-    tids = set(result.tasks["pid"])
+    tids = {1, *result.tasks["pid"]}  # rt-app's main thread's signals too
     for d in counters:
         if d.name == "overutilized":
             assert not d.parent_uuid

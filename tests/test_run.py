@@ -21,7 +21,7 @@ HOGS = '{"global": {"duration": 1}, "tasks": {"a": {"loop": 1, "run": 5000000}, 
 
 
 def test_two_hogs_share_one_cpu_through_the_python_api(tmp_path):
-    r = schedlab.run(write(tmp_path, HOGS), "smp:1")
+    r = schedlab.run(write(tmp_path, HOGS), "smp:1", sets=["rtapp.start_barrier=off"])  # the hogs alone
     assert r.simulated_ns == 1_000_000_000
     assert list(r.tasks["comm"]) == ["a-0", "b-1"]  # rt-app names threads <task>-<global index>
     assert r.tasks["utilization"].sum() == pytest.approx(1.0)
@@ -127,7 +127,7 @@ def test_events_and_signals_frames_match_the_text_trace(tmp_path):
     cfs = sig[sig["signal"] == "sched_pelt_cfs"]
     assert cfs["pid"].isna().all() and cfs["util"].notna().all() and cfs["enqueued"].isna().all()
     se = sig[sig["signal"] == "sched_util_est_se"]
-    assert set(se["comm"]) <= set(r.tasks["comm"]) and se["ewma"].notna().all()
+    assert set(se["comm"]) <= {*r.tasks["comm"], "rt-app"} and se["ewma"].notna().all()
 
 
 def test_frames_can_be_left_out(tmp_path):
@@ -321,7 +321,8 @@ def test_a_condition_waits_unlock_wakes_the_mutex_waiter_after_the_sleep(tmp_pat
         "a": {"loop": 20, "lock": "m", "run": 1000, "wait": {"ref": "c", "mutex": "m"}, "unlock": "m"},
         "b": {"policy": "SCHED_FIFO", "priority": 10, "loop": 20, "delay": 100, "lock": "m", "run": 500,
               "signal": "c", "unlock": "m", "sleep": 2000}}}
-    r = schedlab.run(w, "smp:1", trace=tmp_path / "t.txt")
+    # (a and b alone: started at once, without rt-app's main thread, which pthread_join wakes)
+    r = schedlab.run(w, "smp:1", trace=tmp_path / "t.txt", sets=["rtapp.start_barrier=off"])
     ev = r.events[r.events.event.isin(["sched_wakeup", "sched_switch"])]
     woken = set(zip(ev[ev.event == "sched_wakeup"].pid, ev[ev.event == "sched_wakeup"].ts))
     switched_in = set(zip(ev[ev.event == "sched_switch"].other_pid, ev[ev.event == "sched_switch"].ts))

@@ -11,6 +11,7 @@ use crate::sched::features::Features;
 use crate::sched::ops::OPS;
 use crate::sim::{RunOptions, Sim, SIM_START};
 use crate::time::Ns;
+use crate::trace::RTAPP_MAIN_PID;
 use crate::trace::{
     plat_info, DatVersion, DatWriter, Frames, FtraceWriter, Observer, PerfettoWriter, RtappLogs,
     SharedFrames, TraceFormat,
@@ -492,6 +493,7 @@ pub fn run(
         .tasks
         .iter()
         .enumerate()
+        .filter(|(_, t)| t.pid != RTAPP_MAIN_PID) // the workload's threads
         .map(|(id, t)| {
             let dl = sched.dl_of(id as u32);
             let lat = &t.stats.wakeup_latencies;

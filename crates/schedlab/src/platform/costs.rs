@@ -53,6 +53,11 @@ impl Default for OpCosts {
                 Op::UnixRecv => 800,
                 // A cache line copied at about 10 GB/s.
                 Op::CopyLine => 6,
+                // Estimated from the oracle's icount traces (docs/overhead.md): rt-app 1.0's
+                // main thread forks a thread every 78-88 µs there, and each spends 60-111 µs
+                // before the start barrier; divided by qemu-tcg:1's scale of 5.5.
+                Op::Clone => 15_000,
+                Op::ThreadInit => 16_000,
             };
         }
         OpCosts(c)

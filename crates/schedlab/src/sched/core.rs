@@ -245,6 +245,9 @@ impl Sched {
             self.refuse(id, h.now());
             return false;
         }
+        if self.tasks[id as usize].class.is_rt() {
+            self.start_rt_bandwidth(h); // inc_rt_group: the period timer, if not running
+        }
         let parent_cpu = parent.map_or(0, |p| self.tasks[p as usize].cpu);
         let fork = Wake {
             cpu: parent_cpu,

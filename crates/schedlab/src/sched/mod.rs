@@ -93,6 +93,8 @@ pub struct Sched {
     /// `rd->overloaded` (6.1: `rd->overload`): set when an enqueue gives a CPU a second
     /// task, set or cleared by each balance pass over the root domain's top level.
     pub(crate) overloaded: Cell<bool>,
+    /// The RT period timer (`rt_bandwidth.rt_period_timer`) is armed.
+    pub(crate) rt_period_armed: bool,
     /// Some task is SCHED_IDLE or some group idle: only then can `sched_idle_cpu` hold.
     pub sched_idle_used: bool,
     /// `select_rq_mask`: the wakeup scan's working copy of the CPUs left to try.
@@ -172,6 +174,7 @@ impl Sched {
             pd,
             overutilized: Cell::new(false),
             overloaded: Cell::new(false),
+            rt_period_armed: false,
             sched_idle_used: false,
             select_rq_mask: vec![false; plat.nr_cpus()],
             nr_blocked: 0,

@@ -51,10 +51,16 @@ pub enum Op {
     /// 64 bytes copied between user space and the kernel (`copy_page_from_iter`,
     /// `skb_copy_datagram_iter`): the per-byte part of a pipe or socket call.
     CopyLine,
+    /// `pthread_create`: the `clone` system call and the new thread's stack, on the creator's
+    /// CPU (rt-app's main thread).
+    Clone,
+    /// A new rt-app thread's set-up before the start barrier (`thread_body`: its name,
+    /// policy, log buffer), on its CPU.
+    ThreadInit,
 }
 
 /// Every kind, in order.
-pub const OPS: [Op; 22] = [
+pub const OPS: [Op; 24] = [
     Op::ContextSwitch,
     Op::WakeupLocal,
     Op::WakeupRemote,
@@ -77,6 +83,8 @@ pub const OPS: [Op; 22] = [
     Op::UnixSend,
     Op::UnixRecv,
     Op::CopyLine,
+    Op::Clone,
+    Op::ThreadInit,
 ];
 
 impl Op {
@@ -105,6 +113,8 @@ impl Op {
             Op::UnixSend => "unix_stream_sendmsg",
             Op::UnixRecv => "unix_stream_recvmsg",
             Op::CopyLine => "copy_line",
+            Op::Clone => "clone",
+            Op::ThreadInit => "rtapp_thread_init",
         }
     }
 }

@@ -594,20 +594,38 @@ impl Engine {
         self.block_current(s, id, TaskState::Sleeping);
     }
 
-    /// Create a thread from rt-app task `def` (forked by `parent`, or at start).
-    pub(super) fn fork_thread(&mut self, s: &mut Sched, def: usize, parent: Option<u32>) {
+    /// Create a thread from rt-app task `def` (by `parent`, or at start; `forked` by a
+    /// thread's `fork` event); false when the scheduler refused it.
+    pub(super) fn fork_thread(
+        &mut self,
+        s: &mut Sched,
+        def: usize,
+        parent: Option<u32>,
+        forked: bool,
+    ) -> bool {
         let id = s.tasks.len() as u32;
-        let (pid, comm, attr, cpus, mut thread) =
-            self.new_thread(def, id, parent.is_some(), self.now);
-        let attr = *attr;
+        let (pid, comm, attr, cpus, mut thread) = self.new_thread(def, id, forked, self.now);
+        let mut attr = *attr;
+        if thread.sets_nice_itself() && attr.policy.is_fair() {
+            attr.nice = 0; // its creator's, until its set-up sets its own
+        }
         thread.t_first += super::jitter::start_delay(s.feat.seed, s.feat.start_spread_ns, id);
         let barrier = thread.meets_start_barrier();
         self.threads.push(thread);
-        if !s.wake_up_new_task(pid, comm, &attr, cpus, parent, self) && barrier {
-            // Refused: it never runs, and the others do not wait for it (at boot, before any
-            // thread reached the barrier).
-            self.res.start_barrier.0 -= 1;
+        let accepted = s.wake_up_new_task(pid, comm, &attr, cpus, parent, self);
+        if !accepted && barrier {
+            // Refused: it never runs and the others no longer wait for it; when they all
+            // already do, the barrier opens, from its creator's CPU.
+            let (needed, waiting) = &mut self.res.start_barrier;
+            *needed -= 1;
+            if let Some(p) =
+                parent.filter(|_| !waiting.is_empty() && waiting.len() as u32 == *needed)
+            {
+                let all = std::mem::take(waiting);
+                self.wake_all(s, p, all);
+            }
         }
+        accepted
     }
 
     /// Boot: the governors take their policies over, then every thread is forked.
@@ -617,9 +635,12 @@ impl Engine {
         s.sched_init_smp(self);
         self.boot_pelt_cfs(s);
         self.main_marker(s, "start");
-        for def in 0..self.prog.tasks.len() {
+        // rt-app's main thread, when there is one, creates the threads of the tasks before
+        // it; generators' threads start at once.
+        let first = self.prog.main.unwrap_or(0);
+        for def in first..self.prog.tasks.len() {
             for _ in 0..self.prog.tasks[def].instance {
-                self.fork_thread(s, def, None);
+                self.fork_thread(s, def, None, false);
             }
         }
         self.booting = false;
@@ -681,11 +702,10 @@ impl Engine {
 
     /// Name the threads that can never proceed, as the kernel's hung-task detector would.
     pub(super) fn report_deadlock(&mut self, s: &Sched) {
-        let stuck: Vec<String> = s
-            .tasks
-            .iter()
-            .filter(|t| t.state == TaskState::Blocked)
-            .map(|t| format!("{} ({})", t.comm, self.res.blocked_on(t.pid)))
+        let stuck: Vec<String> = (s.tasks.iter().zip(0..))
+            .filter(|(t, _)| t.state == TaskState::Blocked)
+            .filter(|&(_, id)| self.res.joiner != Some(id)) // it waits for these
+            .map(|(t, id)| format!("{} ({})", t.comm, self.res.blocked_on(id, t.pid)))
             .collect();
         self.totals.deadlock = Some(format!(
             "deadlock at {:.6} s: {} can never proceed",

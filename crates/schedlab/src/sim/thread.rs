@@ -20,7 +20,7 @@ use crate::sched::task::TaskState;
 use crate::sched::uapi::SchedAttr;
 use crate::sched::Sched;
 use crate::time::Ns;
-use crate::trace::LogRow;
+use crate::trace::{LogRow, RTAPP_MAIN_PID};
 use crate::workload::program::{ChanKind, Op, Program, TaskProgram, TimerRef};
 
 const PID_BASE: u32 = 1000;
@@ -54,6 +54,13 @@ pub(super) struct Resources {
     forks: Vec<u32>,
     /// The pipes and sockets.
     chans: Vec<Channel>,
+    /// `t_zero`, the time base of rt-app's threads: when its first thread started (the run's
+    /// start without rt-app's main thread).
+    t_zero: Ns,
+    /// The threads rt-app's main thread created that have not exited, and the main thread
+    /// once it waits for them (`pthread_join`).
+    created: u32,
+    pub(super) joiner: Option<u32>,
 }
 
 impl Resources {
@@ -80,11 +87,14 @@ impl Resources {
             waiting: HashMap::new(),
             forks: vec![0; prog.tasks.len()],
             chans: prog.channels.iter().map(|&k| Channel::new(k)).collect(),
+            t_zero: SIM_START,
+            created: 0,
+            joiner: None,
         }
     }
 
-    pub(super) fn blocked_on(&self, pid: u32) -> String {
-        let id = pid - PID_BASE;
+    /// What thread `id` (`pid`) waits for, as a deadlock report names it.
+    pub(super) fn blocked_on(&self, id: u32, pid: u32) -> String {
         let chan = (self.chans.iter().enumerate()).find_map(|(i, c)| {
             let dir = if c.readers.contains(&id) {
                 "read"
@@ -123,6 +133,8 @@ struct UniqueTimer {
 pub(super) struct Thread {
     def: u32,
     idx: u32,
+    /// Created by rt-app's main thread (it sets itself up before the start barrier).
+    created: bool,
     phase: usize,
     phase_iter: i64,
     task_iter: i64,
@@ -172,6 +184,13 @@ impl Thread {
     pub(super) fn meets_start_barrier(&self) -> bool {
         self.start == Start::Fresh(true)
     }
+
+    /// It starts with its creator's nice (rt-app's main thread's, 0) and sets its own in its
+    /// set-up, before the start barrier. Simplified: an RT or deadline thread has its policy
+    /// from its creation.
+    pub(super) fn sets_nice_itself(&self) -> bool {
+        self.created
+    }
 }
 
 /// How far a thread is into its start-up (`Thread::thread_start`).
@@ -180,12 +199,16 @@ enum Start {
     /// Not started; true: it meets the others at rt-app's start barrier (every thread rt-app
     /// starts; not a forked one, nor a generator's).
     Fresh(bool),
+    /// Its set-up done (what it costs when rt-app's main thread created it): on to the
+    /// barrier (true) or its delay.
+    SetUp(bool),
     /// Past it: its delay, if any, is still to sleep.
     Synced,
     Running,
 }
 
-/// How far a thread is into a pipe or socket call.
+/// How far a thread is into a system call whose kernel time comes first (a pipe or socket
+/// call, the creation of a thread).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ChanCall {
     /// Not started: the system call is counted and its kernel time spent first.
@@ -215,16 +238,22 @@ impl Engine {
         now: u64,
     ) -> (u32, String, &SchedAttr, Option<Vec<bool>>, Thread) {
         let t = &self.prog.tasks[def];
-        let comm = if forked {
+        // rt-app's index of a thread: its main thread (when there is one) is not one.
+        let idx = id.saturating_sub(self.prog.main.is_some() as u32);
+        let main = Some(def) == self.prog.main;
+        let comm = if main {
+            t.name.clone()
+        } else if forked {
             let forks = &mut self.res.forks[def];
             *forks += 1;
-            format!("{}-{id}-{:04}", t.name, *forks - 1)
+            format!("{}-{idx}-{:04}", t.name, *forks - 1)
         } else {
-            format!("{}-{id}", t.name)
+            format!("{}-{idx}", t.name)
         };
         let thread = Thread {
             def: def as u32,
-            idx: id,
+            idx,
+            created: self.prog.main.is_some() && !forked && def < self.prog.start_barrier_tasks,
             phase: 0,
             phase_iter: 0,
             task_iter: 0,
@@ -260,7 +289,8 @@ impl Engine {
             timer_expiry: None,
             stats: RtappStats::default(),
         };
-        (PID_BASE + id, comm, &t.attr, t.cpus.clone(), thread)
+        let pid = if main { RTAPP_MAIN_PID } else { PID_BASE + idx };
+        (pid, comm, &t.attr, t.cpus.clone(), thread)
     }
 
     /// The running thread `id` has the CPU and nothing to finish: run its program on.
@@ -360,7 +390,7 @@ impl Engine {
     }
 
     /// Wake the threads in `all`, in order, from the CPU of `id`.
-    fn wake_all(&mut self, s: &mut Sched, id: u32, all: Vec<u32>) {
+    pub(super) fn wake_all(&mut self, s: &mut Sched, id: u32, all: Vec<u32>) {
         let cpu = s.tasks[id as usize].cpu;
         for w in all {
             self.res.waiting.remove(&s.tasks[w as usize].pid);
@@ -396,7 +426,7 @@ impl Engine {
             }
         }
         let op = self.prog.code.ops[pc];
-        if self.tracing && self.prog.ftrace.event {
+        if self.tracing && self.prog.ftrace.event && !self.is_main(id) {
             let (ty, desc) = self.prog.code.markers[pc].clone();
             self.marker(
                 s,
@@ -489,9 +519,15 @@ impl Engine {
                 Self::busy_if_running(s, id)
             }
             Op::Fork(target) if s.tasks.len() < MAX_THREADS => {
-                self.fork_thread(s, target as usize, Some(id));
+                self.fork_thread(s, target as usize, Some(id), true);
                 Self::busy_if_running(s, id)
             }
+            Op::Create(target) => self.create(s, id, target as usize),
+            Op::Join if self.res.created > 0 => {
+                self.res.joiner = Some(id);
+                self.block(s, id, "its threads (pthread_join)".into())
+            }
+            Op::Join => Step::Busy,
             Op::Write { chan, bytes } => self.chan_io(s, id, chan, bytes, true),
             Op::Read { chan, bytes } => self.chan_io(s, id, chan, bytes, false),
             Op::Fork(_) => {
@@ -521,8 +557,10 @@ impl Engine {
         let pc = th.code.start as usize + th.op;
         let ct = &self.prog.tasks[th.def as usize];
         match th.start {
-            Start::Fresh(barrier) => return barrier || th.t_first > self.now,
-            Start::Synced => return th.t_first > self.now,
+            Start::Fresh(barrier) | Start::SetUp(barrier) => {
+                return barrier || th.t_first + self.res.t_zero - SIM_START > self.now
+            }
+            Start::Synced => return th.t_first + self.res.t_zero - SIM_START > self.now,
             Start::Running => {}
         }
         if pc == th.code.end as usize {
@@ -540,27 +578,56 @@ impl Engine {
         !self.prog.code.ops[pc].is_work()
     }
 
+    /// `pthread_create` by rt-app's main thread `id` of a thread of task `def` that meets the
+    /// start barrier: the `clone` costs its CPU's kernel time first.
+    fn create(&mut self, s: &mut Sched, id: u32, def: usize) -> Step {
+        let call = std::mem::replace(&mut self.threads[id as usize].chan, ChanCall::Fresh);
+        if call == ChanCall::Fresh && self.kernel_time(s, id, &[(SchedOp::Clone, 1)]) {
+            self.retry_entered(id);
+            return Step::Busy;
+        }
+        if self.fork_thread(s, def, Some(id), false) {
+            self.res.created += 1;
+        }
+        Self::busy_if_running(s, id)
+    }
+
+    /// Count `ops` on the CPU of the running thread `id`; true when the kernel's time on that
+    /// CPU is not yet done: the thread waits for it.
+    fn kernel_time(&mut self, s: &mut Sched, id: u32, ops: &[(SchedOp, u64)]) -> bool {
+        let cpu = s.tasks[id as usize].cpu;
+        for &(op, n) in ops {
+            s.ops.add(cpu, op, n);
+        }
+        self.overhead.sync(cpu, self.now, s.ops.of(cpu));
+        let pending = self.overhead.pending(cpu, self.now);
+        if pending > 0 {
+            self.threads[id as usize].action = Action::Until(self.now + pending);
+        }
+        pending > 0
+    }
+
+    /// Thread `id` does its operation again once its kernel time is done, past its entry.
+    fn retry_entered(&mut self, id: u32) {
+        let th = &mut self.threads[id as usize];
+        th.op -= 1;
+        th.chan = ChanCall::Entered;
+    }
+
     /// A `write` (or `read`) of `bytes` on channel `chan` by the running thread `id`: the
     /// system call is counted and, under the cost model, its kernel time spent on the CPU
     /// first; then the bytes move and the readers or writers waiting are woken. A thread
     /// that must wait queues on the channel and tries again when woken.
     fn chan_io(&mut self, s: &mut Sched, id: u32, chan: u32, bytes: u32, write: bool) -> Step {
         let kind = self.res.chans[chan as usize].kind;
-        let th = &mut self.threads[id as usize];
-        let call = std::mem::replace(&mut th.chan, ChanCall::Fresh);
-        if call == ChanCall::Fresh {
-            let cpu = s.tasks[id as usize].cpu;
-            s.ops.add(cpu, Self::syscall(kind, write), 1);
-            s.ops.add(cpu, SchedOp::CopyLine, bytes.div_ceil(64) as u64);
-            self.overhead.sync(cpu, self.now, s.ops.of(cpu));
-            let pending = self.overhead.pending(cpu, self.now);
-            if pending > 0 {
-                let th = &mut self.threads[id as usize];
-                th.op -= 1;
-                th.chan = ChanCall::Entered;
-                th.action = Action::Until(self.now + pending);
-                return Step::Busy;
-            }
+        let call = std::mem::replace(&mut self.threads[id as usize].chan, ChanCall::Fresh);
+        let ops = [
+            (Self::syscall(kind, write), 1),
+            (SchedOp::CopyLine, bytes.div_ceil(64) as u64),
+        ];
+        if call == ChanCall::Fresh && self.kernel_time(s, id, &ops) {
+            self.retry_entered(id);
+            return Step::Busy;
         }
         let waited = call == ChanCall::Waited;
         let c = &mut self.res.chans[chan as usize];
@@ -626,6 +693,22 @@ impl Engine {
     /// come wakes the others from its CPU), then sleep until t_zero + delay.
     fn thread_start(&mut self, s: &mut Sched, id: u32) -> Step {
         if let Start::Fresh(barrier) = self.threads[id as usize].start {
+            // Created by rt-app's main thread: its set-up costs its CPU's time first.
+            self.threads[id as usize].start = Start::SetUp(barrier);
+            if self.threads[id as usize].created {
+                let attr = self.prog.tasks[self.threads[id as usize].def as usize].attr;
+                if attr.policy.is_fair() && attr.nice != 0 {
+                    s.set_user_nice(id, attr.nice, self);
+                }
+                if self.kernel_time(s, id, &[(SchedOp::ThreadInit, 1)]) {
+                    return Step::Busy;
+                }
+            }
+        }
+        if let Start::SetUp(barrier) = self.threads[id as usize].start {
+            if self.threads[id as usize].created && self.threads[id as usize].idx == 0 {
+                self.res.t_zero = self.now; // thread 0 takes t_zero before the barrier
+            }
             self.threads[id as usize].start = Start::Synced;
             self.start_markers(s, id);
             if barrier {
@@ -639,8 +722,11 @@ impl Engine {
                 return Step::Busy; // on, 1 ns after waking them (a scheduling event)
             }
         }
-        self.threads[id as usize].start = Start::Running;
-        let t_first = self.threads[id as usize].t_first;
+        // Its timers' anchor: t_zero + delay (and the seed's start delay).
+        let th = &mut self.threads[id as usize];
+        th.start = Start::Running;
+        th.t_first += self.res.t_zero - SIM_START;
+        let t_first = th.t_first;
         if t_first > self.now {
             self.sleep_until(s, id, t_first);
             return Step::Off;
@@ -648,9 +734,14 @@ impl Engine {
         Step::Busy
     }
 
+    /// Thread `id` is rt-app's main thread.
+    fn is_main(&self, id: u32) -> bool {
+        Some(self.threads[id as usize].def as usize) == self.prog.main
+    }
+
     fn start_markers(&mut self, s: &mut Sched, id: u32) {
-        if self.tracing && self.prog.ftrace.task {
-            if id == 0 {
+        if self.tracing && self.prog.ftrace.task && !self.is_main(id) {
+            if self.threads[id as usize].idx == 0 {
                 // Thread 0 takes t_zero, the time base of every thread (µs).
                 let clock_ref = format!("rtapp_main: event=clock_ref data={}", self.now / 1000);
                 self.marker(s, id, clock_ref);
@@ -679,7 +770,7 @@ impl Engine {
         if uclamp != (None, None) {
             s.sched_setattr_uclamp(id, uclamp.0, uclamp.1);
         }
-        if self.tracing && self.prog.ftrace.loop_ {
+        if self.tracing && self.prog.ftrace.loop_ && !self.is_main(id) {
             self.marker(s, id, format!("rtapp_loop: event=start thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));
         }
         if let Some(g) = group {
@@ -705,7 +796,7 @@ impl Engine {
         let row = th.row;
         let (def, phase) = (th.def as usize, th.phase);
         let (task_iter, phase_iter) = (th.task_iter, th.phase_iter);
-        if self.tracing {
+        if self.tracing && !self.is_main(id) {
             if self.prog.ftrace.loop_ {
                 self.marker(s, id, format!("rtapp_loop: event=end thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));
             }
@@ -745,8 +836,15 @@ impl Engine {
     }
 
     fn exit(&mut self, s: &mut Sched, id: u32) -> Step {
-        if self.tracing && self.prog.ftrace.task {
+        if self.tracing && self.prog.ftrace.task && !self.is_main(id) {
             self.marker(s, id, "rtapp_task: event=end".into());
+        }
+        if self.threads[id as usize].created {
+            // One of the threads rt-app's main thread created (not one a `fork` made).
+            self.res.created -= 1;
+            if let Some(main) = self.res.joiner.filter(|_| self.res.created == 0) {
+                self.wake_all(s, id, vec![main]); // pthread_join returns
+            }
         }
         self.block_current(s, id, TaskState::Dead);
         Step::Off

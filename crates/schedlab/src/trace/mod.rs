@@ -72,6 +72,10 @@ pub fn switch_state(prev: Option<u32>, s: PrevState) -> &'static str {
     }
 }
 
+/// rt-app's main thread's pid: the one task that is not a thread of the workload (it creates
+/// them, and the rtapp_main markers are its).
+pub const RTAPP_MAIN_PID: u32 = 1;
+
 /// The context a tracepoint fires in, as a trace's header shows it: the current task's comm
 /// and pid (the idle task's "<idle>", 0; rt-app's main thread "rt-app", 1, for the threads
 /// it forks at start), and the CPU whose buffer records it.
@@ -89,7 +93,7 @@ pub fn context<'a>(tp: &Tracepoint, tasks: &'a [SchedTask]) -> (&'a str, u32, us
         Tracepoint::Migrate { task, from, .. } => (who(Some(task)), from),
         Tracepoint::Fork {
             parent: None, cpu, ..
-        } => (("rt-app", 1), cpu),
+        } => (("rt-app", RTAPP_MAIN_PID), cpu),
         Tracepoint::Fork { parent, cpu, .. } => (who(parent), cpu),
         Tracepoint::Rename { task, cpu }
         | Tracepoint::Exit { task, cpu }
@@ -97,7 +101,7 @@ pub fn context<'a>(tp: &Tracepoint, tasks: &'a [SchedTask]) -> (&'a str, u32, us
         | Tracepoint::Dl { task, cpu, .. } => (who(Some(task)), cpu),
         Tracepoint::Print {
             task: None, cpu, ..
-        } => (("rt-app", 1), cpu),
+        } => (("rt-app", RTAPP_MAIN_PID), cpu),
         Tracepoint::Print { task, cpu, .. } => (who(task), cpu),
         Tracepoint::CpuIdle { cpu, .. }
         | Tracepoint::CpuFrequency { cpu, .. }

@@ -133,6 +133,9 @@ impl Observer for RtappLogs {
             return Err(e);
         }
         for (i, task) in tasks.iter().enumerate() {
+            if task.pid == super::RTAPP_MAIN_PID {
+                continue; // it has no log
+            }
             self.spill(i)?;
             let mut staged = self.files[i].take().expect("spill creates the file");
             staged.retarget(

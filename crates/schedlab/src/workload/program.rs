@@ -61,6 +61,11 @@ pub enum Op {
     Yield,
     /// Create a thread of task definition `n`.
     Fork(u32),
+    /// rt-app's main thread: `pthread_create` of a thread of task definition `n`, which
+    /// meets the others at the start barrier.
+    Create(u32),
+    /// rt-app's main thread: `pthread_join` of every thread it created.
+    Join,
     /// `write` `bytes` to channel `chan` (a pipe or socket), waiting for room.
     Write {
         chan: u32,
@@ -167,6 +172,9 @@ pub struct Program {
     /// How many task definitions (the first ones: rt-app's, not generators') have their
     /// threads meet at rt-app's start barrier (`threads_barrier`) before their first phase.
     pub start_barrier_tasks: usize,
+    /// rt-app's main thread, which creates those threads one by one (its task definition),
+    /// when they meet at the barrier.
+    pub main: Option<usize>,
     /// The pipes and sockets, by index.
     pub channels: Vec<ChanKind>,
     /// Each shared timer: absolute (else relative to the thread's last wakeup)?

@@ -118,15 +118,17 @@ impl Sched {
 
     /// `start_rt_bandwidth`: arm the next period end, when RT throttling applies.
     pub fn start_rt_bandwidth<H: Hooks>(&mut self, h: &mut H) {
-        if self.feat.rt_throttle().is_some() && self.rt_threads_live() {
+        if self.feat.rt_throttle().is_some() && !self.rt_period_armed && self.rt_threads_live() {
             let at = h.now() + self.feat.rt_period_us * 1000;
             h.arm(at, SchedTimer::RtPeriod);
+            self.rt_period_armed = true;
         }
     }
 
     /// `do_sched_rt_period_timer`: every rq pays back one period's budget; an rq back under
     /// it runs its RT tasks again.
     pub(crate) fn rt_period_timer<H: Hooks>(&mut self, h: &mut H) -> bool {
+        self.rt_period_armed = false;
         for cpu in 0..self.rqs.len() {
             self.update_rq_clock(cpu, h.now());
             if self.rqs[cpu].rt.period_timer() {

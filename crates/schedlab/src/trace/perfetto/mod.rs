@@ -29,7 +29,7 @@ use crate::time::Ns;
 /// The sequence of schedlab's track packets.
 const SEQUENCE: u64 = 1;
 /// rt-app's process (its main thread's pid).
-const RTAPP_PID: i64 = 1;
+const RTAPP_PID: i64 = super::RTAPP_MAIN_PID as i64;
 /// The bytes of ftrace events a CPU's bundle gathers before it is written.
 const BUNDLE_BYTES: usize = 32 << 10;
 

@@ -208,12 +208,14 @@ pub fn compile(wl: &Workload, plat: &Platform, rtapp: RtappModel) -> Result<Prog
         });
     }
     let start_barrier_tasks = if rtapp.start_barrier { tasks.len() } else { 0 };
+    let main = (start_barrier_tasks > 0).then(|| main_thread(&mut tasks, &mut code));
     let mut prog = Program {
         tasks,
         code,
         names,
         barrier_users,
         start_barrier_tasks,
+        main,
         channels: Vec::new(),
         timer_absolute,
         ftrace: wl.global.ftrace,
@@ -232,6 +234,35 @@ pub fn compile(wl: &Workload, plat: &Platform, rtapp: RtappModel) -> Result<Prog
         g.append(&mut prog, group);
     }
     Ok(prog)
+}
+
+/// rt-app 1.0's main thread (`main`): it creates every thread of `tasks`, in order, then
+/// joins them; its task definition's index.
+fn main_thread(tasks: &mut Vec<TaskProgram>, code: &mut Code) -> usize {
+    let creates = tasks.iter().enumerate();
+    let creates = creates.flat_map(|(d, t)| (0..t.instance).map(move |_| Op::Create(d as u32)));
+    let ops: Vec<Op> = creates.chain([Op::Join]).collect();
+    let markers = vec![(0, String::new()); ops.len()]; // it writes no rtapp_event
+    let phase = Phase {
+        loops: 1,
+        ops: code.push(ops, markers),
+        nice: None,
+        uclamp: (None, None),
+        cpus: None,
+        group: None,
+    };
+    tasks.push(TaskProgram {
+        name: "rt-app".into(),
+        instance: 1,
+        delay: 0,
+        loops: 1,
+        attr: SchedAttr::of(Policy::Other),
+        cpus: None,
+        phases: vec![phase],
+        unique_absolute: Vec::new(),
+        working_set: 0,
+    });
+    tasks.len() - 1
 }
 
 /// What the workload asks for that the engine does not simulate yet: policy changes
