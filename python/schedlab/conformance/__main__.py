@@ -12,7 +12,8 @@ HEAD = """# Fidelity: schedlab against the real kernel
 Each conformance case (tests/conformance/cases.toml) ran on Debian's stock kernel under QEMU
 (`make oracle`: 1 vCPU with icount, or 2 vCPUs repeated for the kernel's spread) and in schedlab
 with its defaults on the emulated machine (`schedlab run WORKLOAD --platform qemu-tcg:N --kernel
-K`, or `schedlab perf-bench-pipe`), measured by the same code from the two traces and
+K`, or `schedlab perf-bench-pipe` and `schedlab hackbench` for perf bench's pipe and messaging),
+measured by the same code from the two traces and
 /proc/schedstat (schedlab.conformance). A row is inside when schedlab's value lies in the
 kernel's range widened by the emulator's documented effects (schedlab.conformance.verdict.WIDEN).
 A row outside names its cause. Switch order and time compare schedlab with the first kernel run,

@@ -54,7 +54,7 @@ def observables(run: dict, name: str) -> dict[str, float]:
     if name == "ops":
         return {"ops/s": run["ops_per_s"]}
     if name == "per_op":
-        return {f"{k} per round trip": v for k, v in run["per_op"].items()}
+        return {f"{k} per op": v for k, v in run["per_op"].items()}
     if name == "wake_latency":
         return {f"wakeup latency p{p} µs": run["latency_us"][i] for i, p in enumerate((50, 90))}
     tasks = _by_task(run)
