@@ -46,3 +46,57 @@ def test_the_list_names_every_case_with_its_state():
     assert r.returncode == 0
     lines = r.stdout.splitlines()
     assert len(lines) >= 25 and all(line.split()[1] in ("recorded", "-") for line in lines)
+
+
+@pytest.fixture
+def guest(monkeypatch, tmp_path):
+    """oracle.py's main with the host check, the image and QEMU replaced: `run` stands for
+    qemu-system-x86_64 and `records` for tests/conformance/records."""
+    monkeypatch.syspath_prepend(str(ROOT / "oracle"))
+    import boot
+    import image
+    import oracle as oracle_py
+    monkeypatch.setenv("SCHEDLAB_ORACLE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(image, "check_host", lambda: None)
+    monkeypatch.setattr(image, "kernel_suite", lambda k: "bookworm")
+    piece = tmp_path / "piece"
+    piece.write_bytes(b"")
+    (tmp_path / "k").mkdir()
+    (tmp_path / "k" / "modules.cpio").write_bytes(b"")
+    monkeypatch.setattr(image, "userspace", lambda: piece)
+    monkeypatch.setattr(image, "kernel", lambda v: tmp_path / "k")
+    records = tmp_path / "records"
+    monkeypatch.setattr(oracle_py, "RECORDS", records)
+    return oracle_py, boot, records
+
+
+def test_a_workload_the_guests_rtapp_refuses_is_one_line_and_no_record(guest, monkeypatch, capsys):
+    oracle_py, boot, records = guest
+    # What the guest brought back when rt-app 1.0 was given SCHED_IDLE (its own words).
+    files = {"status": b"rt-app=2\n", "guest.txt": b"uname=6.1.0-50-amd64\n",
+             "rt-app.log": b"[rt-app] <crit> [json]         Invalid policy SCHED_IDLE\n"}
+    monkeypatch.setattr(boot, "boot_retrying", lambda *a: files)
+    assert oracle_py.main(["record", "hogs-2@6.1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("oracle: ") and err.endswith(
+        "hogs-2.json: rt-app failed in the guest (rt-app=2): "
+        "[rt-app] <crit> [json]         Invalid policy SCHED_IDLE\n")
+    assert not records.exists()
+
+
+def test_a_guest_that_times_out_is_booted_again_then_one_line_and_no_record(guest, monkeypatch, capsys):
+    oracle_py, boot, records = guest
+    runs = []
+
+    def qemu(cmd, **kw):  # QEMU runs out of time
+        runs.append(cmd[0])
+        raise subprocess.TimeoutExpired(cmd, kw["timeout"])
+    monkeypatch.setattr(boot.subprocess, "run", qemu)
+    monkeypatch.setattr(boot.image, "pack", lambda root, out: out.write_bytes(b""))
+    assert oracle_py.main(["record", "hogs-2@6.1"]) == 2
+    out, err = capsys.readouterr()
+    # hogs-2's 3 s workload: a limit of 3 + 120 s for the job, 120 s more for QEMU.
+    assert runs == ["qemu-system-x86_64"] * boot.BOOTS
+    assert out.count("booting again") == boot.BOOTS - 1
+    assert err == "oracle: the guest did not finish within 243 s\n"
+    assert not records.exists()
