@@ -146,6 +146,30 @@ def test_rtapp_threads_meet_at_the_start_barrier_and_its_wakeups_spread_them():
     assert (r.tasks.run_ns - 5 * 10**8).abs().max() <= 4 * 10**6
 
 
+def test_rtapp_threads_take_their_rt_policy_in_their_set_up(tmp_path):
+    # rt-app 1.0 creates a thread with its main thread's policy (SCHED_OTHER, nice 0) and the
+    # thread sets SCHED_RR in its set-up. 6.1, one CPU, the idealized machine: the main thread
+    # (pid 1) runs at 1 ns, creates r-0 and r-1 at 2 ns and blocks in pthread_join. START_DEBIT
+    # places each new task a vslice past min_vruntime, the slice shrinking with the queue:
+    # r-0's 6 ms × 1024/2048 = 3 ms (main queued), r-1's 6 ms × 1024/3072 = 2 ms, so r-1 runs
+    # first. It sets SCHED_RR (prio 99 − 10 = 89) and waits at the barrier (3 ns); r-0 sets
+    # it, comes last and wakes r-1, which as an RT task of equal priority does not preempt
+    # it: r-0 has the first 100 ms slice (RR_TIMESLICE), then they alternate. The kernel's
+    # run (the oracle's up-rr-2@6.1 record) has the same order: r-1's set-up, r-0's slice.
+    w = {"global": {"duration": 1}, "tasks": {
+        "r": {"instance": 2, "loop": -1, "run": 100000, "policy": "SCHED_RR", "priority": 10}}}
+    out = tmp_path / "t.txt"
+    r = schedlab.run(w, "smp:1", kernel="6.1", sets=["overhead=off"], duration_ns=300_000_000,
+                     trace=out)
+    sw = r.events[r.events.event == "sched_switch"]
+    assert list(zip(sw.ts - 10**9, sw.pid, sw.prev_state, sw.other_pid)) == [
+        (1, 0, "R", 1), (2, 1, "S", 1001), (3, 1001, "S", 1000),
+        (100_000_001, 1000, "R", 1001), (200_000_001, 1001, "R", 1000)]
+    lines = [ln for ln in out.read_text().splitlines() if "sched_switch:" in ln]
+    assert "prev_comm=rt-app prev_pid=1 prev_prio=120" in lines[1]
+    assert "prev_comm=r-1 prev_pid=1001 prev_prio=89 prev_state=S" in lines[2]
+
+
 def test_timer_interrupts_come_late_by_a_draw_of_the_seed(tmp_path):
     # qemu-tcg:2's ticks and timers come up to 200 µs after their expiry, and each vCPU up to
     # 30 µs later than that (sim/jitter.rs): a seed gives the same bytes every time, two seeds

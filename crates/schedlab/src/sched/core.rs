@@ -358,6 +358,30 @@ impl Sched {
         self.on_rq(cpu, h, |rq, env| class.reweight_task(rq, env, id, lw));
     }
 
+    /// `__sched_setscheduler` by thread `id` of itself to SCHED_FIFO or SCHED_RR (`attr`'s
+    /// policy and priority; rt-app's thread set-up): its class changes as a PI boost's does,
+    /// its util_min not given defaults to RT's, and the RT period timer starts if it is not
+    /// running (`inc_rt_group`). Simplified: its fair load stays in its cfs_rq's blocked
+    /// averages (no `detach_task_cfs_rq`).
+    pub fn sched_setscheduler_rt<H: Hooks>(&mut self, id: u32, attr: &SchedAttr, h: &mut H) {
+        self.change_class(id, h, |s, _| {
+            let t = &mut s.tasks[id as usize];
+            t.policy = attr.policy;
+            t.rt_priority = attr.rt_priority;
+            t.class = Class::of_prio(t.policy, t.prio());
+            t.uclamp = task_uclamp(attr.util_min, attr.util_max, true);
+            let cap = t.uclamp_cap();
+            let rt = &mut s.rts[id as usize];
+            *rt = SchedRtEntity {
+                uclamp_cap: cap,
+                migratable: rt.migratable,
+                ..SchedRtEntity::new(attr.rt_priority, attr.policy == Policy::Rr)
+            };
+            ENQUEUE_RESTORE
+        });
+        self.start_rt_bandwidth(h);
+    }
+
     /// `sched_move_task` (the cpu controller's `attach`): thread `id` joins task group `tg`.
     /// A fair one leaves its cfs_rq (DEQUEUE_SAVE), its load detached, and joins the group's
     /// cfs_rq on the same CPU, its load attached (`task_change_group_fair`); if it was

@@ -151,9 +151,48 @@ impl Sched {
         h: &mut H,
     ) {
         let t = &self.tasks[id as usize];
-        let (cpu, old, old_prio) = (t.cpu, t.class, t.prio());
+        let old_prio = t.prio();
         let prio = boost.unwrap_or_else(|| t.normal_prio());
         let new = Class::of_prio(t.policy, prio);
+        self.change_class(id, h, |s, h| {
+            if h.tracing() {
+                let tp = Tracepoint::PiSetprio {
+                    task: id,
+                    cpu: s.tasks[id as usize].cpu,
+                    oldprio: old_prio,
+                    newprio: prio,
+                };
+                h.trace(&s.tasks, tp);
+            }
+            let t = &mut s.tasks[id as usize];
+            t.pi_prio = boost;
+            t.class = new;
+            s.dl_of_mut(id).pi = pi;
+            let mut flags = ENQUEUE_RESTORE;
+            if pi.is_some() {
+                flags |= ENQUEUE_REPLENISH;
+            }
+            if new.is_rt() {
+                s.rts[id as usize].prio = prio as u32;
+                if prio > old_prio {
+                    flags |= ENQUEUE_HEAD;
+                }
+            }
+            flags
+        });
+    }
+
+    /// Task `id` changes its class or priority (`rt_mutex_setprio`, `__sched_setscheduler`):
+    /// dequeued (DEQUEUE_SAVE), changed by `change`, put back with the enqueue flags it
+    /// returns, then `check_class_changed`.
+    pub(crate) fn change_class<H: Hooks>(
+        &mut self,
+        id: u32,
+        h: &mut H,
+        change: impl FnOnce(&mut Sched, &mut H) -> u32,
+    ) {
+        let t = &self.tasks[id as usize];
+        let (cpu, old) = (t.cpu, t.class);
         let queued = t.queued();
         let running = self.rqs[cpu].curr == Some(id);
         self.update_rq_clock(cpu, h.now());
@@ -166,32 +205,11 @@ impl Sched {
                 }
             });
         }
-        if h.tracing() {
-            let tp = Tracepoint::PiSetprio {
-                task: id,
-                cpu,
-                oldprio: old_prio,
-                newprio: prio,
-            };
-            h.trace(&self.tasks, tp);
-        }
-        let t = &mut self.tasks[id as usize];
-        t.pi_prio = boost;
-        t.class = new;
-        self.dl_of_mut(id).pi = pi;
-        let mut flags = ENQUEUE_RESTORE;
-        if pi.is_some() {
-            flags |= ENQUEUE_REPLENISH;
-        }
-        if new.is_rt() {
-            self.rts[id as usize].prio = prio as u32;
-            if prio > old_prio {
-                flags |= ENQUEUE_HEAD;
-            }
-        }
+        let flags = change(self, h);
         if !queued {
             return;
         }
+        let new = self.tasks[id as usize].class;
         self.on_rq(cpu, h, |rq, env| {
             new.enqueue_task(rq, env, id, flags);
             if running {

@@ -17,6 +17,7 @@ use crate::sched::hooks::{Counter, Hooks, SchedTimer, Switch, Tracepoint};
 use crate::sched::ops::Op;
 use crate::sched::task::{SchedTask, TaskState};
 use crate::sched::topology::Topology;
+use crate::sched::uapi::Policy;
 use crate::sched::Sched;
 use crate::time::Ns;
 use crate::trace::{LogRow, Observer};
@@ -606,8 +607,14 @@ impl Engine {
         let id = s.tasks.len() as u32;
         let (pid, comm, attr, cpus, mut thread) = self.new_thread(def, id, forked, self.now);
         let mut attr = *attr;
-        if thread.sets_nice_itself() && attr.policy.is_fair() {
-            attr.nice = 0; // its creator's, until its set-up sets its own
+        if thread.sets_params_itself() {
+            // Its creator's, until its set-up sets its own.
+            if attr.policy.is_fair() {
+                attr.nice = 0;
+            } else if attr.policy != Policy::Deadline {
+                attr.policy = Policy::Other;
+                attr.rt_priority = 0;
+            }
         }
         thread.t_first += super::jitter::start_delay(s.feat.seed, s.feat.start_spread_ns, id);
         let barrier = thread.meets_start_barrier();

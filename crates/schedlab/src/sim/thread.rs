@@ -17,7 +17,7 @@ use crate::sched::flags::WF_SYNC;
 use crate::sched::hooks::Tracepoint;
 use crate::sched::ops::Op as SchedOp;
 use crate::sched::task::TaskState;
-use crate::sched::uapi::SchedAttr;
+use crate::sched::uapi::{Policy, SchedAttr};
 use crate::sched::Sched;
 use crate::time::Ns;
 use crate::trace::{LogRow, RTAPP_MAIN_PID};
@@ -185,10 +185,11 @@ impl Thread {
         self.start == Start::Fresh(true)
     }
 
-    /// It starts with its creator's nice (rt-app's main thread's, 0) and sets its own in its
-    /// set-up, before the start barrier. Simplified: an RT or deadline thread has its policy
-    /// from its creation.
-    pub(super) fn sets_nice_itself(&self) -> bool {
+    /// It starts with its creator's scheduling parameters (rt-app's main thread's:
+    /// SCHED_OTHER, nice 0) and sets its own (its nice, or SCHED_FIFO/RR) in its set-up,
+    /// before the start barrier. Simplified: a deadline thread has its reservation (and its
+    /// admission) from its creation.
+    pub(super) fn sets_params_itself(&self) -> bool {
         self.created
     }
 }
@@ -699,6 +700,8 @@ impl Engine {
                 let attr = self.prog.tasks[self.threads[id as usize].def as usize].attr;
                 if attr.policy.is_fair() && attr.nice != 0 {
                     s.set_user_nice(id, attr.nice, self);
+                } else if matches!(attr.policy, Policy::Fifo | Policy::Rr) {
+                    s.sched_setscheduler_rt(id, &attr, self);
                 }
                 if self.kernel_time(s, id, &[(SchedOp::ThreadInit, 1)]) {
                     return Step::Busy;
