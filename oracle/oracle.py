@@ -83,7 +83,8 @@ def _job(case: suite.Case) -> tuple[dict[str, bytes], int]:
         "workload.json": case.workload.read_bytes(),
         "cgroups": _cgroups(case),
         "members": _members(case),
-        "params": "SNAPSHOT_FROM={}\nSNAPSHOT_SPAN={}\n".format(*suite.snapshot_window(case)).encode(),
+        "params": "SNAPSHOT_FROM={}\nSNAPSHOT_SPAN={}\nSNAPSHOT_DURING={}\n".format(
+            *suite.snapshot_window(case), int(suite.compares_counters(case))).encode(),
     }, int(case.duration_s) + 120
 
 

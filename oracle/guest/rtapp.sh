@@ -1,7 +1,9 @@
 # The oracle's rt-app job: schedstats on, the case's cgroups (cgroup v1's cpu controller, the
 # one rt-app 1.0's "taskgroup" uses), trace-cmd recording into its ring buffer only (no reader
 # runs beside the workload), /proc/schedstat and each group's cpu.stat at two marked instants.
-# $JOB/params sets SNAPSHOT_FROM and SNAPSHOT_SPAN (s).
+# $JOB/params sets SNAPSHOT_FROM and SNAPSHOT_SPAN (s), and SNAPSHOT_DURING: 0 when the case
+# compares no counter, so that the reads (and the shell's sleep between them) come after the
+# workload and nothing but the workload runs during it.
 set -u
 . "$JOB/params"
 echo 1 > /proc/sys/kernel/sched_schedstats
@@ -67,11 +69,17 @@ if [ -s "$JOB/members" ]; then
     done
     echo "moved=$moved" > members.moved
 fi
-sleep "$SNAPSHOT_FROM"
-snapshot before
-sleep "$SNAPSHOT_SPAN"
-snapshot after
-wait $rtapp
+if [ "$SNAPSHOT_DURING" = 1 ]; then
+    sleep "$SNAPSHOT_FROM"
+    snapshot before
+    sleep "$SNAPSHOT_SPAN"
+    snapshot after
+    wait $rtapp
+else
+    wait $rtapp
+    snapshot before
+    snapshot after
+fi
 echo "rt-app=$?" > status
 trace-cmd stop
 grep -h overrun /sys/kernel/tracing/per_cpu/cpu*/stats > trace.overruns

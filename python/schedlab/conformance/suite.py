@@ -118,6 +118,12 @@ def _perf_rate(log: str, ops: int) -> float:
     raise RecordError(f"perf bench printed no rate: {log.strip()[-200:]!r}")
 
 
+def compares_counters(case: Case) -> bool:
+    """The case compares /proc/schedstat's balance passes or cpu.stat: the oracle reads them
+    during the workload (else after it, so that its shell does not run beside the workload)."""
+    return any(c.startswith("lb.") or c == "throttled" for c in case.compare)
+
+
 def snapshot_window(case: Case) -> tuple[float, float]:
     """When the guest reads the counters, s after starting rt-app: the middle of the run."""
     start = min(0.5, case.duration_s / 4)
@@ -161,7 +167,7 @@ def schedlab_run(case: Case, record: dict | None = None, platform: str | None = 
         m = measure.measure(list(ftrace.events(trace.read_text())), case.tasks, case.duration_s,
                             case.vcpus)
         # Counters only where the case compares them (balance passes, cpu.stat).
-        if record is None or not any(c.startswith("lb.") or c == "throttled" for c in case.compare):
+        if record is None or not compares_counters(case):
             return m
         a, b = (statistics.fmean(r["snapshots_s"][i] for r in record["runs"]) for i in (0, 1))
         ends = []
