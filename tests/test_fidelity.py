@@ -123,10 +123,13 @@ def test_rtapp_threads_meet_at_the_start_barrier_and_its_wakeups_spread_them():
     # rt-app 1.0: its main thread (pid 1, forked on CPU 0, running at 1 ns) creates the
     # threads (clone free on this machine: all four at 2 ns) and waits for them; each waits at
     # pthread_barrier_wait(&threads_barrier) before its first phase and the last to come wakes
-    # the others from its CPU. Fork placement (find_idlest_group): h-0 on idle CPU 1; h-1 and
-    # h-2 on the forking CPU 0, the local group kept while no CPU is idle and it has spare
-    # capacity; h-3 on CPU 1, once CPU 0 holds three tasks (the new ones' initial util makes
-    # it overloaded). The main thread blocks (prev_state=S) at 2 ns, then h-2 (3 ns), h-3 and
+    # the others from its CPU. Fork placement (find_idlest_group; post_init_entity_util_avg
+    # gives a new task min(cfs util × its weight / (cfs load + 1), (1024 − cfs util) / 2)):
+    # the main thread has util 512 on CPU 0. h-0 goes to idle CPU 1 (util 512). h-1 and h-2
+    # stay on the forking CPU 0, the local group kept (no idle CPU either side) while it has
+    # capacity (group_has_capacity: 1024 × 100 > util × 117): h-1 takes 256 (768 there), h-2
+    # 128 (896). For h-3, 896 × 117 > 102,400: CPU 0 is fully busy, CPU 1 (512) has spare,
+    # so h-3 goes to CPU 1. The main thread blocks (prev_state=S) at 2 ns, then h-2 (3 ns), h-3 and
     # h-1 (4 ns); h-0, the last, wakes h-2 (its prev CPU 0, idle: CPU 0), h-3 (prev CPU 1,
     # the waker's: 1) and h-1 (prev CPU 0: 0): two per CPU within a few ns, not after a
     # balance interval (the kernel spread them in about 3 ms, its threads running some code

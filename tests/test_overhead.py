@@ -3,17 +3,20 @@ ways (--set fair.h_load) doing the same arithmetic for different work."""
 
 import schedlab
 
-ONE_CPU = """
-name = "one"
-description = "one CPU at 1 GHz whose tick costs 1 us and nothing else anything"
-[overhead]
-{costs}
-[[freq_domain]]
-name = "c"
-cpus = "0"
-capacity = 1024
-opps = [{{ khz = 1000000 }}]
-"""
+def platform(costs: str, cpus: str = "0", halt_exit_ns: int | None = None) -> str:
+    """A platform file: CPUs `cpus` at 1 GHz, the cost table `costs` (and how long an idle
+    CPU takes to run again)."""
+    halt = "" if halt_exit_ns is None else f"halt_exit_ns = {halt_exit_ns}\n"
+    return (f'\nname = "p"\ndescription = "CPUs {cpus} at 1 GHz"\n{halt}[overhead]\n{costs}\n'
+            f'[[freq_domain]]\nname = "c"\ncpus = "{cpus}"\ncapacity = 1024\n'
+            'opps = [{ khz = 1000000 }]\n')
+
+
+def costs(ops, ns=0, **more) -> str:
+    """Cost-table lines: each of `ops` at `ns`, then `more`."""
+    return "\n".join(f"{op}_ns = {n}" for op, n in {**dict.fromkeys(ops, ns), **more}.items())
+
+
 FREE = ("context_switch", "wakeup_local", "wakeup_remote", "hrtimer_irq", "nanosleep", "pelt_update",
         "clock_pelt", "blocked_update")
 # The derivations count one task (or two) alone: every thread started at once, without
@@ -21,10 +24,10 @@ FREE = ("context_switch", "wakeup_local", "wakeup_remote", "hrtimer_irq", "nanos
 AT_ONCE = ["rtapp.start_barrier=off"]
 
 
-def one_cpu(tmp_path, **costs) -> str:
-    table = {**{op: 0 for op in FREE}, **costs}
+def one_cpu(tmp_path, **op_ns) -> str:
+    """One CPU whose operations cost `op_ns` (ns) and nothing else anything."""
     path = tmp_path / "one.toml"
-    path.write_text(ONE_CPU.format(costs="\n".join(f"{op}_ns = {ns}" for op, ns in table.items())))
+    path.write_text(platform(costs(FREE, **op_ns)))
     return str(path)
 
 
@@ -90,20 +93,6 @@ def test_a_woken_cpu_switches_once_its_interrupt_is_done(tmp_path):
     assert latencies(["overhead=off"]) == [1, 1]
 
 
-TWO_HALTING = """
-name = "two"
-description = "two CPUs at 1 GHz whose idle CPU takes 20 us to run again, the kernel's work free"
-halt_exit_ns = 20000
-[overhead]
-{costs}
-[[freq_domain]]
-name = "c"
-cpus = "0-1"
-capacity = 1024
-opps = [{{ khz = 1000000 }}]
-"""
-
-
 def test_a_halted_cpu_runs_the_task_woken_there_once_it_is_out(tmp_path):
     # a, pinned to CPU 0, suspends; b, pinned to CPU 1, runs 1 ms and resumes it. CPU 0 is
     # idle (halted): the switch to a comes halt_exit_ns (20 us) after its waking, the kernel's
@@ -112,7 +101,8 @@ def test_a_halted_cpu_runs_the_task_woken_there_once_it_is_out(tmp_path):
         "a": {"cpus": [0], "loop": 1, "suspend": "a"},
         "b": {"cpus": [1], "loop": 1, "run": 1000, "resume": "a"}}}
     path = tmp_path / "two.toml"
-    path.write_text(TWO_HALTING.format(costs="\n".join(f"{op}_ns = 0" for op in FREE + ("tick", "migration"))))
+    # Two CPUs whose idle one takes 20 us to run again, the kernel's work free.
+    path.write_text(platform(costs(FREE + ("tick", "migration")), "0-1", halt_exit_ns=20000))
 
     def latency(sets):
         ev = schedlab.run(wl, str(path), sets=[*sets, *AT_ONCE]).events
@@ -127,23 +117,23 @@ def test_a_halted_cpu_runs_the_task_woken_there_once_it_is_out(tmp_path):
 
 def test_costs_in_a_platform_file_are_checked(tmp_path, cli):
     path = tmp_path / "bad.toml"
-    path.write_text(ONE_CPU.format(costs="tg_load_up_ns = 5"))
+    path.write_text(platform("tg_load_up_ns = 5"))
     wl = tmp_path / "w.json"
     wl.write_text('{"tasks": {"t": {"loop": 1, "run": 10}}}')
     r = cli("run", "--platform", str(path), str(wl))
     err = r.stderr.decode()
     assert r.returncode == 2 and "tg_load_up_ns" in err and "tg_load_down_ns" in err, err
-    path.write_text(ONE_CPU.format(costs="tick_ns = 1000001"))
+    path.write_text(platform("tick_ns = 1000001"))
     r = cli("run", "--platform", str(path), str(wl))
     err = r.stderr.decode()
     assert r.returncode == 2 and "overhead.tick_ns" in err and "out of range" in err, err
-    path.write_text(TWO_HALTING.replace("20000", "1000001").format(costs=""))
+    path.write_text(platform("", "0-1", halt_exit_ns=1000001))
     r = cli("run", "--platform", str(path), str(wl))
     err = r.stderr.decode()
     assert r.returncode == 2 and "halt_exit_ns = 1000001: at most 1000000" in err, err
     for scale, msg in (("0", "overhead.scale = 0: out of range"), ("-1.5", "overhead.scale = -1.5"),
                        ("101", "overhead.scale = 101"), ('"x"', 'line 5: invalid type: string "x"')):
-        path.write_text(ONE_CPU.format(costs=f"scale = {scale}"))
+        path.write_text(platform(f"scale = {scale}"))
         r = cli("run", "--platform", str(path), str(wl))
         err = r.stderr.decode()
         assert r.returncode == 2 and msg in err and "Traceback" not in err, err
@@ -154,9 +144,8 @@ def test_a_platform_scales_every_default_cost(tmp_path):
     # HZ=1000: the ticks at 1..10 ms take 10 · 1830 ns, so the work ends at 10.0183 ms, before
     # the next tick. An explicit cost is not scaled: the wakeup path is still free.
     wl = {"global": {"default_policy": "SCHED_OTHER"}, "tasks": {"t": {"loop": 1, "run": 10_000}}}
-    table = "scale = 3\n" + "\n".join(f"{op}_ns = 0" for op in FREE)
     path = tmp_path / "scaled.toml"
-    path.write_text(ONE_CPU.format(costs=table))
+    path.write_text(platform("scale = 3\n" + costs(FREE)))
     r = schedlab.run(wl, str(path), sets=["overhead=on", "hz=1000", *AT_ONCE])
     t = r.task_rows[0]
     assert (t["run_ns"], t["sys_ns"]) == (10_018_300, 18_300)

@@ -57,8 +57,9 @@ class Case:
     @property
     def ops(self) -> int:
         """What a perf case's rate counts: pipe's round trips, messaging's messages."""
+        from ..benchmarks import PipeBench
         b = self.bench
-        return b.loops if self.perf.startswith("pipe") else b.groups * b.fds * b.fds * b.loops
+        return b.loops if isinstance(b, PipeBench) else b.groups * b.fds * b.fds * b.loops
 
     @property
     def tasks(self) -> list[str]:

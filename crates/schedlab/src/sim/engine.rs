@@ -17,7 +17,6 @@ use crate::sched::hooks::{Counter, Hooks, SchedTimer, Switch, Tracepoint};
 use crate::sched::ops::Op;
 use crate::sched::task::{SchedTask, TaskState};
 use crate::sched::topology::Topology;
-use crate::sched::uapi::Policy;
 use crate::sched::Sched;
 use crate::time::Ns;
 use crate::trace::{LogRow, Observer};
@@ -402,8 +401,7 @@ impl Engine {
     /// Whether `cpu`'s kernel is still at work (the cost model's pending time): its
     /// preemption point is then put off (event `gen`) until the work is done.
     fn kernel_busy(&mut self, s: &Sched, cpu: usize, gen: u32) -> bool {
-        self.overhead.sync(cpu, self.now, s.ops.of(cpu));
-        let pending = self.overhead.pending(cpu, self.now);
+        let pending = self.kernel_pending(s, cpu);
         if pending > 0 {
             let ev = Ev::Done {
                 cpu: cpu as u32,
@@ -412,6 +410,12 @@ impl Engine {
             self.queue.push(self.now + pending, self.now, ev);
         }
         pending > 0
+    }
+
+    /// The kernel work `cpu` has still to do, what its scheduler counted charged first.
+    pub(super) fn kernel_pending(&mut self, s: &Sched, cpu: usize) -> Ns {
+        self.overhead.sync(cpu, self.now, s.ops.of(cpu));
+        self.overhead.pending(cpu, self.now)
     }
 
     /// `try_to_wake_up` of thread `id` from `waker_cpu` with `wake_flags` (`WF_SYNC`): its
@@ -606,17 +610,7 @@ impl Engine {
     ) -> bool {
         let id = s.tasks.len() as u32;
         let (pid, comm, attr, cpus, mut thread) = self.new_thread(def, id, forked, self.now);
-        let mut attr = *attr;
-        if thread.sets_params_itself() {
-            // Its creator's, until its set-up sets its own.
-            if attr.policy.is_fair() {
-                attr.nice = 0;
-            } else if attr.policy != Policy::Deadline {
-                attr.policy = Policy::Other;
-                attr.rt_priority = 0;
-            }
-        }
-        thread.t_first += super::jitter::start_delay(s.feat.seed, s.feat.start_spread_ns, id);
+        thread.start_offset += super::jitter::start_delay(s.feat.seed, s.feat.start_spread_ns, id);
         let barrier = thread.meets_start_barrier();
         self.threads.push(thread);
         let accepted = s.wake_up_new_task(pid, comm, &attr, cpus, parent, self);

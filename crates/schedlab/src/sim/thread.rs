@@ -146,7 +146,9 @@ pub(super) struct Thread {
     /// The iteration has begun (its settings applied; the thread may have moved since).
     in_iteration: bool,
     start: Start,
-    pub(super) t_first: u64,
+    /// Its delay (and the seed's start delay): its timers' anchor `t_first` is `t_zero` plus
+    /// this (`Engine::t_first`).
+    pub(super) start_offset: Ns,
     /// Its `unique*` timers, inline: a periodic thread's timer costs no pointer chase.
     unique: SmallVec<[UniqueTimer; 2]>,
     row: LogRow,
@@ -183,14 +185,6 @@ impl Thread {
     /// It is to wait at rt-app's start barrier.
     pub(super) fn meets_start_barrier(&self) -> bool {
         self.start == Start::Fresh(true)
-    }
-
-    /// It starts with its creator's scheduling parameters (rt-app's main thread's:
-    /// SCHED_OTHER, nice 0) and sets its own (its nice, or SCHED_FIFO/RR) in its set-up,
-    /// before the start barrier. Simplified: a deadline thread has its reservation (and its
-    /// admission) from its creation.
-    pub(super) fn sets_params_itself(&self) -> bool {
-        self.created
     }
 }
 
@@ -230,14 +224,14 @@ enum Step {
 
 impl Engine {
     /// A new thread of task `def` (`forked` by another thread, or at start): its pid,
-    /// comm, attributes and affinity, and its program state.
+    /// comm, attributes at its creation and affinity, and its program state.
     pub(super) fn new_thread(
         &mut self,
         def: usize,
         id: u32,
         forked: bool,
         now: u64,
-    ) -> (u32, String, &SchedAttr, Option<Vec<bool>>, Thread) {
+    ) -> (u32, String, SchedAttr, Option<Vec<bool>>, Thread) {
         let t = &self.prog.tasks[def];
         // rt-app's index of a thread: its main thread (when there is one) is not one.
         let idx = id.saturating_sub(self.prog.main.is_some() as u32);
@@ -251,10 +245,23 @@ impl Engine {
         } else {
             format!("{}-{idx}", t.name)
         };
+        let created = self.prog.main.is_some() && !forked && def < self.prog.start_barrier_tasks;
+        let mut attr = t.attr;
+        if created {
+            // rt-app's main thread's (SCHED_OTHER, nice 0) until its set-up sets its own (its
+            // nice, or SCHED_FIFO/RR). Simplified: a deadline thread has its reservation (and
+            // its admission) from its creation.
+            if attr.policy.is_fair() {
+                attr.nice = 0;
+            } else if attr.policy != Policy::Deadline {
+                attr.policy = Policy::Other;
+                attr.rt_priority = 0;
+            }
+        }
         let thread = Thread {
             def: def as u32,
             idx,
-            created: self.prog.main.is_some() && !forked && def < self.prog.start_barrier_tasks,
+            created,
             phase: 0,
             phase_iter: 0,
             task_iter: 0,
@@ -267,7 +274,7 @@ impl Engine {
                 !forked && def < self.prog.start_barrier_tasks && self.res.start_barrier.0 > 1,
             ),
             // Forked threads skip the start barrier but keep t_zero + delay as their anchor.
-            t_first: SIM_START + t.delay,
+            start_offset: t.delay,
             unique: (t.unique_absolute.iter())
                 .map(|&absolute| UniqueTimer {
                     next: None,
@@ -291,7 +298,7 @@ impl Engine {
             stats: RtappStats::default(),
         };
         let pid = if main { RTAPP_MAIN_PID } else { PID_BASE + idx };
-        (pid, comm, &t.attr, t.cpus.clone(), thread)
+        (pid, comm, attr, t.cpus.clone(), thread)
     }
 
     /// The running thread `id` has the CPU and nothing to finish: run its program on.
@@ -350,13 +357,17 @@ impl Engine {
     }
 
     fn marker(&mut self, s: &Sched, id: u32, text: String) {
+        if self.is_main(id) {
+            return; // rt-app's main thread writes only its rtapp_main markers (main_marker)
+        }
         let cpu = s.tasks[id as usize].cpu;
         let task = Some(id);
         self.emit(&s.tasks, &Tracepoint::Print { task, cpu, text });
     }
 
-    /// A marker of rt-app's main thread (`rtapp_main: event=…`), on CPU 0. Simplified: the
-    /// main thread only sleeps, and is not simulated.
+    /// A marker of rt-app's main thread (`rtapp_main: event=…`), on CPU 0 in its context
+    /// (pid 1). Simplified: at the run's start and end, whether or not the main thread is
+    /// modelled (with `--set rtapp.start_barrier=off` it is not).
     pub(super) fn main_marker(&mut self, s: &Sched, event: &str) {
         if self.tracing && self.prog.ftrace.main {
             let text = format!("rtapp_main: event={event}");
@@ -427,7 +438,7 @@ impl Engine {
             }
         }
         let op = self.prog.code.ops[pc];
-        if self.tracing && self.prog.ftrace.event && !self.is_main(id) {
+        if self.tracing && self.prog.ftrace.event {
             let (ty, desc) = self.prog.code.markers[pc].clone();
             self.marker(
                 s,
@@ -559,9 +570,9 @@ impl Engine {
         let ct = &self.prog.tasks[th.def as usize];
         match th.start {
             Start::Fresh(barrier) | Start::SetUp(barrier) => {
-                return barrier || th.t_first + self.res.t_zero - SIM_START > self.now
+                return barrier || self.t_first(id) > self.now
             }
-            Start::Synced => return th.t_first + self.res.t_zero - SIM_START > self.now,
+            Start::Synced => return self.t_first(id) > self.now,
             Start::Running => {}
         }
         if pc == th.code.end as usize {
@@ -600,8 +611,7 @@ impl Engine {
         for &(op, n) in ops {
             s.ops.add(cpu, op, n);
         }
-        self.overhead.sync(cpu, self.now, s.ops.of(cpu));
-        let pending = self.overhead.pending(cpu, self.now);
+        let pending = self.kernel_pending(s, cpu);
         if pending > 0 {
             self.threads[id as usize].action = Action::Until(self.now + pending);
         }
@@ -725,16 +735,18 @@ impl Engine {
                 return Step::Busy; // on, 1 ns after waking them (a scheduling event)
             }
         }
-        // Its timers' anchor: t_zero + delay (and the seed's start delay).
-        let th = &mut self.threads[id as usize];
-        th.start = Start::Running;
-        th.t_first += self.res.t_zero - SIM_START;
-        let t_first = th.t_first;
+        self.threads[id as usize].start = Start::Running;
+        let t_first = self.t_first(id);
         if t_first > self.now {
             self.sleep_until(s, id, t_first);
             return Step::Off;
         }
         Step::Busy
+    }
+
+    /// rt-app's `t_first` of thread `id`: `t_zero` plus its delay, its timers' anchor.
+    fn t_first(&self, id: u32) -> Ns {
+        self.res.t_zero + self.threads[id as usize].start_offset
     }
 
     /// Thread `id` is rt-app's main thread.
@@ -743,7 +755,7 @@ impl Engine {
     }
 
     fn start_markers(&mut self, s: &mut Sched, id: u32) {
-        if self.tracing && self.prog.ftrace.task && !self.is_main(id) {
+        if self.tracing && self.prog.ftrace.task {
             if self.threads[id as usize].idx == 0 {
                 // Thread 0 takes t_zero, the time base of every thread (µs).
                 let clock_ref = format!("rtapp_main: event=clock_ref data={}", self.now / 1000);
@@ -773,7 +785,7 @@ impl Engine {
         if uclamp != (None, None) {
             s.sched_setattr_uclamp(id, uclamp.0, uclamp.1);
         }
-        if self.tracing && self.prog.ftrace.loop_ && !self.is_main(id) {
+        if self.tracing && self.prog.ftrace.loop_ {
             self.marker(s, id, format!("rtapp_loop: event=start thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));
         }
         if let Some(g) = group {
@@ -800,6 +812,7 @@ impl Engine {
         let (def, phase) = (th.def as usize, th.phase);
         let (task_iter, phase_iter) = (th.task_iter, th.phase_iter);
         if self.tracing && !self.is_main(id) {
+            // (markers and a log row: rt-app's main thread writes neither)
             if self.prog.ftrace.loop_ {
                 self.marker(s, id, format!("rtapp_loop: event=end thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));
             }
@@ -839,7 +852,7 @@ impl Engine {
     }
 
     fn exit(&mut self, s: &mut Sched, id: u32) -> Step {
-        if self.tracing && self.prog.ftrace.task && !self.is_main(id) {
+        if self.tracing && self.prog.ftrace.task {
             self.marker(s, id, "rtapp_task: event=end".into());
         }
         if self.threads[id as usize].created {
@@ -856,7 +869,7 @@ impl Engine {
     /// rt-app's timer event: sleep to the next expiry, or record an overrun.
     fn timer(&mut self, s: &mut Sched, id: u32, timer: TimerRef, period: u64) -> Step {
         let now = self.now;
-        let t_first = self.threads[id as usize].t_first;
+        let t_first = self.t_first(id);
         let (slot, absolute) = match timer {
             TimerRef::Unique(i) => {
                 let u = &mut self.threads[id as usize].unique[i as usize];
