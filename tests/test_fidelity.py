@@ -3,6 +3,9 @@
 kernel's own work free, every thread started at once without rt-app's main thread: IDEAL)
 where the derivation counts whole nanoseconds."""
 
+import subprocess
+import sys
+
 import schedlab
 
 AT_ONCE = ["rtapp.start_barrier=off"]
@@ -190,3 +193,50 @@ def test_timer_interrupts_come_late_by_a_draw_of_the_seed(tmp_path):
     pre = ra.events[(ra.events.event == "sched_switch") & (ra.events.prev_state == "R")]
     late = (pre.ts - 10**9) % 4_000_000
     assert len(pre) > 100 and late.max() < 200_000 + 30_000 + 2 and late.std() > 20_000
+
+
+def vm(tmp_path, work_stretch: str):
+    """A one-CPU platform file whose jobs stretch by `work_stretch` (a TOML list)."""
+    path = tmp_path / "vm.toml"
+    path.write_text(f'name = "vm"\ndescription = "a VM"\nwork_stretch = {work_stretch}\n'
+                    '[[freq_domain]]\nname = "c"\ncpus = "0"\ncapacity = 1024\n'
+                    'opps = [{ khz = 1000000 }]\n')
+    return path
+
+
+def test_jobs_take_longer_than_calibrated_by_the_platforms_draws(tmp_path):
+    # qemu-tcg:1 runs every job 1.9% long (work_stretch [1019]): a 3 ms run takes
+    # 3000 µs * 1019 / 1000 = 3057 µs with the kernel's work free; as calibrated with
+    # jitter.work=off.
+    w = {"global": {"duration": 1}, "tasks": {"p": {"loop": 5, "run": 3000, "timer": {"ref": "t", "period": 10000}}}}
+    # (after its last loop the thread runs 1 ns more, to exit)
+    jobs = lambda r: [ms for comm, ms in slices(r) if comm.startswith("p") and ms > 0.001]
+    stretched = jobs(schedlab.run(w, "qemu-tcg:1", kernel="6.1", sets=IDEAL))
+    assert len(stretched) == 5 and all(abs(ms - 3.057) < 1e-6 for ms in stretched), stretched
+    calibrated = jobs(schedlab.run(w, "qemu-tcg:1", kernel="6.1", sets=[*IDEAL, "jitter.work=off"]))
+    assert all(abs(ms - 3.0) < 1e-6 for ms in calibrated), calibrated
+    # Quantiles 1.0 at 25% and 2.0 at 75%: a quarter of the jobs as calibrated, a quarter
+    # twice as long, the middle half evenly between; a seed gives the same jobs every time.
+    path = vm(tmp_path, "[1000, 2000]")
+    w["global"]["duration"], w["tasks"]["p"]["loop"] = 5, 400
+    runs = [jobs(schedlab.run(w, str(path), kernel="6.1", sets=[*IDEAL, f"seed={s}"]))
+            for s in (5, 5, 6)]
+    drawn = runs[0]
+    assert runs[0] == runs[1] and runs[0] != runs[2]
+    assert len(drawn) == 400 and all(3.0 - 1e-6 < ms < 6.0 + 1e-6 for ms in drawn)
+    ends = sum(abs(ms - 3.0) < 1e-6 for ms in drawn), sum(abs(ms - 6.0) < 1e-6 for ms in drawn)
+    # 100 expected at each end (binomial σ ≈ 8.7); the mean 1.5 * 3 ms (σ of the mean ≈ 0.06).
+    assert all(70 <= n <= 130 for n in ends), ends
+    assert abs(sum(drawn) / len(drawn) - 4.5) < 0.2
+
+
+def test_a_platforms_work_stretch_is_checked(tmp_path):
+    wl = tmp_path / "w.json"
+    wl.write_text('{"tasks": {"t": {"loop": 1, "run": 10}}}')
+    for q, msg in (("[400]", "work_stretch: 400 out of range, 500 to 4000"),
+                   ("[1200, 1100]", "work_stretch: the quantiles must ascend")):
+        path = vm(tmp_path, q)
+        r = subprocess.run([sys.executable, "-m", "schedlab", "run", "--platform", str(path), str(wl)],
+                           capture_output=True)
+        err = r.stderr.decode()
+        assert r.returncode == 2 and msg in err and "Traceback" not in err, err

@@ -51,6 +51,9 @@ struct PlatformFile {
     /// How long an idle CPU takes to run a task woken there, ns (0, the default).
     #[serde(default)]
     halt_exit_ns: u64,
+    /// Quantiles of a job's `run` time over its calibration, 1/1000 (none, the default).
+    #[serde(default)]
+    work_stretch: Vec<u32>,
 }
 
 /// The cost model's table: a scale of the defaults, and ns per operation (`NAME_ns = N`).
@@ -261,7 +264,27 @@ fn build(file: PlatformFile) -> Result<Platform, String> {
         irq_jitter_ns: timing("irq_jitter_ns", file.irq_jitter_ns)?,
         irq_skew_ns: timing("irq_skew_ns", file.irq_skew_ns)?,
         halt_exit_ns: timing("halt_exit_ns", file.halt_exit_ns)?,
+        work_stretch: work_stretch(file.work_stretch)?,
     })
+}
+
+/// A platform's `work_stretch` quantiles: ascending, each in `WORK_STRETCH_RANGE`.
+fn work_stretch(q: Vec<u32>) -> Result<Vec<u32>, String> {
+    let r = super::WORK_STRETCH_RANGE;
+    if let Some(v) = q.iter().find(|v| !r.contains(v)) {
+        return Err(format!(
+            "work_stretch: {v} out of range, {} to {} (1/1000 of the calibration)",
+            r.start(),
+            r.end()
+        ));
+    }
+    if q.windows(2).any(|w| w[0] > w[1]) {
+        return Err("work_stretch: the quantiles must ascend".into());
+    }
+    if q.len() > 100 {
+        return Err(format!("work_stretch: {} quantiles, at most 100", q.len()));
+    }
+    Ok(q)
 }
 
 /// A platform's timing figure `key` (ns), at most `MAX_TIMING_NS`.

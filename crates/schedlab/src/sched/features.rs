@@ -139,6 +139,8 @@ pub struct Features {
     /// The spread of a timer interrupt's (a tick's, a sleep timer's) entry latency
     /// (sim/jitter.rs; 0: on the expiry; None: the platform's).
     pub irq_jitter_ns: Option<u64>,
+    /// A job's `run` work stretched by a draw from the platform's `work_stretch` (sim/jitter.rs).
+    pub work_jitter: bool,
     /// debugfs `fair_server/cpuN/{runtime,period}` (ns; runtime 0: no fair server, as ≤ 6.11).
     pub fair_server_runtime_ns: u64,
     pub fair_server_period_ns: u64,
@@ -236,7 +238,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 30] = [
+pub const SWITCHES: [Switch; 31] = [
     choice!("fair.policy", "eevdf | cfs", ["eevdf", "cfs"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -366,6 +368,12 @@ pub const SWITCHES: [Switch; 30] = [
         },
     },
     on_off!(
+        "jitter.work",
+        "on (each job's run work takes as much longer than rt-app's calibration as a draw of the seed from the platform's work_stretch says: qemu-tcg:N measured, others none) | off (as calibrated)",
+        ["on", "on"],
+        work_jitter
+    ),
+    on_off!(
         "overhead",
         "on (the kernel's work is charged as system time at the platform's costs) | off (it is free: the idealized machine)",
         ["on", "on"],
@@ -489,6 +497,7 @@ impl Features {
             seed: 0,
             start_spread_ns: 1,
             irq_jitter_ns: None,
+            work_jitter: false,
             fair_server_runtime_ns: 0,
             fair_server_period_ns: 4_194_304_000,
             h_load: HLoad::Lazy,

@@ -83,6 +83,8 @@ pub(super) struct Engine {
     /// The run's seed and the spread of a timer interrupt's entry latency (`sim/jitter.rs`).
     pub(super) seed: u64,
     pub(super) irq_jitter_ns: Ns,
+    /// The quantiles a job's `run` stretch is drawn from (empty: as calibrated).
+    pub(super) work_stretch: Vec<u32>,
     pub(super) stop_at: Option<Ns>,
     pub(super) totals: Totals,
     pub(super) io_error: Option<std::io::Error>,

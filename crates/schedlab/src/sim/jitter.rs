@@ -38,6 +38,25 @@ pub(super) fn irq_delay(seed: u64, (spread, skew): (Ns, Ns), cpu: usize, at: Ns)
     scaled(common, spread) + scaled(own, skew)
 }
 
+/// How much longer than calibrated (1/1000) thread `id`'s job starting its `run` at `at` takes
+/// under `seed`: a uniform draw from the seed, the thread and the instant, read through the
+/// platform's `quantiles` (at probabilities (k + ½)/n, interpolated between them, the ends held).
+pub(super) fn work_stretch(seed: u64, quantiles: &[u32], id: u32, at: Ns) -> u32 {
+    match quantiles {
+        [] => 1000,
+        [q] => *q,
+        q => {
+            let draw = mix(mix(seed ^ 0x776f_726b) ^ mix(at.rotate_left(16) ^ id as u64));
+            // u·n - ½ in 1/2^32 steps: the position among the quantiles.
+            let n = q.len() as u128;
+            let pos = ((draw as u128 * n) >> 32).saturating_sub(1 << 31);
+            let (i, frac) = ((pos >> 32) as usize, (pos & 0xffff_ffff) as u64);
+            let (lo, hi) = (q[i.min(q.len() - 1)], q[(i + 1).min(q.len() - 1)]);
+            lo + ((hi - lo) as u64 * frac >> 32) as u32
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,6 +80,31 @@ mod tests {
         assert!((96..=160).contains(&first), "{first} of 256");
         assert!(a0.iter().max().unwrap() - a0.iter().min().unwrap() > spread / 2);
         assert_eq!(irq_delay(7, (0, 0), 3, 12_345), 0, "no spread, no delay");
+    }
+
+    #[test]
+    fn work_stretch_draws_follow_the_quantiles() {
+        // Quantiles of a uniform stretch on [1000, 2000) at 5%, 15%, … 95%: 1050, 1150, … 1950.
+        let q: Vec<u32> = (0..10).map(|k| 1050 + 100 * k).collect();
+        let draws: Vec<u32> = (0..10_000)
+            .map(|j| work_stretch(3, &q, 7, j * 1_000_003))
+            .collect();
+        assert!(draws.iter().all(|&d| (1050..=1950).contains(&d)));
+        // The middle half lies between the 25% and 75% points, 1250 and 1750 (σ ≈ 0.5%).
+        let mid = draws.iter().filter(|&&d| (1250..1750).contains(&d)).count();
+        assert!((4_800..5_200).contains(&mid), "{mid}");
+        // The ends hold the outer quantiles: 5% of draws at each.
+        let low = draws.iter().filter(|&&d| d == 1050).count();
+        assert!((400..600).contains(&low), "{low}");
+        assert_eq!(
+            draws,
+            (0..10_000)
+                .map(|j| work_stretch(3, &q, 7, j * 1_000_003))
+                .collect::<Vec<_>>()
+        );
+        assert_ne!(work_stretch(3, &q, 7, 5), work_stretch(4, &q, 7, 5));
+        assert_eq!(work_stretch(3, &[], 7, 5), 1000, "none: as calibrated");
+        assert_eq!(work_stretch(3, &[1019], 7, 5), 1019, "one: constant");
     }
 
     #[test]

@@ -165,6 +165,9 @@ impl Sim {
             tick_ns: sched.feat.tick_ns(),
             seed: sched.feat.seed,
             irq_jitter_ns: sched.feat.irq_jitter_ns.unwrap_or(plat.irq_jitter_ns),
+            work_stretch: (plat.work_stretch.iter().copied())
+                .filter(|_| sched.feat.work_jitter)
+                .collect(),
             plat,
             cpus,
             cpufreq,

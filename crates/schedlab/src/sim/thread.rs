@@ -453,7 +453,11 @@ impl Engine {
                 th.row.perf += perf;
                 th.row.c_duration += us;
                 th.run_from = Some(now);
-                th.action = Action::Work { left: units };
+                let stretch = super::jitter::work_stretch(self.seed, &self.work_stretch, id, now);
+                let th = &mut self.threads[id as usize];
+                th.action = Action::Work {
+                    left: units * stretch as u128 / 1000,
+                };
                 Step::Busy
             }
             Op::Runtime { ns, us } => {
