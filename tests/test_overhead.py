@@ -3,7 +3,7 @@ ways (--set fair.h_load) doing the same arithmetic for different work."""
 
 import schedlab
 
-def platform(costs: str, cpus: str = "0", halt_exit_ns: int | None = None) -> str:
+def platform(costs: str, cpus: str = "0", halt_exit_ns: int | str | None = None) -> str:
     """A platform file: CPUs `cpus` at 1 GHz, the cost table `costs` (and how long an idle
     CPU takes to run again)."""
     halt = "" if halt_exit_ns is None else f"halt_exit_ns = {halt_exit_ns}\n"
@@ -93,6 +93,25 @@ def test_a_woken_cpu_switches_once_its_interrupt_is_done(tmp_path):
     assert latencies(["overhead=off"]) == [1, 1]
 
 
+def test_one_interrupts_wakeups_come_one_after_another(tmp_path):
+    # Three SCHED_FIFO tasks on one CPU sleep to one expiry (their timers' first period, 1 ms
+    # after the start they share). The
+    # interrupt's `__hrtimer_run_queues` wakes them in turn, and each try_to_wake_up takes
+    # the CPU's time (wakeup_local, 1 µs, nothing else charged): the second sched_waking comes
+    # 1 µs after the first, the third 2 µs; free, 1 ns and 2 ns.
+    task = {"policy": "SCHED_FIFO", "priority": 10, "loop": 1, "timer": {"ref": "unique", "period": 1000}}
+    wl = {"global": {"default_policy": "SCHED_OTHER"}, "tasks": {k: dict(task) for k in "abc"}}
+    plat = one_cpu(tmp_path, tick=0, wakeup_local=1000)
+
+    def wakings(sets):
+        ev = schedlab.run(wl, plat, sets=[*sets, *AT_ONCE]).events
+        ts = ev[ev.event == "sched_waking"].ts.tolist()
+        return [t - ts[0] for t in ts]
+
+    assert wakings([]) == [0, 1000, 2000]
+    assert wakings(["overhead=off"]) == [0, 1, 2]
+
+
 def test_a_halted_cpu_runs_the_task_woken_there_once_it_is_out(tmp_path):
     # a, pinned to CPU 0, suspends; b, pinned to CPU 1, runs 1 ms and resumes it. CPU 0 is
     # idle (halted): the switch to a comes halt_exit_ns (20 us) after its waking, the kernel's
@@ -115,6 +134,28 @@ def test_a_halted_cpu_runs_the_task_woken_there_once_it_is_out(tmp_path):
     assert latency(["overhead=off"]) == 1
 
 
+def test_a_halted_cpu_takes_a_timer_interrupt_once_kicked(tmp_path):
+    # A SCHED_FIFO task alone on a CPU that takes 20 µs to get going, the kernel's work free,
+    # sleeps 1 ms from its start at 1 s: the emulator's kick has the halted CPU take the
+    # timer's interrupt 20 µs after the expiry (sched_waking at 1.001020 s), and its first
+    # work after the exit holds the switch 20 µs more (1.001040 s). Idealized: both at once.
+    wl = {"global": {"default_policy": "SCHED_OTHER"},
+          "tasks": {"t": {"policy": "SCHED_FIFO", "priority": 10, "loop": 1,
+                          "timer": {"ref": "unique", "period": 1000}}}}
+    path = tmp_path / "halt.toml"
+    path.write_text(platform(costs(FREE + ("tick",)), halt_exit_ns=20000))
+
+    def waking_and_switch(sets):
+        ev = schedlab.run(wl, str(path), sets=[*sets, *AT_ONCE]).events
+        pid = ev[ev.event == "sched_waking"].pid.iloc[0]
+        waking = ev[(ev.event == "sched_waking") & (ev.pid == pid)].ts.iloc[0]
+        switch = ev[(ev.event == "sched_switch") & (ev.other_pid == pid)].ts.iloc[-1]
+        return waking - 10**9, switch - 10**9
+
+    assert waking_and_switch([]) == (1_020_000, 1_040_000)
+    assert waking_and_switch(["overhead=off"]) == (1_000_000, 1_000_001)
+
+
 def test_costs_in_a_platform_file_are_checked(tmp_path, cli):
     path = tmp_path / "bad.toml"
     path.write_text(platform("tg_load_up_ns = 5"))
@@ -131,6 +172,10 @@ def test_costs_in_a_platform_file_are_checked(tmp_path, cli):
     r = cli("run", "--platform", str(path), str(wl))
     err = r.stderr.decode()
     assert r.returncode == 2 and "halt_exit_ns = 1000001: at most 1000000" in err, err
+    path.write_text(platform("", "0-1", halt_exit_ns="[30000, 20000]"))
+    r = cli("run", "--platform", str(path), str(wl))
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "halt_exit_ns: the quantiles must ascend" in err, err
     for scale, msg in (("0", "overhead.scale = 0: out of range"), ("-1.5", "overhead.scale = -1.5"),
                        ("101", "overhead.scale = 101"), ('"x"', 'line 5: invalid type: string "x"')):
         path.write_text(platform(f"scale = {scale}"))

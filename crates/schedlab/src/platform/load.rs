@@ -48,9 +48,10 @@ struct PlatformFile {
     /// How far apart the CPUs take the interrupts of one expiry, ns (0, the default).
     #[serde(default)]
     irq_skew_ns: u64,
-    /// How long an idle CPU takes to run a task woken there, ns (0, the default).
+    /// How long an idle CPU takes to get going, ns: one figure, or quantiles of its
+    /// distribution (none, the default).
     #[serde(default)]
-    halt_exit_ns: u64,
+    halt_exit_ns: OneOrMore,
     /// Quantiles of a job's `run` time over its calibration, 1/1000 (none, the default).
     #[serde(default)]
     work_stretch: Vec<u32>,
@@ -263,9 +264,39 @@ fn build(file: PlatformFile) -> Result<Platform, String> {
         cache: file.cache.as_ref().map(CacheFile::spec).transpose()?,
         irq_jitter_ns: timing("irq_jitter_ns", file.irq_jitter_ns)?,
         irq_skew_ns: timing("irq_skew_ns", file.irq_skew_ns)?,
-        halt_exit_ns: timing("halt_exit_ns", file.halt_exit_ns)?,
+        halt_exit_ns: halt_exit(file.halt_exit_ns)?,
         work_stretch: work_stretch(file.work_stretch)?,
     })
+}
+
+/// A figure, or quantiles of its distribution.
+#[derive(Deserialize, Default)]
+#[serde(untagged)]
+enum OneOrMore {
+    #[default]
+    None,
+    One(u64),
+    More(Vec<u64>),
+}
+
+/// A platform's `halt_exit_ns`: quantiles, ascending, each at most `MAX_TIMING_NS` (0 or
+/// none: no exit time).
+fn halt_exit(v: OneOrMore) -> Result<Vec<u64>, String> {
+    let q = match v {
+        OneOrMore::None | OneOrMore::One(0) => vec![],
+        OneOrMore::One(ns) => vec![ns],
+        OneOrMore::More(q) => q,
+    };
+    for &ns in &q {
+        timing("halt_exit_ns", ns)?;
+    }
+    if q.windows(2).any(|w| w[0] > w[1]) {
+        return Err("halt_exit_ns: the quantiles must ascend".into());
+    }
+    if q.len() > 100 {
+        return Err(format!("halt_exit_ns: {} quantiles, at most 100", q.len()));
+    }
+    Ok(q)
 }
 
 /// A platform's `work_stretch` quantiles: ascending, each in `WORK_STRETCH_RANGE`.

@@ -22,10 +22,13 @@ pub const QEMU_TCG_IRQ_SKEW_NS: Ns = 30_000;
 pub const QEMU_TCG_COST_SCALE: f64 = 5.5;
 /// The same for `qemu-tcg:N` with N ≥ 2 (multi-threaded TCG, in host time).
 pub const QEMU_MTTCG_COST_SCALE: f64 = 21.0;
-/// How long a halted vCPU of `qemu-tcg:N` (N ≥ 2) takes to run again once woken (see
-/// [`Platform::qemu_tcg`]).
-pub const QEMU_TCG_HALT_EXIT_NS: Ns = 45_000;
-/// The most a platform's `irq_jitter_ns`, `irq_skew_ns` or `halt_exit_ns` may be (1 ms).
+/// How long a halted vCPU of `qemu-tcg:N` (N ≥ 2) takes to run again once woken: 20
+/// quantiles, at 2.5%, 7.5%, … 97.5% (see [`Platform::qemu_tcg`]).
+pub const QEMU_TCG_HALT_EXIT_NS: [Ns; 20] = [
+    31_200, 34_600, 35_800, 36_600, 37_500, 38_500, 40_000, 41_600, 43_800, 46_200, 48_500, 51_600,
+    56_300, 60_300, 63_500, 66_700, 71_300, 75_900, 81_400, 109_500,
+];
+/// The most a platform's `irq_jitter_ns`, `irq_skew_ns` or a `halt_exit_ns` may be (1 ms).
 pub const MAX_TIMING_NS: Ns = 1_000_000;
 /// How much longer than rt-app's calibration a job's `run` takes on `qemu-tcg:1`, in 1/1000
 /// (see [`Platform::qemu_tcg`]).
@@ -115,11 +118,13 @@ pub struct Platform {
     /// How far apart the CPUs take the interrupts of one expiry: the spread of each CPU's own
     /// part of the lateness.
     pub irq_skew_ns: Ns,
-    /// How long an idle CPU takes to run a task woken there (a halted vCPU's host thread
-    /// woken by the emulator). Simplified: 0 on hardware, whose idle states' exit latencies
-    /// are not paid (the cpuidle model picks states by the next timer alone, without the
-    /// menu and teo governors' prediction of short idles that keeps a busy CPU shallow).
-    pub halt_exit_ns: Ns,
+    /// How long an idle CPU takes to get going for an interrupt or a wakeup (a halted vCPU's
+    /// host thread woken by the emulator): quantiles of its distribution at evenly spaced
+    /// probabilities, ascending, each draw from the seed (`sim/jitter.rs`). Simplified: none
+    /// on hardware, whose idle states' exit latencies are not paid (the cpuidle model picks
+    /// states by the next timer alone, without the menu and teo governors' prediction of
+    /// short idles that keeps a busy CPU shallow).
+    pub halt_exit_ns: Vec<Ns>,
     /// How much longer than calibrated a job's `run` work takes (an emulator's or a
     /// hypervisor's CPUs run slower than rt-app's calibration found, and unevenly): quantiles
     /// of its distribution at evenly spaced probabilities, in 1/1000, ascending; each job
@@ -165,7 +170,7 @@ impl Platform {
             cache: None,
             irq_jitter_ns: 0,
             irq_skew_ns: 0,
-            halt_exit_ns: 0,
+            halt_exit_ns: vec![],
             work_stretch: vec![],
         }
     }
@@ -177,9 +182,14 @@ impl Platform {
     ///   kernel does its work `QEMU_TCG_COST_SCALE` times as slowly as the default costs'
     ///   machine (fitted to the 1-vCPU records' wakeup latencies of an idle CPU under 6.1).
     /// - Two or more run multi-threaded TCG in host time: the kernel's work takes
-    ///   `QEMU_MTTCG_COST_SCALE` times the defaults, a halted vCPU takes
-    ///   `QEMU_TCG_HALT_EXIT_NS` to run again (both fitted to the pipe-2 records under 6.1:
-    ///   perf bench pipe's rate and its wakeups' latency across vCPUs), and timer interrupts
+    ///   `QEMU_MTTCG_COST_SCALE` times the defaults (fitted to perf bench pipe's rate in the
+    ///   pipe-2 records under 6.1); a halted vCPU takes a draw from `QEMU_TCG_HALT_EXIT_NS` to
+    ///   run again (the pipe-2 records' wakeup latencies across vCPUs, both kernels' quantiles
+    ///   averaged, less the 12.4 µs schedlab's costs give them: median 47 µs, mean 54 µs),
+    ///   and as long again before it takes a timer interrupt (the emulator's kick: the
+    ///   periodic-4 records' two vCPUs wake their first sleeper of a period 17 µs apart at
+    ///   the median, 57 µs at p90, and each vCPU's second sleeper 55 µs after its first, where
+    ///   busy vCPUs' ticks lie within 30 µs and their wakeups 6 µs apart); timer interrupts
     ///   come up to `QEMU_TCG_IRQ_JITTER_NS` late (the hogs records' tick-driven switches lie
     ///   110-260 µs apart from p10 to p90 around their jiffy), the vCPUs' interrupts of one
     ///   expiry within `QEMU_TCG_IRQ_SKEW_NS` of each other (the vCPUs' ticks within 30 µs).
@@ -204,7 +214,7 @@ impl Platform {
             p.costs = scaled(QEMU_MTTCG_COST_SCALE);
             p.irq_jitter_ns = QEMU_TCG_IRQ_JITTER_NS;
             p.irq_skew_ns = QEMU_TCG_IRQ_SKEW_NS;
-            p.halt_exit_ns = QEMU_TCG_HALT_EXIT_NS;
+            p.halt_exit_ns = QEMU_TCG_HALT_EXIT_NS.to_vec();
         }
         p
     }

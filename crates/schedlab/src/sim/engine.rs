@@ -150,9 +150,10 @@ impl Hooks for Engine {
     #[inline]
     fn resched_curr(&mut self, s: &mut Sched, cpu: usize) {
         s.rqs[cpu].need_resched = true;
-        if std::mem::take(&mut self.cpus[cpu].asleep) && self.plat.halt_exit_ns > 0 {
+        if std::mem::take(&mut self.cpus[cpu].asleep) {
             // The interrupt or IPI wakes it first (a halted vCPU's host thread).
-            self.overhead.hold(cpu, self.now, self.plat.halt_exit_ns);
+            let exit = self.halt_exit(cpu, self.now, false);
+            self.overhead.hold(cpu, self.now, exit);
         }
         if !self.going_to_sleep[cpu] {
             self.cpus[cpu].changed_at = self.now;
@@ -341,6 +342,12 @@ impl Engine {
     }
 
     /// How late the interrupt of a timer expiring at `at` on `cpu` comes.
+    /// How long halted `cpu` takes to get going at `at` (`sim/jitter.rs`), for the kick
+    /// before an interrupt or the work after it; 0 on hardware.
+    fn halt_exit(&self, cpu: usize, at: Ns, kick: bool) -> Ns {
+        super::jitter::halt_exit(self.seed, &self.plat.halt_exit_ns, cpu, at, kick)
+    }
+
     fn irq_delay(&self, cpu: usize, at: Ns) -> Ns {
         super::jitter::irq_delay(
             self.seed,
@@ -469,11 +476,27 @@ impl Engine {
     }
 
     /// A sleep or timer of `id` ends.
-    pub(super) fn timer_fired(&mut self, s: &mut Sched, id: u32, gen: u32) -> bool {
+    pub(super) fn timer_fired(&mut self, s: &mut Sched, id: u32, gen: u32, kicked: bool) -> bool {
         if !self.sleeping(s, id, gen) {
             return false;
         }
         let cpu = s.tasks[id as usize].cpu;
+        // (none on the idealized machine, which wakes at once, as `Overhead::hold`)
+        let kick = if kicked || !self.cpus[cpu].asleep || !self.overhead.on() {
+            0
+        } else {
+            self.halt_exit(cpu, self.now, true)
+        };
+        if kick > 0 {
+            // A halted vCPU takes the interrupt once the emulator's kick has it running.
+            let ev = Ev::Wake {
+                task: id,
+                gen,
+                kicked: true,
+            };
+            self.queue.push(self.now + kick, self.now, ev);
+            return true;
+        }
         s.ops.add(cpu, Op::HrtimerIrq, 1);
         self.hrtimer_interrupt(s, cpu, Some((id, gen)));
         if s.rqs[cpu].curr.is_none() && !s.rqs[cpu].need_resched {
@@ -539,9 +562,11 @@ impl Engine {
     /// `hrtimer_interrupt` on `cpu`, for the timer `firing` (if any): `__hrtimer_run_queues`
     /// takes every timer whose range has begun, then their sleepers wake in expiry order (a
     /// woken thread runs only after the interrupt: a sleep it starts is not in this one).
-    /// Each wakeup is a scheduling event of `cpu`: the k-th comes k ns after the first
-    /// (`Ev::Wakeup`), so two CPUs whose interrupts come at one instant wake their sleepers
-    /// in turn, as the kernel's CPUs do at once, not one CPU's whole batch before the other's.
+    /// Each wakeup is a scheduling event of `cpu` (`Ev::Wakeup`), and `try_to_wake_up` takes
+    /// its time: the k-th comes k times the first one's kernel work after it (k ns on the
+    /// idealized machine), so two CPUs whose interrupts come close together wake their
+    /// sleepers in turn, as the kernel's CPUs do at once: a second sleeper's placement sees
+    /// the other CPU's first one, not one CPU's whole batch placed before the other's.
     pub(super) fn hrtimer_interrupt(
         &mut self,
         s: &mut Sched,
@@ -551,20 +576,28 @@ impl Engine {
         let mut fired = std::mem::take(&mut self.fired);
         fired.extend(firing);
         while let Some(t) = self.hrtimers.expired(cpu, self.now) {
-            fired.push(t);
+            if Some(t) != firing {
+                fired.push(t);
+            }
         }
         fired.retain(|&(id, gen)| self.sleeping(s, id, gen));
+        let mut step = 1;
         if let Some(&(first, _)) = fired.first() {
+            let before = self.kernel_pending(s, cpu); // the interrupt's own work
             self.wake(s, first, cpu, 0);
+            step = (self.kernel_pending(s, cpu) - before).max(1);
         }
-        for (k, &(task, gen)) in fired.iter().enumerate().skip(1) {
+        for (k, &(task, _)) in fired.iter().enumerate().skip(1) {
+            // Its own expiry's event, if still queued, goes stale: this interrupt took it.
+            let th = &mut self.threads[task as usize];
+            th.wake_gen = th.wake_gen.wrapping_add(1);
             let ev = Ev::Wakeup {
                 task,
-                gen,
+                gen: th.wake_gen,
                 waker: cpu as u16, // NR_CPUS is 4096
                 flags: 0,
             };
-            self.queue.push(self.now + k as Ns, self.now, ev);
+            self.queue.push(self.now + k as Ns * step, self.now, ev);
             self.deferred_wakes += 1;
         }
         fired.clear();
@@ -591,13 +624,16 @@ impl Engine {
         } else {
             s.feat.timer_slack_ns
         };
-        if slack > 0 {
-            self.hrtimers.start(t.cpu, at, at + slack, id, gen);
-        }
+        self.hrtimers.start(t.cpu, at, at + slack, id, gen);
         self.next_timers.arm(t.cpu, self.now, at + slack, id, gen);
         // The interrupt comes its entry latency after the hard expiry (`sim/jitter.rs`).
         let irq = at + slack + self.irq_delay(t.cpu, at + slack);
-        self.queue.push(irq, self.now, Ev::Wake { task: id, gen });
+        let ev = Ev::Wake {
+            task: id,
+            gen,
+            kicked: false,
+        };
+        self.queue.push(irq, self.now, ev);
         self.block_current(s, id, TaskState::Sleeping);
     }
 

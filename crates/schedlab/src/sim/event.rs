@@ -9,8 +9,9 @@ use crate::time::Ns;
 /// What happens at an instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Ev {
-    /// A sleeping thread's timer or sleep ends (stale unless `gen` matches).
-    Wake { task: u32, gen: u32 },
+    /// A sleeping thread's timer or sleep ends (stale unless `gen` matches); `kicked`: its
+    /// halted CPU has been kicked for the interrupt.
+    Wake { task: u32, gen: u32, kicked: bool },
     /// A wakeup made at the instant its thread went to sleep, or by a thread on its way to
     /// sleep, delivered 1 ns later from `waker`'s CPU with `flags`; or a timer interrupt's
     /// k-th wakeup, k ns after its first (stale unless `gen` matches).

@@ -1,5 +1,6 @@
-//! Sleep timers with slack (kernel/time/hrtimer.c): a fair task's sleep may end anywhere in
-//! [expiry, expiry + timer_slack_ns] (`hrtimer_set_expires_range_ns`). A CPU's timer
+//! Sleep timers (kernel/time/hrtimer.c): a fair task's sleep may end anywhere in [expiry,
+//! expiry + timer_slack_ns] (`hrtimer_set_expires_range_ns`), an RT or deadline task's at its
+//! expiry (no slack). A CPU's timer
 //! interrupt comes at the earliest hard expiry of its timers, or at its tick, and runs every
 //! timer in hard-expiry order until one whose soft expiry is still ahead
 //! (`__hrtimer_run_queues`): sleeps that end close together on one CPU end together, and a

@@ -38,23 +38,49 @@ pub(super) fn irq_delay(seed: u64, (spread, skew): (Ns, Ns), cpu: usize, at: Ns)
     scaled(common, spread) + scaled(own, skew)
 }
 
-/// How much longer than calibrated (1/1000) thread `id`'s job starting its `run` at `at` takes
-/// under `seed`: a uniform draw from the seed, the thread and the instant, read through the
-/// platform's `quantiles` (at probabilities (k + ½)/n, interpolated between them, the ends held).
-pub(super) fn work_stretch(seed: u64, quantiles: &[u32], id: u32, at: Ns) -> u32 {
-    match quantiles {
-        [] => 1000,
-        [q] => *q,
-        q => {
-            let draw = mix(mix(seed ^ 0x776f_726b) ^ mix(at.rotate_left(16) ^ id as u64));
-            // u·n - ½ in 1/2^32 steps: the position among the quantiles.
-            let n = q.len() as u128;
-            let pos = ((draw as u128 * n) >> 32).saturating_sub(1 << 31);
-            let (i, frac) = ((pos >> 32) as usize, (pos & 0xffff_ffff) as u64);
-            let (lo, hi) = (q[i.min(q.len() - 1)], q[(i + 1).min(q.len() - 1)]);
-            lo + ((hi - lo) as u64 * frac >> 32) as u32
-        }
+/// The value of a draw (uniform over the u64s) from a distribution given by `quantiles` at
+/// probabilities (k + ½)/n: interpolated between them, the ends held.
+fn quantile<T: Copy + Into<u64> + TryFrom<u64>>(quantiles: &[T], draw: u64) -> T {
+    let n = quantiles.len() as u128;
+    // u·n - ½ in 1/2^32 steps: the position among the quantiles.
+    let pos = ((draw as u128 * n) >> 32).saturating_sub(1 << 31);
+    let (i, frac) = ((pos >> 32) as usize, (pos & 0xffff_ffff) as u64);
+    let at = |i: usize| quantiles[i.min(quantiles.len() - 1)].into();
+    let (lo, hi) = (at(i), at(i + 1));
+    let v = lo + (((hi - lo) as u128 * frac as u128) >> 32) as u64;
+    T::try_from(v).ok().expect("between two quantiles")
+}
+
+/// A draw of `seed` for `key` (a purpose, a CPU or thread, an instant) from `quantiles`;
+/// `none` when there are none.
+fn draw<T: Copy + Into<u64> + TryFrom<u64>>(
+    seed: u64,
+    quantiles: &[T],
+    key: [u64; 3],
+    none: T,
+) -> T {
+    if quantiles.is_empty() {
+        return none;
     }
+    let [purpose, who, at] = key;
+    quantile(
+        quantiles,
+        mix(mix(seed ^ purpose) ^ mix(at.rotate_left(16) ^ who)),
+    )
+}
+
+/// How much longer than calibrated (1/1000) thread `id`'s job starting its `run` at `at` takes
+/// under `seed`: a draw from the platform's `quantiles` (none: 1000, as calibrated).
+pub(super) fn work_stretch(seed: u64, quantiles: &[u32], id: u32, at: Ns) -> u32 {
+    draw(seed, quantiles, [0x776f_726b, id as u64, at], 1000)
+}
+
+/// How long halted `cpu` takes to get going for an interrupt or wakeup at `at` (`kick`: the
+/// emulator's kick before the interrupt is taken; otherwise the vCPU's first kernel work
+/// after it): a draw from the platform's `quantiles` (none: 0).
+pub(super) fn halt_exit(seed: u64, quantiles: &[Ns], cpu: usize, at: Ns, kick: bool) -> Ns {
+    let purpose = if kick { 0x6b69_636b } else { 0x6861_6c74 };
+    draw(seed, quantiles, [purpose, cpu as u64, at], 0)
 }
 
 #[cfg(test)]
@@ -105,6 +131,20 @@ mod tests {
         assert_ne!(work_stretch(3, &q, 7, 5), work_stretch(4, &q, 7, 5));
         assert_eq!(work_stretch(3, &[], 7, 5), 1000, "none: as calibrated");
         assert_eq!(work_stretch(3, &[1019], 7, 5), 1019, "one: constant");
+        // Halt exits draw from their own table, differently for the kick and the work after.
+        let halt = [30_000, 60_000];
+        let draws = |kick| -> Vec<Ns> {
+            (0..64)
+                .map(|j| halt_exit(3, &halt, 1, j * 7_919, kick))
+                .collect()
+        };
+        let (kick, after) = (draws(true), draws(false));
+        assert!(kick
+            .iter()
+            .chain(&after)
+            .all(|d| (30_000..=60_000).contains(d)));
+        assert!(kick.iter().zip(&after).filter(|(k, a)| k != a).count() > 32);
+        assert_eq!(halt_exit(3, &[], 1, 5, true), 0, "none: at once");
     }
 
     #[test]

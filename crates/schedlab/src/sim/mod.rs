@@ -238,7 +238,7 @@ impl Sim {
                     shutdown = true;
                     break;
                 }
-                Ev::Wake { task, gen } => e.timer_fired(s, task, gen),
+                Ev::Wake { task, gen, kicked } => e.timer_fired(s, task, gen, kicked),
                 Ev::Wakeup {
                     task,
                     gen,
