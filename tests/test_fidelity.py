@@ -240,3 +240,32 @@ def test_a_platforms_work_stretch_is_checked(tmp_path):
                            capture_output=True)
         err = r.stderr.decode()
         assert r.returncode == 2 and msg in err and "Traceback" not in err, err
+
+
+def test_an_rr_slice_counts_the_tick_that_throttles_it():
+    # Two SCHED_RR hogs on one CPU, 100 ms slices (25 ticks at HZ=250), RT throttling 950 ms
+    # a second. They alternate each 100 ms; r-1's slice from 900 ms counts the ticks at 904
+    # ... 952 ms (13), the last of which finds 952 ms of RT time, past the 950 allowed: it is
+    # throttled then (task_tick_rt counts that tick too) until the period's end at 1 s, and
+    # its slice ends 12 ticks later, at 1048 ms. The kernel's record shows the same.
+    w = {"global": {"duration": 2}, "tasks": {"r": {
+        "instance": 2, "loop": -1, "run": 100000, "policy": "SCHED_RR", "priority": 10}}}
+    r = schedlab.run(w, "qemu-tcg:1", kernel="6.1", sets=IDEAL)
+    sw = r.events[r.events.event == "sched_switch"]
+    comm = dict(zip(r.tasks.pid, r.tasks.comm))
+    at = [(round((t - 10**9) / 1e6, 3), comm.get(p, "idle"), comm.get(n, "idle"))
+          for t, p, n in zip(sw.ts, sw.pid, sw.other_pid)]
+    assert (952.0, "r-1", "idle") in at and (1000.0, "idle", "r-1") in at, at[:14]
+    assert (1048.0, "r-1", "r-0") in at, at[10:16]
+
+
+def test_a_workload_begins_at_its_start_phase():
+    # rtapp.start_ns = 1.5 ms: rt-app's main thread comes 1.5 ms after the run's start (a
+    # tick), and the workload's 10 ms run from there, to 11.5 ms: a job of 1 ms every 2 ms
+    # still ends past 10 ms.
+    w = {"global": {"duration": 1}, "tasks": {"t": {"loop": -1, "run": 1000, "sleep": 1000}}}
+    r = schedlab.run(w, "smp:1", kernel="6.1", duration_ns=10_000_000,
+                     sets=["rtapp.start_ns=1500000", "overhead=off"])
+    sw = r.events[r.events.event == "sched_switch"].ts - 10**9
+    assert sw.min() == 1_500_001, sw.min()
+    assert 10_000_000 < sw.max() < 11_500_000, sw.max()

@@ -36,6 +36,17 @@ def workload_threads(evs: list[Event], tasks: list[str]) -> dict[int, str]:
     return threads
 
 
+def first_fork(evs: list[Event]) -> int | None:
+    """When (ns) the trace's last rt-app process creates its first thread (the kernel's rt-app
+    was exec'd by a shell, `task_rename`; schedlab's main thread is pid 1, its creation shown
+    as its own fork)."""
+    main = [e.fields["pid"] for e in evs if e.name == "task_rename" and e.fields["newcomm"] == "rt-app"]
+    main = main[-1] if main else "1"
+    forks = [e.ts for e in evs if e.name == "sched_process_fork" and e.fields["pid"] == main
+             and e.fields["child_pid"] != main]
+    return forks[0] if forks else None
+
+
 def _percentiles(values: list[int]) -> list[float]:
     """p50, p90, p99 in µs (nearest rank)."""
     if not values:

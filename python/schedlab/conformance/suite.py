@@ -1,6 +1,7 @@
 """The conformance suite: cases (a workload, a kernel, a machine), the records the oracle made
 of them on a real kernel, schedlab's run of each measured the same way, and the verdicts."""
 
+import gzip
 import json
 import statistics
 import tempfile
@@ -152,14 +153,37 @@ def _cpu_stat_delta(before: dict, after: dict, span_s: float) -> dict:
             for path, g in after.items()}
 
 
+# The guest kernels' tick (Debian's HZ=250).
+TICK_NS = 4_000_000
+
+
+def start_phase(case: Case, platform: str, record: dict | None) -> tuple[str, ...]:
+    """The switch that starts schedlab's workload at the phase of a jiffy the record's runs
+    started at: its first thread is created as far past a tick as the kernel's rt-app created
+    its own (`first_fork_phase_ns`, from the record's trace excerpt). Only on one vCPU, whose
+    icount runs all start at one phase; on two each run starts at its own. None for perf
+    bench cases and records without an excerpt."""
+    from .. import run
+    phase = (record or {}).get("first_fork_phase_ns")
+    if case.perf or phase is None or case.vcpus != 1:
+        return ()
+    with tempfile.TemporaryDirectory() as t:
+        trace = Path(t) / "start.txt"
+        run(case.workload, platform, kernel=case.kernel, cgroups=list(case.cgroups),
+            duration_ns=TICK_NS, trace=trace, frames=False)
+        mine = measure.first_fork(list(ftrace.events(trace.read_text())))
+    return (f"rtapp.start_ns={(phase - mine) % TICK_NS}",)
+
+
 def schedlab_run(case: Case, record: dict | None = None, platform: str | None = None,
                  sets=()) -> dict:
-    """schedlab's run of a case, measured as the kernel's; the counters the case compares, over
-    the window the record's runs read them in (their mean), from two more runs that stop at
-    its ends."""
+    """schedlab's run of a case, measured as the kernel's, its workload starting at the phase
+    of a jiffy the record's did; the counters the case compares, over the window the record's
+    runs read them in (their mean), from two more runs that stop at its ends."""
     from .. import run
-    kw = dict(kernel=case.kernel, cgroups=list(case.cgroups), sets=sets, frames=False)
     platform = platform or f"qemu-tcg:{case.vcpus}"
+    sets = (*start_phase(case, platform, record), *sets)
+    kw = dict(kernel=case.kernel, cgroups=list(case.cgroups), sets=sets, frames=False)
     with tempfile.TemporaryDirectory() as t:
         trace = Path(t) / "trace.txt"
         if case.perf:
@@ -209,4 +233,8 @@ def load_record(path: Path) -> dict:
         found = rec.get("format") if isinstance(rec, dict) else None
         raise RecordError(f"{path}: record format {found!r}; this schedlab reads format {FORMAT} "
                           "(record it again: make oracle)")
+    excerpt = path.with_name(path.name.removesuffix(".json") + ".trace.txt.gz")
+    if excerpt.exists():
+        fork = measure.first_fork(list(ftrace.events(gzip.decompress(excerpt.read_bytes()).decode())))
+        rec["first_fork_phase_ns"] = None if fork is None else fork % TICK_NS
     return rec

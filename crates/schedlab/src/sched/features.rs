@@ -169,6 +169,8 @@ pub struct Features {
     /// rt-app's threads meet at its start barrier before their first phase (rt-app 1.0 and
     /// upstream); off: every thread starts at once, as hand derivations assume.
     pub rtapp_start_barrier: bool,
+    /// How long after the run's start (a jiffy boundary) the workload begins, ns.
+    pub rtapp_start_ns: u64,
     bits: u32,
 }
 
@@ -238,7 +240,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 31] = [
+pub const SWITCHES: [Switch; 32] = [
     choice!("fair.policy", "eevdf | cfs", ["eevdf", "cfs"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -398,6 +400,13 @@ pub const SWITCHES: [Switch; 31] = [
         rtapp_start_barrier
     ),
     ranged!(
+        "rtapp.start_ns",
+        "how long after the run's start, which falls on a tick, the workload begins (rt-app's main thread, or its threads at once), as when a shell starts rt-app at any point of a jiffy: 0 .. 1000000000",
+        "0",
+        rtapp_start_ns,
+        0..=1_000_000_000
+    ),
+    ranged!(
         "rt.rr_timeslice_ms",
         "sched_rr_timeslice_ms: SCHED_RR slice, > 0",
         "100",
@@ -510,6 +519,7 @@ impl Features {
             cache: false,
             rtapp_custom_slice: false,
             rtapp_start_barrier: true,
+            rtapp_start_ns: 0,
             bits: 0,
         };
         for s in &SWITCHES {

@@ -674,16 +674,25 @@ impl Engine {
         s.sched_init_smp(self);
         self.boot_pelt_cfs(s);
         self.main_marker(s, "start");
-        // rt-app's main thread, when there is one, creates the threads of the tasks before
-        // it; generators' threads start at once.
+        let phase = s.feat.rtapp_start_ns;
+        if phase == 0 {
+            self.begin(s);
+        } else {
+            self.queue.push(self.now + phase, self.now, Ev::Begin);
+        }
+        self.booting = false;
+        self.boot_states(s);
+    }
+
+    /// The workload begins: rt-app's main thread, when there is one, creates the threads of
+    /// the tasks before it; generators' threads start at once.
+    pub(super) fn begin(&mut self, s: &mut Sched) {
         let first = self.prog.main.unwrap_or(0);
         for def in first..self.prog.tasks.len() {
             for _ in 0..self.prog.tasks[def].instance {
                 self.fork_thread(s, def, None, false);
             }
         }
-        self.booting = false;
-        self.boot_states(s);
     }
 
     /// Every CPU's frequency and idle state as boot leaves them, so that a CPU whose

@@ -27,6 +27,8 @@ pub enum Ev {
     Tick { cpu: u32 },
     /// A timer the scheduler armed.
     Sched(SchedTimer),
+    /// The workload begins (`rtapp.start_ns` after the run's start).
+    Begin,
     /// The workload's `duration` is over.
     Stop,
 }

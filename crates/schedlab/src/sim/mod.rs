@@ -178,7 +178,8 @@ impl Sim {
             res,
             observers: Vec::new(),
             tracing: false,
-            stop_at: duration.map(|d| SIM_START + d),
+            // the workload's duration, from its beginning
+            stop_at: duration.map(|d| SIM_START + sched.feat.rtapp_start_ns + d),
             totals: Totals::default(),
             io_error: None,
             last_thread: 0,
@@ -237,6 +238,10 @@ impl Sim {
                 Ev::Stop => {
                     shutdown = true;
                     break;
+                }
+                Ev::Begin => {
+                    e.begin(s);
+                    true
                 }
                 Ev::Wake { task, gen, kicked } => e.timer_fired(s, task, gen, kicked),
                 Ev::Wakeup {

@@ -239,21 +239,19 @@ impl SchedClass for RtClass {
         env.update_rq_avg(rq, RqAvg::Rt, false);
     }
 
-    /// `task_tick_rt`: charge the budget; an RR task whose slice ran out goes to the tail of
-    /// its list if it is not alone there.
+    /// `task_tick_rt`: charge the budget; an RR task's slice counts the tick, the one that
+    /// throttles it too, and one whose slice ran out goes to the tail of its list if it is
+    /// not alone there.
     fn task_tick(&self, rq: &mut Rq, env: &mut Env, p: u32) -> bool {
         let throttled = update_curr(rq, env, p);
         env.update_rq_avg(rq, RqAvg::Rt, true);
-        if throttled {
-            return true;
-        }
         let se = &mut env.rt[p as usize];
         if !se.rr {
-            return false;
+            return throttled;
         }
         se.time_slice -= 1;
         if se.time_slice > 0 {
-            return false;
+            return throttled;
         }
         se.time_slice = rq.rt.rr_timeslice;
         let prio = se.prio;
@@ -261,7 +259,7 @@ impl SchedClass for RtClass {
             rq.rt.requeue(prio, p);
             return true;
         }
-        false
+        throttled
     }
 
     /// `select_task_rq_rt`: a task waking where an RT or deadline task runs that it would
