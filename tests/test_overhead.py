@@ -134,9 +134,10 @@ def test_a_halted_cpu_runs_the_task_woken_there_once_it_is_out(tmp_path):
     assert latency(["overhead=off"]) == 1
 
 
-def test_a_halted_cpu_takes_a_timer_interrupt_once_kicked(tmp_path):
-    # A SCHED_FIFO task alone on a CPU that takes 20 µs to get going, the kernel's work free,
-    # sleeps 1 ms from its start at 1 s: the emulator's kick has the halted CPU take the
+def test_a_timer_interrupt_waits_for_a_halted_cpus_kick_and_slows_a_running_one(tmp_path):
+    # A SCHED_FIFO task alone on a CPU that takes 20 µs to get going (and to take an interrupt
+    # while running), the kernel's work free, sleeps 1 ms from its start at 1 s: the emulator's
+    # kick has the halted CPU take the
     # timer's interrupt 20 µs after the expiry (sched_waking at 1.001020 s), and its first
     # work after the exit holds the switch 20 µs more (1.001040 s). Idealized: both at once.
     wl = {"global": {"default_policy": "SCHED_OTHER"},
@@ -154,6 +155,10 @@ def test_a_halted_cpu_takes_a_timer_interrupt_once_kicked(tmp_path):
 
     assert waking_and_switch([]) == (1_020_000, 1_040_000)
     assert waking_and_switch(["overhead=off"]) == (1_000_000, 1_000_001)
+    # Beside a fair hog the CPU is running when the timer expires: no kick, but it takes the
+    # interrupt as slowly (20 µs) before the task preempts the hog.
+    wl["tasks"]["hog"] = {"loop": 1, "run": 5000}
+    assert waking_and_switch([]) == (1_000_000, 1_020_000)
 
 
 def test_costs_in_a_platform_file_are_checked(tmp_path, cli):

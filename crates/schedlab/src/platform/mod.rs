@@ -186,10 +186,13 @@ impl Platform {
     ///   pipe-2 records under 6.1); a halted vCPU takes a draw from `QEMU_TCG_HALT_EXIT_NS` to
     ///   run again (the pipe-2 records' wakeup latencies across vCPUs, both kernels' quantiles
     ///   averaged, less the 12.4 µs schedlab's costs give them: median 47 µs, mean 54 µs),
-    ///   and as long again before it takes a timer interrupt (the emulator's kick: the
-    ///   periodic-4 records' two vCPUs wake their first sleeper of a period 17 µs apart at
-    ///   the median, 57 µs at p90, and each vCPU's second sleeper 55 µs after its first, where
-    ///   busy vCPUs' ticks lie within 30 µs and their wakeups 6 µs apart); timer interrupts
+    ///   and as long again before it takes a timer interrupt (the emulator's kick); a running
+    ///   vCPU takes a sleeper's timer interrupt as slowly (rt-push's RT tasks preempting a
+    ///   running one 92-107 µs after their waking at the median, where the scaled costs give
+    ///   15 µs; simplified: not the tick). The periodic-4 records agree: their two vCPUs wake
+    ///   their first sleeper of a period 17 µs apart at the median (57 µs at p90), and each
+    ///   vCPU its second sleeper 55 µs after its first, where busy vCPUs' ticks lie within
+    ///   30 µs and their wakeups 6 µs apart. Timer interrupts
     ///   come up to `QEMU_TCG_IRQ_JITTER_NS` late (the hogs records' tick-driven switches lie
     ///   110-260 µs apart from p10 to p90 around their jiffy), the vCPUs' interrupts of one
     ///   expiry within `QEMU_TCG_IRQ_SKEW_NS` of each other (the vCPUs' ticks within 30 µs).

@@ -498,6 +498,11 @@ impl Engine {
             return true;
         }
         s.ops.add(cpu, Op::HrtimerIrq, 1);
+        if !self.cpus[cpu].asleep {
+            // A running vCPU takes the interrupt as slowly as a halted one gets going.
+            let entry = self.halt_exit(cpu, self.now, false);
+            self.overhead.hold(cpu, self.now, entry);
+        }
         self.hrtimer_interrupt(s, cpu, Some((id, gen)));
         if s.rqs[cpu].curr.is_none() && !s.rqs[cpu].need_resched {
             self.idle_exit(s, cpu);
