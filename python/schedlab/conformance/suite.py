@@ -157,12 +157,12 @@ def _cpu_stat_delta(before: dict, after: dict, span_s: float) -> dict:
 TICK_NS = 4_000_000
 
 
-def start_phase(case: Case, platform: str, record: dict | None) -> tuple[str, ...]:
+def start_phase(case: Case, platform: str, record: dict | None, sets=()) -> tuple[str, ...]:
     """The switch that starts schedlab's workload at the phase of a jiffy the record's runs
     started at: its first thread is created as far past a tick as the kernel's rt-app created
     its own (`first_fork_phase_ns`, from the record's trace excerpt). Only on one vCPU, whose
     icount runs all start at one phase; on two each run starts at its own. None for perf
-    bench cases and records without an excerpt."""
+    bench cases and records without an excerpt. Measured on a run with the case's `sets`."""
     from .. import run
     phase = (record or {}).get("first_fork_phase_ns")
     if case.perf or phase is None or case.vcpus != 1:
@@ -170,7 +170,7 @@ def start_phase(case: Case, platform: str, record: dict | None) -> tuple[str, ..
     with tempfile.TemporaryDirectory() as t:
         trace = Path(t) / "start.txt"
         run(case.workload, platform, kernel=case.kernel, cgroups=list(case.cgroups),
-            duration_ns=TICK_NS, trace=trace, frames=False)
+            sets=list(sets), duration_ns=TICK_NS, trace=trace, frames=False)
         mine = measure.first_fork(list(ftrace.events(trace.read_text())))
     return (f"rtapp.start_ns={(phase - mine) % TICK_NS}",)
 
@@ -182,7 +182,7 @@ def schedlab_run(case: Case, record: dict | None = None, platform: str | None = 
     runs read them in (their mean), from two more runs that stop at its ends."""
     from .. import run
     platform = platform or f"qemu-tcg:{case.vcpus}"
-    sets = (*start_phase(case, platform, record), *sets)
+    sets = (*start_phase(case, platform, record, sets), *sets)
     kw = dict(kernel=case.kernel, cgroups=list(case.cgroups), sets=sets, frames=False)
     with tempfile.TemporaryDirectory() as t:
         trace = Path(t) / "trace.txt"

@@ -54,7 +54,7 @@ struct PlatformFile {
     halt_exit_ns: OneOrMore,
     /// Quantiles of a job's `run` time over its calibration, 1/1000 (none, the default).
     #[serde(default)]
-    work_stretch: Vec<u32>,
+    work_stretch: Vec<u64>,
 }
 
 /// The cost model's table: a scale of the defaults, and ns per operation (`NAME_ns = N`).
@@ -279,41 +279,42 @@ enum OneOrMore {
     More(Vec<u64>),
 }
 
-/// A platform's `halt_exit_ns`: quantiles, ascending, each at most `MAX_TIMING_NS` (0 or
-/// none: no exit time).
+/// A platform's `halt_exit_ns`: quantiles, each at most `MAX_TIMING_NS` (0 or none: no exit
+/// time).
 fn halt_exit(v: OneOrMore) -> Result<Vec<u64>, String> {
     let q = match v {
         OneOrMore::None | OneOrMore::One(0) => vec![],
         OneOrMore::One(ns) => vec![ns],
         OneOrMore::More(q) => q,
     };
-    for &ns in &q {
-        timing("halt_exit_ns", ns)?;
-    }
-    if q.windows(2).any(|w| w[0] > w[1]) {
-        return Err("halt_exit_ns: the quantiles must ascend".into());
-    }
-    if q.len() > 100 {
-        return Err(format!("halt_exit_ns: {} quantiles, at most 100", q.len()));
-    }
-    Ok(q)
+    quantiles("halt_exit_ns", q, |ns| timing("halt_exit_ns", ns).map(drop))
 }
 
-/// A platform's `work_stretch` quantiles: ascending, each in `WORK_STRETCH_RANGE`.
-fn work_stretch(q: Vec<u32>) -> Result<Vec<u32>, String> {
+/// A platform's `work_stretch` quantiles, each in `WORK_STRETCH_RANGE`.
+fn work_stretch(q: Vec<u64>) -> Result<Vec<u64>, String> {
     let r = super::WORK_STRETCH_RANGE;
-    if let Some(v) = q.iter().find(|v| !r.contains(v)) {
-        return Err(format!(
+    quantiles("work_stretch", q, |v| match r.contains(&v) {
+        true => Ok(()),
+        false => Err(format!(
             "work_stretch: {v} out of range, {} to {} (1/1000 of the calibration)",
             r.start(),
             r.end()
-        ));
-    }
+        )),
+    })
+}
+
+/// A distribution's quantiles under `key`: each passes `check`, they ascend, at most 100.
+fn quantiles(
+    key: &str,
+    q: Vec<u64>,
+    check: impl Fn(u64) -> Result<(), String>,
+) -> Result<Vec<u64>, String> {
+    q.iter().try_for_each(|&v| check(v))?;
     if q.windows(2).any(|w| w[0] > w[1]) {
-        return Err("work_stretch: the quantiles must ascend".into());
+        return Err(format!("{key}: the quantiles must ascend"));
     }
     if q.len() > 100 {
-        return Err(format!("work_stretch: {} quantiles, at most 100", q.len()));
+        return Err(format!("{key}: {} quantiles, at most 100", q.len()));
     }
     Ok(q)
 }

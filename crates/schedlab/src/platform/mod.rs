@@ -32,15 +32,15 @@ pub const QEMU_TCG_HALT_EXIT_NS: [Ns; 20] = [
 pub const MAX_TIMING_NS: Ns = 1_000_000;
 /// How much longer than rt-app's calibration a job's `run` takes on `qemu-tcg:1`, in 1/1000
 /// (see [`Platform::qemu_tcg`]).
-pub const QEMU_TCG_WORK_STRETCH: [u32; 1] = [1_019];
+pub const QEMU_TCG_WORK_STRETCH: [u64; 1] = [1_019];
 /// The same on `qemu-tcg:N`, N ≥ 2: its distribution, as 20 quantiles (at 2.5%, 7.5%, …
 /// 97.5%), each the mean of the ten 2-vCPU periodic records' own (docs/fidelity.md).
-pub const QEMU_MTTCG_WORK_STRETCH: [u32; 20] = [
+pub const QEMU_MTTCG_WORK_STRETCH: [u64; 20] = [
     946, 965, 978, 991, 1_003, 1_013, 1_026, 1_039, 1_052, 1_066, 1_084, 1_112, 1_154, 1_188,
     1_232, 1_271, 1_315, 1_359, 1_406, 1_530,
 ];
 /// The range of a `work_stretch` quantile (1/1000): half to four times the calibration.
-pub const WORK_STRETCH_RANGE: std::ops::RangeInclusive<u32> = 500..=4_000;
+pub const WORK_STRETCH_RANGE: std::ops::RangeInclusive<u64> = 500..=4_000;
 
 /// One operating performance point of a frequency domain.
 #[derive(Debug, Clone, PartialEq)]
@@ -129,7 +129,7 @@ pub struct Platform {
     /// hypervisor's CPUs run slower than rt-app's calibration found, and unevenly): quantiles
     /// of its distribution at evenly spaced probabilities, in 1/1000, ascending; each job
     /// draws from the seed (`sim/jitter.rs`). Empty: as calibrated.
-    pub work_stretch: Vec<u32>,
+    pub work_stretch: Vec<u64>,
 }
 
 impl Platform {

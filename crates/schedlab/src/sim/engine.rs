@@ -84,7 +84,7 @@ pub(super) struct Engine {
     pub(super) seed: u64,
     pub(super) irq_jitter_ns: Ns,
     /// The quantiles a job's `run` stretch is drawn from (empty: as calibrated).
-    pub(super) work_stretch: Vec<u32>,
+    pub(super) work_stretch: Vec<u64>,
     pub(super) stop_at: Option<Ns>,
     pub(super) totals: Totals,
     pub(super) io_error: Option<std::io::Error>,
@@ -341,13 +341,13 @@ impl Engine {
         n * self.tick_ns + self.irq_delay(cpu, n * self.tick_ns)
     }
 
-    /// How late the interrupt of a timer expiring at `at` on `cpu` comes.
     /// How long halted `cpu` takes to get going at `at` (`sim/jitter.rs`), for the kick
     /// before an interrupt or the work after it; 0 on hardware.
     fn halt_exit(&self, cpu: usize, at: Ns, kick: bool) -> Ns {
         super::jitter::halt_exit(self.seed, &self.plat.halt_exit_ns, cpu, at, kick)
     }
 
+    /// How late the interrupt of a timer expiring at `at` on `cpu` comes.
     fn irq_delay(&self, cpu: usize, at: Ns) -> Ns {
         super::jitter::irq_delay(
             self.seed,

@@ -14,7 +14,8 @@ pub enum Ev {
     Wake { task: u32, gen: u32, kicked: bool },
     /// A wakeup made at the instant its thread went to sleep, or by a thread on its way to
     /// sleep, delivered 1 ns later from `waker`'s CPU with `flags`; or a timer interrupt's
-    /// k-th wakeup, k ns after its first (stale unless `gen` matches).
+    /// k-th wakeup, k times the first one's kernel time after it (stale unless `gen`
+    /// matches).
     Wakeup {
         task: u32,
         gen: u32,

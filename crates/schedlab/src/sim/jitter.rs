@@ -39,40 +39,28 @@ pub(super) fn irq_delay(seed: u64, (spread, skew): (Ns, Ns), cpu: usize, at: Ns)
 }
 
 /// The value of a draw (uniform over the u64s) from a distribution given by `quantiles` at
-/// probabilities (k + ½)/n: interpolated between them, the ends held.
-fn quantile<T: Copy + Into<u64> + TryFrom<u64>>(quantiles: &[T], draw: u64) -> T {
-    let n = quantiles.len() as u128;
+/// probabilities (k + ½)/n: interpolated between them, the ends held; `none` when there are
+/// none.
+fn quantile(quantiles: &[u64], draw: u64, none: u64) -> u64 {
+    let Some(last) = quantiles.len().checked_sub(1) else {
+        return none;
+    };
     // u·n - ½ in 1/2^32 steps: the position among the quantiles.
-    let pos = ((draw as u128 * n) >> 32).saturating_sub(1 << 31);
-    let (i, frac) = ((pos >> 32) as usize, (pos & 0xffff_ffff) as u64);
-    let at = |i: usize| quantiles[i.min(quantiles.len() - 1)].into();
-    let (lo, hi) = (at(i), at(i + 1));
-    let v = lo + (((hi - lo) as u128 * frac as u128) >> 32) as u64;
-    T::try_from(v).ok().expect("between two quantiles")
+    let pos = ((draw as u128 * quantiles.len() as u128) >> 32).saturating_sub(1 << 31);
+    let (i, frac) = ((pos >> 32) as usize, pos & 0xffff_ffff);
+    let (lo, hi) = (quantiles[i.min(last)], quantiles[(i + 1).min(last)]);
+    lo + (((hi - lo) as u128 * frac) >> 32) as u64
 }
 
-/// A draw of `seed` for `key` (a purpose, a CPU or thread, an instant) from `quantiles`;
-/// `none` when there are none.
-fn draw<T: Copy + Into<u64> + TryFrom<u64>>(
-    seed: u64,
-    quantiles: &[T],
-    key: [u64; 3],
-    none: T,
-) -> T {
-    if quantiles.is_empty() {
-        return none;
-    }
-    let [purpose, who, at] = key;
-    quantile(
-        quantiles,
-        mix(mix(seed ^ purpose) ^ mix(at.rotate_left(16) ^ who)),
-    )
+/// A draw of `seed` for a purpose, `who` (a CPU or thread) and an instant `at`.
+fn keyed(seed: u64, purpose: u64, who: u64, at: Ns) -> u64 {
+    mix(mix(seed ^ purpose) ^ mix(at.rotate_left(16) ^ who))
 }
 
 /// How much longer than calibrated (1/1000) thread `id`'s job starting its `run` at `at` takes
 /// under `seed`: a draw from the platform's `quantiles` (none: 1000, as calibrated).
-pub(super) fn work_stretch(seed: u64, quantiles: &[u32], id: u32, at: Ns) -> u32 {
-    draw(seed, quantiles, [0x776f_726b, id as u64, at], 1000)
+pub(super) fn work_stretch(seed: u64, quantiles: &[u64], id: u32, at: Ns) -> u64 {
+    quantile(quantiles, keyed(seed, 0x776f_726b, id as u64, at), 1000)
 }
 
 /// How long halted `cpu` takes to get going for an interrupt or wakeup at `at` (`kick`: the
@@ -80,7 +68,7 @@ pub(super) fn work_stretch(seed: u64, quantiles: &[u32], id: u32, at: Ns) -> u32
 /// after it): a draw from the platform's `quantiles` (none: 0).
 pub(super) fn halt_exit(seed: u64, quantiles: &[Ns], cpu: usize, at: Ns, kick: bool) -> Ns {
     let purpose = if kick { 0x6b69_636b } else { 0x6861_6c74 };
-    draw(seed, quantiles, [purpose, cpu as u64, at], 0)
+    quantile(quantiles, keyed(seed, purpose, cpu as u64, at), 0)
 }
 
 #[cfg(test)]
@@ -111,8 +99,8 @@ mod tests {
     #[test]
     fn work_stretch_draws_follow_the_quantiles() {
         // Quantiles of a uniform stretch on [1000, 2000) at 5%, 15%, … 95%: 1050, 1150, … 1950.
-        let q: Vec<u32> = (0..10).map(|k| 1050 + 100 * k).collect();
-        let draws: Vec<u32> = (0..10_000)
+        let q: Vec<u64> = (0..10).map(|k| 1050 + 100 * k).collect();
+        let draws: Vec<u64> = (0..10_000)
             .map(|j| work_stretch(3, &q, 7, j * 1_000_003))
             .collect();
         assert!(draws.iter().all(|&d| (1050..=1950).contains(&d)));

@@ -455,11 +455,11 @@ impl Engine {
                 th.run_from = Some(now);
                 let stretch = super::jitter::work_stretch(self.seed, &self.work_stretch, id, now);
                 let th = &mut self.threads[id as usize];
-                // (a hog's work is all but unbounded: saturate rather than wrap)
+                // (work for ever stays for ever; any other fits: ns × rate, times at most 4000)
                 th.action = Action::Work {
-                    left: match stretch {
-                        1000 => units,
-                        s => units.saturating_mul(s as u128) / 1000,
+                    left: match units {
+                        u128::MAX => units,
+                        _ => units * stretch as u128 / 1000,
                     },
                 };
                 Step::Busy
