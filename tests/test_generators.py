@@ -6,6 +6,7 @@ import json
 import pytest
 
 import schedlab
+from schedlab.conformance import ftrace
 
 
 def ops(r) -> dict:
@@ -25,14 +26,61 @@ def run(tmp_path, generators, platform="smp:4"):
 def test_hackbench_passes_loops_messages_from_every_sender_to_every_receiver(tmp_path, pipe):
     # 2 groups of 3 senders and 3 receivers, 40 loops: each sender writes 40 · 3 messages,
     # each receiver reads 3 · 40; 2 · 3 · 3 · 40 = 720 of each. 100 bytes are 2 cache lines
-    # copied per call.
+    # copied per call. Besides, the 12 children each write a byte to the ready pipe, which
+    # the main process reads 12 times, then writes the wake pipe once: 13 pipe writes and 12
+    # reads of one cache line each.
     r = run(tmp_path, {"hackbench": {"groups": 2, "fds": 3, "loops": 40, "pipe": pipe}})
     assert r.deadlock is None
-    assert len(r.tasks) == 12
-    write, read = ("pipe_write", "pipe_read") if pipe else ("unix_stream_sendmsg", "unix_stream_recvmsg")
+    assert len(r.tasks) == 13
     n = ops(r)
-    assert (n[write], n[read], n["copy_line"]) == (720, 720, 4 * 720)
+    if pipe:
+        assert (n["pipe_write"], n["pipe_read"]) == (720 + 13, 720 + 12)
+    else:
+        assert (n["unix_stream_sendmsg"], n["unix_stream_recvmsg"]) == (720, 720)
+        assert (n["pipe_write"], n["pipe_read"]) == (13, 12)
+    assert n["copy_line"] == 4 * 720 + 25
+    assert (n["fork"], n["fork_child"], n["exit"], n["clone"]) == (12, 12, 12, 0)
     assert (r.tasks["sys_ns"] > 0).all()
+
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_hackbench_kicks_off_its_ready_children_with_one_write_and_reaps_each(tmp_path, threads):
+    # hackbench.c: the main process forks (or creates) every child; each writes the ready
+    # pipe and polls the wake pipe; the main process reads all 4 bytes, takes its time and
+    # writes the wake pipe once, which wakes every child then polling, the last to poll
+    # first (__pollwait queues at the wait queue's head); then it waits for each child's
+    # exit. A process costs its creator a fork, its own CPU its first steps and its exit; a
+    # thread a clone only.
+    trace = tmp_path / "t.txt"
+    r = schedlab.run({"generators": {"hackbench": {"groups": 1, "fds": 2, "loops": 3,
+                                                   "threads": threads}}},
+                     "smp:1", sets=["overhead=on"], trace=trace)
+    assert r.deadlock is None
+    evs = list(ftrace.events(trace.read_text()))
+    main = next(t["pid"] for t in r.task_rows if t["comm"].startswith("hackbench-0"))
+    children = [int(e.fields["child_pid"]) for e in evs
+                if e.name == "sched_process_fork" and e.pid == main]
+    assert len(children) == 4
+    kick = r.start_ns + r.bench_start_ns
+    polled = [int(e.fields["prev_pid"]) for e in evs if e.name == "sched_switch"
+              and e.ts < kick and e.fields["prev_state"] == "S"
+              and int(e.fields["prev_pid"]) in children]
+    woken = [int(e.fields["pid"]) for e in evs if e.name == "sched_waking" and e.pid == main
+             and kick <= e.ts <= kick + 10_000 and int(e.fields["pid"]) in children]
+    assert woken and woken == polled[::-1]
+    exits = [e.ts for e in evs if e.name == "sched_process_exit" and e.pid in children]
+    assert len(exits) == 4 and min(exits) > kick
+    n = ops(r)
+    assert (n["fork"], n["fork_child"], n["exit"], n["clone"]) == \
+        ((0, 0, 0, 4) if threads else (4, 4, 4, 0))
+
+
+def test_hackbench_without_kick_starts_its_tasks_at_once(tmp_path):
+    r = run(tmp_path, {"hackbench": {"groups": 1, "fds": 2, "loops": 3, "kick": False}})
+    assert r.deadlock is None and r.bench_start_ns is None
+    assert len(r.tasks) == 4 and (r.tasks["started_ns"] == 0).all()
+    n = ops(r)
+    assert (n["fork"], n["clone"], n["pipe_write"]) == (0, 0, 0)
 
 
 def test_perf_bench_pipe_makes_two_writes_and_two_reads_per_round_trip(tmp_path):
@@ -47,7 +95,7 @@ def test_perf_bench_pipe_makes_two_writes_and_two_reads_per_round_trip(tmp_path)
     ({"hackbench": {"groups": 0}}, "generators.hackbench.groups (line 1, column 41): 0 is out of range: 1 to 16384"),
     ({"hackbench": {"datasize": 4097}}, "4097 is out of range: 1 to 4096"),
     ({"hackbench": {"loops": -1}}, "-1 is out of range"),
-    ({"hackbench": {"fds": 20, "groups": 1000}}, "40000 threads"),
+    ({"hackbench": {"fds": 20, "groups": 1000}}, "40001 threads"),
     ({"hackbench": {"bogus": 1}}, "unknown hackbench option"),
     ({"perf_bench_pipe": {"loops": 0}}, "generators.perf_bench_pipe.loops (line 1, column 46): 0 is out of range"),
     ({"netperf": {}}, "unknown generator"),
@@ -73,13 +121,16 @@ def test_hackbench_command_prints_rt_tests_report_timed_to_the_last_exit(cli, tm
     assert out.returncode == 0, out.stderr
     s = json.loads(summary.read_text())
     assert s["switches"]["overhead"] == "on"  # the benchmarks' default
-    assert sum(o["count"] for o in s["ops"] if o["op"] == "pipe_write") == 720
+    # 720 messages, 12 ready bytes and the kick (the first test's derivation).
+    assert sum(o["count"] for o in s["ops"] if o["op"] == "pipe_write") == 733
     last_exit = max(t["ended_ns"] for t in s["tasks"])
     assert all(0 <= t["started_ns"] < t["ended_ns"] for t in s["tasks"])
+    # Timed from when the main process had every child ready (after it forked them all).
+    assert max(t["started_ns"] for t in s["tasks"]) < s["bench_start_ns"] < last_exit
     assert out.stdout.decode() == (
         "Running in process mode with 2 groups using 6 file descriptors each (== 12 tasks)\n"
         "Each sender will pass 40 messages of 100 bytes\n"
-        f"Time: {_sec_ms(last_exit)}\n")
+        f"Time: {_sec_ms(last_exit - s['bench_start_ns'])}\n")
 
 
 def test_perf_bench_pipe_command_prints_perf_report(cli, tmp_path):
@@ -101,7 +152,7 @@ def test_perf_bench_pipe_command_prints_perf_report(cli, tmp_path):
 @pytest.mark.parametrize("args, msg", [
     (["hackbench", "-g", "0"], "hackbench: -g/--groups: 0 is out of range: 1 to 16384"),
     (["hackbench", "-s", "4097"], "hackbench: -s/--datasize: 4097 is out of range: 1 to 4096"),
-    (["hackbench", "-f", "20", "-g", "1000"], "40000 threads"),
+    (["hackbench", "-f", "20", "-g", "1000"], "40001 threads"),
     (["hackbench", "--taskgroup", "a b"], "hackbench: --taskgroup: cgroup path"),
     (["hackbench", "-l", "-3"], "argument -l/--loops: '-3' is not a whole number"),
     (["hackbench", "--threads", "--process"], "not allowed with argument"),

@@ -169,7 +169,7 @@ def test_costs_in_a_platform_file_are_checked(tmp_path, cli):
     r = cli("run", "--platform", str(path), str(wl))
     err = r.stderr.decode()
     assert r.returncode == 2 and "tg_load_up_ns" in err and "tg_load_down_ns" in err, err
-    path.write_text(platform("tick_ns = 1000001"))
+    path.write_text(platform("tick_ns = 10000001"))
     r = cli("run", "--platform", str(path), str(wl))
     err = r.stderr.decode()
     assert r.returncode == 2 and "overhead.tick_ns" in err and "out of range" in err, err

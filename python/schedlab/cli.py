@@ -515,7 +515,8 @@ def _sweep(args) -> int:
 def _hackbench(args) -> int:
     from schedlab.benchmarks import Hackbench
 
-    bench = Hackbench(args.groups, args.fds, args.loops, args.datasize, args.pipe, args.threads, args.taskgroup)
+    bench = Hackbench(args.groups, args.fds, args.loops, args.datasize, args.pipe, args.threads,
+                      taskgroup=args.taskgroup)
     return _benchmark(args, bench)
 
 

@@ -57,6 +57,7 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)
     deadlock: str | None = None
+    bench_start_ns: int | None = None  # when a benchmark started its tasks (its clock's zero)
     switches: dict[str, str] = field(default_factory=dict)
     trace: Path | None = None
     log_dir: Path | None = None
@@ -122,7 +123,8 @@ class RunResult:
                          data["tasks"], data["cpus"], data["domains"], data["ops"], data["groups"],
                          data["policies"], data["energy_mj"]["total"], data["energy_mj"]["clusters"],
                          warnings=data["warnings"], refusals=data["refusals"], deadlock=data["deadlock"],
-                         switches=data["switches"], workload=data["workload"])
+                         bench_start_ns=data["bench_start_ns"], switches=data["switches"],
+                         workload=data["workload"])
         except RecursionError:
             raise _core.InputError(f"{name}: not a schedlab run summary (nested too deep)") from None
         except (ValueError, KeyError, TypeError, AttributeError) as e:
@@ -139,6 +141,7 @@ class RunResult:
             "simulated_s": self.simulated_ns / 1e9,
             "events": self.nr_events,
             "deadlock": self.deadlock,
+            "bench_start_ns": self.bench_start_ns,
             "switches": self.switches,
             "tasks": self.task_rows,
             "cpus": self.cpu_rows,
@@ -261,7 +264,7 @@ def run(workload, platform: str = "smp:4", *, kernel: str = "6.12", fair: str | 
 _NUMBER = (int, float)
 _SUMMARY_TYPES = {
     "workload": (dict, type(None)), "platform": str, "kernel": str, "simulated_s": _NUMBER, "events": int,
-    "deadlock": (str, type(None)), "switches": dict, "tasks": list, "cpus": list, "domains": list, "ops": list,
+    "deadlock": (str, type(None)), "bench_start_ns": (int, type(None)), "switches": dict, "tasks": list, "cpus": list, "domains": list, "ops": list,
     "groups": list, "policies": list, "energy_mj": {"total": _NUMBER, "clusters": list}, "warnings": list,
     "refusals": list,
 }
@@ -337,7 +340,8 @@ def _result(r: dict, frames: bool) -> RunResult:
     signals = _signals(r["signals"], comms) if frames else None
     return RunResult(r["platform"], r["kernel"], r["simulated_ns"], r["nr_events"], tasks, cpus,
                      _rows(r["domains"]), _rows(r["ops"]), _rows(r["groups"]), policies, r["energy_mj"], list(r["cluster_energy_mj"]), events, signals,
-                     r["warnings"], r["refusals"], r["deadlock"], dict(r["switches"]), start_ns=r["start_ns"])
+                     r["warnings"], r["refusals"], r["deadlock"], r["bench_start_ns"], dict(r["switches"]),
+                     start_ns=r["start_ns"])
 
 
 def _nullable(values):

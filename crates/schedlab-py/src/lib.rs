@@ -284,6 +284,7 @@ fn run<'py>(
     d.set_item("warnings", r.warnings)?;
     d.set_item("refusals", r.refusals)?;
     d.set_item("deadlock", r.deadlock)?;
+    d.set_item("bench_start_ns", r.bench_start_ns)?;
     d.set_item("switches", r.switches)?;
     d.set_item("tasks", lists(py, TaskSummary::columns(&r.tasks))?)?;
     d.set_item("cpus", lists(py, CpuSummary::columns(&r.cpus))?)?;

@@ -242,6 +242,9 @@ pub struct RunResult {
     /// Threads refused by SCHED_DEADLINE admission control.
     pub refusals: Vec<String>,
     pub deadlock: Option<String>,
+    /// When a benchmark started its tasks (hackbench's and perf's `gettimeofday` before their
+    /// kick), ns since the run's start; the time they report runs from it to their end.
+    pub bench_start_ns: Option<Ns>,
     pub switches: Vec<(String, String)>,
     pub frames: Option<Frames>,
 }
@@ -639,6 +642,7 @@ pub fn run(
             .collect(),
         refusals: sched.refusals.clone(),
         deadlock: totals.deadlock.clone(),
+        bench_start_ns: totals.bench_start.map(|t| t - SIM_START),
         switches,
         frames: frames.map(|f| f.take()),
     })

@@ -28,6 +28,27 @@ pub const QEMU_TCG_HALT_EXIT_NS: [Ns; 20] = [
     31_200, 34_600, 35_800, 36_600, 37_500, 38_500, 40_000, 41_600, 43_800, 46_200, 48_500, 51_600,
     56_300, 60_300, 63_500, 66_700, 71_300, 75_900, 81_400, 109_500,
 ];
+/// qemu-tcg:1's costs that differ from the scaled table (icount ns), measured in the
+/// messaging-1@6.1 record (docs/overhead.md): perf bench sched messaging's main process forks
+/// a child every 833 µs (the median), each child runs 224 µs before it waits for the start
+/// and 2.02 ms from its last read to its exit (a receiver's last run), and each sends and
+/// receives a message in 4.13 and 2.54 µs of CPU (the medians over senders and receivers of
+/// their CPU time, their first and last runs aside, over their 400 messages).
+pub const QEMU_TCG_COSTS: [(&str, u64); 5] = [
+    ("fork_ns", 833_000),
+    ("fork_child_ns", 224_000),
+    ("exit_ns", 2_020_000),
+    ("unix_stream_sendmsg_ns", 4_130),
+    ("unix_stream_recvmsg_ns", 2_540),
+];
+/// The same for qemu-tcg:N, N ≥ 2 (host ns), in the messaging-2@6.1 record.
+pub const QEMU_MTTCG_COSTS: [(&str, u64); 5] = [
+    ("fork_ns", 1_625_000),
+    ("fork_child_ns", 635_000),
+    ("exit_ns", 3_645_000),
+    ("unix_stream_sendmsg_ns", 9_340),
+    ("unix_stream_recvmsg_ns", 8_910),
+];
 /// The most a platform's `irq_jitter_ns`, `irq_skew_ns` or a `halt_exit_ns` may be (1 ms).
 pub const MAX_TIMING_NS: Ns = 1_000_000;
 /// How much longer than rt-app's calibration a job's `run` takes on `qemu-tcg:1`, in 1/1000
@@ -202,19 +223,25 @@ impl Platform {
     ///   records' unpreempted jobs over schedlab's: p10 0.97, median 1.06, p90 1.41, mean
     ///   1.14; the kernel's CPUs slow down for hundreds of ms at a time, most often while the
     ///   other vCPU idles. Simplified: each job draws alone, and one rate per job).
+    /// - A process's fork, first steps and exit and a socket's send and receive cost what the
+    ///   messaging records measured (`QEMU_TCG_COSTS`, `QEMU_MTTCG_COSTS`), not the scaled
+    ///   table's figures (a socket call: 0.6-0.75 times theirs under icount, 0.45-0.55 on 2).
     pub fn qemu_tcg(n: usize) -> Platform {
-        let scaled = |scale| OpCosts::with(scale, &Default::default()).expect("in range");
+        let scaled = |scale, costs: [(&str, u64); 5]| {
+            let table = costs.iter().map(|&(k, ns)| (k.to_string(), ns)).collect();
+            OpCosts::with(scale, &table).expect("in range")
+        };
         let mut p = Platform {
             name: format!("qemu-tcg:{n}"),
             description: format!("QEMU TCG with {n} vCPUs, as the oracle boots it"),
             ..Platform::smp(n)
         };
         if n == 1 {
-            p.costs = scaled(QEMU_TCG_COST_SCALE);
+            p.costs = scaled(QEMU_TCG_COST_SCALE, QEMU_TCG_COSTS);
             p.work_stretch = QEMU_TCG_WORK_STRETCH.to_vec();
         } else {
             p.work_stretch = QEMU_MTTCG_WORK_STRETCH.to_vec();
-            p.costs = scaled(QEMU_MTTCG_COST_SCALE);
+            p.costs = scaled(QEMU_MTTCG_COST_SCALE, QEMU_MTTCG_COSTS);
             p.irq_jitter_ns = QEMU_TCG_IRQ_JITTER_NS;
             p.irq_skew_ns = QEMU_TCG_IRQ_SKEW_NS;
             p.halt_exit_ns = QEMU_TCG_HALT_EXIT_NS.to_vec();

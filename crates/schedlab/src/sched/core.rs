@@ -900,9 +900,6 @@ impl Sched {
         let t = &mut self.tasks[id as usize];
         if state == TaskState::Dead {
             t.stats.ended_at = Some(now);
-            if h.tracing() {
-                h.trace(&self.tasks, Tracepoint::Exit { task: id, cpu });
-            }
         }
         self.schedule(cpu, h);
     }

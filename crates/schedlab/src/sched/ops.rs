@@ -57,10 +57,19 @@ pub enum Op {
     /// A new rt-app thread's set-up before the start barrier (`thread_body`: its name,
     /// policy, log buffer), on its CPU.
     ThreadInit,
+    /// `fork` of a process: `kernel_clone` copying the creator's address space and files, on
+    /// the creator's CPU (hackbench's main process).
+    Fork,
+    /// A new process's first steps, on its CPU: `ret_from_fork` and the page faults that copy
+    /// what it writes of its parent's memory.
+    ForkChild,
+    /// A process's exit before it is a zombie (`do_exit`: `exit_mm` unmapping its address
+    /// space, `exit_files`), on its CPU.
+    Exit,
 }
 
 /// Every kind, in order.
-pub const OPS: [Op; 24] = [
+pub const OPS: [Op; 27] = [
     Op::ContextSwitch,
     Op::WakeupLocal,
     Op::WakeupRemote,
@@ -85,6 +94,9 @@ pub const OPS: [Op; 24] = [
     Op::CopyLine,
     Op::Clone,
     Op::ThreadInit,
+    Op::Fork,
+    Op::ForkChild,
+    Op::Exit,
 ];
 
 impl Op {
@@ -115,6 +127,9 @@ impl Op {
             Op::CopyLine => "copy_line",
             Op::Clone => "clone",
             Op::ThreadInit => "rtapp_thread_init",
+            Op::Fork => "fork",
+            Op::ForkChild => "fork_child",
+            Op::Exit => "exit",
         }
     }
 }

@@ -208,6 +208,25 @@ fn a_fair_enqueue_is_picked_when_the_running_task_sleeps() {
 }
 
 #[test]
+fn under_eevdf_a_task_whose_request_is_served_is_rescheduled_by_the_next_wakeup() {
+    // smp:1. A runs from T0 with B queued behind it (a fork does not preempt a task in its
+    // first slice); 1 ms later C forks. 6.12: the wakeup's update_curr charges A 1 ms, past
+    // its deadline (its request was at most a 0.75 ms base slice) with others queued, so it
+    // asks for a reschedule itself, though C is not the pick (B, placed at T0's average, has
+    // the earlier deadline): B runs. 6.1's update_curr asks nothing and C, placed a slice
+    // after min_vruntime (START_DEBIT), does not preempt: A runs on until a tick.
+    for (kernel, next) in [(Kernel::V6_12, 1), (Kernel::V6_1, 0)] {
+        let (mut s, mut h) = machine("smp:1", kernel);
+        let a = fork(&mut s, &mut h, attr(Policy::Other));
+        fork(&mut s, &mut h, attr(Policy::Other));
+        assert_eq!(s.rqs[0].curr, Some(a), "{kernel:?}");
+        h.now = T0 + MS;
+        fork(&mut s, &mut h, attr(Policy::Other));
+        assert_eq!(s.rqs[0].curr, Some(next), "{kernel:?}");
+    }
+}
+
+#[test]
 fn a_task_is_scheduled_through_its_own_entity_not_the_entity_of_its_id() {
     for kernel in Kernel::ALL {
         fair_pick(kernel, 1);

@@ -56,6 +56,10 @@ pub struct Channel {
     /// Threads waiting to read and to write, in arrival order.
     pub readers: VecDeque<u32>,
     pub writers: VecDeque<u32>,
+    /// Threads in `poll` for input, in arrival order: woken before the readers, the last
+    /// first (`__pollwait` adds its entry at the wait queue's head, an exclusive reader at
+    /// its tail, and `__wake_up_common` walks it from the head).
+    pub pollers: Vec<u32>,
 }
 
 /// A write that cannot go on now: the writer waits (after waking readers, for a pipe
@@ -72,7 +76,13 @@ impl Channel {
             wmem: 1,
             readers: VecDeque::new(),
             writers: VecDeque::new(),
+            pollers: Vec::new(),
         }
+    }
+
+    /// `poll` finds input (`pipe_poll`, `unix_poll`: EPOLLIN).
+    pub fn readable(&self) -> bool {
+        self.bytes > 0
     }
 
     /// Write `n` bytes (≤ `PAGE_SIZE`); `waited`: the writer is back from a wait.

@@ -63,6 +63,8 @@ pub struct Totals {
     pub end: Ns,
     /// Set when the run stopped because no thread could ever proceed.
     pub deadlock: Option<String>,
+    /// When a benchmark's main process took the time it starts its tasks at (`Op::Clock`).
+    pub bench_start: Option<Ns>,
 }
 
 /// A run: the scheduler, and the machine with its threads.

@@ -100,6 +100,8 @@ impl Resources {
                 "read"
             } else if c.writers.contains(&id) {
                 "write"
+            } else if c.pollers.contains(&id) {
+                "poll"
             } else {
                 return None;
             };
@@ -135,6 +137,14 @@ pub(super) struct Thread {
     idx: u32,
     /// Created by rt-app's main thread (it sets itself up before the start barrier).
     created: bool,
+    /// A forked process (`Op::Spawn`): its first steps and its exit cost its CPU's time.
+    process: bool,
+    /// The thread that spawned it (`Op::Spawn`), which reaps it; its own spawned children
+    /// not yet reaped, of which `zombies` have exited; waiting in `Op::Reap`.
+    parent: Option<u32>,
+    children: u32,
+    zombies: u32,
+    reaping: bool,
     phase: usize,
     phase_iter: i64,
     task_iter: i64,
@@ -262,6 +272,11 @@ impl Engine {
             def: def as u32,
             idx,
             created,
+            process: false,
+            parent: None,
+            children: 0,
+            zombies: 0,
+            reaping: false,
             phase: 0,
             phase_iter: 0,
             task_iter: 0,
@@ -550,6 +565,13 @@ impl Engine {
             Op::Join => Step::Busy,
             Op::Write { chan, bytes } => self.chan_io(s, id, chan, bytes, true),
             Op::Read { chan, bytes } => self.chan_io(s, id, chan, bytes, false),
+            Op::Poll(chan) => self.poll(s, id, chan),
+            Op::Spawn { def, process } => self.spawn(s, id, def as usize, process),
+            Op::Reap => self.reap(s, id),
+            Op::Clock => {
+                self.totals.bench_start = Some(now);
+                Step::Busy
+            }
             Op::Fork(_) => {
                 // fork() fails with EAGAIN past pid_max: the run stops there.
                 self.totals.deadlock = Some(format!(
@@ -601,15 +623,68 @@ impl Engine {
     /// `pthread_create` by rt-app's main thread `id` of a thread of task `def` that meets the
     /// start barrier: the `clone` costs its CPU's kernel time first.
     fn create(&mut self, s: &mut Sched, id: u32, def: usize) -> Step {
-        let call = std::mem::replace(&mut self.threads[id as usize].chan, ChanCall::Fresh);
-        if call == ChanCall::Fresh && self.kernel_time(s, id, &[(SchedOp::Clone, 1)]) {
-            self.retry_entered(id);
+        if self.entering(s, id, SchedOp::Clone) {
             return Step::Busy;
         }
         if self.fork_thread(s, def, Some(id), false) {
             self.res.created += 1;
         }
         Self::busy_if_running(s, id)
+    }
+
+    /// `fork` (`process`) or `pthread_create` by the running thread `id` of a thread of task
+    /// `def`, its child: the system call costs its CPU's kernel time first, and a process's
+    /// first steps cost the child's CPU before its program.
+    fn spawn(&mut self, s: &mut Sched, id: u32, def: usize, process: bool) -> Step {
+        if self.entering(s, id, [SchedOp::Clone, SchedOp::Fork][process as usize]) {
+            return Step::Busy;
+        }
+        let child = s.tasks.len();
+        if self.fork_thread(s, def, Some(id), false) {
+            self.threads[id as usize].children += 1;
+            let c = &mut self.threads[child];
+            c.parent = Some(id);
+            c.process = process;
+        }
+        Self::busy_if_running(s, id)
+    }
+
+    /// `wait` by the running thread `id`: reap an exited child, or sleep until one exits
+    /// (none left: it returns at once, ECHILD).
+    fn reap(&mut self, s: &mut Sched, id: u32) -> Step {
+        let th = &mut self.threads[id as usize];
+        if th.zombies > 0 || th.children == 0 {
+            th.children -= th.zombies.min(1);
+            th.zombies -= th.zombies.min(1);
+            return Step::Busy;
+        }
+        th.reaping = true;
+        th.op -= 1; // it waits again when woken: the child it finds is reaped then
+        self.block(s, id, "a child's exit (wait)".into())
+    }
+
+    /// `poll` for input on channel `chan` by the running thread `id`: on at once if there is
+    /// some, else it waits on the channel and polls again when woken.
+    fn poll(&mut self, s: &mut Sched, id: u32, chan: u32) -> Step {
+        let c = &mut self.res.chans[chan as usize];
+        if c.readable() {
+            return Step::Busy;
+        }
+        c.pollers.push(id);
+        self.threads[id as usize].op -= 1;
+        self.block_current(s, id, TaskState::Blocked);
+        Step::Off
+    }
+
+    /// The running thread `id` enters a system call of kernel work `op`: true while that work
+    /// takes its CPU's time (it then makes the call again, past its entry).
+    fn entering(&mut self, s: &mut Sched, id: u32, op: SchedOp) -> bool {
+        let call = std::mem::replace(&mut self.threads[id as usize].chan, ChanCall::Fresh);
+        let wait = call == ChanCall::Fresh && self.kernel_time(s, id, &[(op, 1)]);
+        if wait {
+            self.retry_entered(id);
+        }
+        wait
     }
 
     /// Count `ops` on the CPU of the running thread `id`; true when the kernel's time on that
@@ -685,6 +760,9 @@ impl Engine {
         let c = &mut self.res.chans[chan as usize];
         let all = c.kind == ChanKind::Unix;
         let mut woken = std::mem::take(&mut self.woken);
+        if wakes.readers {
+            woken.extend(c.pollers.drain(..).rev());
+        }
         for (wake, queue) in [
             (wakes.readers, &mut c.readers),
             (wakes.writers, &mut c.writers),
@@ -721,7 +799,14 @@ impl Engine {
                 } else if matches!(attr.policy, Policy::Fifo | Policy::Rr) {
                     s.sched_setscheduler_rt(id, &attr, self);
                 }
-                if self.kernel_time(s, id, &[(SchedOp::ThreadInit, 1)]) {
+            }
+            let th = &self.threads[id as usize];
+            let init = [
+                (th.created, SchedOp::ThreadInit),
+                (th.process, SchedOp::ForkChild),
+            ];
+            if let Some(&(_, op)) = init.iter().find(|(costs, _)| *costs) {
+                if self.kernel_time(s, id, &[(op, 1)]) {
                     return Step::Busy;
                 }
             }
@@ -860,6 +945,15 @@ impl Engine {
     }
 
     fn exit(&mut self, s: &mut Sched, id: u32) -> Step {
+        // A process releases its address space and files first (exit_mm, exit_files).
+        let call = std::mem::replace(&mut self.threads[id as usize].chan, ChanCall::Fresh);
+        if self.threads[id as usize].process
+            && call == ChanCall::Fresh
+            && self.kernel_time(s, id, &[(SchedOp::Exit, 1)])
+        {
+            self.threads[id as usize].chan = ChanCall::Entered;
+            return Step::Busy;
+        }
         if self.tracing && self.prog.ftrace.task {
             self.marker(s, id, "rtapp_task: event=end".into());
         }
@@ -868,6 +962,21 @@ impl Engine {
             self.res.created -= 1;
             if let Some(main) = self.res.joiner.filter(|_| self.res.created == 0) {
                 self.wake_all(s, id, vec![main]); // pthread_join returns
+            }
+        }
+        // do_exit: its tracepoint, then the parent told (exit_notify), then its last switch.
+        if self.tracing {
+            let cpu = s.tasks[id as usize].cpu;
+            self.emit(&s.tasks, &Tracepoint::Exit { task: id, cpu });
+        }
+        if let Some(p) = self.threads[id as usize].parent {
+            // A parent in wait() is woken (__wake_up_parent, a sync wakeup).
+            let parent = &mut self.threads[p as usize];
+            parent.zombies += 1;
+            if std::mem::take(&mut parent.reaping) {
+                self.res.waiting.remove(&s.tasks[p as usize].pid);
+                let cpu = s.tasks[id as usize].cpu;
+                self.wake(s, p, cpu, WF_SYNC);
             }
         }
         self.block_current(s, id, TaskState::Dead);

@@ -22,9 +22,13 @@ pub struct Hackbench {
     pub loops: u64,
     pub datasize: u32,
     pub pipe: bool,
-    /// Threads of one process rather than processes. Simplified: the same costs (no mm
-    /// switch is modelled), only the names differ.
+    /// Threads of one process rather than processes: created by `pthread_create` and gone
+    /// without a process's exit. Simplified: no mm switch is modelled.
     pub threads: bool,
+    /// The main process forks the tasks, waits until each is ready and kicks them off
+    /// together, as hackbench does. Off (an idealization): the tasks start at once, with no
+    /// main process, so that a run of few loops has no start-up transient to scale up.
+    pub kick: bool,
     /// The cgroup its tasks run in (`/a/b`; None: the root).
     pub taskgroup: Option<String>,
 }
@@ -39,6 +43,7 @@ impl Default for Hackbench {
             datasize: 100,
             pipe: false,
             threads: false,
+            kick: true,
             taskgroup: None,
         }
     }
@@ -75,7 +80,7 @@ impl Generator {
     /// The threads it creates.
     pub fn nr_threads(&self) -> usize {
         match self {
-            Generator::Hackbench(h) => 2 * h.groups as usize * h.fds as usize,
+            Generator::Hackbench(h) => h.kick as usize + 2 * h.groups as usize * h.fds as usize,
             Generator::PipeBench(_) => 2,
         }
     }
@@ -112,14 +117,32 @@ fn working_set(ops: &[Op]) -> u64 {
     THREAD_SIZE + bytes.max().unwrap_or(0) + PAGE_SIZE * ops.len() as u64
 }
 
-/// Add a SCHED_OTHER nice-0 task of `name` running `ops` `loops` times, once.
-fn task(prog: &mut Program, name: String, ops: Vec<Op>, loops: u64, group: u32) {
-    let markers = ops.iter().map(|_| (0, String::new())).collect();
-    let working_set = working_set(&ops);
-    let ops = prog.code.push(ops, markers);
+/// Add a SCHED_OTHER nice-0 task of `name` running its `phases` (operations, loops) in turn,
+/// of `instance` threads at the start (0: one another spawns): its index.
+fn task(
+    prog: &mut Program,
+    name: String,
+    phases: Vec<(Vec<Op>, u64)>,
+    instance: u32,
+    group: u32,
+) -> u32 {
+    let working_set = phases.iter().map(|(ops, _)| working_set(ops)).max();
+    let phases = (phases.into_iter())
+        .map(|(ops, loops)| {
+            let markers = ops.iter().map(|_| (0, String::new())).collect();
+            Phase {
+                loops: loops as i64,
+                ops: prog.code.push(ops, markers),
+                nice: None,
+                uclamp: (None, None),
+                cpus: None,
+                group: None,
+            }
+        })
+        .collect();
     prog.tasks.push(TaskProgram {
         name,
-        instance: 1,
+        instance,
         delay: 0,
         loops: 1,
         attr: SchedAttr {
@@ -127,17 +150,11 @@ fn task(prog: &mut Program, name: String, ops: Vec<Op>, loops: u64, group: u32) 
             ..SchedAttr::of(Policy::Other)
         },
         cpus: None,
-        phases: vec![Phase {
-            loops: loops as i64,
-            ops,
-            nice: None,
-            uclamp: (None, None),
-            cpus: None,
-            group: None,
-        }],
+        phases,
         unique_absolute: Vec::new(),
-        working_set,
+        working_set: working_set.unwrap_or(0),
     });
+    prog.tasks.len() as u32 - 1
 }
 
 /// A new channel of `kind` in `prog`: its index.
@@ -147,62 +164,85 @@ fn channel(prog: &mut Program, kind: ChanKind) -> u32 {
 }
 
 impl Hackbench {
+    /// hackbench's main process and its children (rt-tests' hackbench.c, perf's
+    /// sched-messaging.c): it forks each group's receivers, then its senders; each child
+    /// writes a byte to the ready pipe and polls the wake pipe; once it has read every
+    /// child's byte the main process takes its start time, writes the wake pipe (waking
+    /// them all) and reaps them one by one. Without `kick`, the children alone, started.
     fn append(&self, prog: &mut Program, group: u32) {
         let kind = if self.pipe {
             ChanKind::Pipe
         } else {
             ChanKind::Unix
         };
+        let kick = self
+            .kick
+            .then(|| (channel(prog, ChanKind::Pipe), channel(prog, ChanKind::Pipe)));
+        let process = !self.threads;
+        let mut main = Vec::new();
+        let mut child = |prog: &mut Program, name, ops, loops| match kick {
+            Some((ready, wake)) => {
+                let start = vec![w((ready, 1)), Op::Poll(wake)];
+                let def = task(prog, name, vec![(start, 1), (ops, loops)], 0, group);
+                main.push(Op::Spawn { def, process });
+            }
+            None => {
+                task(prog, name, vec![(ops, loops)], 1, group);
+            }
+        };
         for g in 0..self.groups {
-            // Receivers first, as hackbench creates them.
             let chans: Vec<u32> = (0..self.fds).map(|_| channel(prog, kind)).collect();
-            for (r, &chan) in chans.iter().enumerate() {
-                let read = Op::Read {
-                    chan,
-                    bytes: self.datasize,
-                };
+            let msg = |chan| (chan, self.datasize);
+            for (i, &chan) in chans.iter().enumerate() {
                 let loops = self.fds as u64 * self.loops;
-                task(
+                child(
                     prog,
-                    format!("hackbench-g{g}-r{r}"),
-                    vec![read],
+                    format!("hackbench-g{g}-r{i}"),
+                    vec![r(msg(chan))],
                     loops,
-                    group,
                 );
             }
-            for s in 0..self.fds {
-                let writes = (chans.iter())
-                    .map(|&chan| Op::Write {
-                        chan,
-                        bytes: self.datasize,
-                    })
-                    .collect();
-                task(
-                    prog,
-                    format!("hackbench-g{g}-s{s}"),
-                    writes,
-                    self.loops,
-                    group,
-                );
+            for i in 0..self.fds {
+                let writes = chans.iter().map(|&chan| w(msg(chan))).collect();
+                child(prog, format!("hackbench-g{g}-s{i}"), writes, self.loops);
             }
         }
+        if let Some((ready, wake)) = kick {
+            let n = main.len();
+            main.extend(std::iter::repeat_n(r((ready, 1)), n));
+            main.extend([Op::Clock, w((wake, 1))]);
+            main.extend(std::iter::repeat_n(Op::Reap, n));
+            task(prog, "hackbench".into(), vec![(main, 1)], 1, group);
+        }
     }
+}
+
+/// A `write` of (channel, bytes).
+fn w((chan, bytes): (u32, u32)) -> Op {
+    Op::Write { chan, bytes }
+}
+
+/// A `read` of (channel, bytes).
+fn r((chan, bytes): (u32, u32)) -> Op {
+    Op::Read { chan, bytes }
 }
 
 impl PipeBench {
     fn append(&self, prog: &mut Program, group: u32) {
         let (there, back) = (channel(prog, ChanKind::Pipe), channel(prog, ChanKind::Pipe));
         let int = |chan| (chan, 4);
-        let (w, r) = (
-            |(chan, bytes)| Op::Write { chan, bytes },
-            |(chan, bytes)| Op::Read { chan, bytes },
-        );
         let ops = [
             vec![w(int(there)), r(int(back))],
             vec![r(int(there)), w(int(back))],
         ];
         for (i, ops) in ops.into_iter().enumerate() {
-            task(prog, format!("sched-pipe-{i}"), ops, self.loops, group);
+            task(
+                prog,
+                format!("sched-pipe-{i}"),
+                vec![(ops, self.loops)],
+                1,
+                group,
+            );
         }
     }
 }

@@ -76,6 +76,20 @@ pub enum Op {
         chan: u32,
         bytes: u32,
     },
+    /// `poll` of channel `chan` for input: wait until it holds a byte, which stays there.
+    Poll(u32),
+    /// `fork` (`process`) or `pthread_create` of a thread of task definition `def`, a child
+    /// of this one: the kernel's time on the creator's CPU first.
+    Spawn {
+        def: u32,
+        process: bool,
+    },
+    /// `wait`: until a child has exited (at once if one has and is not yet reaped, or if
+    /// none is left).
+    Reap,
+    /// A benchmark's `gettimeofday` before it starts its tasks: the start of the time it
+    /// reports (`RunResult::bench_start_ns`).
+    Clock,
 }
 
 impl Op {

@@ -500,8 +500,9 @@ impl<'a> Reader<'a> {
                 "datasize" => h.datasize = self.count(&path, v, MAX_DATASIZE as u64)? as u32,
                 "pipe" => h.pipe = self.boolean(&path, v)?,
                 "threads" => h.threads = self.boolean(&path, v)?,
+                "kick" => h.kick = self.boolean(&path, v)?,
                 "taskgroup" => h.taskgroup = Some(self.string(&path, v)?),
-                _ => return Err(self.err(&path, v, "unknown hackbench option: groups, fds, loops, datasize, pipe, threads, taskgroup")),
+                _ => return Err(self.err(&path, v, "unknown hackbench option: groups, fds, loops, datasize, pipe, threads, kick, taskgroup")),
             }
         }
         Ok(h)

@@ -240,7 +240,7 @@ pub struct Fair<'a, 'n> {
     /// The machine: the bandwidth timers, and the tracepoints (`pelt_se_tp`, `pelt_cfs_tp`,
     /// `sched_util_est_*_tp`) when tracing.
     pub hooks: &'a mut RqHooks<'n>,
-    /// `resched_curr` asked by the operation (a cfs_rq out of runtime).
+    /// `resched_curr` asked by the operation (a cfs_rq out of runtime, curr's request served).
     pub resched: bool,
     /// Running time `update_curr` charged and the fair server has not yet been told of
     /// (`dl_server_update`, done by the class interface after the operation).
@@ -327,7 +327,10 @@ impl Fair<'_, '_> {
             .wrapping_add(calc_delta_fair(delta as u64, &se.load));
         self.account_cfs_rq_runtime(delta as u64);
         if self.is_eevdf() {
-            eevdf::after_update_curr(self, id)
+            // 6.12's update_curr calls resched_curr itself once the request is served.
+            let resched = eevdf::after_update_curr(self, id);
+            self.resched |= resched;
+            resched
         } else {
             cfs::update_min_vruntime(self);
             false

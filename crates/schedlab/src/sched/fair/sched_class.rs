@@ -458,6 +458,10 @@ impl SchedClass for FairClass {
         if next_marked {
             set_buddy(env, pse, Buddy::Next);
         }
+        // Already to reschedule (the wakeup's own update_curr may have asked).
+        if rq.need_resched {
+            return false;
+        }
         if cfs {
             let (c_idle, p_idle) = (env.ses[curr as usize].idle, env.ses[pse as usize].idle);
             if (!c_idle || p_idle) && (!normal || !env.feat.has(Feat::WakeupPreemption)) {
