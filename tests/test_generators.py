@@ -83,10 +83,17 @@ def test_hackbench_without_kick_starts_its_tasks_at_once(tmp_path):
     assert (n["fork"], n["clone"], n["pipe_write"]) == (0, 0, 0)
 
 
-def test_perf_bench_pipe_makes_two_writes_and_two_reads_per_round_trip(tmp_path):
-    r = run(tmp_path, {"perf_bench_pipe": {"loops": 500}})
+@pytest.mark.parametrize("threaded", [False, True])
+def test_perf_bench_pipe_makes_two_writes_and_two_reads_per_round_trip(tmp_path, threaded):
+    # sched-pipe.c: perf forks worker 0 and runs worker 1 itself (processes: 2 tasks, a fork,
+    # the child's first steps and exit), or creates both as threads and joins them (-T: 3
+    # tasks, 2 clones, no process exit).
+    r = run(tmp_path, {"perf_bench_pipe": {"loops": 500, "threaded": threaded}})
+    assert r.deadlock is None and len(r.tasks) == 2 + threaded
     n = ops(r)
     assert (n["pipe_write"], n["pipe_read"], n["copy_line"]) == (1000, 1000, 2000)
+    expected = (0, 0, 0, 2) if threaded else (1, 1, 1, 0)
+    assert (n["fork"], n["fork_child"], n["exit"], n["clone"]) == expected
     # Each round trip blocks each task once: a switch to it and one away (at least).
     assert n["context_switch"] >= 2 * 500
 
@@ -138,8 +145,9 @@ def test_perf_bench_pipe_command_prints_perf_report(cli, tmp_path):
     out = cli("perf-bench-pipe", "-l", "2000", "-T", "--platform", "hikey", "--summary", summary)
     assert out.returncode == 0, out.stderr
     s = json.loads(summary.read_text())
-    usecs = max(t["ended_ns"] for t in s["tasks"]) // 1000
-    assert usecs > 0
+    # Timed from perf's clock read, before it creates the threads, to the last exit.
+    usecs = (max(t["ended_ns"] for t in s["tasks"]) - s["bench_start_ns"]) // 1000
+    assert usecs > 0 and s["bench_start_ns"] < min(t["started_ns"] for t in s["tasks"][1:])
     lines = out.stdout.decode().splitlines()
     assert lines[:3] == ["# Running 'sched/pipe' benchmark:",
                          "# Executed 2000 pipe operations between two threads", ""]

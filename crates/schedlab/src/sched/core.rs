@@ -708,6 +708,9 @@ impl Sched {
             Some(curr) => p.above(self.tasks[curr as usize].class),
         };
         if resched || self.rqs[cpu].need_resched {
+            // A queue event with a schedule to come: no back-to-back clock update.
+            let rq = &mut self.rqs[cpu];
+            rq.clock_skip |= rq.curr.is_some_and(|c| self.tasks[c as usize].queued());
             self.resched_curr(cpu, h);
         }
     }
@@ -733,7 +736,10 @@ impl Sched {
     /// schedlab picks first under both kernels, as 6.12 and 6.1's fair fast path do.
     #[inline]
     fn pick_next<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> Switch {
-        self.update_rq_clock(cpu, h.now());
+        // The clock update that RQCF_ACT_SKIP skips (a wakeup asked it).
+        if !std::mem::take(&mut self.rqs[cpu].clock_skip) {
+            self.update_rq_clock(cpu, h.now());
+        }
         let prev = self.rqs[cpu].curr;
         if let Some(p) = prev {
             self.rqs[cpu].in_schedule = true;
@@ -877,7 +883,9 @@ impl Sched {
         let cpu = self.tasks[id as usize].cpu;
         debug_assert_eq!(self.rqs[cpu].curr, Some(id));
         let now = h.now();
-        self.update_rq_clock(cpu, now);
+        if !self.rqs[cpu].clock_skip {
+            self.update_rq_clock(cpu, now); // __schedule's, skipped as in pick_next
+        }
         let flags = if state == TaskState::Dead {
             DEQUEUE_SLEEP | DEQUEUE_SPECIAL
         } else {

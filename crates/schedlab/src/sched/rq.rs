@@ -28,6 +28,10 @@ pub struct Rq {
     pub dl_server: bool,
     /// TIF_NEED_RESCHED: a class asked for a resched outside a return value (`resched_curr`).
     pub need_resched: bool,
+    /// RQCF_REQ_SKIP (`rq_clock_skip_update`): a wakeup left curr queued and to be rescheduled,
+    /// so the next `__schedule` keeps the clock where it was (the time until the switch is
+    /// charged to the next task, at its first `update_curr`).
+    pub clock_skip: bool,
     /// In `__schedule`, between prev and the pick: a resched asked for meanwhile (a task
     /// pulled by the newly idle balance) only sets TIF_NEED_RESCHED, which the pick clears.
     pub in_schedule: bool,
@@ -88,6 +92,7 @@ impl Rq {
             rt,
             dl_server: false,
             need_resched: false,
+            clock_skip: false,
             in_schedule: false,
             curr: None,
             idle_wakee: Wakee::default(),

@@ -22,6 +22,8 @@ pub(crate) struct Recorder {
     pub armed: Vec<(Ns, SchedTimer)>,
     pub resched: Vec<usize>,
     pub switches: Vec<(usize, Switch)>,
+    /// A rescheduled CPU waits for the test to call `schedule` (its preemption point later).
+    pub defer: bool,
 }
 
 impl Hooks for Recorder {
@@ -41,7 +43,9 @@ impl Hooks for Recorder {
 
     fn resched_curr(&mut self, s: &mut Sched, cpu: usize) {
         self.resched.push(cpu);
-        s.schedule(cpu, self);
+        if !self.defer {
+            s.schedule(cpu, self);
+        }
     }
 
     fn context_switch(&mut self, _s: &mut Sched, cpu: usize, sw: Switch) {
@@ -224,6 +228,37 @@ fn under_eevdf_a_task_whose_request_is_served_is_rescheduled_by_the_next_wakeup(
         fork(&mut s, &mut h, attr(Policy::Other));
         assert_eq!(s.rqs[0].curr, Some(next), "{kernel:?}");
     }
+}
+
+#[test]
+fn a_wakeup_that_preempts_leaves_the_clock_where_it_was_until_the_switch() {
+    // smp:1, 6.1. A forks onto the idle CPU at vruntime 6 ms (min_vruntime 0 plus its
+    // START_DEBIT slice, 6 ms alone); B forks behind it at max(A's 6, 0 + 3 ms, its slice of
+    // two) = 6 ms. A runs 1 ms (7 ms) and sleeps; B runs 4 ms (10 ms). A wakes at T0 + 5 ms,
+    // placed at max(7, 10 − 3) = 7: 3 ms behind B, more than the 1 ms wakeup granularity,
+    // so B is to be preempted, and wakeup_preempt asks rq_clock_skip_update. The switch
+    // comes 5 µs later: __schedule keeps the clock of the wakeup, so B is charged 4 ms, not
+    // 4.005, and A's run starts at the wakeup's clock: its next update, at T0 + 6 ms, charges
+    // it 1 ms, the skipped 5 µs included (2 ms in all).
+    let (mut s, mut h) = machine("smp:1", Kernel::V6_1);
+    let a = fork(&mut s, &mut h, attr(Policy::Other));
+    let b = fork(&mut s, &mut h, attr(Policy::Other));
+    h.now = T0 + MS;
+    s.deactivate(a, TaskState::Sleeping, &mut h);
+    assert_eq!(s.rqs[0].curr, Some(b));
+    h.defer = true;
+    h.now = T0 + 5 * MS;
+    h.resched.clear();
+    assert!(s.try_to_wake_up(a, 0, 0, &mut h));
+    assert_eq!(h.resched, [0], "A preempts B");
+    h.now += 5_000;
+    s.schedule(0, &mut h);
+    assert_eq!(s.rqs[0].curr, Some(a));
+    let run = |s: &Sched, t: u32| s.ses[s.tasks[t as usize].se as usize].sum_exec_runtime;
+    assert_eq!(run(&s, b), 4 * MS);
+    h.now = T0 + 6 * MS;
+    s.deactivate(a, TaskState::Sleeping, &mut h);
+    assert_eq!(run(&s, a), 2 * MS);
 }
 
 #[test]

@@ -50,7 +50,8 @@ impl Default for Hackbench {
 }
 
 /// `perf bench sched pipe [-l LOOPS] [-T]`: two tasks pass a 4-byte integer back and forth
-/// over two pipes, LOOPS round trips.
+/// over two pipes, LOOPS round trips: perf's process and the child it forks, or two threads
+/// it creates.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PipeBench {
     pub loops: u64,
@@ -81,7 +82,7 @@ impl Generator {
     pub fn nr_threads(&self) -> usize {
         match self {
             Generator::Hackbench(h) => h.kick as usize + 2 * h.groups as usize * h.fds as usize,
-            Generator::PipeBench(_) => 2,
+            Generator::PipeBench(p) => 2 + p.threaded as usize,
         }
     }
 
@@ -228,21 +229,45 @@ fn r((chan, bytes): (u32, u32)) -> Op {
 }
 
 impl PipeBench {
+    /// tools/perf/bench/sched-pipe.c: worker 0 reads pipe 1 and writes pipe 2, worker 1
+    /// writes pipe 1 and reads pipe 2, LOOPS times. perf takes its start time, then forks
+    /// worker 0 and runs worker 1 itself and waits for the child (processes), or creates
+    /// both as threads and joins them (`-T`).
     fn append(&self, prog: &mut Program, group: u32) {
         let (there, back) = (channel(prog, ChanKind::Pipe), channel(prog, ChanKind::Pipe));
         let int = |chan| (chan, 4);
-        let ops = [
-            vec![w(int(there)), r(int(back))],
-            vec![r(int(there)), w(int(back))],
-        ];
-        for (i, ops) in ops.into_iter().enumerate() {
+        let loops = self.loops;
+        let worker = |prog: &mut Program, i: usize, ops: Vec<Op>| {
             task(
                 prog,
                 format!("sched-pipe-{i}"),
-                vec![(ops, self.loops)],
-                1,
+                vec![(ops, loops)],
+                0,
                 group,
-            );
-        }
+            )
+        };
+        let zero = worker(prog, 0, vec![r(int(there)), w(int(back))]);
+        let one = vec![w(int(there)), r(int(back))];
+        let (name, main) = if self.threaded {
+            let one = worker(prog, 1, one);
+            let spawn = |def| Op::Spawn {
+                def,
+                process: false,
+            };
+            let ops = vec![Op::Clock, spawn(zero), spawn(one), Op::Reap, Op::Reap];
+            ("sched-pipe", vec![(ops, 1)])
+        } else {
+            let fork = Op::Spawn {
+                def: zero,
+                process: true,
+            };
+            let phases = vec![
+                (vec![Op::Clock, fork], 1),
+                (one, loops),
+                (vec![Op::Reap], 1),
+            ];
+            ("sched-pipe-1", phases)
+        };
+        task(prog, name.into(), main, 1, group);
     }
 }
