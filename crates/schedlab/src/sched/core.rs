@@ -708,9 +708,10 @@ impl Sched {
             Some(curr) => p.above(self.tasks[curr as usize].class),
         };
         if resched || self.rqs[cpu].need_resched {
-            // A queue event with a schedule to come: no back-to-back clock update.
+            // A queue event with a schedule to come: no back-to-back clock update (the idle
+            // task counts as queued: init_idle sets its on_rq).
             let rq = &mut self.rqs[cpu];
-            rq.clock_skip |= rq.curr.is_some_and(|c| self.tasks[c as usize].queued());
+            rq.clock_skip |= rq.curr.is_none_or(|c| self.tasks[c as usize].queued());
             self.resched_curr(cpu, h);
         }
     }

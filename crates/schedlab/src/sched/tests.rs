@@ -262,6 +262,32 @@ fn a_wakeup_that_preempts_leaves_the_clock_where_it_was_until_the_switch() {
 }
 
 #[test]
+fn a_wakeup_onto_an_idle_cpu_charges_the_woken_task_from_the_wakeup() {
+    // smp:1, 6.12. A runs 1 ms from T0 and sleeps: the CPU idles. A wakes at T0 + 5 ms; the
+    // idle task counts as queued (init_idle sets its on_rq), so wakeup_preempt asks the
+    // clock skip too, and the switch 5 µs later keeps the wakeup's clock: A's run starts at
+    // T0 + 5 ms, and its next update, at T0 + 6 ms, charges it 1 ms (2 ms in all), the 5 µs
+    // before its switch included.
+    let (mut s, mut h) = machine("smp:1", Kernel::V6_12);
+    let a = fork(&mut s, &mut h, attr(Policy::Other));
+    h.now = T0 + MS;
+    s.deactivate(a, TaskState::Sleeping, &mut h);
+    assert!(s.idle_cpu(0));
+    h.defer = true;
+    h.now = T0 + 5 * MS;
+    assert!(s.try_to_wake_up(a, 0, 0, &mut h));
+    h.now += 5_000;
+    s.schedule(0, &mut h);
+    assert_eq!(s.rqs[0].curr, Some(a));
+    h.now = T0 + 6 * MS;
+    s.deactivate(a, TaskState::Sleeping, &mut h);
+    assert_eq!(
+        s.ses[s.tasks[a as usize].se as usize].sum_exec_runtime,
+        2 * MS
+    );
+}
+
+#[test]
 fn a_task_is_scheduled_through_its_own_entity_not_the_entity_of_its_id() {
     for kernel in Kernel::ALL {
         fair_pick(kernel, 1);

@@ -26,23 +26,24 @@ fn stat(s: &Sim, path: &str) -> (u64, u64, u64) {
 fn two_hogs_under_50_of_100_ms_run_50_ms_a_period() {
     // HZ=1000: each CPU's update_curr charges 1 ms a tick; a throttle's reschedule switches
     // 1 ns after the tick (`Cpu::changed_at`), as an idle CPU does after a wakeup or an
-    // unthrottle. Period 0: the hogs start 1 ns in and take 5 ms each; at the 5 ms tick 1 ns
-    // is left, at the 6 ms tick each tops up to 5 ms (6 ms − 1 ns), then 5 ms at 11 and 16
-    // ms: 8 ms + 2 ns are left at 21 ms, 5 ms for the first CPU and the rest for the second,
-    // throttled at the 25 ms tick; the first at the 26 ms one: 25 + 26 ms of running. Later
-    // periods: the refill gives each throttled cfs_rq what it overran plus 1 ns; at the next
-    // tick each tops up (6 ms − 1 ns), then 5 ms at 6, 11 and 16 ms; 8 ms are left at 21 ms,
-    // 5 for one CPU and 3 for the other: throttled at 24 and 26 ms, 50 ms of running. Over
-    // 1 s, 9 refills happen inside the run (the 10th at its end), each finding both CPUs
-    // throttled: 75 + 74 ms (period 0) or 76 + 74 ms, less 1 ns each, until the refill.
+    // unthrottle. Period 0: the hogs fork onto the idle CPUs, whose switch keeps the fork's
+    // clock (rq_clock_skip_update: the idle task counts as queued), so each is charged from
+    // 0 and takes 5 ms; at the 5 ms tick none is left and each tops up 5 ms, again at 10, 15
+    // and 20 ms: the 50 ms are gone and both are throttled at the 25 ms tick: 25 + 25 ms of
+    // running. Later periods: the refill gives each throttled cfs_rq what it overran plus
+    // 1 ns; the unthrottled CPU switches 1 ns later and at the next tick each tops up (6 ms
+    // − 2 ns), then 5 ms at 6, 11 and 16 ms; 8 ms are left at 21 ms, 5 for one CPU and 3
+    // for the other: throttled at 24 and 26 ms, 50 ms of running. Over 1 s, 9 refills happen
+    // inside the run (the 10th at its end), each finding both CPUs throttled: 75 + 75 ms
+    // (period 0) or 76 + 74 ms, less 1 ns each, until the refill.
     // (tests/test_bandwidth.py checks the throttle instants one by one.)
     let json = r#"{"global": {"duration": 1}, "tasks": {
         "hog": {"instance": 2, "taskgroup": "/g", "run": 2000000}}}"#;
     for k in Kernel::ALL {
         let s = run_with(json, "smp:2", k, &["/g:max=50000/100000"]);
         let run: u64 = s.sched().tasks.iter().map(|t| t.stats.run_ns).sum();
-        assert_eq!(run, 51_000_000 + 9 * 50_000_000, "{k:?}");
-        let throttled = 149_000_000 + 8 * 150_000_000 - 9 * 2;
+        assert_eq!(run, 10 * 50_000_000, "{k:?}");
+        let throttled = 9 * 150_000_000 - 9 * 2;
         assert_eq!(stat(&s, "/g"), (9, 9, throttled), "{k:?}");
     }
 }
