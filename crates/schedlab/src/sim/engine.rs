@@ -618,12 +618,12 @@ impl Engine {
         s.deactivate(id, state, self);
     }
 
-    /// Sleep the running thread `id` until `at` (`hrtimer_nanosleep`): a fair task's timer
-    /// may end up to its slack later; an RT or deadline task's has none.
+    /// Sleep the running thread `id` until `at` (`hrtimer_nanosleep`, its system call
+    /// counted by the caller): a fair task's timer may end up to its slack later; an RT or
+    /// deadline task's has none.
     pub(super) fn sleep_until(&mut self, s: &mut Sched, id: u32, at: u64) {
         let gen = self.threads[id as usize].wake_gen;
         let t = &s.tasks[id as usize];
-        s.ops.add(t.cpu, Op::Nanosleep, 1);
         let slack = if t.class.rt_task() {
             0
         } else {

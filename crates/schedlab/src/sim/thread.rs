@@ -180,6 +180,8 @@ pub(super) struct Thread {
     idle_runs: (Ns, u32),
     /// Where its pipe or socket call is.
     chan: ChanCall,
+    /// The expiry of a sleep whose system call's kernel time is under way.
+    sleep_at: Option<Ns>,
     timer_expiry: Option<Ns>,
     pub(super) stats: RtappStats,
 }
@@ -309,6 +311,7 @@ impl Engine {
             wake_gen: 0,
             idle_runs: (0, 0),
             chan: ChanCall::Fresh,
+            sleep_at: None,
             timer_expiry: None,
             stats: RtappStats::default(),
         };
@@ -343,7 +346,8 @@ impl Engine {
         if let Some(from) = th.run_from.take() {
             th.row.run += now - from;
         }
-        if let Some(exp) = th.timer_expiry.take() {
+        // Back from its timer's sleep (not from the system call that begins it).
+        if let Some(exp) = th.timer_expiry.take_if(|_| th.sleep_at.is_none()) {
             th.row.wu_lat += (now - exp + 500) / 1000;
         }
         for _ in 0..MAX_EVENTS_AT_ONE_INSTANT {
@@ -453,7 +457,9 @@ impl Engine {
             }
         }
         let op = self.prog.code.ops[pc];
-        if self.tracing && self.prog.ftrace.event {
+        let th = &self.threads[id as usize];
+        let reentry = th.sleep_at.is_some() || th.chan == ChanCall::Entered;
+        if self.tracing && self.prog.ftrace.event && !reentry {
             let (ty, desc) = self.prog.code.markers[pc].clone();
             self.marker(
                 s,
@@ -485,10 +491,11 @@ impl Engine {
                 th.action = Action::Until(now.saturating_add(ns));
                 Step::Busy
             }
-            Op::Sleep(ns) => {
-                self.sleep_until(s, id, now + ns);
-                Step::Off
+            // Back from a sleep's system call: it leaves the CPU now.
+            Op::Sleep(_) | Op::Timer { .. } if self.threads[id as usize].sleep_at.is_some() => {
+                self.nanosleep(s, id, 0)
             }
+            Op::Sleep(ns) => self.nanosleep(s, id, now + ns),
             Op::Timer { timer, period } => self.timer(s, id, timer, period),
             Op::Lock(m) => self.lock(s, id, m),
             Op::Unlock(m) => {
@@ -676,6 +683,34 @@ impl Engine {
         Step::Off
     }
 
+    /// `clock_nanosleep` until `at` by the running thread `id`: the system call, which arms
+    /// the timer, costs the CPU's kernel time before the thread leaves it (in its own time,
+    /// as the kernel charges it); back here once that is done (`at` then ignored), it sleeps
+    /// unless the expiry has passed meanwhile.
+    fn nanosleep(&mut self, s: &mut Sched, id: u32, at: Ns) -> Step {
+        let now = self.now;
+        let th = &mut self.threads[id as usize];
+        if let Some(at) = th.sleep_at.take() {
+            if at <= now {
+                // The timer expired during the call: do_nanosleep returns without sleeping.
+                if let Some(exp) = th.timer_expiry.take() {
+                    th.row.wu_lat += (now - exp + 500) / 1000;
+                }
+                return Step::Busy;
+            }
+            self.sleep_until(s, id, at);
+            return Step::Off;
+        }
+        if self.kernel_time(s, id, &[(SchedOp::Nanosleep, 1)]) {
+            let th = &mut self.threads[id as usize];
+            th.sleep_at = Some(at);
+            th.op -= 1;
+            return Step::Busy;
+        }
+        self.sleep_until(s, id, at);
+        Step::Off
+    }
+
     /// The running thread `id` enters a system call of kernel work `op`: true while that work
     /// takes its CPU's time (it then makes the call again, past its entry).
     fn entering(&mut self, s: &mut Sched, id: u32, op: SchedOp) -> bool {
@@ -831,6 +866,8 @@ impl Engine {
         self.threads[id as usize].start = Start::Running;
         let t_first = self.t_first(id);
         if t_first > self.now {
+            // Simplified: the sleep's system call costs after the thread has left its CPU.
+            s.ops.add(s.tasks[id as usize].cpu, SchedOp::Nanosleep, 1);
             self.sleep_until(s, id, t_first);
             return Step::Off;
         }
@@ -1016,8 +1053,7 @@ impl Engine {
         };
         if now < expiry {
             th.timer_expiry = Some(expiry);
-            self.sleep_until(s, id, expiry);
-            return Step::Off;
+            return self.nanosleep(s, id, expiry);
         }
         th.row.wu_lat = 0; // an overrun wipes the iteration's latency (rt-app)
         Step::Busy
