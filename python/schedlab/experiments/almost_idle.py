@@ -6,9 +6,9 @@ a 144-CPU Ice Lake server (icelake-2s) before and after `WAKEUP_BIAS_PREV_IDLE`,
 hackbench's LOOPS is scaled down (480000 to 480, and 960 to show the ratio holds); times are
 scaled back up. So its tasks start at once (`kick=False`): hackbench's own start, where one
 write wakes 640 tasks onto the waker's socket, takes schedlab 85 ms to spread out again,
-which would be scaled up with the rest, where the seed's 81 s run hides it. The cost model is on, with icelake-2s's table (platforms/icelake-2s.toml),
-calibrated on the "before" socket and pipe times only; every "after" figure is a prediction.
-The cache model is on (a thread's refills when it runs again, by distance and time away).
+which would be scaled up with the rest, where the seed's 81 s run hides it. The cost model
+is on, with icelake-2s's table (platforms/icelake-2s.toml), calibrated on the "before" socket
+and pipe times only; every "after" figure is a prediction. The cache model is on (a thread's refills when it runs again, by distance and time away).
 """
 
 from dataclasses import dataclass

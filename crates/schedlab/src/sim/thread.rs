@@ -215,12 +215,12 @@ enum Start {
 }
 
 /// How far a thread is into a system call whose kernel time comes first (a pipe or socket
-/// call, the creation of a thread).
+/// call, the creation of a thread or process, a process's exit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ChanCall {
     /// Not started: the system call is counted and its kernel time spent first.
     Fresh,
-    /// Its kernel time spent: the bytes move now.
+    /// Its kernel time spent: the call goes on now (the bytes move).
     Entered,
     /// Back from waiting on the channel: it tries again.
     Waited,
@@ -457,9 +457,7 @@ impl Engine {
             }
         }
         let op = self.prog.code.ops[pc];
-        let th = &self.threads[id as usize];
-        let reentry = th.sleep_at.is_some() || th.chan == ChanCall::Entered;
-        if self.tracing && self.prog.ftrace.event && !reentry {
+        if self.tracing && self.prog.ftrace.event && !self.reentering(id) {
             let (ty, desc) = self.prog.code.markers[pc].clone();
             self.marker(
                 s,
@@ -491,9 +489,8 @@ impl Engine {
                 th.action = Action::Until(now.saturating_add(ns));
                 Step::Busy
             }
-            // Back from a sleep's system call: it leaves the CPU now.
             Op::Sleep(_) | Op::Timer { .. } if self.threads[id as usize].sleep_at.is_some() => {
-                self.nanosleep(s, id, 0)
+                self.nanosleep_return(s, id)
             }
             Op::Sleep(ns) => self.nanosleep(s, id, now + ns),
             Op::Timer { timer, period } => self.timer(s, id, timer, period),
@@ -630,8 +627,8 @@ impl Engine {
     /// `pthread_create` by rt-app's main thread `id` of a thread of task `def` that meets the
     /// start barrier: the `clone` costs its CPU's kernel time first.
     fn create(&mut self, s: &mut Sched, id: u32, def: usize) -> Step {
-        if self.entering(s, id, SchedOp::Clone) {
-            return Step::Busy;
+        if self.entering(s, id, &[(SchedOp::Clone, 1)]).is_none() {
+            return self.again(id);
         }
         if self.fork_thread(s, def, Some(id), false) {
             self.res.created += 1;
@@ -643,8 +640,13 @@ impl Engine {
     /// `def`, its child: the system call costs its CPU's kernel time first, and a process's
     /// first steps cost the child's CPU before its program.
     fn spawn(&mut self, s: &mut Sched, id: u32, def: usize, process: bool) -> Step {
-        if self.entering(s, id, [SchedOp::Clone, SchedOp::Fork][process as usize]) {
-            return Step::Busy;
+        let op = if process {
+            SchedOp::Fork
+        } else {
+            SchedOp::Clone
+        };
+        if self.entering(s, id, &[(op, 1)]).is_none() {
+            return self.again(id);
         }
         let child = s.tasks.len();
         if self.fork_thread(s, def, Some(id), false) {
@@ -660,9 +662,12 @@ impl Engine {
     /// (none left: it returns at once, ECHILD).
     fn reap(&mut self, s: &mut Sched, id: u32) -> Step {
         let th = &mut self.threads[id as usize];
-        if th.zombies > 0 || th.children == 0 {
-            th.children -= th.zombies.min(1);
-            th.zombies -= th.zombies.min(1);
+        if th.zombies > 0 {
+            th.zombies -= 1;
+            th.children -= 1;
+            return Step::Busy;
+        }
+        if th.children == 0 {
             return Step::Busy;
         }
         th.reaping = true;
@@ -683,43 +688,55 @@ impl Engine {
         Step::Off
     }
 
+    /// Thread `id` comes back to an operation it began (its kernel time done): no new event.
+    fn reentering(&self, id: u32) -> bool {
+        let th = &self.threads[id as usize];
+        th.sleep_at.is_some() || th.chan == ChanCall::Entered
+    }
+
     /// `clock_nanosleep` until `at` by the running thread `id`: the system call, which arms
     /// the timer, costs the CPU's kernel time before the thread leaves it (in its own time,
-    /// as the kernel charges it); back here once that is done (`at` then ignored), it sleeps
-    /// unless the expiry has passed meanwhile.
+    /// as the kernel charges it).
     fn nanosleep(&mut self, s: &mut Sched, id: u32, at: Ns) -> Step {
-        let now = self.now;
-        let th = &mut self.threads[id as usize];
-        if let Some(at) = th.sleep_at.take() {
-            if at <= now {
-                // The timer expired during the call: do_nanosleep returns without sleeping.
-                if let Some(exp) = th.timer_expiry.take() {
-                    th.row.wu_lat += (now - exp + 500) / 1000;
-                }
-                return Step::Busy;
-            }
-            self.sleep_until(s, id, at);
-            return Step::Off;
-        }
         if self.kernel_time(s, id, &[(SchedOp::Nanosleep, 1)]) {
-            let th = &mut self.threads[id as usize];
-            th.sleep_at = Some(at);
-            th.op -= 1;
-            return Step::Busy;
+            self.threads[id as usize].sleep_at = Some(at);
+            return self.again(id);
         }
         self.sleep_until(s, id, at);
         Step::Off
     }
 
-    /// The running thread `id` enters a system call of kernel work `op`: true while that work
-    /// takes its CPU's time (it then makes the call again, past its entry).
-    fn entering(&mut self, s: &mut Sched, id: u32, op: SchedOp) -> bool {
-        let call = std::mem::replace(&mut self.threads[id as usize].chan, ChanCall::Fresh);
-        let wait = call == ChanCall::Fresh && self.kernel_time(s, id, &[(op, 1)]);
-        if wait {
-            self.retry_entered(id);
+    /// Thread `id` back from its sleep's system call: it sleeps, unless the expiry has passed
+    /// meanwhile (do_nanosleep returns without sleeping).
+    fn nanosleep_return(&mut self, s: &mut Sched, id: u32) -> Step {
+        let now = self.now;
+        let th = &mut self.threads[id as usize];
+        let at = th.sleep_at.take().expect("a sleep's call under way");
+        if at > now {
+            self.sleep_until(s, id, at);
+            return Step::Off;
         }
-        wait
+        if let Some(exp) = th.timer_expiry.take() {
+            th.row.wu_lat += (now - exp + 500) / 1000;
+        }
+        Step::Busy
+    }
+
+    /// The running thread `id` enters a system call of kernel work `ops`: None while that
+    /// work takes its CPU's time (it comes back past the entry), else where the call was.
+    fn entering(&mut self, s: &mut Sched, id: u32, ops: &[(SchedOp, u64)]) -> Option<ChanCall> {
+        let call = std::mem::replace(&mut self.threads[id as usize].chan, ChanCall::Fresh);
+        if call == ChanCall::Fresh && self.kernel_time(s, id, ops) {
+            self.threads[id as usize].chan = ChanCall::Entered;
+            return None;
+        }
+        Some(call)
+    }
+
+    /// Thread `id` does its operation again (once its kernel time is done, or when woken).
+    fn again(&mut self, id: u32) -> Step {
+        self.threads[id as usize].op -= 1;
+        Step::Busy
     }
 
     /// Count `ops` on the CPU of the running thread `id`; true when the kernel's time on that
@@ -736,28 +753,19 @@ impl Engine {
         pending > 0
     }
 
-    /// Thread `id` does its operation again once its kernel time is done, past its entry.
-    fn retry_entered(&mut self, id: u32) {
-        let th = &mut self.threads[id as usize];
-        th.op -= 1;
-        th.chan = ChanCall::Entered;
-    }
-
     /// A `write` (or `read`) of `bytes` on channel `chan` by the running thread `id`: the
     /// system call is counted and, under the cost model, its kernel time spent on the CPU
     /// first; then the bytes move and the readers or writers waiting are woken. A thread
     /// that must wait queues on the channel and tries again when woken.
     fn chan_io(&mut self, s: &mut Sched, id: u32, chan: u32, bytes: u32, write: bool) -> Step {
         let kind = self.res.chans[chan as usize].kind;
-        let call = std::mem::replace(&mut self.threads[id as usize].chan, ChanCall::Fresh);
         let ops = [
             (Self::syscall(kind, write), 1),
             (SchedOp::CopyLine, bytes.div_ceil(64) as u64),
         ];
-        if call == ChanCall::Fresh && self.kernel_time(s, id, &ops) {
-            self.retry_entered(id);
-            return Step::Busy;
-        }
+        let Some(call) = self.entering(s, id, &ops) else {
+            return self.again(id);
+        };
         let waited = call == ChanCall::Waited;
         let c = &mut self.res.chans[chan as usize];
         let done = if write {
@@ -836,11 +844,12 @@ impl Engine {
                 }
             }
             let th = &self.threads[id as usize];
-            let init = [
-                (th.created, SchedOp::ThreadInit),
-                (th.process, SchedOp::ForkChild),
-            ];
-            if let Some(&(_, op)) = init.iter().find(|(costs, _)| *costs) {
+            let init = if th.created {
+                Some(SchedOp::ThreadInit)
+            } else {
+                th.process.then_some(SchedOp::ForkChild)
+            };
+            if let Some(op) = init {
                 if self.kernel_time(s, id, &[(op, 1)]) {
                     return Step::Busy;
                 }
@@ -982,13 +991,11 @@ impl Engine {
     }
 
     fn exit(&mut self, s: &mut Sched, id: u32) -> Step {
-        // A process releases its address space and files first (exit_mm, exit_files).
-        let call = std::mem::replace(&mut self.threads[id as usize].chan, ChanCall::Fresh);
+        // A process releases its address space and files first (exit_mm, exit_files); its
+        // iteration ends again once that is done.
         if self.threads[id as usize].process
-            && call == ChanCall::Fresh
-            && self.kernel_time(s, id, &[(SchedOp::Exit, 1)])
+            && self.entering(s, id, &[(SchedOp::Exit, 1)]).is_none()
         {
-            self.threads[id as usize].chan = ChanCall::Entered;
             return Step::Busy;
         }
         if self.tracing && self.prog.ftrace.task {
