@@ -23,7 +23,7 @@ def test_every_case_is_recorded_and_the_suite_is_large_enough():
 def test_schedlab_is_inside_the_kernels_spread(case):
     record = suite.load_record(suite.record_path(case, HERE / "records"))
     assert len(record["runs"]) == case.runs and record["kernel"] == case.kernel
-    rows = verdict.rows(case, record, suite.schedlab_run(case, record))
+    rows = verdict.rows(case, record, suite.schedlab_runs(case, record))
     outside = {r.observable for r in rows if not r.inside}
     table = "\n".join(f"{r.observable}: kernel {r.kernel} range [{r.low:.4g}, {r.high:.4g}] "
                       f"schedlab {r.schedlab:.4g}" for r in rows)

@@ -3,7 +3,7 @@ value against the kernel's runs, their range widened by the emulator's documente
 
 import difflib
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # Widening of the kernel's range per observable family: (relative, absolute). The sources
 # (oracle README, docs/fidelity.md): the emulated machine adds 1.7-2% to every job on one vCPU
@@ -32,10 +32,11 @@ WOKEN_PER_S = 5
 class Row:
     observable: str
     kernel: list  # one value per kernel run
-    schedlab: float
+    schedlab: float  # the median of its runs
     low: float
     high: float
     known: str | None = None  # why schedlab is outside, if it is known to be
+    runs: list = field(default_factory=list)  # schedlab's value per run (per seed)
 
     @property
     def inside(self) -> bool:
@@ -117,8 +118,10 @@ def _widen(name: str, lo: float, hi: float) -> tuple[float, float]:
     return lo - rel * abs(lo) - ab, hi + rel * abs(hi) + ab
 
 
-def rows(case, record: dict, sim: dict) -> list[Row]:
-    """One row per observable of the case: the kernel's runs, schedlab's value, the range."""
+def rows(case, record: dict, sims: list[dict]) -> list[Row]:
+    """One row per observable of the case: the kernel's runs, schedlab's value (the median of
+    its runs `sims`, one per seed), the range."""
+    sim = sims[0]
     out = []
     for name in case.compare:
         if name == "switch_order":
@@ -135,11 +138,12 @@ def rows(case, record: dict, sim: dict) -> list[Row]:
             out.append(Row("switch time p90 µs (matched)", kernel, value, 0.0, max(kernel) + 10.0))
             continue
         per_run = [observables(r, name) for r in record["runs"]]
-        mine = observables(sim, name)
+        mine = [observables(s, name) for s in sims]
         for key in per_run[0]:
             values = [p[key] for p in per_run]
             lo, hi = _widen(name, min(values), max(values))
-            out.append(Row(key, values, mine.get(key, float("nan")), lo, hi))
+            seeds = [m.get(key, float("nan")) for m in mine]
+            out.append(Row(key, values, statistics.median(seeds), lo, hi, runs=seeds))
     for r in out:
         r.known = case.known.get(r.observable)
     return out
