@@ -161,6 +161,36 @@ def test_a_timer_interrupt_waits_for_a_halted_cpus_kick_and_slows_a_running_one(
     assert waking_and_switch([]) == (1_000_000, 1_020_000)
 
 
+def test_a_timer_wakeup_on_an_idle_cpu_is_queued_after_the_interrupts_work(tmp_path):
+    # Two CPUs whose timer interrupt costs 20 µs, the rest free. a (on CPU 0) and b (on
+    # CPU 1, beside a hog there) run 100 µs every 10 ms from their common start at 1 s, b's
+    # timer 10 µs behind a's. a's timer expires at 1.01 s and fires 50 µs later (a fair
+    # task's slack): idle CPU 0 takes the interrupt, wakes a (sched_waking at 1.010050 s)
+    # and queues it after the interrupt's work (sched_wakeup 20 µs later): until then CPU 0
+    # is idle to CPU 1's placements, as the kernel's is until ttwu_do_activate. b's wakeup
+    # on busy CPU 1 is queued at once. Idealized: a's too.
+    path = tmp_path / "two.toml"
+    path.write_text(platform(costs(FREE, hrtimer_irq=20_000), "0-1"))
+    periodic = {"loop": -1, "run": 100, "timer": {"ref": "unique", "period": 10_000}}
+    wl = {"global": {"default_policy": "SCHED_OTHER"},
+          "tasks": {"a": {**periodic, "cpus": [0]}, "b": {**periodic, "cpus": [1], "delay": 10},
+                    "h": {"cpus": [1], "delay": 1000, "loop": 1, "run": 100_000}}}
+
+    def wakeups_at_10_ms(sets):
+        ev = schedlab.run(wl, str(path), sets=[*sets, *AT_ONCE], duration_ns=15_000_000).events
+        ev = ev[(ev.ts >= 1_010_000_000) & (ev.ts < 1_011_000_000)]
+        at = {(e.event, e.other_pid if e.event == "sched_switch" else e.pid): e.ts - 10**9
+              for e in ev.itertuples()}
+        return {pid: tuple(at[(e, pid)] for e in ("sched_waking", "sched_wakeup", "sched_switch"))
+                for pid in (1000, 1001)}  # a, b
+
+    # b preempts the hog once CPU 1 is done with the interrupt (20 µs after it).
+    assert wakeups_at_10_ms([]) == {1000: (10_050_000, 10_070_000, 10_070_001),
+                                    1001: (10_060_000, 10_060_000, 10_080_000)}
+    assert wakeups_at_10_ms(["overhead=off"]) == {1000: (10_050_000, 10_050_000, 10_050_001),
+                                                  1001: (10_060_000, 10_060_000, 10_060_001)}
+
+
 def test_costs_in_a_platform_file_are_checked(tmp_path, cli):
     path = tmp_path / "bad.toml"
     path.write_text(platform("tg_load_up_ns = 5"))

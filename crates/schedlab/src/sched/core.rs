@@ -26,6 +26,18 @@ use super::weight::LoadWeight;
 use super::Sched;
 use crate::cpufreq::Hook;
 
+/// Where a `try_to_wake_up` stands after `Sched::ttwu_select`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ttwu {
+    /// The task was not asleep: nothing done.
+    NotAsleep,
+    /// Requeued where it still was queued (`ttwu_runnable`): done.
+    Done,
+    /// TASK_WAKING on its CPU: `Sched::ttwu_activate` enqueues it with these flags, and
+    /// whether it goes on its CPU's wake list (`ttwu_queue_cond`).
+    Waking { flags: u32, queued: bool },
+}
+
 impl Sched {
     /// `update_rq_clock`.
     #[inline]
@@ -548,7 +560,7 @@ impl Sched {
 
     /// `try_to_wake_up` of a sleeping or blocked thread from `waker_cpu` (by the task
     /// running there, or in interrupt context when it is idle), with `wake_flags` (WF_SYNC,
-    /// WF_CURRENT_CPU; WF_TTWU is implied). False when it was not asleep.
+    /// WF_CURRENT_CPU; WF_TTWU is implied), its enqueue at once. False when it was not asleep.
     pub fn try_to_wake_up<H: Hooks>(
         &mut self,
         id: u32,
@@ -556,10 +568,30 @@ impl Sched {
         wake_flags: u32,
         h: &mut H,
     ) -> bool {
+        match self.ttwu_select(id, waker_cpu, wake_flags, h) {
+            Ttwu::NotAsleep => false,
+            Ttwu::Done => true,
+            Ttwu::Waking { flags, queued } => {
+                self.ttwu_activate(id, flags, (waker_cpu, queued), h);
+                true
+            }
+        }
+    }
+
+    /// `try_to_wake_up` up to its enqueue: the task's CPU chosen (`select_task_rq`) and set
+    /// (`set_task_cpu`), the task TASK_WAKING until `ttwu_activate`. A task still queued
+    /// (delayed dequeue) is requeued where it is at once (`ttwu_runnable`).
+    pub fn ttwu_select<H: Hooks>(
+        &mut self,
+        id: u32,
+        waker_cpu: usize,
+        wake_flags: u32,
+        h: &mut H,
+    ) -> Ttwu {
         let now = h.now();
         let t = &mut self.tasks[id as usize];
         if !matches!(t.state, TaskState::Sleeping | TaskState::Blocked) {
-            return false;
+            return Ttwu::NotAsleep;
         }
         t.woken_at = Some(now);
         let prev = t.cpu;
@@ -587,7 +619,7 @@ impl Sched {
                     },
                 );
             });
-            return true;
+            return Ttwu::Done;
         }
         let wake = Wake {
             cpu: waker_cpu,
@@ -596,7 +628,6 @@ impl Sched {
         };
         let (cpu, how) = self.select_task_rq(id, prev, wake);
         let queued = self.ttwu_queue_cond(waker_cpu, cpu);
-        self.ttwu_stat(waker_cpu, cpu, queued);
         if h.tracing() {
             let waking = Tracepoint::Waking {
                 task: id,
@@ -615,7 +646,22 @@ impl Sched {
             self.set_task_cpu(id, prev, cpu, h);
             flags |= ENQUEUE_MIGRATED;
         }
-        self.update_rq_clock(cpu, now);
+        self.set_state(id, TaskState::Waking, now);
+        Ttwu::Waking { flags, queued }
+    }
+
+    /// The rest of `try_to_wake_up` of TASK_WAKING `id` (`ttwu_select`) from `waker_cpu`,
+    /// `queued` on its CPU's wake list or not: its enqueue there with `flags`
+    /// (`ttwu_do_activate`), then `ttwu_stat`.
+    pub fn ttwu_activate<H: Hooks>(
+        &mut self,
+        id: u32,
+        flags: u32,
+        (waker_cpu, queued): (usize, bool),
+        h: &mut H,
+    ) {
+        let cpu = self.tasks[id as usize].cpu;
+        self.update_rq_clock(cpu, h.now());
         self.ttwu_do_activate(id, cpu, (flags, WF_TTWU), h, |s, h| {
             h.trace(
                 &s.tasks,
@@ -625,7 +671,7 @@ impl Sched {
                 },
             );
         });
-        true
+        self.ttwu_stat(waker_cpu, cpu, queued);
     }
 
     /// `set_task_cpu`: the task is now on `to`; `sched_migrate_task`.

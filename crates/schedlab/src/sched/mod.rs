@@ -5,6 +5,7 @@
 pub mod class;
 pub mod clock_pelt;
 mod core;
+pub use self::core::Ttwu;
 pub mod cpupri;
 pub mod deadline;
 pub mod fair;

@@ -22,6 +22,9 @@ pub enum TaskState {
     Sleeping,
     /// Waiting on a mutex, condition, barrier, semaphore or resume.
     Blocked,
+    /// Woken and bound for its CPU, not yet queued there (TASK_WAKING: `try_to_wake_up`
+    /// between `select_task_rq` and `ttwu_do_activate`).
+    Waking,
     Dead,
 }
 
@@ -143,7 +146,7 @@ impl SchedTask {
         match self.state {
             TaskState::Running => self.stats.run_ns += spent,
             TaskState::Runnable => self.stats.wait_ns += spent,
-            TaskState::Sleeping | TaskState::Blocked | TaskState::New => {
+            TaskState::Sleeping | TaskState::Blocked | TaskState::Waking | TaskState::New => {
                 self.stats.sleep_ns += spent
             }
             TaskState::Dead => {}

@@ -3,10 +3,11 @@
 
 use super::deadline::DlTimer;
 use super::features::Features;
+use super::flags::ENQUEUE_WAKEUP;
 use super::hooks::{Hooks, SchedTimer, Switch, Tracepoint};
 use super::task::{SchedTask, TaskState};
 use super::uapi::{DlAttr, Policy, SchedAttr};
-use super::Sched;
+use super::{Sched, Ttwu};
 use crate::cpufreq::Hook;
 use crate::kernel::Kernel;
 use crate::platform::load_builtin;
@@ -285,6 +286,43 @@ fn a_wakeup_onto_an_idle_cpu_charges_the_woken_task_from_the_wakeup() {
         s.ses[s.tasks[a as usize].se as usize].sum_exec_runtime,
         2 * MS
     );
+}
+
+#[test]
+fn a_waking_task_is_on_no_runqueue_until_its_enqueue() {
+    // smp:2, both kernels: t runs on CPU 0 and sleeps. Its wakeup from idle CPU 0 (its timer
+    // interrupt) chooses CPU 0 (`select_task_rq`: prev idle) and leaves t TASK_WAKING there:
+    // CPU 0 is still idle (no task queued) to CPU 1's placement until `ttwu_activate`
+    // queues t; a second wakeup meanwhile finds t awake already, as try_to_wake_up's state
+    // test does.
+    for kernel in Kernel::ALL {
+        let (mut s, mut h) = machine("smp:2", kernel);
+        let t = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
+        h.now = T0 + MS;
+        s.deactivate(t, TaskState::Sleeping, &mut h);
+        h.now = T0 + 2 * MS;
+        let Ttwu::Waking { flags, queued } = s.ttwu_select(t, 0, 0, &mut h) else {
+            panic!("{kernel:?}: t sleeps, so it is woken")
+        };
+        assert_eq!((flags, queued), (ENQUEUE_WAKEUP, false), "{kernel:?}");
+        assert_eq!(s.tasks[t as usize].state, TaskState::Waking, "{kernel:?}");
+        assert!(s.idle_cpu(0) && s.nr_running(0) == 0, "{kernel:?}");
+        assert_eq!(
+            s.ttwu_select(t, 1, 0, &mut h),
+            Ttwu::NotAsleep,
+            "{kernel:?}"
+        );
+        assert!(!s.try_to_wake_up(t, 1, 0, &mut h), "{kernel:?}");
+        h.now += 5_000;
+        s.ttwu_activate(t, flags, (0, queued), &mut h);
+        // (the test's hooks switch at once: t runs)
+        assert_eq!(s.rqs[0].curr, Some(t), "{kernel:?}");
+        assert!(!s.idle_cpu(0) && s.nr_running(0) == 1, "{kernel:?}");
+        assert_eq!(
+            s.rqs[0].stats.ttwu_count, 1,
+            "{kernel:?}: one wakeup counted"
+        );
+    }
 }
 
 #[test]

@@ -17,7 +17,7 @@ use crate::sched::hooks::{Counter, Hooks, SchedTimer, Switch, Tracepoint};
 use crate::sched::ops::Op;
 use crate::sched::task::{SchedTask, TaskState};
 use crate::sched::topology::Topology;
-use crate::sched::Sched;
+use crate::sched::{Sched, Ttwu};
 use crate::time::Ns;
 use crate::trace::{LogRow, Observer};
 use crate::workload::program::Program;
@@ -52,6 +52,12 @@ pub(super) struct Cpu {
     pub(super) awake: bool,
     /// Idle in an idle state, until a wakeup of a task there takes it out (`resched_curr`).
     pub(super) asleep: bool,
+    /// Its own sleepers it is waking, not yet queued (`Engine::ttwu_queue`): idle to the
+    /// other CPUs meanwhile, as the kernel's is until `ttwu_do_activate`.
+    pub(super) waking: u32,
+    /// The sleepers its timer interrupt wakes after the one it is waking (with their wake
+    /// generations): the interrupt goes on once that one is queued.
+    pub(super) irq_rest: Vec<(u32, u32)>,
 }
 
 /// What the thread is doing with the CPU when it has it.
@@ -392,6 +398,11 @@ impl Engine {
             return true;
         }
         let Some(id) = s.rqs[cpu].curr else {
+            if s.rqs[cpu].need_resched {
+                // A wakeup it made at this instant: it schedules 1 ns later.
+                self.arm_done(s, cpu);
+                return true;
+            }
             return self.idle_enter(s, cpu);
         };
         self.progress(s, id, cpu);
@@ -428,9 +439,15 @@ impl Engine {
     }
 
     /// `try_to_wake_up` of thread `id` from `waker_cpu` with `wake_flags` (`WF_SYNC`): its
-    /// pending sleep events go stale.
+    /// pending sleep events go stale. True when its enqueue comes later (`ttwu_queue`).
     #[inline]
-    pub(super) fn wake(&mut self, s: &mut Sched, id: u32, waker_cpu: usize, wake_flags: u32) {
+    pub(super) fn wake(
+        &mut self,
+        s: &mut Sched,
+        id: u32,
+        waker_cpu: usize,
+        wake_flags: u32,
+    ) -> bool {
         if matches!(
             s.tasks[id as usize].state,
             TaskState::Sleeping | TaskState::Blocked
@@ -447,13 +464,64 @@ impl Engine {
                 };
                 self.queue.push(self.now + 1, self.now, ev);
                 self.deferred_wakes += 1;
-                return;
+                return false;
             }
             let th = &mut self.threads[id as usize];
             th.wake_gen = th.wake_gen.wrapping_add(1);
             self.cpus[waker_cpu].changed_at = self.now;
-            s.try_to_wake_up(id, waker_cpu, wake_flags, self);
+            if let Ttwu::Waking { flags, queued } = s.ttwu_select(id, waker_cpu, wake_flags, self) {
+                return self.ttwu_queue(s, id, (waker_cpu, queued), flags);
+            }
             self.cpus[s.tasks[id as usize].cpu].changed_at = self.now;
+        }
+        false
+    }
+
+    /// The enqueue of TASK_WAKING `id` (`ttwu_queue`), woken from `waker_cpu` and `queued`
+    /// on its CPU's wake list or not; true when it comes later (`Ev::Activate`). An idle
+    /// CPU waking a sleeper of its own (its timer interrupt) stays idle to the others'
+    /// placement until the enqueue, which comes after the kernel work it has queued (the
+    /// interrupt's, `select_task_rq`'s). Elsewhere the target is busy, or marked by its wake
+    /// list (`ttwu_pending`), from the start: the enqueue is at once (simplified: a queued
+    /// wakeup's enqueue is the waker's, not the target's after its IPI).
+    fn ttwu_queue(
+        &mut self,
+        s: &mut Sched,
+        id: u32,
+        (waker_cpu, queued): (usize, bool),
+        flags: u32,
+    ) -> bool {
+        let cpu = s.tasks[id as usize].cpu;
+        let idle = s.rqs[cpu].curr.is_none() && s.nr_running(cpu) == 0;
+        if cpu == waker_cpu && idle && self.overhead.on() {
+            let at = self.now + self.kernel_pending(s, cpu);
+            if at > self.now {
+                let flags = flags as u8; // ENQUEUE_WAKEUP | ENQUEUE_MIGRATED
+                self.queue
+                    .push(at, self.now, Ev::Activate { task: id, flags });
+                self.cpus[cpu].waking += 1;
+                return true;
+            }
+        }
+        s.ttwu_activate(id, flags, (waker_cpu, queued), self);
+        self.cpus[cpu].changed_at = self.now;
+        false
+    }
+
+    /// The enqueue of TASK_WAKING `id` with `flags` comes (`Engine::ttwu_queue`); its CPU's
+    /// timer interrupt goes on with the sleepers after it.
+    pub(super) fn ttwu_activate(&mut self, s: &mut Sched, id: u32, flags: u32) {
+        let cpu = s.tasks[id as usize].cpu;
+        self.cpus[cpu].waking -= 1;
+        let before = self.kernel_pending(s, cpu);
+        s.ttwu_activate(id, flags, (cpu, false), self); // its own CPU's
+        self.cpus[cpu].changed_at = self.now;
+        if !self.cpus[cpu].irq_rest.is_empty() {
+            let step = (self.kernel_pending(s, cpu) - before).max(1);
+            let rest = std::mem::take(&mut self.cpus[cpu].irq_rest);
+            self.wake_in_turn(cpu, &rest, step);
+            self.cpus[cpu].irq_rest = rest;
+            self.cpus[cpu].irq_rest.clear();
         }
     }
 
@@ -504,7 +572,8 @@ impl Engine {
             self.overhead.hold(cpu, self.now, entry);
         }
         self.hrtimer_interrupt(s, cpu, Some((id, gen)));
-        if s.rqs[cpu].curr.is_none() && !s.rqs[cpu].need_resched {
+        let c = &self.cpus[cpu];
+        if s.rqs[cpu].curr.is_none() && !s.rqs[cpu].need_resched && c.waking == 0 {
             self.idle_exit(s, cpu);
         }
         true
@@ -568,10 +637,11 @@ impl Engine {
     /// takes every timer whose range has begun, then their sleepers wake in expiry order (a
     /// woken thread runs only after the interrupt: a sleep it starts is not in this one).
     /// Each wakeup is a scheduling event of `cpu` (`Ev::Wakeup`), and `try_to_wake_up` takes
-    /// its time: the k-th comes k times the first one's kernel work after it (k ns on the
-    /// idealized machine), so two CPUs whose interrupts come close together wake their
-    /// sleepers in turn, as the kernel's CPUs do at once: a second sleeper's placement sees
-    /// the other CPU's first one, not one CPU's whole batch placed before the other's.
+    /// its time: the k-th comes k times the first one's kernel work after the first is
+    /// queued (k ns on the idealized machine), so two CPUs whose interrupts come close
+    /// together wake their sleepers in turn, as the kernel's CPUs do at once: a second
+    /// sleeper's placement sees the other CPU's first one, not one CPU's whole batch placed
+    /// before the other's.
     pub(super) fn hrtimer_interrupt(
         &mut self,
         s: &mut Sched,
@@ -586,27 +656,40 @@ impl Engine {
             }
         }
         fired.retain(|&(id, gen)| self.sleeping(s, id, gen));
-        let mut step = 1;
-        if let Some(&(first, _)) = fired.first() {
-            let before = self.kernel_pending(s, cpu); // the interrupt's own work
-            self.wake(s, first, cpu, 0);
-            step = (self.kernel_pending(s, cpu) - before).max(1);
-        }
-        for (k, &(task, _)) in fired.iter().enumerate().skip(1) {
-            // Its own expiry's event, if still queued, goes stale: this interrupt took it.
-            let th = &mut self.threads[task as usize];
+        // The sleepers after the first: their own expiries' events go stale, this interrupt
+        // takes them.
+        for (task, gen) in fired.iter_mut().skip(1) {
+            let th = &mut self.threads[*task as usize];
             th.wake_gen = th.wake_gen.wrapping_add(1);
-            let ev = Ev::Wakeup {
-                task,
-                gen: th.wake_gen,
-                waker: cpu as u16, // NR_CPUS is 4096
-                flags: 0,
-            };
-            self.queue.push(self.now + k as Ns * step, self.now, ev);
-            self.deferred_wakes += 1;
+            *gen = th.wake_gen;
+        }
+        if let Some((&(first, _), rest)) = fired.split_first() {
+            let before = self.kernel_pending(s, cpu); // the interrupt's own work
+            if self.wake(s, first, cpu, 0) {
+                self.cpus[cpu].irq_rest.extend_from_slice(rest);
+            } else {
+                let step = (self.kernel_pending(s, cpu) - before).max(1);
+                self.wake_in_turn(cpu, rest, step);
+            }
         }
         fired.clear();
         self.fired = fired;
+    }
+
+    /// An interrupt's sleepers `rest` (with their wake generations) wake one after the
+    /// other from `cpu`, the k-th k `step`s from now (`Ev::Wakeup`).
+    fn wake_in_turn(&mut self, cpu: usize, rest: &[(u32, u32)], step: Ns) {
+        for (k, &(task, gen)) in rest.iter().enumerate() {
+            let ev = Ev::Wakeup {
+                task,
+                gen,
+                waker: cpu as u16, // NR_CPUS is 4096
+                flags: 0,
+            };
+            self.queue
+                .push(self.now + (k as Ns + 1) * step, self.now, ev);
+            self.deferred_wakes += 1;
+        }
     }
 
     /// The running thread stops: sleep, block or exit.

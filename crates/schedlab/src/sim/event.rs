@@ -14,14 +14,16 @@ pub enum Ev {
     Wake { task: u32, gen: u32, kicked: bool },
     /// A wakeup made at the instant its thread went to sleep, or by a thread on its way to
     /// sleep, delivered 1 ns later from `waker`'s CPU with `flags`; or a timer interrupt's
-    /// k-th wakeup, k times the first one's kernel time after it (stale unless `gen`
-    /// matches).
+    /// k-th wakeup after its first (stale unless `gen` matches).
     Wakeup {
         task: u32,
         gen: u32,
         waker: u16,
         flags: u8,
     },
+    /// A woken task's enqueue on its idle CPU, with its flags (ENQUEUE_WAKEUP, and
+    /// ENQUEUE_MIGRATED), after the kernel work before it (`Engine::ttwu_queue`).
+    Activate { task: u32, flags: u8 },
     /// The running task's current piece of work ends (stale unless `gen` matches).
     Done { cpu: u32, gen: u32 },
     /// The scheduler tick of a busy CPU.

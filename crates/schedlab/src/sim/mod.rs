@@ -147,6 +147,8 @@ impl Sim {
                 changed_at: 0,
                 awake: false,
                 asleep: false,
+                waking: 0,
+                irq_rest: Vec::new(),
             })
             .collect();
         let cpufreq = Cpufreq::new(&plat, &feat, SIM_START)?;
@@ -252,6 +254,10 @@ impl Sim {
                     waker,
                     flags,
                 } => e.deferred_wake(s, task, gen, waker as usize, flags as u32),
+                Ev::Activate { task, flags } => {
+                    e.ttwu_activate(s, task, flags as u32);
+                    true
+                }
                 Ev::Done { cpu, gen } => e.work_done(s, cpu as usize, gen),
                 Ev::Tick { cpu } => e.tick(s, cpu as usize),
                 Ev::Sched(t) => s.timer(t, e),
