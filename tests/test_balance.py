@@ -40,8 +40,10 @@ def test_a_cpu_going_idle_pulls_a_waiting_task_at_once():
     r = schedlab.run(w, "smp:2", sets=["rtapp.start_barrier=off", "overhead=off"])
     # After the start's pinning: the hog forked on CPU 1 runs 1 ns (from the idle CPU's
     # reschedule, 1 ns in) and moves to CPU 0; t starts then, 2 ns in, and ends 2 ns after 10 ms.
+    # CPU 1 records the move it does (the event's cpu), from CPU 0 (value) to itself.
     moves = r.events[(r.events.event == "sched_migrate_task") & (r.events.ts > 10**9 + 1000)]
-    assert list(zip(moves.ts - 10**9, moves.cpu, moves.target_cpu))[:1] == [(10_000_002, 0, 1)]
+    assert list(zip(moves.ts - 10**9, moves.value, moves.target_cpu, moves.cpu))[:1] == \
+        [(10_000_002, 0, 1, 1)]
 
 
 def test_a_task_too_big_for_a_little_cpu_moves_to_a_big_one():
@@ -59,8 +61,9 @@ def test_a_task_too_big_for_a_little_cpu_moves_to_a_big_one():
     r = schedlab.run(w, "hikey960", sets=["rtapp.start_barrier=off"])  # the task alone
     m = r.events[(r.events.event == "sched_migrate_task") & (r.events.ts > 10**9)]
     assert len(m) == 1
-    t, src, dst = (m.ts.iloc[0] - 10**9) / 1e6, m.cpu.iloc[0], m.target_cpu.iloc[0]
-    assert 20.2 <= t <= 28 and src == 0 and dst in range(4, 8)
+    t, src, dst = (m.ts.iloc[0] - 10**9) / 1e6, m.value.iloc[0], m.target_cpu.iloc[0]
+    # (the stopper on the misfit's CPU moves it: the event is CPU 0's)
+    assert 20.2 <= t <= 28 and src == 0 and dst in range(4, 8) and m.cpu.iloc[0] == 0
 
 
 def test_two_tasks_stay_on_one_numa_node():

@@ -70,7 +70,7 @@ def _placed_wakeup(e, comm):
 
 
 def _migrate(e, comm):
-    return {"comm": comm(e["pid"]), "pid": _ints(e["pid"]), "orig_cpu": e["cpu"].to_numpy(np.int64),
+    return {"comm": comm(e["pid"]), "pid": _ints(e["pid"]), "orig_cpu": _ints(e["value"]),
             "dest_cpu": _ints(e["target_cpu"])}
 
 

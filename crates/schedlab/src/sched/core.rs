@@ -269,11 +269,14 @@ impl Sched {
         let (cpu, how) = self.select_task_rq(id, parent_cpu, fork);
         self.set_task_rq(id, cpu);
         self.tasks[id as usize].recent_used_cpu = cpu;
+        // The parent's CPU records the fork and the wakeup (rt-app's main thread, when not
+        // modelled, the child's).
+        let here = if parent.is_some() { parent_cpu } else { cpu };
         if h.tracing() {
             let fork = Tracepoint::Fork {
                 parent,
                 child: id,
-                cpu,
+                cpu: here,
             };
             h.trace(&self.tasks, fork);
             h.trace(&self.tasks, Tracepoint::Rename { task: id, cpu });
@@ -285,6 +288,8 @@ impl Sched {
             task: id,
             target: cpu,
             how,
+            cpu: here,
+            parent,
         };
         self.ttwu_do_activate(id, cpu, (ENQUEUE_INITIAL, WF_FORK), h, |s, h| {
             h.trace(&s.tasks, tp)
@@ -488,7 +493,7 @@ impl Sched {
         if self.rqs[from].curr == Some(id) {
             self.schedule(from, h);
         }
-        self.attach_task(id, from, to, h);
+        self.attach_task(id, (from, to), from, h);
         self.wakeup_preempt(to, id, 0, h);
     }
 
@@ -611,13 +616,7 @@ impl Sched {
                     how: Placement::Prev,
                 };
                 h.trace(&s.tasks, waking);
-                h.trace(
-                    &s.tasks,
-                    Tracepoint::Wakeup {
-                        task: id,
-                        target: prev,
-                    },
-                );
+                s.trace_wakeup(id, prev, waker_cpu, h);
             });
             return Ttwu::Done;
         }
@@ -633,7 +632,7 @@ impl Sched {
                 task: id,
                 cpu: waker_cpu,
                 curr: self.rqs[waker_cpu].curr,
-                target: cpu,
+                target: prev,
                 how,
             };
             h.trace(&self.tasks, waking);
@@ -643,7 +642,7 @@ impl Sched {
             self.update_rq_clock(prev, now);
             let class = self.class(id);
             self.on_rq(prev, h, |rq, env| class.migrate_task_rq(rq, env, id, false));
-            self.set_task_cpu(id, prev, cpu, h);
+            self.set_task_cpu(id, (prev, cpu), waker_cpu, h);
             flags |= ENQUEUE_MIGRATED;
         }
         self.set_state(id, TaskState::Waking, now);
@@ -662,26 +661,49 @@ impl Sched {
     ) {
         let cpu = self.tasks[id as usize].cpu;
         self.update_rq_clock(cpu, h.now());
+        // Queued on its wake list, the target enqueues it (in its IPI); else the waker.
+        let by = if queued { cpu } else { waker_cpu };
         self.ttwu_do_activate(id, cpu, (flags, WF_TTWU), h, |s, h| {
-            h.trace(
-                &s.tasks,
-                Tracepoint::Wakeup {
-                    task: id,
-                    target: cpu,
-                },
-            );
+            s.trace_wakeup(id, cpu, by, h)
         });
         self.ttwu_stat(waker_cpu, cpu, queued);
     }
 
-    /// `set_task_cpu`: the task is now on `to`; `sched_migrate_task`.
-    fn set_task_cpu<H: Hooks>(&mut self, id: u32, from: usize, to: usize, h: &mut H) {
+    /// `sched_wakeup` of `id` onto `target`, fired on CPU `by`, which queues it (its current
+    /// task the context).
+    fn trace_wakeup<H: Hooks>(&self, id: u32, target: usize, by: usize, h: &mut H) {
+        let wakeup = Tracepoint::Wakeup {
+            task: id,
+            target,
+            cpu: by,
+            curr: self.rqs[by].curr,
+        };
+        h.trace(&self.tasks, wakeup);
+    }
+
+    /// `set_task_cpu`: the task is now on `to`; `sched_migrate_task`, fired on CPU `by`,
+    /// which moves it.
+    fn set_task_cpu<H: Hooks>(
+        &mut self,
+        id: u32,
+        (from, to): (usize, usize),
+        by: usize,
+        h: &mut H,
+    ) {
         self.set_task_rq(id, to);
         let far = self.topo.distance(from, to) as usize;
         self.tasks[id as usize].stats.migrations_by[far] += 1;
         self.ops.add(to, Op::Migration, 1);
         if h.tracing() {
-            h.trace(&self.tasks, Tracepoint::Migrate { task: id, from, to });
+            let curr = self.rqs[by].curr;
+            let migrate = Tracepoint::Migrate {
+                task: id,
+                from,
+                to,
+                cpu: by,
+                curr,
+            };
+            h.trace(&self.tasks, migrate);
         }
     }
 
@@ -697,18 +719,18 @@ impl Sched {
         (se.cfs_rq, se.parent, se.depth) = (tg.cfs_rq(cpu), parent, depth);
     }
 
-    /// `move_queued_task` (push and pull): `deactivate_task` + `set_task_cpu` +
+    /// `move_queued_task` (push and pull) by CPU `by`: `deactivate_task` + `set_task_cpu` +
     /// `activate_task` of a queued, not running task.
     pub(super) fn move_queued_task<H: Hooks>(
         &mut self,
         id: u32,
-        from: usize,
-        to: usize,
+        (from, to): (usize, usize),
+        by: usize,
         h: &mut H,
     ) {
         self.update_rq_clock(from, h.now());
         self.detach_task(id, from, h);
-        self.attach_task(id, from, to, h);
+        self.attach_task(id, (from, to), by, h);
     }
 
     /// `deactivate_task` of a migrating task (TASK_ON_RQ_MIGRATING): off `from`'s queues.
@@ -722,12 +744,18 @@ impl Sched {
         });
     }
 
-    /// `set_task_cpu` (with the class's `migrate_task_rq`) + `activate_task` on `to`, which
-    /// adds ENQUEUE_MIGRATED for a migrating task.
-    pub(crate) fn attach_task<H: Hooks>(&mut self, id: u32, from: usize, to: usize, h: &mut H) {
+    /// `set_task_cpu` by CPU `by` (with the class's `migrate_task_rq`) + `activate_task` on
+    /// `to`, which adds ENQUEUE_MIGRATED for a migrating task.
+    pub(crate) fn attach_task<H: Hooks>(
+        &mut self,
+        id: u32,
+        (from, to): (usize, usize),
+        by: usize,
+        h: &mut H,
+    ) {
         let class = self.class(id);
         self.on_rq(from, h, |rq, env| class.migrate_task_rq(rq, env, id, true));
-        self.set_task_cpu(id, from, to, h);
+        self.set_task_cpu(id, (from, to), by, h);
         self.update_rq_clock(to, h.now());
         self.tasks[id as usize].sched_info.enqueue(h.now());
         self.on_rq(to, h, |rq, env| {

@@ -59,8 +59,9 @@ pub enum Tracepoint {
         next: Option<u32>,
     },
     /// On the waker's `cpu`, whose current task (`curr`: the waker, the task an interrupt
-    /// came in, or none: idle) is the event's context. `how`: the rule that chose the target
-    /// (not in the kernel's event; the events frame keeps it).
+    /// came in, or none: idle) is the event's context; `target`: the task's CPU before
+    /// `select_task_rq` (`task_cpu(p)`). `how`: the rule that chose where it goes (not in the
+    /// kernel's event; the events frame keeps it).
     Waking {
         task: u32,
         cpu: usize,
@@ -68,19 +69,30 @@ pub enum Tracepoint {
         target: usize,
         how: Placement,
     },
+    /// On `cpu`, which queues the task (the waker's, or the target's from its wake list),
+    /// in the context of its current task `curr`.
     Wakeup {
         task: u32,
         target: usize,
+        cpu: usize,
+        curr: Option<u32>,
     },
+    /// On the parent's CPU `cpu`, in its context (none: rt-app's main thread).
     WakeupNew {
         task: u32,
         target: usize,
         how: Placement,
+        cpu: usize,
+        parent: Option<u32>,
     },
+    /// On `cpu`, which moves the task (the waker, the balancing or pushing CPU), in the
+    /// context of its current task `curr`.
     Migrate {
         task: u32,
         from: usize,
         to: usize,
+        cpu: usize,
+        curr: Option<u32>,
     },
     Fork {
         parent: Option<u32>,

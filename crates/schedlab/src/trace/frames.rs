@@ -256,18 +256,33 @@ impl Frames {
                 value: *how as i64,
                 ..EventRow::of(ev, *cpu, pid(*task))
             },
-            Tracepoint::Wakeup { task, target } => EventRow {
+            Tracepoint::Wakeup {
+                task, target, cpu, ..
+            } => EventRow {
                 target_cpu: *target as i64,
-                ..EventRow::of(ev, *target, pid(*task))
+                ..EventRow::of(ev, *cpu, pid(*task))
             },
-            Tracepoint::WakeupNew { task, target, how } => EventRow {
+            Tracepoint::WakeupNew {
+                task,
+                target,
+                how,
+                cpu,
+                ..
+            } => EventRow {
                 target_cpu: *target as i64,
                 value: *how as i64,
-                ..EventRow::of(ev, *target, pid(*task))
+                ..EventRow::of(ev, *cpu, pid(*task))
             },
-            Tracepoint::Migrate { task, from, to } => EventRow {
+            Tracepoint::Migrate {
+                task,
+                from,
+                to,
+                cpu,
+                ..
+            } => EventRow {
                 target_cpu: *to as i64,
-                ..EventRow::of(ev, *from, pid(*task))
+                value: *from as i64,
+                ..EventRow::of(ev, *cpu, pid(*task))
             },
             Tracepoint::Fork { parent, child, cpu } => EventRow {
                 other_pid: pid(*child),

@@ -163,13 +163,13 @@ impl<W: Write> Observer for FtraceWriter<W> {
                      " ==> next_comm=", nc, " next_pid=", np, " next_prio=", nprio)
             }
             Tracepoint::Waking { task, target, .. }
-            | Tracepoint::Wakeup { task, target }
+            | Tracepoint::Wakeup { task, target, .. }
             | Tracepoint::WakeupNew { task, target, .. } => {
                 let p = t(*task);
                 put!(l; "comm=", p.kcomm(), " pid=", p.pid, " prio=", p.prio(), " target_cpu=",
                      Zeros(*target as u64, 3))
             }
-            Tracepoint::Migrate { task, from, to } => {
+            Tracepoint::Migrate { task, from, to, .. } => {
                 let p = t(*task);
                 put!(l; "comm=", p.kcomm(), " pid=", p.pid, " prio=", p.prio(), " orig_cpu=", *from,
                      " dest_cpu=", *to)

@@ -87,14 +87,18 @@ pub fn context<'a>(tp: &Tracepoint, tasks: &'a [SchedTask]) -> (&'a str, u32, us
     let ((comm, pid), cpu) = match *tp {
         Tracepoint::Switch { cpu, prev, .. } => (who(prev), cpu),
         Tracepoint::Waking { curr, cpu, .. } => (who(curr), cpu),
-        Tracepoint::Wakeup { task, target } | Tracepoint::WakeupNew { task, target, .. } => {
-            (who(Some(task)), target)
+        Tracepoint::Wakeup { curr, cpu, .. } | Tracepoint::Migrate { curr, cpu, .. } => {
+            (who(curr), cpu)
         }
-        Tracepoint::Migrate { task, from, .. } => (who(Some(task)), from),
         Tracepoint::Fork {
             parent: None, cpu, ..
+        }
+        | Tracepoint::WakeupNew {
+            parent: None, cpu, ..
         } => (("rt-app", RTAPP_MAIN_PID), cpu),
-        Tracepoint::Fork { parent, cpu, .. } => (who(parent), cpu),
+        Tracepoint::Fork { parent, cpu, .. } | Tracepoint::WakeupNew { parent, cpu, .. } => {
+            (who(parent), cpu)
+        }
         Tracepoint::Rename { task, cpu }
         | Tracepoint::Exit { task, cpu }
         | Tracepoint::PiSetprio { task, cpu, .. }

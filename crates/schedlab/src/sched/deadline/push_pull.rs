@@ -50,7 +50,7 @@ impl Sched {
         else {
             return false;
         };
-        self.move_queued_task(next, cpu, later, h);
+        self.move_queued_task(next, (cpu, later), cpu, h);
         self.resched_curr(later, h);
         true
     }
@@ -92,7 +92,7 @@ impl Sched {
             let se = &self.dls[e as usize];
             let src_curr = curr.map_or(0, |c| self.dls[c as usize].deadline);
             if cpudl::is_earliest(&self.rqs[this], se) && se.deadline >= src_curr {
-                self.move_queued_task(p, src, this, h);
+                self.move_queued_task(p, (src, this), this, h);
             }
         }
     }

@@ -51,7 +51,7 @@ impl Sched {
         let Some(lowest) = self.find_lowest_rq(next, cpu) else {
             return false;
         };
-        self.move_queued_task(next, cpu, lowest, h);
+        self.move_queued_task(next, (cpu, lowest), cpu, h);
         self.resched_curr(lowest, h);
         true
     }
@@ -105,7 +105,7 @@ impl Sched {
             let prio = self.rts[p as usize].prio;
             let src_curr = rq.curr.map_or(i32::MAX, |c| self.tasks[c as usize].prio());
             if prio < self.rqs[this].rt.highest_prio_curr() && prio as i32 >= src_curr {
-                self.move_queued_task(p, src, this, h);
+                self.move_queued_task(p, (src, this), this, h);
             }
         }
     }

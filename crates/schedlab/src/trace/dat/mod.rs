@@ -150,7 +150,9 @@ impl<W: Write> Observer for DatWriter<W> {
             Tracepoint::Waking {
                 task: id, target, ..
             }
-            | Tracepoint::Wakeup { task: id, target }
+            | Tracepoint::Wakeup {
+                task: id, target, ..
+            }
             | Tracepoint::WakeupNew {
                 task: id, target, ..
             } => {
@@ -158,7 +160,9 @@ impl<W: Write> Observer for DatWriter<W> {
                 self.sink
                     .emit(now, cpu, pid, ev, &[S(c), I(p), I(prio), I(*target as i64)])
             }
-            Tracepoint::Migrate { task: id, from, to } => {
+            Tracepoint::Migrate {
+                task: id, from, to, ..
+            } => {
                 let (c, p, prio) = task(*id);
                 let vals = [S(c), I(p), I(prio), I(*from as i64), I(*to as i64)];
                 self.sink.emit(now, cpu, pid, ev, &vals)

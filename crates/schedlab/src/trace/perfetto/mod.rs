@@ -496,7 +496,7 @@ impl<W: Write> Observer for PerfettoWriter<W> {
             Tracepoint::Waking { task, target, .. } => {
                 self.ftrace(now, cpu, pid, ftrace::SCHED_WAKING, wakeup(*target, *task))
             }
-            Tracepoint::Wakeup { task, target } => {
+            Tracepoint::Wakeup { task, target, .. } => {
                 self.ftrace(now, cpu, pid, ftrace::SCHED_WAKEUP, wakeup(*target, *task))
             }
             Tracepoint::WakeupNew { task, target, .. } => self.ftrace(
@@ -506,7 +506,7 @@ impl<W: Write> Observer for PerfettoWriter<W> {
                 ftrace::SCHED_WAKEUP_NEW,
                 wakeup(*target, *task),
             ),
-            Tracepoint::Migrate { task, from, to } => {
+            Tracepoint::Migrate { task, from, to, .. } => {
                 self.ftrace(now, cpu, pid, ftrace::SCHED_MIGRATE_TASK, |m| {
                     head(m, *task);
                     m.int(wakeup::ORIG_CPU, *from as i64)

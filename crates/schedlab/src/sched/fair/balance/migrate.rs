@@ -108,7 +108,7 @@ impl Sched {
             moved += tasks.len() as u32;
             self.update_rq_clock(env.dst_cpu, h.now());
             for &p in tasks.iter().rev() {
-                self.attach_task(p, env.src_cpu, env.dst_cpu, h);
+                self.attach_task(p, (env.src_cpu, env.dst_cpu), env.this_cpu, h);
                 // A newly idle CPU is inside schedule(): its pick comes next.
                 if env.idle != CpuIdleType::NewlyIdle {
                     self.wakeup_preempt(env.dst_cpu, p, 0, h);
