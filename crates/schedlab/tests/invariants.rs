@@ -163,7 +163,7 @@ fn case() -> impl Strategy<Value = (String, Platform, Kernel, Vec<String>)> {
                 .collect();
             format!(
                 "{{\"global\": {{\"pi_enabled\": {}}}, \"tasks\": {{{}, \"child\": {{\"instance\": 0, \"loop\": 2, \"run\": 500, \"sleep\": 500}}}}}}",
-                tasks.len() % 2 == 0,
+                tasks.len().is_multiple_of(2),
                 tasks.join(", ")
             )
         });

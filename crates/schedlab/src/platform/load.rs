@@ -121,10 +121,12 @@ pub fn builtin_names() -> impl Iterator<Item = &'static str> {
     BUILTIN.iter().map(|(n, _)| *n)
 }
 
+/// A family of built-in platforms, `NAME:N`: its name and its maker for N CPUs.
+type Family = (&'static str, fn(usize) -> Platform);
+
 /// A built-in platform, `smp:N` or `qemu-tcg:N`.
 pub fn load_builtin(name: &str) -> Result<Platform, InputError> {
-    let families: [(&str, fn(usize) -> Platform); 2] =
-        [("smp", Platform::smp), ("qemu-tcg", Platform::qemu_tcg)];
+    let families: [Family; 2] = [("smp", Platform::smp), ("qemu-tcg", Platform::qemu_tcg)];
     for (family, make) in families {
         if let Some(n) = name.strip_prefix(family).and_then(|n| n.strip_prefix(':')) {
             return match n.parse::<usize>() {

@@ -496,9 +496,12 @@ impl Engine {
         if cpu == waker_cpu && idle && self.overhead.on() {
             let at = self.now + self.kernel_pending(s, cpu);
             if at > self.now {
-                let flags = flags as u8; // ENQUEUE_WAKEUP | ENQUEUE_MIGRATED
-                self.queue
-                    .push(at, self.now, Ev::Activate { task: id, flags });
+                debug_assert!(flags <= u8::MAX as u32, "ENQUEUE_WAKEUP | ENQUEUE_MIGRATED");
+                let ev = Ev::Activate {
+                    task: id,
+                    flags: flags as u8,
+                };
+                self.queue.push(at, self.now, ev);
                 self.cpus[cpu].waking += 1;
                 return true;
             }
@@ -518,10 +521,10 @@ impl Engine {
         self.cpus[cpu].changed_at = self.now;
         if !self.cpus[cpu].irq_rest.is_empty() {
             let step = (self.kernel_pending(s, cpu) - before).max(1);
-            let rest = std::mem::take(&mut self.cpus[cpu].irq_rest);
+            let mut rest = std::mem::take(&mut self.cpus[cpu].irq_rest);
             self.wake_in_turn(cpu, &rest, step);
+            rest.clear(); // (its memory kept for the next interrupt)
             self.cpus[cpu].irq_rest = rest;
-            self.cpus[cpu].irq_rest.clear();
         }
     }
 
