@@ -19,8 +19,9 @@ past a tick as the kernel's did), measured by the same code from the two traces 
 emulated machine's jitter (seeds 0-4: `--set seed=N`), as the kernel's runs there are repeats in
 host time, and its value is their median [their range]. A row is inside when schedlab's value
 lies in the kernel's range widened by the emulator's documented effects
-(schedlab.conformance.verdict.WIDEN). A row outside names its cause. Switch order and time compare schedlab with the first kernel run,
-whose other runs give the range. Regenerate: `make fidelity`.
+(schedlab.conformance.verdict.WIDEN). A row outside names its cause. Switch order and time
+compare schedlab with the first kernel run, whose other runs give the range. Regenerate:
+`make fidelity`.
 
 | case | observable | kernel mean [range] | schedlab | verdict | cause |
 |---|---|---|---|---|---|

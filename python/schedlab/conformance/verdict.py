@@ -121,7 +121,7 @@ def _widen(name: str, lo: float, hi: float) -> tuple[float, float]:
 def rows(case, record: dict, sims: list[dict]) -> list[Row]:
     """One row per observable of the case: the kernel's runs, schedlab's value (the median of
     its runs `sims`, one per seed), the range."""
-    sim = sims[0]
+    sim = sims[0]  # the switch order's run: one vCPU, one run
     out = []
     for name in case.compare:
         if name == "switch_order":

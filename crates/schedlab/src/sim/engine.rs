@@ -492,8 +492,9 @@ impl Engine {
         flags: u32,
     ) -> bool {
         let cpu = s.tasks[id as usize].cpu;
-        let idle = s.rqs[cpu].curr.is_none() && s.nr_running(cpu) == 0;
-        if cpu == waker_cpu && idle && self.overhead.on() {
+        // (the cheap tests first: this is every wakeup's path)
+        let own_idle = cpu == waker_cpu && s.rqs[cpu].curr.is_none() && s.nr_running(cpu) == 0;
+        if own_idle && self.overhead.on() {
             let at = self.now + self.kernel_pending(s, cpu);
             if at > self.now {
                 debug_assert!(flags <= u8::MAX as u32, "ENQUEUE_WAKEUP | ENQUEUE_MIGRATED");
