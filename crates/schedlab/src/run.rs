@@ -589,7 +589,7 @@ pub fn run(
             pcount: rq.stats.pcount,
         })
         .collect();
-    let costs = &sim.platform().costs;
+    let costs = &sched.costs;
     let overhead = sched.feat.overhead;
     let ops = (0..sched.rqs.len())
         .flat_map(|cpu| {

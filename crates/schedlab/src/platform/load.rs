@@ -263,6 +263,7 @@ fn build(file: PlatformFile) -> Result<Platform, String> {
         cpus,
         freq_domains: domains,
         costs: OpCosts::with(file.overhead.scale.unwrap_or(1.0), &file.overhead.ops)?,
+        kernel_costs: vec![],
         cache: file.cache.as_ref().map(CacheFile::spec).transpose()?,
         irq_jitter_ns: timing("irq_jitter_ns", file.irq_jitter_ns)?,
         irq_skew_ns: timing("irq_skew_ns", file.irq_skew_ns)?,

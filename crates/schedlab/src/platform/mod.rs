@@ -10,6 +10,7 @@ pub use costs::OpCosts;
 pub use cpulist::{format_cpulist, parse_cpulist};
 pub use load::{builtin_names, load_builtin, load_file, parse};
 
+use crate::kernel::Kernel;
 use crate::time::Ns;
 
 /// The spread of a timer interrupt's lateness on `qemu-tcg:N` (see [`Platform::qemu_tcg`]).
@@ -22,6 +23,9 @@ pub const QEMU_TCG_IRQ_SKEW_NS: Ns = 30_000;
 pub const QEMU_TCG_COST_SCALE: f64 = 5.5;
 /// The same for `qemu-tcg:N` with N ≥ 2 (multi-threaded TCG, in host time).
 pub const QEMU_MTTCG_COST_SCALE: f64 = 21.0;
+/// How much of 6.1's time the 6.12 kernel takes for the same work on `qemu-tcg:N` (see
+/// [`Platform::qemu_tcg`]).
+pub const QEMU_TCG_6_12_WORK: f64 = 0.856;
 /// How long a halted vCPU of `qemu-tcg:N` (N ≥ 2) takes to run again once woken: 20
 /// quantiles, at 2.5%, 7.5%, … 97.5% (see [`Platform::qemu_tcg`]).
 pub const QEMU_TCG_HALT_EXIT_NS: [Ns; 20] = [
@@ -130,6 +134,8 @@ pub struct Platform {
     pub freq_domains: Vec<FreqDomain>,
     /// What the kernel's operations cost here (the cost model's table).
     pub costs: OpCosts,
+    /// The table for a kernel preset whose work costs differently here (none: `costs`).
+    pub kernel_costs: Vec<(Kernel, OpCosts)>,
     /// Its caches, for the cache-affinity model (None: not described).
     pub cache: Option<cache::CacheSpec>,
     /// How late a timer interrupt (a tick, a sleep timer) may come after its expiry: the
@@ -188,6 +194,7 @@ impl Platform {
                 transition_latency: 0,
             }],
             costs: OpCosts::default(),
+            kernel_costs: vec![],
             cache: None,
             irq_jitter_ns: 0,
             irq_skew_ns: 0,
@@ -226,27 +233,45 @@ impl Platform {
     /// - A process's fork, first steps and exit and a socket's send and receive cost what the
     ///   messaging records measured (`QEMU_TCG_COSTS`, `QEMU_MTTCG_COSTS`), not the scaled
     ///   table's figures (a socket call: 0.6-0.75 times theirs under icount, 0.45-0.55 on 2).
+    /// - These costs are 6.1's. The 6.12 kernel does the same work in `QEMU_TCG_6_12_WORK` of
+    ///   the time: perf bench pipe's round trip under icount takes it 16.1 µs against 6.1's
+    ///   18.8. Messaging's sends agree (8.2 µs of CPU a message against 9.2 on one vCPU, 16.1
+    ///   against 18.5 on two). Simplified: one factor for every operation (6.12 forks more
+    ///   slowly on one vCPU, 955 µs apart against 833, and its receivers' reads cost 0.98
+    ///   of 6.1's there).
     pub fn qemu_tcg(n: usize) -> Platform {
-        let scaled = |scale, costs: [(&str, u64); 5]| {
-            let table = costs.iter().map(|&(k, ns)| (k.to_string(), ns)).collect();
-            OpCosts::with(scale, &table).expect("in range")
+        let scaled = |scale, costs: [(&str, u64); 5], work: f64| {
+            let table = (costs.iter())
+                .map(|&(k, ns)| (k.to_string(), (ns as f64 * work).round() as u64))
+                .collect();
+            OpCosts::with(scale * work, &table).expect("in range")
         };
         let mut p = Platform {
             name: format!("qemu-tcg:{n}"),
             description: format!("QEMU TCG with {n} vCPUs, as the oracle boots it"),
             ..Platform::smp(n)
         };
+        let (scale, costs) = match n {
+            1 => (QEMU_TCG_COST_SCALE, QEMU_TCG_COSTS),
+            _ => (QEMU_MTTCG_COST_SCALE, QEMU_MTTCG_COSTS),
+        };
+        p.costs = scaled(scale, costs, 1.0);
+        p.kernel_costs = vec![(Kernel::V6_12, scaled(scale, costs, QEMU_TCG_6_12_WORK))];
         if n == 1 {
-            p.costs = scaled(QEMU_TCG_COST_SCALE, QEMU_TCG_COSTS);
             p.work_stretch = QEMU_TCG_WORK_STRETCH.to_vec();
         } else {
             p.work_stretch = QEMU_MTTCG_WORK_STRETCH.to_vec();
-            p.costs = scaled(QEMU_MTTCG_COST_SCALE, QEMU_MTTCG_COSTS);
             p.irq_jitter_ns = QEMU_TCG_IRQ_JITTER_NS;
             p.irq_skew_ns = QEMU_TCG_IRQ_SKEW_NS;
             p.halt_exit_ns = QEMU_TCG_HALT_EXIT_NS.to_vec();
         }
         p
+    }
+
+    /// What the kernel's operations cost here under `kernel`.
+    pub fn costs_for(&self, kernel: Kernel) -> OpCosts {
+        let mut own = self.kernel_costs.iter().filter(|(k, _)| *k == kernel);
+        own.next().map_or(self.costs, |&(_, c)| c)
     }
 
     /// The largest `capacity_orig`: the reference for rt-app's `run` work.

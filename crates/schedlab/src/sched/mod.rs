@@ -123,6 +123,7 @@ impl Sched {
     /// `now`, the fair servers admitted.
     pub fn new(plat: &Platform, feat: Features, uclamp_used: bool, now: Ns) -> Sched {
         let tun = Tunables::new(&feat, plat.nr_cpus());
+        let costs = plat.costs_for(feat.kernel);
         let mut rqs: Vec<Rq> = plat
             .cpus
             .iter()
@@ -181,7 +182,7 @@ impl Sched {
             nr_blocked: 0,
             nr_dead: 0,
             distribute_prev: vec![0; plat.nr_cpus()],
-            costs: plat.costs,
+            costs,
             nohz_next_balance: 0,
             nohz_has_blocked: false,
             nohz_next_blocked: 0,
