@@ -199,7 +199,7 @@ def test_costs_in_a_platform_file_are_checked(tmp_path, cli):
     r = cli("run", "--platform", str(path), str(wl))
     err = r.stderr.decode()
     assert r.returncode == 2 and "tg_load_up_ns" in err and "tg_load_down_ns" in err, err
-    path.write_text(platform("tick_ns = 10000001"))
+    path.write_text(platform("tick_ns = 100000001"))
     r = cli("run", "--platform", str(path), str(wl))
     err = r.stderr.decode()
     assert r.returncode == 2 and "overhead.tick_ns" in err and "out of range" in err, err
@@ -270,3 +270,20 @@ def test_the_balancing_cpu_does_the_eager_walk_of_its_sources_groups():
     r = schedlab.run(w, "smp:2", sets=["fair.h_load=eager", *AT_ONCE], idle_cgroups=10)
     walks = {(o["cpu"], o["op"]): o["count"] for o in r.op_rows if o["op"] in ("update_h_load", "tg_load_down")}
     assert walks == {(0, "update_h_load"): 0, (0, "tg_load_down"): 0, (1, "update_h_load"): 1, (1, "tg_load_down"): 11}
+
+
+def test_rtapp_main_thread_sets_itself_up_before_its_first_thread(tmp_path):
+    # rt-app 1.0's main thread (pid 1) parses its JSON before it creates a thread (rtapp_init,
+    # 50 µs here), then each pthread_create costs its clone (10 µs): it starts 1 ns after its
+    # switch (the engine's nanosecond per scheduling event), and forks the threads 60 and 70 µs
+    # later. Without the set-up's cost, 10 and 20 µs.
+    w = {"global": {"duration": 1}, "tasks": {"h": {"instance": 2, "loop": 1, "run": 100}}}
+    for init, first in ((50_000, 60_001), (0, 10_001)):
+        plat = tmp_path / f"p{init}.toml"
+        plat.write_text(platform(costs(FREE, rtapp_init=init, clone=10_000)))
+        r = schedlab.run(w, str(plat), sets=["overhead=on"])
+        ev = r.events
+        start = ev[(ev.event == "sched_switch") & (ev.other_pid == 1)].ts.iloc[0]
+        forks = ev[(ev.event == "sched_process_fork") & (ev.pid == 1) & (ev.ts > start)]
+        assert list(forks.ts - start) == [first, first + 10_000]
+        assert (ops_of(r)["rtapp_init"], ops_of(r)["clone"]) == (1, 2)

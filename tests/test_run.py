@@ -159,9 +159,10 @@ def test_energy_model_costs_as_em_compute_costs():
 
 
 def _cpu0_freqs(tmp_path, task, after_s):
-    """The frequencies schedutil sets on hikey's CPU 0 after `after_s` seconds."""
+    """The frequencies schedutil sets on hikey's CPU 0 after `after_s` seconds, the task
+    started at once (without rt-app's main thread, whose own util would ask its frequency)."""
     wl = write(tmp_path, json.dumps({"global": {"duration": 2}, "tasks": {"t": {"cpus": [0], "loop": -1, **task}}}))
-    r = schedlab.run(wl, "hikey", sets=["cpufreq.governor=schedutil"])
+    r = schedlab.run(wl, "hikey", sets=["cpufreq.governor=schedutil", "rtapp.start_barrier=off"])
     f = r.events[(r.events.event == "cpu_frequency") & (r.events.cpu == 0)]
     return set(f[f.index > r.events.index.min() + after_s].value), r
 

@@ -51,6 +51,9 @@ pub enum Op {
     /// 64 bytes copied between user space and the kernel (`copy_page_from_iter`,
     /// `skb_copy_datagram_iter`): the per-byte part of a pipe or socket call.
     CopyLine,
+    /// rt-app's main thread from its `execve` to its first `pthread_create`: the loader,
+    /// parsing the JSON, the threads' data (user and kernel time alike), on its CPU.
+    AppInit,
     /// `pthread_create`: the `clone` system call and the new thread's stack, on the creator's
     /// CPU (rt-app's main thread).
     Clone,
@@ -69,7 +72,7 @@ pub enum Op {
 }
 
 /// Every kind, in order.
-pub const OPS: [Op; 27] = [
+pub const OPS: [Op; 28] = [
     Op::ContextSwitch,
     Op::WakeupLocal,
     Op::WakeupRemote,
@@ -92,6 +95,7 @@ pub const OPS: [Op; 27] = [
     Op::UnixSend,
     Op::UnixRecv,
     Op::CopyLine,
+    Op::AppInit,
     Op::Clone,
     Op::ThreadInit,
     Op::Fork,
@@ -125,6 +129,7 @@ impl Op {
             Op::UnixSend => "unix_stream_sendmsg",
             Op::UnixRecv => "unix_stream_recvmsg",
             Op::CopyLine => "copy_line",
+            Op::AppInit => "rtapp_init",
             Op::Clone => "clone",
             Op::ThreadInit => "rtapp_thread_init",
             Op::Fork => "fork",

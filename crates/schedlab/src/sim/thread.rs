@@ -625,9 +625,11 @@ impl Engine {
     }
 
     /// `pthread_create` by rt-app's main thread `id` of a thread of task `def` that meets the
-    /// start barrier: the `clone` costs its CPU's kernel time first.
+    /// start barrier: the `clone` costs its CPU's kernel time first, and before the first
+    /// one the main thread's own set-up.
     fn create(&mut self, s: &mut Sched, id: u32, def: usize) -> Step {
-        if self.entering(s, id, &[(SchedOp::Clone, 1)]).is_none() {
+        let init = u64::from(self.res.created == 0);
+        if (self.entering(s, id, &[(SchedOp::AppInit, init), (SchedOp::Clone, 1)])).is_none() {
             return self.again(id);
         }
         if self.fork_thread(s, def, Some(id), false) {
