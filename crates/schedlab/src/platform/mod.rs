@@ -273,8 +273,8 @@ impl Platform {
 
     /// What the kernel's operations cost here under `kernel`.
     pub fn costs_for(&self, kernel: Kernel) -> OpCosts {
-        let mut own = self.kernel_costs.iter().filter(|(k, _)| *k == kernel);
-        own.next().map_or(self.costs, |&(_, c)| c)
+        let own = self.kernel_costs.iter().find(|(k, _)| *k == kernel);
+        own.map_or(self.costs, |&(_, c)| c)
     }
 
     /// The largest `capacity_orig`: the reference for rt-app's `run` work.

@@ -495,14 +495,14 @@ impl Engine {
         // (the cheap tests first: this is every wakeup's path)
         let own_idle = cpu == waker_cpu && s.rqs[cpu].curr.is_none() && s.nr_running(cpu) == 0;
         if own_idle && self.overhead.on() {
-            let at = self.now + self.kernel_pending(s, cpu);
-            if at > self.now {
+            let pending = self.kernel_pending(s, cpu);
+            if pending > 0 {
                 debug_assert!(flags <= u8::MAX as u32, "ENQUEUE_WAKEUP | ENQUEUE_MIGRATED");
                 let ev = Ev::Activate {
                     task: id,
                     flags: flags as u8,
                 };
-                self.queue.push(at, self.now, ev);
+                self.queue.push(self.now + pending, self.now, ev);
                 self.cpus[cpu].waking += 1;
                 return true;
             }

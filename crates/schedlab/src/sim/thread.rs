@@ -198,6 +198,14 @@ impl Thread {
     pub(super) fn meets_start_barrier(&self) -> bool {
         self.start == Start::Fresh(true)
     }
+
+    /// Back at `now` from its timer's sleep, if it slept on one: rt-app's `wu_lat` counts
+    /// the µs from the expiry (rounded).
+    fn timer_woken(&mut self, now: Ns) {
+        if let Some(exp) = self.timer_expiry.take() {
+            self.row.wu_lat += (now - exp + 500) / 1000;
+        }
+    }
 }
 
 /// How far a thread is into its start-up (`Thread::thread_start`).
@@ -347,8 +355,8 @@ impl Engine {
             th.row.run += now - from;
         }
         // Back from its timer's sleep (not from the system call that begins it).
-        if let Some(exp) = th.timer_expiry.take_if(|_| th.sleep_at.is_none()) {
-            th.row.wu_lat += (now - exp + 500) / 1000;
+        if th.sleep_at.is_none() {
+            th.timer_woken(now);
         }
         for _ in 0..MAX_EVENTS_AT_ONE_INSTANT {
             if let Step::Off = self.step(s, id) {
@@ -629,7 +637,10 @@ impl Engine {
     /// one the main thread's own set-up.
     fn create(&mut self, s: &mut Sched, id: u32, def: usize) -> Step {
         let init = u64::from(self.res.created == 0);
-        if (self.entering(s, id, &[(SchedOp::AppInit, init), (SchedOp::Clone, 1)])).is_none() {
+        if self
+            .entering(s, id, &[(SchedOp::AppInit, init), (SchedOp::Clone, 1)])
+            .is_none()
+        {
             return self.again(id);
         }
         if self.fork_thread(s, def, Some(id), false) {
@@ -718,9 +729,7 @@ impl Engine {
             self.sleep_until(s, id, at);
             return Step::Off;
         }
-        if let Some(exp) = th.timer_expiry.take() {
-            th.row.wu_lat += (now - exp + 500) / 1000;
-        }
+        th.timer_woken(now);
         Step::Busy
     }
 
