@@ -211,6 +211,12 @@ def test_costs_in_a_platform_file_are_checked(tmp_path, cli):
     r = cli("run", "--platform", str(path), str(wl))
     err = r.stderr.decode()
     assert r.returncode == 2 and "halt_exit_ns: the quantiles must ascend" in err, err
+    for line, msg in (("newidle_stall_ns = [100000001]", "newidle_stall_ns = 100000001: at most"),
+                      ("start_newidle_cost_ns = [2, 1]", "start_newidle_cost_ns: the quantiles must")):
+        path.write_text(platform("", "0-1").replace("[overhead]", f"{line}\n[overhead]"))
+        r = cli("run", "--platform", str(path), str(wl))
+        err = r.stderr.decode()
+        assert r.returncode == 2 and msg in err and str(path) in err, err
     for scale, msg in (("0", "overhead.scale = 0: out of range"), ("-1.5", "overhead.scale = -1.5"),
                        ("101", "overhead.scale = 101"), ('"x"', 'line 5: invalid type: string "x"')):
         path.write_text(platform(f"scale = {scale}"))

@@ -7,6 +7,8 @@
 set -u
 . "$JOB/params"
 echo 1 > /proc/sys/kernel/sched_schedstats
+# The domains' debugfs files (max_newidle_lb_cost) appear only in verbose mode since 6.3.
+echo Y > /sys/kernel/debug/sched/verbose 2> /dev/null
 if [ -s "$JOB/cgroups" ]; then
     mkdir -p /sys/fs/cgroup/cpu
     mount -t tmpfs cgroup /sys/fs/cgroup
@@ -45,6 +47,14 @@ snapshot() {
         done < "$JOB/cgroups" > "cgroups.$1"
     fi
 }
+# Each CPU's lowest domain's max_newidle_lb_cost (ns): newly idle balancing runs only while
+# avg_idle exceeds it, and under emulation it holds what the boot's passes cost.
+newidle_cost() {
+    for f in /sys/kernel/debug/sched/domains/cpu*/domain0/max_newidle_lb_cost; do
+        [ -r "$f" ] && IFS= read -r v < "$f" && printf '%s ' "$v"
+    done > "newidle_cost.$1"
+}
+newidle_cost start
 rt-app workload.json > rt-app.log 2>&1 &
 rtapp=$!
 # rt-app 1.0 has no taskgroup: move each member thread (cgroup v1 takes thread ids) as soon as
@@ -85,6 +95,7 @@ else
     snapshot after
 fi
 echo "rt-app=$?" > status
+newidle_cost end
 trace-cmd stop
 grep -h overrun /sys/kernel/tracing/per_cpu/cpu*/stats > trace.overruns
 trace-cmd extract -o trace.dat > /dev/null 2>&1

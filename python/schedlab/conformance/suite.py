@@ -105,6 +105,9 @@ def kernel_run(files: dict[str, str], case: Case, trace_text: str) -> dict:
                                              span)
     m["cgroups"] = _cpu_stat_delta(_v1_cpu_stat(files.get("cgroups.before", "")),
                                    _v1_cpu_stat(files.get("cgroups.after", "")), span)
+    if "newidle_cost.start" in files:  # records made since the guest reads them
+        m["max_newidle_lb_cost_ns"] = {when: [int(v) for v in files[f"newidle_cost.{when}"].split()]
+                                       for when in ("start", "end")}
     return m
 
 

@@ -55,6 +55,14 @@ struct PlatformFile {
     /// Quantiles of a job's `run` time over its calibration, 1/1000 (none, the default).
     #[serde(default)]
     work_stretch: Vec<u64>,
+    /// Quantiles of a newly idle balance pass's time beyond its counted work, ns (none, the
+    /// default).
+    #[serde(default)]
+    newidle_stall_ns: Vec<u64>,
+    /// Quantiles of each CPU's newly idle cost when the workload starts, ns (none, the
+    /// default).
+    #[serde(default)]
+    start_newidle_cost_ns: Vec<u64>,
 }
 
 /// The cost model's table: a scale of the defaults, and ns per operation (`NAME_ns = N`).
@@ -269,6 +277,9 @@ fn build(file: PlatformFile) -> Result<Platform, String> {
         irq_skew_ns: timing("irq_skew_ns", file.irq_skew_ns)?,
         halt_exit_ns: halt_exit(file.halt_exit_ns)?,
         work_stretch: work_stretch(file.work_stretch)?,
+        newidle_stall_ns: newidle_cost("newidle_stall_ns", file.newidle_stall_ns)?,
+        start_newidle_cost_ns: newidle_cost("start_newidle_cost_ns", file.start_newidle_cost_ns)?,
+        kernel_start_newidle_cost_ns: vec![],
     })
 }
 
@@ -320,6 +331,16 @@ fn quantiles(
         return Err(format!("{key}: {} quantiles, at most 100", q.len()));
     }
     Ok(q)
+}
+
+/// A platform's quantiles `key` of a newly idle pass's time, each at most `MAX_OP_COST_NS`
+/// (100 ms).
+fn newidle_cost(key: &str, q: Vec<u64>) -> Result<Vec<u64>, String> {
+    let max = super::costs::MAX_OP_COST_NS;
+    quantiles(key, q, |ns| match ns <= max {
+        true => Ok(()),
+        false => Err(format!("{key} = {ns}: at most {max} (100 ms)")),
+    })
 }
 
 /// A platform's timing figure `key` (ns), at most `MAX_TIMING_NS`.

@@ -32,6 +32,37 @@ pub const QEMU_TCG_HALT_EXIT_NS: [Ns; 20] = [
     31_200, 34_600, 35_800, 36_600, 37_500, 38_500, 40_000, 41_600, 43_800, 46_200, 48_500, 51_600,
     56_300, 60_300, 63_500, 66_700, 71_300, 75_900, 81_400, 109_500,
 ];
+/// How much longer than its counted work a newly idle pass of `qemu-tcg:N` (N ≥ 2) takes:
+/// 100 quantiles, at 0.5%, 1.5%, … 99.5% (see [`Platform::qemu_tcg`]).
+pub const QEMU_TCG_NEWIDLE_STALL_NS: [Ns; 100] = [
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 100, 300, 500, 700, 900, 1_200, 1_400,
+    1_700, 2_000, 2_300, 2_500, 2_900, 3_100, 3_500, 3_900, 4_300, 4_500, 4_900, 5_300, 5_700,
+    6_100, 6_600, 7_200, 7_700, 8_200, 8_800, 9_300, 10_000, 10_700, 11_500, 12_300, 13_500,
+    15_000, 16_300, 17_800, 19_800, 21_400, 23_900, 26_000, 28_700, 32_600, 37_400, 43_600, 52_100,
+    61_300, 72_200, 82_600, 100_300, 120_900, 166_400,
+];
+/// What each CPU's newly idle passes of `qemu-tcg:N` (N ≥ 2) cost before the workload
+/// starts, under 6.1 and 6.12: 20 quantiles each, at 2.5%, 7.5%, … 97.5% (see
+/// [`Platform::qemu_tcg`]).
+pub const QEMU_TCG_START_NEWIDLE_COST_NS: [(Kernel, [Ns; 20]); 2] = [
+    (
+        Kernel::V6_1,
+        [
+            78_624, 108_544, 114_787, 126_857, 153_425, 156_021, 158_383, 165_993, 181_935,
+            218_672, 232_633, 543_862, 655_987, 747_840, 755_208, 1_777_000, 2_798_947, 2_843_735,
+            3_224_770, 6_516_537,
+        ],
+    ),
+    (
+        Kernel::V6_12,
+        [
+            81_021, 81_654, 86_704, 130_271, 146_667, 207_381, 212_662, 246_455, 409_607, 428_745,
+            436_095, 470_534, 482_791, 498_194, 518_738, 549_171, 573_649, 578_047, 582_271,
+            855_112,
+        ],
+    ),
+];
 /// qemu-tcg:1's costs that differ from the scaled table (icount ns), measured in the
 /// messaging-1@6.1 record (docs/overhead.md): perf bench sched messaging's main process forks
 /// a child every 833 µs (the median), each child runs 224 µs before it waits for the start
@@ -160,6 +191,18 @@ pub struct Platform {
     /// of its distribution at evenly spaced probabilities, in 1/1000, ascending; each job
     /// draws from the seed (`sim/jitter.rs`). Empty: as calibrated.
     pub work_stretch: Vec<u64>,
+    /// How much longer than its counted work a newly idle balance pass takes (an emulated
+    /// CPU stalls, and the pass's cost, `max_newidle_lb_cost`, holds the longest): quantiles
+    /// of its distribution at evenly spaced probabilities, ascending, each pass's a draw from
+    /// the seed (`sim/jitter.rs`). Empty: none.
+    pub newidle_stall_ns: Vec<Ns>,
+    /// What each CPU's domains' newly idle passes cost before the workload starts (the
+    /// boot's: `max_newidle_lb_cost` then): quantiles as `newidle_stall_ns`'s, each CPU's a
+    /// draw from the seed. Empty: 0, a machine whose passes so far cost nothing.
+    pub start_newidle_cost_ns: Vec<Ns>,
+    /// The same for a kernel preset whose passes cost differently here (none:
+    /// `start_newidle_cost_ns`).
+    pub kernel_start_newidle_cost_ns: Vec<(Kernel, Vec<Ns>)>,
 }
 
 impl Platform {
@@ -203,6 +246,9 @@ impl Platform {
             irq_skew_ns: 0,
             halt_exit_ns: vec![],
             work_stretch: vec![],
+            newidle_stall_ns: vec![],
+            start_newidle_cost_ns: vec![],
+            kernel_start_newidle_cost_ns: vec![],
         }
     }
 
@@ -233,6 +279,13 @@ impl Platform {
     ///   records' unpreempted jobs over schedlab's: p10 0.97, median 1.06, p90 1.41, mean
     ///   1.14; the kernel's CPUs slow down for hundreds of ms at a time, most often while the
     ///   other vCPU idles. Simplified: each job draws alone, and one rate per job).
+    /// - On two or more, newly idle balancing meets the emulator's costs: each CPU's domains
+    ///   start with `max_newidle_lb_cost` drawn from `QEMU_TCG_START_NEWIDLE_COST_NS` (the
+    ///   oracle read it as rt-app started, 10 runs of each kernel: what the boot's passes
+    ///   cost), and each pass takes a draw from `QEMU_TCG_NEWIDLE_STALL_NS` beyond its priced
+    ///   work (a kprobe on `sched_balance_newidle` in periodic-12's guest, 3,250 passes of
+    ///   both kernels: each pass's time over their median, 10.5 µs). Simplified: rarer stalls
+    ///   of milliseconds (5 of 18 runs ended with a pass of 0.9-4.7 ms) are not drawn.
     /// - A process's fork, first steps and exit and a socket's send and receive cost what the
     ///   messaging records measured (`QEMU_TCG_COSTS`, `QEMU_MTTCG_COSTS`), not the scaled
     ///   table's figures (a socket call: 0.6-0.75 times theirs under icount, 0.45-0.55 on 2).
@@ -267,20 +320,36 @@ impl Platform {
             p.irq_jitter_ns = QEMU_TCG_IRQ_JITTER_NS;
             p.irq_skew_ns = QEMU_TCG_IRQ_SKEW_NS;
             p.halt_exit_ns = QEMU_TCG_HALT_EXIT_NS.to_vec();
+            p.newidle_stall_ns = QEMU_TCG_NEWIDLE_STALL_NS.to_vec();
+            p.kernel_start_newidle_cost_ns = (QEMU_TCG_START_NEWIDLE_COST_NS.iter())
+                .map(|(k, q)| (*k, q.to_vec()))
+                .collect();
         }
         p
     }
 
     /// What the kernel's operations cost here under `kernel`.
     pub fn costs_for(&self, kernel: Kernel) -> OpCosts {
-        let own = self.kernel_costs.iter().find(|(k, _)| *k == kernel);
-        own.map_or(self.costs, |&(_, c)| c)
+        *for_kernel(&self.kernel_costs, kernel, &self.costs)
+    }
+
+    /// What newly idle passes cost here under `kernel` before the workload starts.
+    pub fn start_newidle_cost_for(&self, kernel: Kernel) -> &[Ns] {
+        let all = &self.start_newidle_cost_ns;
+        for_kernel(&self.kernel_start_newidle_cost_ns, kernel, all).as_slice()
     }
 
     /// The largest `capacity_orig`: the reference for rt-app's `run` work.
     pub fn max_capacity(&self) -> u32 {
         self.cpus.iter().map(|c| c.capacity_orig).max().unwrap_or(0)
     }
+}
+
+/// `kernel`'s own figure in `own`, else `all`'s.
+fn for_kernel<'a, T>(own: &'a [(Kernel, T)], kernel: Kernel, all: &'a T) -> &'a T {
+    own.iter()
+        .find(|(k, _)| *k == kernel)
+        .map_or(all, |(_, t)| t)
 }
 
 #[cfg(test)]

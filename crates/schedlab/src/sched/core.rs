@@ -816,14 +816,25 @@ impl Sched {
             self.update_rq_clock(cpu, h.now());
         }
         let prev = self.rqs[cpu].curr;
-        if let Some(p) = prev {
+        let prev_class = prev.map(|p| self.class(p));
+        // __pick_next_task's fast path: with a fair prev and only fair tasks queued,
+        // pick_next_task_fair balances at its idle label, after its pick, which may have
+        // dequeued delayed tasks or throttled a cfs_rq (so found none with nr_running > 0).
+        let fast = prev_class == Some(Class::Fair) && self.rqs[cpu].nr_running_rt_dl() == 0;
+        if let (Some(p), false) = (prev, fast) {
             self.rqs[cpu].in_schedule = true;
             self.prev_balance(cpu, p, h);
             self.rqs[cpu].in_schedule = false;
         }
-        let prev_class = prev.map(|p| self.class(p));
+        let mut next = self.on_rq(cpu, h, class::pick_next_task);
+        if fast && next.is_none() {
+            self.rqs[cpu].in_schedule = true;
+            if self.sched_balance_newidle(cpu, h) {
+                next = self.on_rq(cpu, h, class::pick_next_task); // goto again
+            }
+            self.rqs[cpu].in_schedule = false;
+        }
         let next = self.on_rq(cpu, h, |rq, env| {
-            let next = class::pick_next_task(rq, env);
             if next.map(|(_, n)| n) != prev {
                 match (prev.zip(prev_class), next) {
                     // pick_next_task_fair: only the levels that change (not when the fair

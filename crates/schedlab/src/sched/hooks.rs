@@ -309,6 +309,11 @@ pub trait Hooks {
     fn cpufreq_update_util(&mut self, s: &mut Sched, cpu: usize, hook: Hook);
     /// Counter `c` of `cpu` is `value` (while tracing).
     fn counter(&mut self, _cpu: usize, _c: Counter, _value: f64) {}
+    /// How much longer than its counted work a newly idle balance pass on `cpu` takes (an
+    /// emulated CPU's stalls), held on the CPU: 0 on hardware.
+    fn newidle_stall(&mut self, _cpu: usize) -> Ns {
+        0
+    }
 }
 
 /// The machine as a class operation reaches it while it holds `cpu`'s runqueue: `Hooks`

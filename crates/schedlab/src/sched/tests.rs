@@ -2,6 +2,7 @@
 //! recorder reschedules at once, as the engine does, and keeps what was asked of it.
 
 use super::deadline::DlTimer;
+use super::fair::balance::stats::CpuIdleType;
 use super::features::Features;
 use super::flags::ENQUEUE_WAKEUP;
 use super::hooks::{Hooks, SchedTimer, Switch, Tracepoint};
@@ -25,6 +26,8 @@ pub(crate) struct Recorder {
     pub switches: Vec<(usize, Switch)>,
     /// A rescheduled CPU waits for the test to call `schedule` (its preemption point later).
     pub defer: bool,
+    /// What each newly idle pass takes beyond its counted work.
+    pub newidle_stall: Ns,
 }
 
 impl Hooks for Recorder {
@@ -56,6 +59,10 @@ impl Hooks for Recorder {
     }
 
     fn cpufreq_update_util(&mut self, _s: &mut Sched, _cpu: usize, _hook: Hook) {}
+
+    fn newidle_stall(&mut self, _cpu: usize) -> Ns {
+        self.newidle_stall
+    }
 }
 
 pub(crate) fn machine(platform: &str, kernel: Kernel) -> (Sched, Recorder) {
@@ -380,4 +387,69 @@ fn a_remote_wakeup_is_queued_on_the_target_across_llcs_or_when_it_is_idle() {
     assert!(!s.ttwu_queue_cond(0, 1) && s.ttwu_queue_cond(0, other));
     s.feat.set_feature("NO_TTWU_QUEUE").unwrap();
     assert!(!s.ttwu_queue_cond(0, 1) && !s.ttwu_queue_cond(0, other));
+}
+
+/// smp:2, 6.12: a and b run on CPU 0; c and d on CPU 1, where d may also run on CPU 0. a runs
+/// 1 ms and sleeps: its lag is V − v_a = (1 ms + 0) / 2 − 1 ms = −0.5 ms, not eligible, so
+/// DELAY_DEQUEUE leaves it queued (nr_running stays 1). b runs 1 ms and sleeps at lag 0
+/// (eligible): dequeued. CPU 0 then has nothing to run but the delayed a; what became of
+/// it. CPU 0's domain starts with a newly idle cost of `inherited` (ns), and each pass
+/// takes `stall` more than its counted work.
+fn cpu0_left_with_a_delayed_task(inherited: Ns, stall: Ns) -> (Sched, u32) {
+    let (mut s, mut h) = machine("smp:2", Kernel::V6_12);
+    h.newidle_stall = stall;
+    s.inherit_newidle_cost(0, inherited);
+    let a = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
+    let b = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
+    fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
+    let d = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
+    s.set_cpus_allowed(d, vec![true, true], &mut h);
+    assert_eq!(s.tasks[d as usize].cpu, 1);
+    h.now = T0 + MS;
+    s.deactivate(a, TaskState::Sleeping, &mut h);
+    assert_eq!(s.rqs[0].curr, Some(b));
+    assert!(s.ses[s.tasks[a as usize].se as usize].sched_delayed);
+    assert_eq!(s.nr_running(0), 2);
+    h.now = T0 + 2 * MS;
+    s.deactivate(b, TaskState::Sleeping, &mut h);
+    assert!(!s.ses[s.tasks[a as usize].se as usize].sched_delayed);
+    (s, d)
+}
+
+fn newidle_passes(s: &Sched, cpu: usize) -> u32 {
+    s.topo.domains[cpu][0].stats.lb_count[CpuIdleType::NewlyIdle as usize]
+}
+
+#[test]
+fn a_cpu_left_with_a_delayed_task_only_balances_newly_idle_after_the_pick() {
+    // balance_fair sees the delayed a queued and does not balance; pick_next_task_fair's
+    // pick dequeues it, finds nothing, and its idle label balances newly idle: CPU 1 has
+    // two tasks (rd overloaded), avg_idle is its initial 1 ms against a max_newidle_lb_cost
+    // of 0, so d, queued, is pulled.
+    let (s, d) = cpu0_left_with_a_delayed_task(0, 0);
+    assert_eq!(newidle_passes(&s, 0), 1);
+    assert_eq!(s.rqs[0].curr, Some(d));
+    assert_eq!(s.tasks[d as usize].stats.migrations(), 1);
+}
+
+#[test]
+fn newly_idle_balancing_waits_while_a_pass_costs_more_than_the_cpu_idles() {
+    // The same, with CPU 0's domain remembering a 2 ms pass (max_idle_balance_cost raised
+    // with it): avg_idle, 1 ms, is below it, so no pass runs and CPU 0 idles.
+    let (s, _) = cpu0_left_with_a_delayed_task(2 * MS, 0);
+    assert_eq!(s.rqs[0].max_idle_balance_cost, 2 * MS);
+    assert_eq!(newidle_passes(&s, 0), 0);
+    assert_eq!(s.rqs[0].curr, None);
+    // Below avg_idle it does not stop the pass, whose cost is its priced work (the pass
+    // alone, from 0) plus the 300 µs stall, above the 100 µs it started with.
+    let cost = |s: &Sched| s.topo.domains[0][0].max_newidle_lb_cost;
+    let work = cost(&cpu0_left_with_a_delayed_task(0, 0).0);
+    assert!(work > 0 && work < 100_000, "{work}");
+    let (s, d) = cpu0_left_with_a_delayed_task(100_000, 300_000);
+    assert_eq!((newidle_passes(&s, 0), s.rqs[0].curr), (1, Some(d)));
+    assert_eq!(cost(&s), work + 300_000);
+    assert_eq!(
+        s.rqs[0].max_idle_balance_cost, 500_000,
+        "sysctl_sched_migration_cost"
+    );
 }

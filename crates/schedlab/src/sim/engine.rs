@@ -187,6 +187,18 @@ impl Hooks for Engine {
     fn cpufreq_update_util(&mut self, s: &mut Sched, cpu: usize, hook: Hook) {
         self.cpufreq_hook(s, cpu, hook);
     }
+
+    /// A draw from the platform's `newidle_stall_ns`, held on the CPU (none with the cost
+    /// model off: the pass takes no time at all then).
+    fn newidle_stall(&mut self, cpu: usize) -> Ns {
+        if !self.overhead.on() {
+            return 0;
+        }
+        let ns =
+            super::jitter::newidle_stall(self.seed, &self.plat.newidle_stall_ns, cpu, self.now);
+        self.overhead.hold(cpu, self.now, ns);
+        ns
+    }
 }
 
 impl Engine {
@@ -764,6 +776,7 @@ impl Engine {
         self.booting = true;
         self.start_governors(s);
         s.sched_init_smp(self);
+        self.boot_newidle_costs(s);
         self.boot_pelt_cfs(s);
         self.main_marker(s, "start");
         let phase = s.feat.rtapp_start_ns;
@@ -774,6 +787,18 @@ impl Engine {
         }
         self.booting = false;
         self.boot_states(s);
+    }
+
+    /// Each CPU's newly idle cost as boot leaves it (with the cost model on: passes take
+    /// no time otherwise).
+    fn boot_newidle_costs(&mut self, s: &mut Sched) {
+        let q = self.plat.start_newidle_cost_for(s.feat.kernel);
+        if !self.overhead.on() || q.is_empty() {
+            return;
+        }
+        for cpu in 0..s.rqs.len() {
+            s.inherit_newidle_cost(cpu, super::jitter::start_newidle_cost(self.seed, q, cpu));
+        }
     }
 
     /// The workload begins: rt-app's main thread, when there is one, creates the threads of

@@ -71,6 +71,18 @@ pub(super) fn halt_exit(seed: u64, quantiles: &[Ns], cpu: usize, at: Ns, kick: b
     quantile(quantiles, keyed(seed, purpose, cpu as u64, at), 0)
 }
 
+/// How much longer than its counted work a newly idle balance pass on `cpu` at `at` takes: a
+/// draw from the platform's `quantiles` (none: 0).
+pub(super) fn newidle_stall(seed: u64, quantiles: &[Ns], cpu: usize, at: Ns) -> Ns {
+    quantile(quantiles, keyed(seed, 0x6e65_7769, cpu as u64, at), 0)
+}
+
+/// What `cpu`'s domains' newly idle passes cost before the workload starts: a draw from the
+/// platform's `quantiles` (none: 0).
+pub(super) fn start_newidle_cost(seed: u64, quantiles: &[Ns], cpu: usize) -> Ns {
+    quantile(quantiles, keyed(seed, 0x626f_6f74, cpu as u64, 0), 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +145,34 @@ mod tests {
             .all(|d| (30_000..=60_000).contains(d)));
         assert!(kick.iter().zip(&after).filter(|(k, a)| k != a).count() > 32);
         assert_eq!(halt_exit(3, &[], 1, 5, true), 0, "none: at once");
+    }
+
+    #[test]
+    fn newidle_draws_follow_their_quantiles_per_cpu_and_pass() {
+        let q = [0, 100_000, 1_000_000];
+        let stalls: Vec<Ns> = (0..64)
+            .map(|j| newidle_stall(3, &q, 1, j * 7_919))
+            .collect();
+        assert!(stalls.iter().all(|d| (0..=1_000_000).contains(d)));
+        assert!(stalls.windows(2).any(|w| w[0] != w[1]), "each pass draws");
+        assert_eq!(
+            stalls[5],
+            newidle_stall(3, &q, 1, 5 * 7_919),
+            "same seed, same stall"
+        );
+        let start: Vec<Ns> = (0..64).map(|cpu| start_newidle_cost(3, &q, cpu)).collect();
+        assert!(start.windows(2).any(|w| w[0] != w[1]), "each CPU draws");
+        assert_eq!(start[9], start_newidle_cost(3, &q, 9));
+        assert_ne!(
+            start,
+            (0..64)
+                .map(|cpu| start_newidle_cost(4, &q, cpu))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(
+            (newidle_stall(3, &[], 1, 5), start_newidle_cost(3, &[], 1)),
+            (0, 0)
+        );
     }
 
     #[test]

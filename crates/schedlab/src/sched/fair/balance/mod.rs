@@ -484,9 +484,10 @@ impl Sched {
                 let (moved, _) = self.sched_balance_rq(cpu, level, CpuIdleType::NewlyIdle, h);
                 pulled = moved > 0;
                 let t1 = self.ops_cost_ns(cpu);
+                let cost = t1 - t0 + h.newidle_stall(cpu);
                 let hz = self.feat.hz as u64;
-                update_newidle_cost(&mut self.topo.domains[cpu][level], t1 - t0, jiffies, hz);
-                (curr_cost, t0) = (curr_cost + t1 - t0, t1);
+                update_newidle_cost(&mut self.topo.domains[cpu][level], cost, jiffies, hz);
+                (curr_cost, t0) = (curr_cost + cost, t1);
             }
             if pulled || self.nr_running(cpu) > 0 {
                 pulled = true;
@@ -499,6 +500,17 @@ impl Sched {
             rq.idle_stamp = None;
         }
         pulled
+    }
+
+    /// What `cpu`'s newly idle passes cost before the workload, `ns`: its domains'
+    /// `max_newidle_lb_cost`, and its `max_idle_balance_cost` at least that (as
+    /// `sched_balance_domains` keeps it). Simplified: every level the same.
+    pub fn inherit_newidle_cost(&mut self, cpu: usize, ns: u64) {
+        for sd in &mut self.topo.domains[cpu] {
+            sd.max_newidle_lb_cost = ns;
+        }
+        let rq = &mut self.rqs[cpu];
+        rq.max_idle_balance_cost = rq.max_idle_balance_cost.max(ns);
     }
 
     /// What the work counted on `cpu` so far costs (ns).
