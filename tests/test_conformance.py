@@ -163,3 +163,10 @@ def test_perf_messaging_rate_is_its_messages_over_its_total_time():
     assert suite._perf_rate("  61234 ops/sec\n", 10) == 61234.0
     with pytest.raises(suite.RecordError, match="perf bench printed no rate"):
         suite._perf_rate("Total time: 0.000 [sec]\n", 10)
+
+
+def test_the_guests_newly_idle_costs_become_the_records():
+    # What the guest's newidle_cost() writes: each CPU's domain0 figure, space-separated.
+    files = {"newidle_cost.start": "855112 428745 ", "newidle_cost.end": "825399 733994 "}
+    assert suite.newidle_costs(files) == {"start": [855112, 428745], "end": [825399, 733994]}
+    assert suite.newidle_costs({"status": "rt-app=0\n"}) is None

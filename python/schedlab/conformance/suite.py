@@ -105,10 +105,18 @@ def kernel_run(files: dict[str, str], case: Case, trace_text: str) -> dict:
                                              span)
     m["cgroups"] = _cpu_stat_delta(_v1_cpu_stat(files.get("cgroups.before", "")),
                                    _v1_cpu_stat(files.get("cgroups.after", "")), span)
-    if "newidle_cost.start" in files:  # records made since the guest reads them
-        m["max_newidle_lb_cost_ns"] = {when: [int(v) for v in files[f"newidle_cost.{when}"].split()]
-                                       for when in ("start", "end")}
+    costs = newidle_costs(files)
+    if costs is not None:
+        m["max_newidle_lb_cost_ns"] = costs
     return m
+
+
+def newidle_costs(files: dict[str, str]) -> dict | None:
+    """Each CPU's `max_newidle_lb_cost` (ns) as rt-app started and ended, from the guest's
+    `newidle_cost.start` and `.end` (None from a guest older than them)."""
+    if "newidle_cost.start" not in files:
+        return None
+    return {when: [int(v) for v in files[f"newidle_cost.{when}"].split()] for when in ("start", "end")}
 
 
 def _perf_rate(log: str, ops: int) -> float:
