@@ -3,11 +3,12 @@ ways (--set fair.h_load) doing the same arithmetic for different work."""
 
 import schedlab
 
-def platform(costs: str, cpus: str = "0", halt_exit_ns: int | str | None = None) -> str:
+def platform(costs: str, cpus: str = "0", halt_exit_ns: int | str | None = None,
+             more: str = "") -> str:
     """A platform file: CPUs `cpus` at 1 GHz, the cost table `costs` (and how long an idle
-    CPU takes to run again)."""
+    CPU takes to run again, and `more` top-level lines)."""
     halt = "" if halt_exit_ns is None else f"halt_exit_ns = {halt_exit_ns}\n"
-    return (f'\nname = "p"\ndescription = "CPUs {cpus} at 1 GHz"\n{halt}[overhead]\n{costs}\n'
+    return (f'\nname = "p"\ndescription = "CPUs {cpus} at 1 GHz"\n{halt}{more}[overhead]\n{costs}\n'
             f'[[freq_domain]]\nname = "c"\ncpus = "{cpus}"\ncapacity = 1024\n'
             'opps = [{ khz = 1000000 }]\n')
 
@@ -135,16 +136,16 @@ def test_a_halted_cpu_runs_the_task_woken_there_once_it_is_out(tmp_path):
 
 
 def test_a_timer_interrupt_waits_for_a_halted_cpus_kick_and_slows_a_running_one(tmp_path):
-    # A SCHED_FIFO task alone on a CPU that takes 20 µs to get going (and to take an interrupt
-    # while running), the kernel's work free, sleeps 1 ms from its start at 1 s: the emulator's
-    # kick has the halted CPU take the
+    # A SCHED_FIFO task alone on a CPU that takes 20 µs to get going (and 50 µs to take an
+    # interrupt while running), the kernel's work free, sleeps 1 ms from its start at 1 s:
+    # the emulator's kick has the halted CPU take the
     # timer's interrupt 20 µs after the expiry (sched_waking at 1.001020 s), and its first
     # work after the exit holds the switch 20 µs more (1.001040 s). Idealized: both at once.
     wl = {"global": {"default_policy": "SCHED_OTHER"},
           "tasks": {"t": {"policy": "SCHED_FIFO", "priority": 10, "loop": 1,
                           "timer": {"ref": "unique", "period": 1000}}}}
     path = tmp_path / "halt.toml"
-    path.write_text(platform(costs(FREE + ("tick",)), halt_exit_ns=20000))
+    path.write_text(platform(costs(FREE + ("tick",)), halt_exit_ns=20000, more="irq_entry_ns = 50000\n"))
 
     def waking_and_switch(sets):
         ev = schedlab.run(wl, str(path), sets=[*sets, *AT_ONCE]).events
@@ -156,9 +157,9 @@ def test_a_timer_interrupt_waits_for_a_halted_cpus_kick_and_slows_a_running_one(
     assert waking_and_switch([]) == (1_020_000, 1_040_000)
     assert waking_and_switch(["overhead=off"]) == (1_000_000, 1_000_001)
     # Beside a fair hog the CPU is running when the timer expires: no kick, but it takes the
-    # interrupt as slowly (20 µs) before the task preempts the hog.
+    # interrupt in irq_entry_ns (50 µs) before the task preempts the hog.
     wl["tasks"]["hog"] = {"loop": 1, "run": 5000}
-    assert waking_and_switch([]) == (1_000_000, 1_020_000)
+    assert waking_and_switch([]) == (1_000_000, 1_050_000)
 
 
 def test_a_timer_wakeup_on_an_idle_cpu_is_queued_after_the_interrupts_work(tmp_path):
@@ -212,6 +213,7 @@ def test_costs_in_a_platform_file_are_checked(tmp_path, cli):
     err = r.stderr.decode()
     assert r.returncode == 2 and "halt_exit_ns: the quantiles must ascend" in err, err
     for line, msg in (("newidle_stall_ns = [100000001]", "newidle_stall_ns = 100000001: at most"),
+                      ("irq_entry_ns = 1000001", "irq_entry_ns = 1000001: at most 1000000"),
                       ("start_newidle_cost_ns = [2, 1]", "start_newidle_cost_ns: the quantiles must")):
         path.write_text(platform("", "0-1").replace("[overhead]", f"{line}\n[overhead]"))
         r = cli("run", "--platform", str(path), str(wl))

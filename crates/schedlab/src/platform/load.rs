@@ -52,6 +52,10 @@ struct PlatformFile {
     /// distribution (none, the default).
     #[serde(default)]
     halt_exit_ns: OneOrMore,
+    /// How long a running CPU takes a sleeper's timer interrupt, ns: one figure, or
+    /// quantiles (none, the default).
+    #[serde(default)]
+    irq_entry_ns: OneOrMore,
     /// Quantiles of a job's `run` time over its calibration, 1/1000 (none, the default).
     #[serde(default)]
     work_stretch: Vec<u64>,
@@ -275,7 +279,8 @@ fn build(file: PlatformFile) -> Result<Platform, String> {
         cache: file.cache.as_ref().map(CacheFile::spec).transpose()?,
         irq_jitter_ns: timing("irq_jitter_ns", file.irq_jitter_ns)?,
         irq_skew_ns: timing("irq_skew_ns", file.irq_skew_ns)?,
-        halt_exit_ns: halt_exit(file.halt_exit_ns)?,
+        halt_exit_ns: timings("halt_exit_ns", file.halt_exit_ns)?,
+        irq_entry_ns: timings("irq_entry_ns", file.irq_entry_ns)?,
         work_stretch: work_stretch(file.work_stretch)?,
         newidle_stall_ns: newidle_cost("newidle_stall_ns", file.newidle_stall_ns)?,
         start_newidle_cost_ns: newidle_cost("start_newidle_cost_ns", file.start_newidle_cost_ns)?,
@@ -293,15 +298,15 @@ enum OneOrMore {
     More(Vec<u64>),
 }
 
-/// A platform's `halt_exit_ns`: quantiles, each at most `MAX_TIMING_NS` (0 or none: no exit
-/// time).
-fn halt_exit(v: OneOrMore) -> Result<Vec<u64>, String> {
+/// A platform's `halt_exit_ns` or `irq_entry_ns` (`key`): quantiles, each at most
+/// `MAX_TIMING_NS` (0 or none: no time).
+fn timings(key: &str, v: OneOrMore) -> Result<Vec<u64>, String> {
     let q = match v {
         OneOrMore::None | OneOrMore::One(0) => vec![],
         OneOrMore::One(ns) => vec![ns],
         OneOrMore::More(q) => q,
     };
-    quantiles("halt_exit_ns", q, |ns| timing("halt_exit_ns", ns).map(drop))
+    quantiles(key, q, |ns| timing(key, ns).map(drop))
 }
 
 /// A platform's `work_stretch` quantiles, each in `WORK_STRETCH_RANGE`.

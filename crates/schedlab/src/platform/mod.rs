@@ -63,6 +63,12 @@ pub const QEMU_TCG_START_NEWIDLE_COST_NS: [(Kernel, [Ns; 20]); 2] = [
         ],
     ),
 ];
+/// How long a running vCPU of `qemu-tcg:N` (N ≥ 2) takes a sleeper's timer interrupt: 20
+/// quantiles, at 2.5%, 7.5%, … 97.5% (see [`Platform::qemu_tcg`]).
+pub const QEMU_TCG_IRQ_ENTRY_NS: [Ns; 20] = [
+    30_000, 45_000, 52_000, 57_000, 61_000, 66_000, 71_000, 76_000, 80_000, 83_000, 88_000, 93_000,
+    100_000, 106_000, 114_000, 124_000, 132_000, 144_000, 165_000, 225_000,
+];
 /// qemu-tcg:1's costs that differ from the scaled table (icount ns), measured in the
 /// messaging-1@6.1 record (docs/overhead.md): perf bench sched messaging's main process forks
 /// a child every 833 µs (the median), each child runs 224 µs before it waits for the start
@@ -186,6 +192,10 @@ pub struct Platform {
     /// states by the next timer alone, without the menu and teo governors' prediction of
     /// short idles that keeps a busy CPU shallow).
     pub halt_exit_ns: Vec<Ns>,
+    /// How long a running CPU takes a sleeper's timer interrupt (an emulated vCPU
+    /// interrupted by the emulator's own thread): quantiles as `halt_exit_ns`'s. Empty: at
+    /// once.
+    pub irq_entry_ns: Vec<Ns>,
     /// How much longer than calibrated a job's `run` work takes (an emulator's or a
     /// hypervisor's CPUs run slower than rt-app's calibration found, and unevenly): quantiles
     /// of its distribution at evenly spaced probabilities, in 1/1000, ascending; each job
@@ -245,6 +255,7 @@ impl Platform {
             irq_jitter_ns: 0,
             irq_skew_ns: 0,
             halt_exit_ns: vec![],
+            irq_entry_ns: vec![],
             work_stretch: vec![],
             newidle_stall_ns: vec![],
             start_newidle_cost_ns: vec![],
@@ -264,9 +275,11 @@ impl Platform {
     ///   run again (the pipe-2 records' wakeup latencies across vCPUs, both kernels' quantiles
     ///   averaged, less the 12.4 µs schedlab's costs give them: median 47 µs, mean 54 µs),
     ///   and as long again before it takes a timer interrupt (the emulator's kick); a running
-    ///   vCPU takes a sleeper's timer interrupt as slowly (rt-push's RT tasks preempting a
-    ///   running one 92-107 µs after their waking at the median, where the scaled costs give
-    ///   15 µs; simplified: not the tick). The periodic-4 records agree: their two vCPUs wake
+    ///   vCPU takes a sleeper's timer interrupt by a draw from `QEMU_TCG_IRQ_ENTRY_NS` (the
+    ///   rt-push records' RT wakeups of a running vCPU, 777 of both kernels: 45-240 µs from
+    ///   `sched_waking` to the switch, median 100, less the 15 µs the scaled costs give them,
+    ///   which price the path as the kernel does under icount: 4.1 and 3.5 µs against 4.5 and
+    ///   4.7 in a 1-vCPU recording; simplified: not the tick). The periodic-4 records agree: their two vCPUs wake
     ///   their first sleeper of a period 17 µs apart at the median (57 µs at p90), and each
     ///   vCPU its second sleeper 55 µs after its first, where busy vCPUs' ticks lie within
     ///   30 µs and their wakeups 6 µs apart. Timer interrupts
@@ -320,6 +333,7 @@ impl Platform {
             p.irq_jitter_ns = QEMU_TCG_IRQ_JITTER_NS;
             p.irq_skew_ns = QEMU_TCG_IRQ_SKEW_NS;
             p.halt_exit_ns = QEMU_TCG_HALT_EXIT_NS.to_vec();
+            p.irq_entry_ns = QEMU_TCG_IRQ_ENTRY_NS.to_vec();
             p.newidle_stall_ns = QEMU_TCG_NEWIDLE_STALL_NS.to_vec();
             p.kernel_start_newidle_cost_ns = (QEMU_TCG_START_NEWIDLE_COST_NS.iter())
                 .map(|(k, q)| (*k, q.to_vec()))

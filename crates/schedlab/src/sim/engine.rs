@@ -583,8 +583,8 @@ impl Engine {
         }
         s.ops.add(cpu, Op::HrtimerIrq, 1);
         if !self.cpus[cpu].asleep {
-            // A running vCPU takes the interrupt as slowly as a halted one gets going.
-            let entry = self.halt_exit(cpu, self.now, false);
+            // A running vCPU takes the interrupt when the emulator gets to it.
+            let entry = super::jitter::irq_entry(self.seed, &self.plat.irq_entry_ns, cpu, self.now);
             self.overhead.hold(cpu, self.now, entry);
         }
         self.hrtimer_interrupt(s, cpu, Some((id, gen)));

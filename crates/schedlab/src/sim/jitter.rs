@@ -71,6 +71,12 @@ pub(super) fn halt_exit(seed: u64, quantiles: &[Ns], cpu: usize, at: Ns, kick: b
     quantile(quantiles, keyed(seed, purpose, cpu as u64, at), 0)
 }
 
+/// How long running `cpu` takes a sleeper's timer interrupt at `at`: a draw from the
+/// platform's `quantiles` (none: 0).
+pub(super) fn irq_entry(seed: u64, quantiles: &[Ns], cpu: usize, at: Ns) -> Ns {
+    quantile(quantiles, keyed(seed, 0x6972_7165, cpu as u64, at), 0)
+}
+
 /// How much longer than its counted work a newly idle balance pass on `cpu` at `at` takes: a
 /// draw from the platform's `quantiles` (none: 0).
 pub(super) fn newidle_stall(seed: u64, quantiles: &[Ns], cpu: usize, at: Ns) -> Ns {
@@ -173,6 +179,14 @@ mod tests {
             (newidle_stall(3, &[], 1, 5), start_newidle_cost(3, &[], 1)),
             (0, 0)
         );
+        // A running CPU's interrupt entry draws from its own table, apart from halt exits.
+        let entries: Vec<Ns> = (0..64).map(|j| irq_entry(3, &q, 1, j * 7_919)).collect();
+        let exits: Vec<Ns> = (0..64)
+            .map(|j| halt_exit(3, &q, 1, j * 7_919, false))
+            .collect();
+        assert!(entries.iter().all(|d| (0..=1_000_000).contains(d)));
+        assert_ne!(entries, exits);
+        assert_eq!(irq_entry(3, &[], 1, 5), 0);
     }
 
     #[test]
