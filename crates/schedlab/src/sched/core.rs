@@ -822,17 +822,11 @@ impl Sched {
         // dequeued delayed tasks or throttled a cfs_rq (so found none with nr_running > 0).
         let fast = prev_class == Some(Class::Fair) && self.rqs[cpu].nr_running_rt_dl() == 0;
         if let (Some(p), false) = (prev, fast) {
-            self.rqs[cpu].in_schedule = true;
-            self.prev_balance(cpu, p, h);
-            self.rqs[cpu].in_schedule = false;
+            self.in_schedule(cpu, |s| s.prev_balance(cpu, p, h));
         }
         let mut next = self.on_rq(cpu, h, class::pick_next_task);
-        if fast && next.is_none() {
-            self.rqs[cpu].in_schedule = true;
-            if self.sched_balance_newidle(cpu, h) {
-                next = self.on_rq(cpu, h, class::pick_next_task); // goto again
-            }
-            self.rqs[cpu].in_schedule = false;
+        if fast && next.is_none() && self.in_schedule(cpu, |s| s.sched_balance_newidle(cpu, h)) {
+            next = self.on_rq(cpu, h, class::pick_next_task); // goto again
         }
         let next = self.on_rq(cpu, h, |rq, env| {
             if next.map(|(_, n)| n) != prev {
@@ -876,6 +870,14 @@ impl Sched {
             next,
             prev_state,
         }
+    }
+
+    /// `op` with `cpu` inside `__schedule`, between prev and the pick (a resched only flags).
+    fn in_schedule<R>(&mut self, cpu: usize, op: impl FnOnce(&mut Self) -> R) -> R {
+        self.rqs[cpu].in_schedule = true;
+        let r = op(self);
+        self.rqs[cpu].in_schedule = false;
+        r
     }
 
     /// `prev_balance`: from prev's class down while none has work, each class may pull.
