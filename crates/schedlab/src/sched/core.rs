@@ -824,33 +824,23 @@ impl Sched {
         if let (Some(p), false) = (prev, fast) {
             self.in_schedule(cpu, |s| s.prev_balance(cpu, p, h));
         }
-        let mut next = self.on_rq(cpu, h, class::pick_next_task);
-        if fast && next.is_none() && self.in_schedule(cpu, |s| s.sched_balance_newidle(cpu, h)) {
-            next = self.on_rq(cpu, h, class::pick_next_task); // goto again
-        }
-        let next = self.on_rq(cpu, h, |rq, env| {
-            if next.map(|(_, n)| n) != prev {
-                match (prev.zip(prev_class), next) {
-                    // pick_next_task_fair: only the levels that change (not when the fair
-                    // server picked: the deadline class's path puts and sets whole).
-                    (Some((p, Class::Fair)), Some((Class::Fair, n))) if !rq.dl_server => {
-                        put_prev_set_next_fair(rq, env, p, n)
-                    }
-                    (prev, next) => {
-                        match prev {
-                            Some((p, c)) => c.put_prev_task(rq, env, p),
-                            None => idle::put_prev_task_idle(rq, env),
-                        }
-                        match next {
-                            Some((c, n)) => c.set_next_task(rq, env, n),
-                            None => idle::set_next_task_idle(rq, env),
-                        }
-                    }
-                }
-            }
-            rq.need_resched = false;
-            next.map(|(_, n)| n)
+        let from = prev.zip(prev_class);
+        // One pass over the runqueue unless the fast path's pick leaves nothing.
+        let picked = self.on_rq(cpu, h, |rq, env| {
+            let next = class::pick_next_task(rq, env);
+            (!fast || next.is_some()).then(|| switch_tasks(rq, env, from, next))
         });
+        let next = match picked {
+            Some(next) => next,
+            None => {
+                let pulled = self.in_schedule(cpu, |s| s.sched_balance_newidle(cpu, h));
+                self.on_rq(cpu, h, |rq, env| {
+                    // goto again, when a task came
+                    let next = pulled.then(|| class::pick_next_task(rq, env)).flatten();
+                    switch_tasks(rq, env, from, next)
+                })
+            }
+        };
         self.rqs[cpu].curr = next;
         if next.is_none() && prev.is_some() {
             self.update_idle_core(cpu); // set_next_task_idle
@@ -1026,4 +1016,35 @@ impl Sched {
         self.update_rq_clock(cpu, now);
         self.rqs[cpu].clock.scale.freq = freq_scale;
     }
+}
+
+/// `put_prev_set_next_task` from `prev` to the pick `next` (nothing when it is prev again),
+/// and TIF_NEED_RESCHED cleared: the next task's id.
+fn switch_tasks(
+    rq: &mut Rq,
+    env: &mut Env,
+    prev: Option<(u32, Class)>,
+    next: Option<(Class, u32)>,
+) -> Option<u32> {
+    if next.map(|(_, n)| n) != prev.map(|(p, _)| p) {
+        match (prev, next) {
+            // pick_next_task_fair: only the levels that change (not when the fair server
+            // picked: the deadline class's path puts and sets whole).
+            (Some((p, Class::Fair)), Some((Class::Fair, n))) if !rq.dl_server => {
+                put_prev_set_next_fair(rq, env, p, n)
+            }
+            (prev, next) => {
+                match prev {
+                    Some((p, c)) => c.put_prev_task(rq, env, p),
+                    None => idle::put_prev_task_idle(rq, env),
+                }
+                match next {
+                    Some((c, n)) => c.set_next_task(rq, env, n),
+                    None => idle::set_next_task_idle(rq, env),
+                }
+            }
+        }
+    }
+    rq.need_resched = false;
+    next.map(|(_, n)| n)
 }

@@ -5,6 +5,7 @@ use super::cache::CacheModel;
 use super::cpuidle::{self, NextTimers};
 use super::event::{Ev, EventQueue};
 use super::hrtimer::HrTimers;
+use super::jitter::Draw;
 use super::overhead::Overhead;
 use super::thread::{Resources, Thread};
 use super::{Cpufreq, Totals, SIM_START};
@@ -158,7 +159,7 @@ impl Hooks for Engine {
         s.rqs[cpu].need_resched = true;
         if std::mem::take(&mut self.cpus[cpu].asleep) {
             // The interrupt or IPI wakes it first (a halted vCPU's host thread).
-            let exit = self.halt_exit(cpu, self.now, false);
+            let exit = self.cpu_draw(&self.plat.halt_exit_ns, Draw::HaltExit, cpu, self.now);
             self.overhead.hold(cpu, self.now, exit);
         }
         if !self.going_to_sleep[cpu] {
@@ -194,8 +195,12 @@ impl Hooks for Engine {
         if !self.overhead.on() {
             return 0;
         }
-        let ns =
-            super::jitter::newidle_stall(self.seed, &self.plat.newidle_stall_ns, cpu, self.now);
+        let ns = self.cpu_draw(
+            &self.plat.newidle_stall_ns,
+            Draw::NewidleStall,
+            cpu,
+            self.now,
+        );
         self.overhead.hold(cpu, self.now, ns);
         ns
     }
@@ -359,10 +364,10 @@ impl Engine {
         n * self.tick_ns + self.irq_delay(cpu, n * self.tick_ns)
     }
 
-    /// How long halted `cpu` takes to get going at `at` (`sim/jitter.rs`), for the kick
-    /// before an interrupt or the work after it; 0 on hardware.
-    fn halt_exit(&self, cpu: usize, at: Ns, kick: bool) -> Ns {
-        super::jitter::halt_exit(self.seed, &self.plat.halt_exit_ns, cpu, at, kick)
+    /// The run's draw for `what` on `cpu` at `at` from the platform's `quantiles`
+    /// (`sim/jitter.rs`): an emulated CPU's timing, 0 on hardware.
+    fn cpu_draw(&self, quantiles: &[Ns], what: Draw, cpu: usize, at: Ns) -> Ns {
+        super::jitter::cpu_draw(self.seed, quantiles, what, cpu, at)
     }
 
     /// How late the interrupt of a timer expiring at `at` on `cpu` comes.
@@ -569,7 +574,7 @@ impl Engine {
         let kick = if kicked || !self.cpus[cpu].asleep || !self.overhead.on() {
             0
         } else {
-            self.halt_exit(cpu, self.now, true)
+            self.cpu_draw(&self.plat.halt_exit_ns, Draw::Kick, cpu, self.now)
         };
         if kick > 0 {
             // A halted vCPU takes the interrupt once the emulator's kick has it running.
@@ -584,7 +589,7 @@ impl Engine {
         s.ops.add(cpu, Op::HrtimerIrq, 1);
         if !self.cpus[cpu].asleep {
             // A running vCPU takes the interrupt when the emulator gets to it.
-            let entry = super::jitter::irq_entry(self.seed, &self.plat.irq_entry_ns, cpu, self.now);
+            let entry = self.cpu_draw(&self.plat.irq_entry_ns, Draw::IrqEntry, cpu, self.now);
             self.overhead.hold(cpu, self.now, entry);
         }
         self.hrtimer_interrupt(s, cpu, Some((id, gen)));
@@ -797,7 +802,7 @@ impl Engine {
             return;
         }
         for cpu in 0..s.rqs.len() {
-            s.inherit_newidle_cost(cpu, super::jitter::start_newidle_cost(self.seed, q, cpu));
+            s.inherit_newidle_cost(cpu, self.cpu_draw(q, Draw::BootNewidle, cpu, 0));
         }
     }
 

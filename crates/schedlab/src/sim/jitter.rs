@@ -63,30 +63,24 @@ pub(super) fn work_stretch(seed: u64, quantiles: &[u64], id: u32, at: Ns) -> u64
     quantile(quantiles, keyed(seed, 0x776f_726b, id as u64, at), 1000)
 }
 
-/// How long halted `cpu` takes to get going for an interrupt or wakeup at `at` (`kick`: the
-/// emulator's kick before the interrupt is taken; otherwise the vCPU's first kernel work
-/// after it): a draw from the platform's `quantiles` (none: 0).
-pub(super) fn halt_exit(seed: u64, quantiles: &[Ns], cpu: usize, at: Ns, kick: bool) -> Ns {
-    let purpose = if kick { 0x6b69_636b } else { 0x6861_6c74 };
-    quantile(quantiles, keyed(seed, purpose, cpu as u64, at), 0)
+/// What a CPU's emulated timing is drawn for, each from its own stream of the seed.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Draw {
+    /// Halted, the emulator's kick before it takes an interrupt.
+    Kick = 0x6b69_636b,
+    /// Halted, its first kernel work after an interrupt or wakeup.
+    HaltExit = 0x6861_6c74,
+    /// Running, taking a sleeper's timer interrupt.
+    IrqEntry = 0x6972_7165,
+    /// A newly idle balance pass's time beyond its counted work.
+    NewidleStall = 0x6e65_7769,
+    /// Its domains' newly idle cost before the workload starts (drawn at 0).
+    BootNewidle = 0x626f_6f74,
 }
 
-/// How long running `cpu` takes a sleeper's timer interrupt at `at`: a draw from the
-/// platform's `quantiles` (none: 0).
-pub(super) fn irq_entry(seed: u64, quantiles: &[Ns], cpu: usize, at: Ns) -> Ns {
-    quantile(quantiles, keyed(seed, 0x6972_7165, cpu as u64, at), 0)
-}
-
-/// How much longer than its counted work a newly idle balance pass on `cpu` at `at` takes: a
-/// draw from the platform's `quantiles` (none: 0).
-pub(super) fn newidle_stall(seed: u64, quantiles: &[Ns], cpu: usize, at: Ns) -> Ns {
-    quantile(quantiles, keyed(seed, 0x6e65_7769, cpu as u64, at), 0)
-}
-
-/// What `cpu`'s domains' newly idle passes cost before the workload starts: a draw from the
-/// platform's `quantiles` (none: 0).
-pub(super) fn start_newidle_cost(seed: u64, quantiles: &[Ns], cpu: usize) -> Ns {
-    quantile(quantiles, keyed(seed, 0x626f_6f74, cpu as u64, 0), 0)
+/// A draw of `seed` for `what` on `cpu` at `at` from the platform's `quantiles` (none: 0).
+pub(super) fn cpu_draw(seed: u64, quantiles: &[Ns], what: Draw, cpu: usize, at: Ns) -> Ns {
+    quantile(quantiles, keyed(seed, what as u64, cpu as u64, at), 0)
 }
 
 #[cfg(test)]
@@ -139,54 +133,61 @@ mod tests {
         assert_eq!(work_stretch(3, &[1019], 7, 5), 1019, "one: constant");
         // Halt exits draw from their own table, differently for the kick and the work after.
         let halt = [30_000, 60_000];
-        let draws = |kick| -> Vec<Ns> {
+        let draws = |kick: Draw| -> Vec<Ns> {
             (0..64)
-                .map(|j| halt_exit(3, &halt, 1, j * 7_919, kick))
+                .map(|j| cpu_draw(3, &halt, kick, 1, j * 7_919))
                 .collect()
         };
-        let (kick, after) = (draws(true), draws(false));
+        let (kick, after) = (draws(Draw::Kick), draws(Draw::HaltExit));
         assert!(kick
             .iter()
             .chain(&after)
             .all(|d| (30_000..=60_000).contains(d)));
         assert!(kick.iter().zip(&after).filter(|(k, a)| k != a).count() > 32);
-        assert_eq!(halt_exit(3, &[], 1, 5, true), 0, "none: at once");
+        assert_eq!(cpu_draw(3, &[], Draw::Kick, 1, 5), 0, "none: at once");
     }
 
     #[test]
     fn newidle_draws_follow_their_quantiles_per_cpu_and_pass() {
         let q = [0, 100_000, 1_000_000];
         let stalls: Vec<Ns> = (0..64)
-            .map(|j| newidle_stall(3, &q, 1, j * 7_919))
+            .map(|j| cpu_draw(3, &q, Draw::NewidleStall, 1, j * 7_919))
             .collect();
         assert!(stalls.iter().all(|d| (0..=1_000_000).contains(d)));
         assert!(stalls.windows(2).any(|w| w[0] != w[1]), "each pass draws");
         assert_eq!(
             stalls[5],
-            newidle_stall(3, &q, 1, 5 * 7_919),
+            cpu_draw(3, &q, Draw::NewidleStall, 1, 5 * 7_919),
             "same seed, same stall"
         );
-        let start: Vec<Ns> = (0..64).map(|cpu| start_newidle_cost(3, &q, cpu)).collect();
+        let start: Vec<Ns> = (0..64)
+            .map(|cpu| cpu_draw(3, &q, Draw::BootNewidle, cpu, 0))
+            .collect();
         assert!(start.windows(2).any(|w| w[0] != w[1]), "each CPU draws");
-        assert_eq!(start[9], start_newidle_cost(3, &q, 9));
+        assert_eq!(start[9], cpu_draw(3, &q, Draw::BootNewidle, 9, 0));
         assert_ne!(
             start,
             (0..64)
-                .map(|cpu| start_newidle_cost(4, &q, cpu))
+                .map(|cpu| cpu_draw(4, &q, Draw::BootNewidle, cpu, 0))
                 .collect::<Vec<_>>()
         );
         assert_eq!(
-            (newidle_stall(3, &[], 1, 5), start_newidle_cost(3, &[], 1)),
+            (
+                cpu_draw(3, &[], Draw::NewidleStall, 1, 5),
+                cpu_draw(3, &[], Draw::BootNewidle, 1, 0)
+            ),
             (0, 0)
         );
         // A running CPU's interrupt entry draws from its own table, apart from halt exits.
-        let entries: Vec<Ns> = (0..64).map(|j| irq_entry(3, &q, 1, j * 7_919)).collect();
+        let entries: Vec<Ns> = (0..64)
+            .map(|j| cpu_draw(3, &q, Draw::IrqEntry, 1, j * 7_919))
+            .collect();
         let exits: Vec<Ns> = (0..64)
-            .map(|j| halt_exit(3, &q, 1, j * 7_919, false))
+            .map(|j| cpu_draw(3, &q, Draw::HaltExit, 1, j * 7_919))
             .collect();
         assert!(entries.iter().all(|d| (0..=1_000_000).contains(d)));
         assert_ne!(entries, exits);
-        assert_eq!(irq_entry(3, &[], 1, 5), 0);
+        assert_eq!(cpu_draw(3, &[], Draw::IrqEntry, 1, 5), 0);
     }
 
     #[test]
