@@ -20,6 +20,7 @@ pub mod sim;
 pub mod solo;
 pub mod time;
 pub mod trace;
+pub mod tracepoint;
 pub mod workload;
 
 pub use error::InputError;

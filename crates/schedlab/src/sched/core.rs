@@ -13,7 +13,7 @@ use super::fair::wakeup::Wakee;
 use super::fair::{SchedEntity, SeId};
 use super::features::Feat;
 use super::flags::*;
-use super::hooks::{Counter, Hooks, PrevState, RqHooks, SchedTimer, Switch, Tracepoint};
+use super::hooks::{Hooks, RqHooks, SchedTimer, Switch};
 use super::idle;
 use super::ops::Op;
 use super::pelt::cap_scale;
@@ -25,6 +25,7 @@ use super::uclamp::{task_uclamp, UCLAMP_MAX, UCLAMP_MIN};
 use super::weight::LoadWeight;
 use super::Sched;
 use crate::cpufreq::Hook;
+use crate::tracepoint::{Counter, PrevState, Tracepoint};
 
 /// Where a `try_to_wake_up` stands after `Sched::ttwu_select`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

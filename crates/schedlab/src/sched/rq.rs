@@ -6,12 +6,12 @@ use super::deadline::DlRq;
 use super::fair::balance::MIGRATION_COST_NS;
 use super::fair::wakeup::Wakee;
 use super::fair::{CfsRqId, Note};
-use super::hooks::Tracepoint;
 use super::pelt::{update_class_avg, SchedAvg};
 use super::rt::RtRq;
 use super::stats::RqStats;
 use super::uclamp::UclampRq;
 use crate::time::Ns;
+use crate::tracepoint::Tracepoint;
 
 /// A runqueue's RT or deadline PELT signal (`rq->avg_rt`, `rq->avg_dl`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

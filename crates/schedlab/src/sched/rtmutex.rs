@@ -13,8 +13,9 @@ use std::collections::VecDeque;
 use super::class::{Class, SchedClass};
 use super::deadline::{before, DlParams};
 use super::flags::*;
-use super::hooks::{Hooks, Tracepoint};
+use super::hooks::Hooks;
 use super::Sched;
+use crate::tracepoint::Tracepoint;
 
 /// `MAX_LOCK_DEPTH`: the longest chain walked.
 const MAX_LOCK_DEPTH: usize = 1024;

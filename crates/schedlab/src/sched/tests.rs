@@ -5,7 +5,7 @@ use super::deadline::DlTimer;
 use super::fair::balance::stats::CpuIdleType;
 use super::features::Features;
 use super::flags::ENQUEUE_WAKEUP;
-use super::hooks::{Hooks, SchedTimer, Switch, Tracepoint};
+use super::hooks::{Hooks, SchedTimer, Switch};
 use super::task::{SchedTask, TaskState};
 use super::uapi::{DlAttr, Policy, SchedAttr};
 use super::{Sched, Ttwu};
@@ -13,6 +13,7 @@ use crate::cpufreq::Hook;
 use crate::kernel::Kernel;
 use crate::platform::load_builtin;
 use crate::time::Ns;
+use crate::tracepoint::Tracepoint;
 
 pub(crate) const T0: Ns = 1_000_000_000;
 const MS: Ns = 1_000_000;

@@ -5,10 +5,10 @@
 use super::engine::{Cpu, Engine};
 use crate::cpufreq::{governor, CpuSample, Governor, Hook, Policy};
 use crate::error::InputError;
-use crate::sched::hooks::Tracepoint;
 use crate::sched::task::TaskState;
 use crate::sched::Sched;
 use crate::time::Ns;
+use crate::tracepoint::Tracepoint;
 
 /// Time spent at each OPP of a policy, and the number of changes.
 #[derive(Debug, Clone)]

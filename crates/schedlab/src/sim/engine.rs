@@ -14,13 +14,14 @@ use crate::energy::Meter;
 use crate::platform::Platform;
 use crate::sched::fair::group::ROOT_TG;
 use crate::sched::fair::Note;
-use crate::sched::hooks::{Counter, Hooks, SchedTimer, Switch, Tracepoint};
+use crate::sched::hooks::{Hooks, SchedTimer, Switch};
 use crate::sched::ops::Op;
 use crate::sched::task::{SchedTask, TaskState};
 use crate::sched::topology::Topology;
 use crate::sched::{Sched, Ttwu};
 use crate::time::Ns;
 use crate::trace::{LogRow, Observer};
+use crate::tracepoint::{Counter, Tracepoint};
 use crate::workload::program::Program;
 
 /// `cpu_idle` state printed when a CPU leaves idle.

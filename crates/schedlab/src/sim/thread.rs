@@ -14,13 +14,13 @@ use super::engine::{Action, Engine};
 use super::SIM_START;
 use crate::limits::MAX_THREADS;
 use crate::sched::flags::WF_SYNC;
-use crate::sched::hooks::Tracepoint;
 use crate::sched::ops::Op as SchedOp;
 use crate::sched::task::TaskState;
 use crate::sched::uapi::{Policy, SchedAttr};
 use crate::sched::Sched;
 use crate::time::Ns;
 use crate::trace::{LogRow, RTAPP_MAIN_PID};
+use crate::tracepoint::Tracepoint;
 use crate::workload::program::{ChanKind, Op, Program, TaskProgram, TimerRef};
 
 const PID_BASE: u32 = 1000;

@@ -8,9 +8,9 @@ use super::{switch_state, Observer, Tracepoint};
 use crate::sched::deadline::DlNote;
 use crate::sched::fair::group::ROOT_TG;
 use crate::sched::fair::{Note, NO_TASK};
-use crate::sched::hooks::TraceEvent;
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
+use crate::tracepoint::TraceEvent;
 
 /// The names of the events columns' `event` codes (`TraceEvent as u8`).
 pub const EVENT_NAMES: &[&str] = TraceEvent::NAMES

@@ -1,4 +1,4 @@
-//! Observers of the tracepoint catalogue (`sched::hooks::Tracepoint`) and of rt-app's log
+//! Observers of the tracepoint catalogue (`crate::tracepoint`) and of rt-app's log
 //! rows: the writers that turn them into files (ftrace text, rt-app logs) and DataFrame
 //! columns. The engine builds records only when an observer is attached.
 
@@ -7,6 +7,8 @@ mod frames;
 mod ftrace;
 mod perfetto;
 pub mod plat_info;
+mod print_fmt;
+mod record;
 mod rtapp_log;
 pub mod schedstat;
 
@@ -20,9 +22,9 @@ pub use rtapp_log::{LogRow, RtappLogs, LOG_HEADER};
 
 use crate::sched::fair::group::TgId;
 use crate::sched::fair::NO_TASK;
-pub use crate::sched::hooks::{Counter, PrevState, Tracepoint};
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
+pub use crate::tracepoint::{Counter, PrevState, Tracepoint};
 
 /// The formats `--trace` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

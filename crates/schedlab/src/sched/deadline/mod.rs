@@ -12,9 +12,10 @@ mod timers;
 
 use crate::sched::clock_pelt::CpuScale;
 use crate::sched::flags::*;
-use crate::sched::hooks::{RqHooks, SchedTimer, Tracepoint};
+use crate::sched::hooks::{RqHooks, SchedTimer};
 use crate::sched::pelt::cap_scale;
 use crate::time::Ns;
+use crate::tracepoint::Tracepoint;
 use grub::Grub;
 
 /// `BW_SHIFT`: bandwidths are fractions of 2^20.

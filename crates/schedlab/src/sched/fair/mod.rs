@@ -25,13 +25,14 @@ pub mod wakeup;
 use crate::sched::clock_pelt::RqClock;
 use crate::sched::features::{FairPolicy, Feat, Features};
 use crate::sched::flags::*;
-use crate::sched::hooks::{RqHooks, Tracepoint};
+use crate::sched::hooks::RqHooks;
 use crate::sched::ops::CpuOps;
 use crate::sched::pelt::SchedAvg;
 use crate::sched::rq::RqAvg;
 use crate::sched::util_est::UtilEst;
 use crate::sched::weight::{calc_delta_fair, scale_load_down, LoadWeight};
 use crate::time::Ns;
+use crate::tracepoint::Tracepoint;
 use group::{TaskGroup, TgId};
 
 /// Index of an entity in the entity arena (a task's entity has its task's index).

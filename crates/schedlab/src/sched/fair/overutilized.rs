@@ -8,10 +8,11 @@ use super::capacity::util_fits_cpu;
 use super::{cpu_util, CfsRq};
 use crate::sched::class::Env;
 use crate::sched::features::Feat;
-use crate::sched::hooks::{Hooks, Tracepoint};
+use crate::sched::hooks::Hooks;
 use crate::sched::rq::Rq;
 use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
 use crate::sched::Sched;
+use crate::tracepoint::Tracepoint;
 
 /// `cpu_overutilized` with EAS on: the CFS utilization of `cpu` (runqueue `rq`, root
 /// cfs_rq `cfs`) does not fit it, the runqueue's clamps counted.

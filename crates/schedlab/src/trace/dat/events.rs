@@ -1,364 +1,22 @@
-//! The events' binary layouts: each event's `format` file (what
+//! The catalogue's events in binary: each event's `format` file (what
 //! `/sys/kernel/tracing/events/<system>/<event>/format` prints: `trace_define_field` for
 //! every field, then the print fmt) and the encoding of its records to that layout.
-//! Layouts are 6.12's (x86_64, `-funsigned-char`); the PELT, util_est, capacity and
-//! overutilized events are the LISA module's (sched_tp field order, with `runnable`);
-//! schedlab's deadline events have no kernel counterpart.
 
 use std::fmt::Write as _;
 
 use smallvec::SmallVec;
 
 use crate::sched::task::{kernel_comm, TASK_COMM_LEN};
-
-/// The C type of a field, as the format file declares it.
-#[derive(Debug, Clone, Copy)]
-pub enum Ty {
-    /// An integer: its C type name, size in bytes, signedness.
-    Int(&'static str, u8, bool),
-    /// `char name[16]` (`TASK_COMM_LEN`).
-    Comm,
-    /// `__data_loc char[] name`: a u32 of (length << 16 | offset) to a string after the
-    /// fixed part.
-    Str,
-    /// `char name[]`: the rest of the record (`print`'s buffer).
-    Buf,
-}
-
-const PID: Ty = Ty::Int("pid_t", 4, true);
-const INT: Ty = Ty::Int("int", 4, true);
-const U32: Ty = Ty::Int("u32", 4, false);
-const UINT: Ty = Ty::Int("unsigned int", 4, false);
-const LONG: Ty = Ty::Int("long", 8, true);
-const ULONG: Ty = Ty::Int("unsigned long", 8, false);
-const ULL: Ty = Ty::Int("unsigned long long", 8, false);
-const S64: Ty = Ty::Int("s64", 8, true);
-const U64: Ty = Ty::Int("u64", 8, false);
-const SHORT: Ty = Ty::Int("short", 2, true);
-const BOOL: Ty = Ty::Int("bool", 1, false);
-
-impl Ty {
-    fn size(self) -> usize {
-        match self {
-            Ty::Int(_, size, _) => size as usize,
-            Ty::Comm => TASK_COMM_LEN,
-            Ty::Str => 4,
-            Ty::Buf => 0,
-        }
-    }
-
-    fn align(self) -> usize {
-        match self {
-            Ty::Comm | Ty::Buf => 1,
-            t => t.size(),
-        }
-    }
-}
-
-/// One event's format.
-#[derive(Debug)]
-pub struct Format {
-    pub system: &'static str,
-    pub name: &'static str,
-    pub id: u16,
-    pub fields: &'static [(&'static str, Ty)],
-    pub print_fmt: &'static str,
-}
+use crate::tracepoint::{Format, Ty, Val};
 
 /// `struct trace_entry`: every record starts with these (8 bytes).
 const COMMON: [(&str, Ty); 4] = [
     ("common_type", Ty::Int("unsigned short", 2, false)),
     ("common_flags", Ty::Int("unsigned char", 1, false)),
     ("common_preempt_count", Ty::Int("unsigned char", 1, false)),
-    ("common_pid", INT),
+    ("common_pid", Ty::Int("int", 4, true)),
 ];
 const COMMON_SIZE: usize = 8;
-
-/// `__trace_sched_switch_state`'s encoding, as the print fmt decodes it (`TASK_REPORT_MAX`
-/// marks a preemption in kernel mode: "R+").
-const SWITCH_FMT: &str = concat!(
-    "\"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm=%s next_pid=%d next_prio=%d\", ",
-    "REC->prev_comm, REC->prev_pid, REC->prev_prio, ",
-    "(REC->prev_state & ((((0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | 0x00000020 | 0x00000040) + 1) << 1) - 1)) ? ",
-    "__print_flags(REC->prev_state & ((((0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | 0x00000020 | 0x00000040) + 1) << 1) - 1), \"|\", ",
-    "{ 0x00000001, \"S\" }, { 0x00000002, \"D\" }, { 0x00000004, \"T\" }, { 0x00000008, \"t\" }, { 0x00000010, \"X\" }, { 0x00000020, \"Z\" }, { 0x00000040, \"P\" }, { 0x00000080, \"I\" }) : \"R\", ",
-    "REC->prev_state & (((0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | 0x00000020 | 0x00000040) + 1) << 1) ? \"+\" : \"\", ",
-    "REC->next_comm, REC->next_pid, REC->next_prio"
-);
-
-const WAKEUP_FIELDS: &[(&str, Ty)] = &[
-    ("comm", Ty::Comm),
-    ("pid", PID),
-    ("prio", INT),
-    ("target_cpu", INT),
-];
-const WAKEUP_FMT: &str =
-    "\"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, REC->target_cpu";
-/// The LISA module's `sched_pelt_rq_template` (`sched_pelt_rt`, `sched_pelt_dl`).
-const PELT_RQ_FIELDS: &[(&str, Ty)] = &[
-    ("update_time", ULL),
-    ("load", ULONG),
-    ("runnable", ULONG),
-    ("util", ULONG),
-    ("cpu", INT),
-];
-const PELT_RQ_FMT: &str = "\"cpu=%d load=%lu runnable=%lu util=%lu update_time=%llu\", REC->cpu, REC->load, REC->runnable, REC->util, REC->update_time";
-const CPU_FIELDS: &[(&str, Ty)] = &[("state", U32), ("cpu_id", U32)];
-const CPU_FMT: &str =
-    "\"state=%lu cpu_id=%lu\", (unsigned long)REC->state, (unsigned long)REC->cpu_id";
-
-/// The `ftrace` system's `print` (`TRACE_PRINT`): what a write to trace_marker records.
-pub static PRINT: Format = Format {
-    system: "ftrace",
-    name: "print",
-    id: 5,
-    fields: &[("ip", ULONG), ("buf", Ty::Buf)],
-    print_fmt: "\"%ps: %s\", (void *)REC->ip, REC->buf",
-};
-
-/// Every event schedlab records but `print`, by `TraceEvent` code (ids from 300, in code
-/// order, as a kernel numbers its events dynamically).
-pub static EVENTS: [Format; 23] = [
-    Format {
-        system: "sched",
-        name: "sched_switch",
-        id: 300,
-        fields: &[
-            ("prev_comm", Ty::Comm),
-            ("prev_pid", PID),
-            ("prev_prio", INT),
-            ("prev_state", LONG),
-            ("next_comm", Ty::Comm),
-            ("next_pid", PID),
-            ("next_prio", INT),
-        ],
-        print_fmt: SWITCH_FMT,
-    },
-    Format {
-        system: "sched",
-        name: "sched_waking",
-        id: 301,
-        fields: WAKEUP_FIELDS,
-        print_fmt: WAKEUP_FMT,
-    },
-    Format {
-        system: "sched",
-        name: "sched_wakeup",
-        id: 302,
-        fields: WAKEUP_FIELDS,
-        print_fmt: WAKEUP_FMT,
-    },
-    Format {
-        system: "sched",
-        name: "sched_wakeup_new",
-        id: 303,
-        fields: WAKEUP_FIELDS,
-        print_fmt: WAKEUP_FMT,
-    },
-    Format {
-        system: "sched",
-        name: "sched_migrate_task",
-        id: 304,
-        fields: &[
-            ("comm", Ty::Comm),
-            ("pid", PID),
-            ("prio", INT),
-            ("orig_cpu", INT),
-            ("dest_cpu", INT),
-        ],
-        print_fmt: "\"comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d\", REC->comm, REC->pid, REC->prio, REC->orig_cpu, REC->dest_cpu",
-    },
-    Format {
-        system: "sched",
-        name: "sched_process_fork",
-        id: 305,
-        fields: &[
-            ("parent_comm", Ty::Comm),
-            ("parent_pid", PID),
-            ("child_comm", Ty::Comm),
-            ("child_pid", PID),
-        ],
-        print_fmt: "\"comm=%s pid=%d child_comm=%s child_pid=%d\", REC->parent_comm, REC->parent_pid, REC->child_comm, REC->child_pid",
-    },
-    Format {
-        system: "sched",
-        name: "sched_process_exit",
-        id: 306,
-        fields: &[("comm", Ty::Comm), ("pid", PID), ("prio", INT)],
-        print_fmt: "\"comm=%s pid=%d prio=%d\", REC->comm, REC->pid, REC->prio",
-    },
-    Format {
-        system: "task",
-        name: "task_rename",
-        id: 307,
-        fields: &[
-            ("pid", PID),
-            ("oldcomm", Ty::Comm),
-            ("newcomm", Ty::Comm),
-            ("oom_score_adj", SHORT),
-        ],
-        print_fmt: "\"pid=%d oldcomm=%s newcomm=%s oom_score_adj=%hd\", REC->pid, REC->oldcomm, REC->newcomm, REC->oom_score_adj",
-    },
-    Format {
-        system: "power",
-        name: "cpu_idle",
-        id: 308,
-        fields: CPU_FIELDS,
-        print_fmt: CPU_FMT,
-    },
-    Format {
-        system: "power",
-        name: "cpu_frequency",
-        id: 309,
-        fields: CPU_FIELDS,
-        print_fmt: CPU_FMT,
-    },
-    Format {
-        system: "lisa",
-        name: "sched_cpu_capacity",
-        id: 310,
-        fields: &[
-            ("cpu", INT),
-            ("capacity", ULONG),
-            ("capacity_orig", ULONG),
-            ("capacity_curr", ULONG),
-        ],
-        print_fmt: "\"cpu=%d capacity=%lu capacity_orig=%lu capacity_curr=%lu\", REC->cpu, REC->capacity, REC->capacity_orig, REC->capacity_curr",
-    },
-    // `print` has its own id: this slot keeps the codes aligned (`format` skips it).
-    Format {
-        system: "ftrace",
-        name: "print",
-        id: 5,
-        fields: &[],
-        print_fmt: "",
-    },
-    Format {
-        system: "schedlab",
-        name: "sched_dl_throttle",
-        id: 312,
-        fields: &[("comm", Ty::Comm), ("pid", PID), ("cpu", INT), ("runtime", S64)],
-        print_fmt: "\"comm=%s pid=%d cpu=%d runtime=%lld\", REC->comm, REC->pid, REC->cpu, REC->runtime",
-    },
-    Format {
-        system: "schedlab",
-        name: "sched_dl_replenish",
-        id: 313,
-        fields: &[
-            ("comm", Ty::Comm),
-            ("pid", PID),
-            ("cpu", INT),
-            ("runtime", S64),
-            ("deadline", U64),
-        ],
-        print_fmt: "\"comm=%s pid=%d cpu=%d runtime=%lld deadline=%llu\", REC->comm, REC->pid, REC->cpu, REC->runtime, REC->deadline",
-    },
-    Format {
-        system: "schedlab",
-        name: "sched_dl_miss",
-        id: 314,
-        fields: &[("comm", Ty::Comm), ("pid", PID), ("cpu", INT), ("deadline", U64)],
-        print_fmt: "\"comm=%s pid=%d cpu=%d deadline=%llu\", REC->comm, REC->pid, REC->cpu, REC->deadline",
-    },
-    Format {
-        system: "sched",
-        name: "sched_pi_setprio",
-        id: 315,
-        fields: &[
-            ("comm", Ty::Comm),
-            ("pid", PID),
-            ("oldprio", INT),
-            ("newprio", INT),
-        ],
-        print_fmt: "\"comm=%s pid=%d oldprio=%d newprio=%d\", REC->comm, REC->pid, REC->oldprio, REC->newprio",
-    },
-    Format {
-        system: "lisa",
-        name: "sched_overutilized",
-        id: 316,
-        fields: &[("overutilized", BOOL), ("span", Ty::Str)],
-        print_fmt: "\"overutilized=%d span=0x%s\", REC->overutilized, __get_str(span)",
-    },
-    Format {
-        system: "lisa",
-        name: "sched_pelt_se",
-        id: 317,
-        fields: &[
-            ("update_time", ULL),
-            ("load", ULONG),
-            ("runnable", ULONG),
-            ("util", ULONG),
-            ("cpu", INT),
-            ("pid", INT),
-            ("path", Ty::Str),
-            ("comm", Ty::Str),
-        ],
-        print_fmt: "\"cpu=%d path=%s comm=%s pid=%d load=%lu runnable=%lu util=%lu update_time=%llu\", REC->cpu, __get_str(path), __get_str(comm), REC->pid, REC->load, REC->runnable, REC->util, REC->update_time",
-    },
-    Format {
-        system: "lisa",
-        name: "sched_pelt_cfs",
-        id: 318,
-        fields: &[
-            ("update_time", ULL),
-            ("load", ULONG),
-            ("runnable", ULONG),
-            ("util", ULONG),
-            ("cpu", INT),
-            ("path", Ty::Str),
-        ],
-        print_fmt: "\"cpu=%d path=%s load=%lu runnable=%lu util=%lu update_time=%llu\", REC->cpu, __get_str(path), REC->load, REC->runnable, REC->util, REC->update_time",
-    },
-    Format {
-        system: "lisa",
-        name: "sched_util_est_se",
-        id: 319,
-        fields: &[
-            ("util", ULONG),
-            ("enqueued", UINT),
-            ("ewma", UINT),
-            ("cpu", INT),
-            ("pid", INT),
-            ("path", Ty::Str),
-            ("comm", Ty::Str),
-        ],
-        print_fmt: "\"cpu=%d path=%s comm=%s pid=%d enqueued=%u ewma=%u util=%lu\", REC->cpu, __get_str(path), __get_str(comm), REC->pid, REC->enqueued, REC->ewma, REC->util",
-    },
-    Format {
-        system: "lisa",
-        name: "sched_util_est_cfs",
-        id: 320,
-        fields: &[
-            ("util", ULONG),
-            ("enqueued", UINT),
-            ("ewma", UINT),
-            ("cpu", INT),
-            ("path", Ty::Str),
-        ],
-        print_fmt: "\"cpu=%d path=%s enqueued=%u ewma=%u util=%lu\", REC->cpu, __get_str(path), REC->enqueued, REC->ewma, REC->util",
-    },
-    Format {
-        system: "lisa",
-        name: "sched_pelt_rt",
-        id: 321,
-        fields: PELT_RQ_FIELDS,
-        print_fmt: PELT_RQ_FMT,
-    },
-    Format {
-        system: "lisa",
-        name: "sched_pelt_dl",
-        id: 322,
-        fields: PELT_RQ_FIELDS,
-        print_fmt: PELT_RQ_FMT,
-    },
-];
-
-/// A field's value.
-#[derive(Debug, Clone, Copy)]
-pub enum Val<'a> {
-    I(i64),
-    S(&'a str),
-}
 
 /// A fixed field's offset: the C layout of `struct trace_event_raw_<event>`.
 fn offsets_of<'a>(fields: &'a [(&'static str, Ty)]) -> impl Iterator<Item = usize> + 'a {
@@ -500,6 +158,8 @@ fn field_line(s: &mut String, name: &str, ty: Ty, offset: usize) {
 mod tests {
     use super::*;
 
+    use crate::tracepoint::EVENTS;
+
     fn event(name: &str) -> &'static Format {
         EVENTS.iter().find(|f| f.name == name).unwrap()
     }
@@ -513,7 +173,7 @@ mod tests {
 
     #[test]
     fn every_layout_fits() {
-        for f in EVENTS.iter().chain([&PRINT]) {
+        for f in EVENTS.iter() {
             f.layout();
         }
     }

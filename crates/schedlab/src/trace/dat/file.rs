@@ -8,9 +8,9 @@
 use std::io::{self, Write};
 
 use super::compress::{self, Chunks};
-use super::events::{EVENTS, PRINT};
 use super::ring_buffer::{PAGE_HEADER, PAGE_SIZE};
 use super::spill::Spill;
+use crate::tracepoint::{TraceEvent, EVENTS};
 
 /// trace-cmd's option ids (`TRACECMD_OPTION_*`), which also name v7's sections.
 const OPTION_DONE: u16 = 0;
@@ -63,7 +63,12 @@ impl Meta {
         );
         // Ftrace's own events, then the systems with theirs.
         let mut ftrace_events = 1u32.to_le_bytes().to_vec();
-        sized(&mut ftrace_events, b"", 8, PRINT.file().as_bytes());
+        sized(
+            &mut ftrace_events,
+            b"",
+            8,
+            TraceEvent::Print.format().file().as_bytes(),
+        );
         let systems = ["sched", "task", "power", "lisa", "schedlab"];
         let mut event_formats = (systems.len() as u32).to_le_bytes().to_vec();
         for system in systems {
