@@ -13,6 +13,10 @@ use crate::sched::fair::Note;
 use crate::sched::rq::RqAvg;
 use crate::sched::task::TASK_COMM_LEN;
 
+/// rt-app's main thread's pid: the one task that is not a thread of the workload (it creates
+/// them, and the rtapp_main markers are its).
+pub const RTAPP_MAIN_PID: u32 = 1;
+
 /// `prev_state` of a switch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrevState {
@@ -301,7 +305,32 @@ pub struct Format {
     pub id: u16,
     pub fields: &'static [(&'static str, Ty)],
     pub print_fmt: &'static str,
+    /// Its message in Perfetto's `FtraceEvent`, if Perfetto has one.
+    pub perfetto: Option<PerfettoEvent>,
 }
+
+/// An event's message in Perfetto's trace protos (protos/perfetto/trace/ftrace/*.proto): the
+/// `FtraceEvent` oneof's field number, each catalogue field's number in the message, and the
+/// message's fields that the kernel's format lacks, with the values schedlab gives them.
+#[derive(Debug)]
+pub struct PerfettoEvent {
+    pub id: u32,
+    pub fields: &'static [u32],
+    pub extra: &'static [(u32, i64)],
+}
+
+/// Perfetto's message numbers its fields as the kernel's format orders them.
+const fn perfetto(id: u32, fields: &'static [u32]) -> Option<PerfettoEvent> {
+    Some(PerfettoEvent {
+        id,
+        fields,
+        extra: &[],
+    })
+}
+
+/// `SchedWakeupFtraceEvent` and kin: comm 1, pid 2, prio 3, success 4 (always 1 since
+/// 4.x), target_cpu 5.
+const WAKEUP_PERFETTO: [u32; 4] = [1, 2, 3, 5];
 
 /// `__trace_sched_switch_state`'s encoding, as the print fmt decodes it (`TASK_REPORT_MAX`
 /// marks a preemption in kernel mode: "R+").
@@ -359,6 +388,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
             ("next_prio", INT),
         ],
         print_fmt: SWITCH_FMT,
+        perfetto: perfetto(4, &[1, 2, 3, 4, 5, 6, 7]),
     },
     Format {
         system: "sched",
@@ -366,6 +396,11 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         id: 301,
         fields: WAKEUP_FIELDS,
         print_fmt: WAKEUP_FMT,
+        perfetto: Some(PerfettoEvent {
+            id: 20,
+            fields: &WAKEUP_PERFETTO,
+            extra: &[(4, 1)],
+        }),
     },
     Format {
         system: "sched",
@@ -373,6 +408,11 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         id: 302,
         fields: WAKEUP_FIELDS,
         print_fmt: WAKEUP_FMT,
+        perfetto: Some(PerfettoEvent {
+            id: 17,
+            fields: &WAKEUP_PERFETTO,
+            extra: &[(4, 1)],
+        }),
     },
     Format {
         system: "sched",
@@ -380,6 +420,11 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         id: 303,
         fields: WAKEUP_FIELDS,
         print_fmt: WAKEUP_FMT,
+        perfetto: Some(PerfettoEvent {
+            id: 114,
+            fields: &WAKEUP_PERFETTO,
+            extra: &[(4, 1)],
+        }),
     },
     Format {
         system: "sched",
@@ -393,6 +438,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
             ("dest_cpu", INT),
         ],
         print_fmt: "\"comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d\", REC->comm, REC->pid, REC->prio, REC->orig_cpu, REC->dest_cpu",
+        perfetto: perfetto(491, &[1, 2, 3, 4, 5]),
     },
     Format {
         system: "sched",
@@ -405,6 +451,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
             ("child_pid", PID),
         ],
         print_fmt: "\"comm=%s pid=%d child_comm=%s child_pid=%d\", REC->parent_comm, REC->parent_pid, REC->child_comm, REC->child_pid",
+        perfetto: perfetto(239, &[1, 2, 3, 4]),
     },
     Format {
         system: "sched",
@@ -412,6 +459,12 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         id: 306,
         fields: &[("comm", Ty::Comm), ("pid", PID), ("prio", INT)],
         print_fmt: "\"comm=%s pid=%d prio=%d\", REC->comm, REC->pid, REC->prio",
+        perfetto: // tgid 3: rt-app's process, whose threads they all are.
+        Some(PerfettoEvent {
+            id: 238,
+            fields: &[1, 2, 4],
+            extra: &[(3, 1)],
+        }),
     },
     Format {
         system: "task",
@@ -424,6 +477,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
             ("oom_score_adj", SHORT),
         ],
         print_fmt: "\"pid=%d oldcomm=%s newcomm=%s oom_score_adj=%hd\", REC->pid, REC->oldcomm, REC->newcomm, REC->oom_score_adj",
+        perfetto: perfetto(236, &[1, 2, 3, 4]),
     },
     Format {
         system: "power",
@@ -431,6 +485,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         id: 308,
         fields: CPU_FIELDS,
         print_fmt: CPU_FMT,
+        perfetto: perfetto(13, &[1, 2]),
     },
     Format {
         system: "power",
@@ -438,6 +493,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         id: 309,
         fields: CPU_FIELDS,
         print_fmt: CPU_FMT,
+        perfetto: perfetto(11, &[1, 2]),
     },
     Format {
         system: "lisa",
@@ -450,6 +506,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
             ("capacity_curr", ULONG),
         ],
         print_fmt: "\"cpu=%d capacity=%lu capacity_orig=%lu capacity_curr=%lu\", REC->cpu, REC->capacity, REC->capacity_orig, REC->capacity_curr",
+        perfetto: None,
     },
     // The `ftrace` system's `print` (`TRACE_PRINT`): what a write to trace_marker records.
     Format {
@@ -458,6 +515,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         id: 5,
         fields: &[("ip", ULONG), ("buf", Ty::Buf)],
         print_fmt: "\"%ps: %s\", (void *)REC->ip, REC->buf",
+        perfetto: None,
     },
     Format {
         system: "schedlab",
@@ -465,6 +523,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         id: 312,
         fields: &[("comm", Ty::Comm), ("pid", PID), ("cpu", INT), ("runtime", S64)],
         print_fmt: "\"comm=%s pid=%d cpu=%d runtime=%lld\", REC->comm, REC->pid, REC->cpu, REC->runtime",
+        perfetto: None,
     },
     Format {
         system: "schedlab",
@@ -478,6 +537,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
             ("deadline", U64),
         ],
         print_fmt: "\"comm=%s pid=%d cpu=%d runtime=%lld deadline=%llu\", REC->comm, REC->pid, REC->cpu, REC->runtime, REC->deadline",
+        perfetto: None,
     },
     Format {
         system: "schedlab",
@@ -485,6 +545,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         id: 314,
         fields: &[("comm", Ty::Comm), ("pid", PID), ("cpu", INT), ("deadline", U64)],
         print_fmt: "\"comm=%s pid=%d cpu=%d deadline=%llu\", REC->comm, REC->pid, REC->cpu, REC->deadline",
+        perfetto: None,
     },
     Format {
         system: "sched",
@@ -497,6 +558,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
             ("newprio", INT),
         ],
         print_fmt: "\"comm=%s pid=%d oldprio=%d newprio=%d\", REC->comm, REC->pid, REC->oldprio, REC->newprio",
+        perfetto: perfetto(353, &[1, 4, 3, 2]),
     },
     Format {
         system: "lisa",
@@ -504,6 +566,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         id: 316,
         fields: &[("overutilized", BOOL), ("span", Ty::Str)],
         print_fmt: "\"overutilized=%d span=0x%s\", REC->overutilized, __get_str(span)",
+        perfetto: None,
     },
     Format {
         system: "lisa",
@@ -520,6 +583,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
             ("comm", Ty::Str),
         ],
         print_fmt: "\"cpu=%d path=%s comm=%s pid=%d load=%lu runnable=%lu util=%lu update_time=%llu\", REC->cpu, __get_str(path), __get_str(comm), REC->pid, REC->load, REC->runnable, REC->util, REC->update_time",
+        perfetto: None,
     },
     Format {
         system: "lisa",
@@ -534,6 +598,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
             ("path", Ty::Str),
         ],
         print_fmt: "\"cpu=%d path=%s load=%lu runnable=%lu util=%lu update_time=%llu\", REC->cpu, __get_str(path), REC->load, REC->runnable, REC->util, REC->update_time",
+        perfetto: None,
     },
     Format {
         system: "lisa",
@@ -549,6 +614,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
             ("comm", Ty::Str),
         ],
         print_fmt: "\"cpu=%d path=%s comm=%s pid=%d enqueued=%u ewma=%u util=%lu\", REC->cpu, __get_str(path), __get_str(comm), REC->pid, REC->enqueued, REC->ewma, REC->util",
+        perfetto: None,
     },
     Format {
         system: "lisa",
@@ -562,6 +628,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
             ("path", Ty::Str),
         ],
         print_fmt: "\"cpu=%d path=%s enqueued=%u ewma=%u util=%lu\", REC->cpu, __get_str(path), REC->enqueued, REC->ewma, REC->util",
+        perfetto: None,
     },
     Format {
         system: "lisa",
@@ -569,6 +636,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         id: 321,
         fields: PELT_RQ_FIELDS,
         print_fmt: PELT_RQ_FMT,
+        perfetto: None,
     },
     Format {
         system: "lisa",
@@ -576,6 +644,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         id: 322,
         fields: PELT_RQ_FIELDS,
         print_fmt: PELT_RQ_FMT,
+        perfetto: None,
     },
 ];
 

@@ -24,7 +24,7 @@ use crate::sched::fair::group::TgId;
 use crate::sched::fair::NO_TASK;
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
-pub use crate::tracepoint::{Counter, PrevState, Tracepoint};
+pub use crate::tracepoint::{Counter, PrevState, Tracepoint, RTAPP_MAIN_PID};
 
 /// The formats `--trace` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,10 +73,6 @@ pub fn switch_state(prev: Option<u32>, s: PrevState) -> &'static str {
         (_, PrevState::Dead) => "X",
     }
 }
-
-/// rt-app's main thread's pid: the one task that is not a thread of the workload (it creates
-/// them, and the rtapp_main markers are its).
-pub const RTAPP_MAIN_PID: u32 = 1;
 
 /// The context a tracepoint fires in, as a trace's header shows it: the current task's comm
 /// and pid (the idle task's "<idle>", 0; rt-app's main thread "rt-app", 1, for the threads

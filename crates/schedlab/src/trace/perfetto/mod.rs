@@ -17,7 +17,8 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 
 use self::protos::*;
-use super::{context, swapper, switch_state_value, Counter, Observer, Tracepoint};
+use super::record::with_values;
+use super::{Counter, Observer, Tracepoint};
 use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::sched::deadline::DlNote;
@@ -25,6 +26,7 @@ use crate::sched::fair::{Note, NO_TASK};
 use crate::sched::rq::RqAvg;
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
+use crate::tracepoint::{PerfettoEvent, Val, EVENTS};
 
 /// The sequence of schedlab's track packets.
 const SEQUENCE: u64 = 1;
@@ -125,6 +127,32 @@ impl Tracks {
     }
 }
 
+/// Where a field of an event's Perfetto message comes from.
+#[derive(Debug, Clone, Copy)]
+enum Src {
+    /// The catalogue's value of this index.
+    Value(usize),
+    /// A field the kernel's format lacks (`PerfettoEvent::extra`).
+    Const(i64),
+}
+
+/// How an event's values become its Perfetto message (`PerfettoEvent`): the message's
+/// number in `FtraceEvent` and its fields in number order.
+struct Plan {
+    id: u32,
+    fields: Vec<(u32, Src)>,
+}
+
+impl Plan {
+    fn of(p: &PerfettoEvent) -> Plan {
+        let values = (p.fields.iter().enumerate()).map(|(i, &f)| (f, Src::Value(i)));
+        let consts = p.extra.iter().map(|&(f, x)| (f, Src::Const(x)));
+        let mut fields: Vec<_> = values.chain(consts).collect();
+        fields.sort_by_key(|&(f, _)| f);
+        Plan { id: p.id, fields }
+    }
+}
+
 /// Writes a Perfetto protobuf trace.
 pub struct PerfettoWriter<W: Write> {
     out: W,
@@ -137,6 +165,8 @@ pub struct PerfettoWriter<W: Write> {
     machine: HashMap<(usize, Counter), f64>,
     paths: Vec<String>,
     started: bool,
+    /// Each event's message, by code (None: a counter, slice or instant).
+    plans: Vec<Option<Plan>>,
 }
 
 impl<W: Write> PerfettoWriter<W> {
@@ -149,6 +179,10 @@ impl<W: Write> PerfettoWriter<W> {
             machine: HashMap::new(),
             paths: vec!["/".into()],
             started: false,
+            plans: EVENTS
+                .iter()
+                .map(|f| f.perfetto.as_ref().map(Plan::of))
+                .collect(),
         }
     }
 
@@ -300,18 +334,31 @@ impl<W: Write> PerfettoWriter<W> {
     }
 
     /// An ftrace event in `pid`'s context on `cpu`: `id` and the fields `body` writes.
-    fn ftrace(
-        &mut self,
-        now: Ns,
-        cpu: usize,
-        pid: u32,
-        id: u32,
-        body: impl FnOnce(&mut Msg),
-    ) -> io::Result<()> {
-        Msg::new(&mut self.bundles[cpu]).nested(bundle::EVENT, |e| {
-            e.uint(ftrace::TIMESTAMP, now)
-                .uint(ftrace::PID, pid as u64)
-                .nested(id, body);
+    /// `tp` as its ftrace event in its CPU's bundle: its message's fields from the
+    /// catalogue's values, in field-number order. (No message of Perfetto's has the root
+    /// domain's span.)
+    fn ftrace(&mut self, now: Ns, tp: &Tracepoint, tasks: &[SchedTask]) -> io::Result<()> {
+        let (bundles, plans) = (&mut self.bundles, &self.plans);
+        let cpu = with_values(tp, tasks, &self.paths, "", |ev, (_, pid, cpu), vals| {
+            let plan = plans[ev as usize]
+                .as_ref()
+                .expect("an ftrace event Perfetto has");
+            Msg::new(&mut bundles[cpu]).nested(bundle::EVENT, |e| {
+                e.uint(ftrace::TIMESTAMP, now)
+                    .uint(ftrace::PID, pid as u64)
+                    .nested(plan.id, |m| {
+                        for &(field, src) in &plan.fields {
+                            match src {
+                                Src::Const(x) => m.int(field, x),
+                                Src::Value(i) => match vals[i] {
+                                    Val::S(s) => m.str(field, s),
+                                    Val::I(x) => m.int(field, x),
+                                },
+                            };
+                        }
+                    });
+            });
+            cpu
         });
         if self.bundles[cpu].len() >= BUNDLE_BYTES {
             self.flush_bundle(cpu)?;
@@ -455,119 +502,14 @@ impl<W: Write> Observer for PerfettoWriter<W> {
     }
 
     fn record(&mut self, now: Ns, tp: &Tracepoint, tasks: &[SchedTask]) -> io::Result<()> {
-        let (ctx_comm, pid, cpu) = context(tp, tasks);
-        let t = |id: u32| &tasks[id as usize];
-        // comm, pid, prio: every task event starts so (`SchedWakeupFtraceEvent` and kin).
-        let head = |m: &mut Msg, id: u32| {
-            m.str(wakeup::COMM, t(id).kcomm())
-                .int(wakeup::PID, t(id).pid as i64)
-                .int(wakeup::PRIO, t(id).prio() as i64);
-        };
-        let wakeup = |target: usize, id: u32| {
-            move |m: &mut Msg| {
-                head(m, id);
-                m.int(wakeup::SUCCESS, 1)
-                    .int(wakeup::TARGET_CPU, target as i64);
-            }
-        };
         match tp {
-            Tracepoint::Switch {
-                prev,
-                prev_state: s,
-                next,
-                ..
-            } => {
-                let side = |x: Option<u32>| match x {
-                    Some(i) => (t(i).kcomm().into(), t(i).pid as i64, t(i).prio() as i64),
-                    None => (swapper("<idle>", cpu), 0, 120),
-                };
-                let ((pc, pp, pprio), (nc, np, nprio)) = (side(*prev), side(*next));
-                let state = switch_state_value(*prev, *s);
-                self.ftrace(now, cpu, pid, ftrace::SCHED_SWITCH, |m| {
-                    m.str(switch::PREV_COMM, &pc)
-                        .int(switch::PREV_PID, pp)
-                        .int(switch::PREV_PRIO, pprio)
-                        .int(switch::PREV_STATE, state)
-                        .str(switch::NEXT_COMM, &nc)
-                        .int(switch::NEXT_PID, np)
-                        .int(switch::NEXT_PRIO, nprio);
-                })
-            }
-            Tracepoint::Waking { task, target, .. } => {
-                self.ftrace(now, cpu, pid, ftrace::SCHED_WAKING, wakeup(*target, *task))
-            }
-            Tracepoint::Wakeup { task, target, .. } => {
-                self.ftrace(now, cpu, pid, ftrace::SCHED_WAKEUP, wakeup(*target, *task))
-            }
-            Tracepoint::WakeupNew { task, target, .. } => self.ftrace(
-                now,
-                cpu,
-                pid,
-                ftrace::SCHED_WAKEUP_NEW,
-                wakeup(*target, *task),
-            ),
-            Tracepoint::Migrate { task, from, to, .. } => {
-                self.ftrace(now, cpu, pid, ftrace::SCHED_MIGRATE_TASK, |m| {
-                    head(m, *task);
-                    m.int(wakeup::ORIG_CPU, *from as i64)
-                        .int(wakeup::DEST_CPU, *to as i64);
-                })
-            }
-            Tracepoint::Fork { child, .. } => {
-                self.ftrace(now, cpu, pid, ftrace::SCHED_PROCESS_FORK, |m| {
-                    m.str(fork::PARENT_COMM, ctx_comm)
-                        .int(fork::PARENT_PID, pid as i64)
-                        .str(fork::CHILD_COMM, ctx_comm)
-                        .int(fork::CHILD_PID, t(*child).pid as i64);
-                })
-            }
-            Tracepoint::Rename { task, .. } => {
-                self.thread(now, t(*task))?;
-                self.ftrace(now, cpu, pid, ftrace::TASK_RENAME, |m| {
-                    m.int(rename::PID, t(*task).pid as i64)
-                        .str(rename::OLDCOMM, "rt-app")
-                        .str(rename::NEWCOMM, t(*task).kcomm())
-                        .int(rename::OOM_SCORE_ADJ, 0);
-                })
-            }
-            Tracepoint::Exit { task, .. } => {
-                self.ftrace(now, cpu, pid, ftrace::SCHED_PROCESS_EXIT, |m| {
-                    m.str(wakeup::COMM, t(*task).kcomm())
-                        .int(wakeup::PID, t(*task).pid as i64)
-                        .int(wakeup::EXIT_TGID, RTAPP_PID)
-                        .int(wakeup::EXIT_PRIO, t(*task).prio() as i64);
-                })
-            }
-            Tracepoint::PiSetprio {
-                task,
-                oldprio,
-                newprio,
-                ..
-            } => self.ftrace(now, cpu, pid, ftrace::SCHED_PI_SETPRIO, |m| {
-                m.str(pi::COMM, t(*task).kcomm())
-                    .int(pi::NEWPRIO, *newprio as i64)
-                    .int(pi::OLDPRIO, *oldprio as i64)
-                    .int(pi::PID, t(*task).pid as i64);
-            }),
-            Tracepoint::CpuIdle { state, .. } => {
-                self.ftrace(now, cpu, pid, ftrace::CPU_IDLE, |m| {
-                    m.uint(cpu_state::STATE, *state as u64)
-                        .uint(cpu_state::CPU_ID, cpu as u64);
-                })
-            }
-            Tracepoint::CpuFrequency { khz, .. } => {
-                self.ftrace(now, cpu, pid, ftrace::CPU_FREQUENCY, |m| {
-                    m.uint(cpu_state::STATE, *khz as u64)
-                        .uint(cpu_state::CPU_ID, cpu as u64);
-                })
-            }
-            Tracepoint::CpuCapacity { capacity, .. } => {
-                self.counters(now, &[(Key::Cpu(cpu, 0, CAPACITY), *capacity)], tasks)
+            Tracepoint::CpuCapacity { cpu, capacity, .. } => {
+                self.counters(now, &[(Key::Cpu(*cpu, 0, CAPACITY), *capacity)], tasks)
             }
             Tracepoint::Overutilized { overutilized, .. } => {
                 self.counters(now, &[(Key::Overutilized, *overutilized as u64)], tasks)
             }
-            Tracepoint::Fair { note, .. } => self.fair(now, cpu, note, tasks),
+            Tracepoint::Fair { cpu, note, .. } => self.fair(now, *cpu, note, tasks),
             Tracepoint::Dl { task, note, .. } => {
                 let text = match note {
                     DlNote::Throttle { runtime } => format!("dl throttle runtime={runtime}"),
@@ -579,6 +521,11 @@ impl<W: Write> Observer for PerfettoWriter<W> {
                 self.marker(now, Some(*task), &text, tasks)
             }
             Tracepoint::Print { task, text, .. } => self.marker(now, *task, text, tasks),
+            Tracepoint::Rename { task, .. } => {
+                self.thread(now, &tasks[*task as usize])?;
+                self.ftrace(now, tp, tasks)
+            }
+            _ => self.ftrace(now, tp, tasks),
         }
     }
 

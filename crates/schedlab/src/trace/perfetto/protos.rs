@@ -44,79 +44,11 @@ pub mod bundle {
     pub const EVENT: u32 = 2;
 }
 
-/// `FtraceEvent`: the time, the pid of the context, then one event (`oneof`), whose field
-/// numbers are the events' own.
+/// `FtraceEvent`: the time, the pid of the context, then one event (`oneof`: the
+/// catalogue's `PerfettoEvent`).
 pub mod ftrace {
     pub const TIMESTAMP: u32 = 1;
     pub const PID: u32 = 2;
-    pub const SCHED_SWITCH: u32 = 4;
-    pub const CPU_FREQUENCY: u32 = 11;
-    pub const CPU_IDLE: u32 = 13;
-    pub const SCHED_WAKEUP: u32 = 17;
-    pub const SCHED_WAKING: u32 = 20;
-    pub const SCHED_WAKEUP_NEW: u32 = 114;
-    pub const TASK_RENAME: u32 = 236;
-    pub const SCHED_PROCESS_EXIT: u32 = 238;
-    pub const SCHED_PROCESS_FORK: u32 = 239;
-    pub const SCHED_PI_SETPRIO: u32 = 353;
-    pub const SCHED_MIGRATE_TASK: u32 = 491;
-}
-
-/// `SchedSwitchFtraceEvent`.
-pub mod switch {
-    pub const PREV_COMM: u32 = 1;
-    pub const PREV_PID: u32 = 2;
-    pub const PREV_PRIO: u32 = 3;
-    pub const PREV_STATE: u32 = 4;
-    pub const NEXT_COMM: u32 = 5;
-    pub const NEXT_PID: u32 = 6;
-    pub const NEXT_PRIO: u32 = 7;
-}
-
-/// `SchedWakeupFtraceEvent`, `SchedWakingFtraceEvent`, `SchedWakeupNewFtraceEvent` (one
-/// layout); `SchedMigrateTaskFtraceEvent` and `SchedProcessExitFtraceEvent` start alike.
-pub mod wakeup {
-    pub const COMM: u32 = 1;
-    pub const PID: u32 = 2;
-    pub const PRIO: u32 = 3;
-    pub const SUCCESS: u32 = 4;
-    pub const TARGET_CPU: u32 = 5;
-    /// `SchedMigrateTaskFtraceEvent`.
-    pub const ORIG_CPU: u32 = 4;
-    pub const DEST_CPU: u32 = 5;
-    /// `SchedProcessExitFtraceEvent`.
-    pub const EXIT_TGID: u32 = 3;
-    pub const EXIT_PRIO: u32 = 4;
-}
-
-/// `SchedProcessForkFtraceEvent`.
-pub mod fork {
-    pub const PARENT_COMM: u32 = 1;
-    pub const PARENT_PID: u32 = 2;
-    pub const CHILD_COMM: u32 = 3;
-    pub const CHILD_PID: u32 = 4;
-}
-
-/// `SchedPiSetprioFtraceEvent`.
-pub mod pi {
-    pub const COMM: u32 = 1;
-    pub const NEWPRIO: u32 = 2;
-    pub const OLDPRIO: u32 = 3;
-    pub const PID: u32 = 4;
-}
-
-/// `TaskRenameFtraceEvent`.
-pub mod rename {
-    pub const PID: u32 = 1;
-    pub const OLDCOMM: u32 = 2;
-    pub const NEWCOMM: u32 = 3;
-    pub const OOM_SCORE_ADJ: u32 = 4;
-}
-
-/// `CpuFrequencyFtraceEvent`, `CpuIdleFtraceEvent` (one layout).
-pub mod cpu_state {
-    pub const STATE: u32 = 1;
-    pub const CPU_ID: u32 = 2;
 }
 
 /// `ProcessTree` with its `Process` and `Thread`.
