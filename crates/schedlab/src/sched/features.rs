@@ -49,60 +49,48 @@ pub enum TunableScaling {
     Linear,
 }
 
-/// The `SCHED_FEAT` switches schedlab models, in features.h order (the order of `Feat`):
-/// name, and whether it is on under the 6.12 and the 6.1 presets.
-pub const SCHED_FEATS: [(&str, [bool; 2]); 22] = [
-    ("GENTLE_FAIR_SLEEPERS", [true, true]),
-    ("START_DEBIT", [true, true]),
-    ("PLACE_LAG", [true, false]),
-    ("PLACE_DEADLINE_INITIAL", [true, false]),
-    ("PLACE_REL_DEADLINE", [true, false]),
-    ("RUN_TO_PARITY", [true, false]),
-    ("PREEMPT_SHORT", [true, false]),
-    ("NEXT_BUDDY", [false, false]),
-    ("PICK_BUDDY", [true, false]),
-    ("LAST_BUDDY", [false, true]),
-    ("DELAY_DEQUEUE", [true, false]),
-    ("DELAY_ZERO", [true, false]),
-    ("WAKEUP_PREEMPTION", [true, true]),
-    ("SIS_UTIL", [true, true]),
-    ("WA_IDLE", [true, true]),
-    ("WA_WEIGHT", [true, true]),
-    ("WA_BIAS", [true, true]),
-    ("TTWU_QUEUE", [true, true]),
-    ("UTIL_EST", [true, true]),
-    ("ALT_PERIOD", [false, true]),
-    ("BASE_SLICE", [false, true]),
-    // Seed 002's RFC, never merged (the definition is `fair.prev_idle_bias`).
-    ("WAKEUP_BIAS_PREV_IDLE", [false, false]),
-];
+/// Declares the `SCHED_FEAT` switches once: each `Feat` variant, its features.h name, and
+/// whether it is on under the 6.12 and the 6.1 presets (`SCHED_FEATS`, in the same order).
+macro_rules! sched_feats {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal: $presets:expr;)*) => {
+        /// Index of a feature in [`SCHED_FEATS`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[repr(u8)]
+        pub enum Feat {
+            $($(#[$doc])* $variant,)*
+        }
 
-/// Index of a feature in [`SCHED_FEATS`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Feat {
-    GentleFairSleepers,
-    StartDebit,
-    PlaceLag,
-    PlaceDeadlineInitial,
-    PlaceRelDeadline,
-    RunToParity,
-    PreemptShort,
-    NextBuddy,
-    PickBuddy,
-    LastBuddy,
-    DelayDequeue,
-    DelayZero,
-    WakeupPreemption,
-    SisUtil,
-    WaIdle,
-    WaWeight,
-    WaBias,
-    TtwuQueue,
-    UtilEst,
-    AltPeriod,
-    BaseSlice,
-    WakeupBiasPrevIdle,
+        /// The `SCHED_FEAT` switches schedlab models, in features.h order: name, and
+        /// whether it is on under the 6.12 and the 6.1 presets.
+        pub const SCHED_FEATS: [(&str, [bool; 2]); [$($name),*].len()] =
+            [$(($name, $presets)),*];
+    };
+}
+
+sched_feats! {
+    GentleFairSleepers = "GENTLE_FAIR_SLEEPERS": [true, true];
+    StartDebit = "START_DEBIT": [true, true];
+    PlaceLag = "PLACE_LAG": [true, false];
+    PlaceDeadlineInitial = "PLACE_DEADLINE_INITIAL": [true, false];
+    PlaceRelDeadline = "PLACE_REL_DEADLINE": [true, false];
+    RunToParity = "RUN_TO_PARITY": [true, false];
+    PreemptShort = "PREEMPT_SHORT": [true, false];
+    NextBuddy = "NEXT_BUDDY": [false, false];
+    PickBuddy = "PICK_BUDDY": [true, false];
+    LastBuddy = "LAST_BUDDY": [false, true];
+    DelayDequeue = "DELAY_DEQUEUE": [true, false];
+    DelayZero = "DELAY_ZERO": [true, false];
+    WakeupPreemption = "WAKEUP_PREEMPTION": [true, true];
+    SisUtil = "SIS_UTIL": [true, true];
+    WaIdle = "WA_IDLE": [true, true];
+    WaWeight = "WA_WEIGHT": [true, true];
+    WaBias = "WA_BIAS": [true, true];
+    TtwuQueue = "TTWU_QUEUE": [true, true];
+    UtilEst = "UTIL_EST": [true, true];
+    AltPeriod = "ALT_PERIOD": [false, true];
+    BaseSlice = "BASE_SLICE": [false, true];
+    // Seed 002's RFC, never merged (the definition is `fair.prev_idle_bias`).
+    WakeupBiasPrevIdle = "WAKEUP_BIAS_PREV_IDLE": [false, false];
 }
 
 /// Every tunable of a run.
@@ -648,38 +636,6 @@ mod tests {
         let f = Features::preset(Kernel::V6_1);
         assert_eq!(f.fair, FairPolicy::Cfs);
         assert!(f.has(Feat::LastBuddy) && f.has(Feat::BaseSlice) && !f.has(Feat::DelayDequeue));
-    }
-
-    #[test]
-    fn each_feat_names_its_row() {
-        let named = [
-            (Feat::GentleFairSleepers, "GENTLE_FAIR_SLEEPERS"),
-            (Feat::StartDebit, "START_DEBIT"),
-            (Feat::PlaceLag, "PLACE_LAG"),
-            (Feat::PlaceDeadlineInitial, "PLACE_DEADLINE_INITIAL"),
-            (Feat::PlaceRelDeadline, "PLACE_REL_DEADLINE"),
-            (Feat::RunToParity, "RUN_TO_PARITY"),
-            (Feat::PreemptShort, "PREEMPT_SHORT"),
-            (Feat::NextBuddy, "NEXT_BUDDY"),
-            (Feat::PickBuddy, "PICK_BUDDY"),
-            (Feat::LastBuddy, "LAST_BUDDY"),
-            (Feat::DelayDequeue, "DELAY_DEQUEUE"),
-            (Feat::DelayZero, "DELAY_ZERO"),
-            (Feat::WakeupPreemption, "WAKEUP_PREEMPTION"),
-            (Feat::SisUtil, "SIS_UTIL"),
-            (Feat::WaIdle, "WA_IDLE"),
-            (Feat::WaWeight, "WA_WEIGHT"),
-            (Feat::WaBias, "WA_BIAS"),
-            (Feat::TtwuQueue, "TTWU_QUEUE"),
-            (Feat::UtilEst, "UTIL_EST"),
-            (Feat::AltPeriod, "ALT_PERIOD"),
-            (Feat::BaseSlice, "BASE_SLICE"),
-            (Feat::WakeupBiasPrevIdle, "WAKEUP_BIAS_PREV_IDLE"),
-        ];
-        assert_eq!(named.len(), SCHED_FEATS.len());
-        for (f, name) in named {
-            assert_eq!(SCHED_FEATS[f as usize].0, name);
-        }
     }
 
     #[test]
