@@ -3,8 +3,85 @@
 //! `sampling_down_factor`-th sample), and the steps slept through taken down at once.
 
 use super::dbs::{Dbs, DbsGovernor};
-use super::tunables::sampling_rate_us;
+use super::tunables::{or_default, sampling_rate_us, set_in, set_some, Key};
 use super::{Policy, Relation, Tunables};
+
+/// conservative's tunables (`cs_dbs_tuners` and its `dbs_data`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CsTuners {
+    pub up_threshold: u32,
+    pub down_threshold: u32,
+    pub freq_step: u32,
+    pub sampling_rate_us: Option<u64>,
+    pub sampling_down_factor: u32,
+    /// The steps slept through taken down at once (Chen Yu's "Decrease frequency faster
+    /// for deferred updates", 2018); seed 003's 2015 kernel took one step per sample.
+    pub idle_fast_down: bool,
+}
+
+impl Default for CsTuners {
+    fn default() -> CsTuners {
+        CsTuners {
+            up_threshold: 80,
+            down_threshold: 20,
+            freq_step: 5,
+            sampling_rate_us: None,
+            sampling_down_factor: 1,
+            idle_fast_down: true,
+        }
+    }
+}
+
+/// Its `--set conservative.*` keys.
+pub const KEYS: [Key; 6] = [
+    Key {
+        name: "conservative.up_threshold",
+        accepts: "down_threshold+1..100 (default 80)",
+        set: |t, v| {
+            let lo = t.conservative.down_threshold as u64 + 1;
+            set_in(&mut t.conservative.up_threshold, v, lo, 100)
+        },
+        get: |t| t.conservative.up_threshold.to_string(),
+    },
+    Key {
+        name: "conservative.down_threshold",
+        accepts: "1..up_threshold-1 (default 20)",
+        set: |t, v| {
+            let hi = t.conservative.up_threshold as u64 - 1;
+            set_in(&mut t.conservative.down_threshold, v, 1, hi)
+        },
+        get: |t| t.conservative.down_threshold.to_string(),
+    },
+    Key {
+        name: "conservative.freq_step",
+        accepts: "0..100, % of the policy's max (default 5)",
+        set: |t, v| set_in(&mut t.conservative.freq_step, v, 0, 100),
+        get: |t| t.conservative.freq_step.to_string(),
+    },
+    Key {
+        name: "conservative.sampling_rate_us",
+        accepts: "≥ 2 ticks in µs (default: max(2 ticks, transition delay))",
+        set: |t, v| set_some(&mut t.conservative.sampling_rate_us, v, 0, u64::MAX),
+        get: |t| or_default(&t.conservative.sampling_rate_us),
+    },
+    Key {
+        name: "conservative.sampling_down_factor",
+        accepts: "1..10 (default 1)",
+        set: |t, v| set_in(&mut t.conservative.sampling_down_factor, v, 1, 10),
+        get: |t| t.conservative.sampling_down_factor.to_string(),
+    },
+    Key {
+        name: "conservative.idle_fast_down",
+        accepts: "1, or 0 for kernels before the deferred-update fast down (2018), as seed 003's (default 1)",
+        set: |t, v| {
+            if v <= 1 {
+                t.conservative.idle_fast_down = v == 1;
+            }
+            v <= 1
+        },
+        get: |t| u32::from(t.conservative.idle_fast_down).to_string(),
+    },
+];
 
 pub struct Conservative {
     dbs: Dbs,
@@ -23,14 +100,14 @@ impl Conservative {
     pub fn new(tun: &Tunables, pol: &Policy) -> Result<Conservative, String> {
         Ok(Conservative {
             dbs: Dbs::new(
-                sampling_rate_us(tun.cs_sampling_rate_us, pol, "conservative")?,
+                sampling_rate_us(tun.conservative.sampling_rate_us, pol, "conservative")?,
                 pol,
             ),
-            up_threshold: tun.cs_up_threshold,
-            down_threshold: tun.cs_down_threshold,
-            freq_step: tun.cs_freq_step,
-            sampling_down_factor: tun.cs_sampling_down_factor,
-            idle_fast_down: tun.cs_idle_fast_down,
+            up_threshold: tun.conservative.up_threshold,
+            down_threshold: tun.conservative.down_threshold,
+            freq_step: tun.conservative.freq_step,
+            sampling_down_factor: tun.conservative.sampling_down_factor,
+            idle_fast_down: tun.conservative.idle_fast_down,
             requested_freq: pol.cur,
             down_skip: 0,
         })
@@ -134,10 +211,8 @@ mod tests {
                             // Five sampling periods slept through, then a 0 % sample. 6.12: five 60 MHz steps for
                             // the sleep and one for the sample, 1200 − 6·60 = 840 MHz; 2015: the one, 1140 MHz.
         for (fast, req) in [(true, 840_000), (false, 1_140_000)] {
-            let tun = Tunables {
-                cs_idle_fast_down: fast,
-                ..Tunables::default()
-            };
+            let mut tun = Tunables::default();
+            tun.conservative.idle_fast_down = fast;
             let mut g = Conservative::new(&tun, &pol).unwrap();
             g.dbs.idle_periods = Some(5);
             g.dbs.max_sample_load = 0;

@@ -14,7 +14,7 @@ pub mod schedutil;
 mod tunables;
 mod userspace;
 
-pub use tunables::{GovName, Tunables, GOVERNORS, TUNABLE_KEYS};
+pub use tunables::{keys as tunable_keys, GovName, Tunables, GOVERNORS};
 
 use crate::platform::FreqDomain;
 use crate::time::Ns;
@@ -191,11 +191,13 @@ pub fn governor(name: GovName, tun: &Tunables, pol: &Policy) -> Result<Box<dyn G
     Ok(match name {
         GovName::Performance => Box::new(performance::Performance),
         GovName::Powersave => Box::new(powersave::Powersave),
-        GovName::Userspace => Box::new(userspace::Userspace::new(tun.userspace_khz, pol)?),
+        GovName::Userspace => Box::new(userspace::Userspace::new(tun.userspace.khz, pol)?),
         GovName::Schedutil => Box::new(schedutil::Schedutil::new(tun, pol)),
         GovName::Ondemand => Box::new(ondemand::Ondemand::new(tun, pol)?),
         GovName::Conservative => Box::new(conservative::Conservative::new(tun, pol)?),
-        GovName::SchedDvfs2015 => Box::new(sched_dvfs::SchedDvfs::new(pol, tun.throttle_us)),
+        GovName::SchedDvfs2015 => {
+            Box::new(sched_dvfs::SchedDvfs::new(pol, tun.sched_dvfs.throttle_us))
+        }
     })
 }
 

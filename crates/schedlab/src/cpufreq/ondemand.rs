@@ -4,8 +4,49 @@
 //! Simplified: `powersave_bias` stays 0 (no sub-sampling between two OPPs).
 
 use super::dbs::{Dbs, DbsGovernor};
-use super::tunables::sampling_rate_us;
+use super::tunables::{or_default, sampling_rate_us, set_in, set_some, Key};
 use super::{Policy, Relation, Tunables};
+
+/// ondemand's tunables (`od_dbs_tuners` and its `dbs_data`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OdTuners {
+    pub up_threshold: u32,
+    pub sampling_rate_us: Option<u64>,
+    pub sampling_down_factor: u32,
+}
+
+impl Default for OdTuners {
+    fn default() -> OdTuners {
+        OdTuners {
+            // MICRO_FREQUENCY_UP_THRESHOLD: NO_HZ idle accounting is available.
+            up_threshold: 95,
+            sampling_rate_us: None,
+            sampling_down_factor: 1,
+        }
+    }
+}
+
+/// Its `--set ondemand.*` keys.
+pub const KEYS: [Key; 3] = [
+    Key {
+        name: "ondemand.up_threshold",
+        accepts: "1..100 (default 95)",
+        set: |t, v| set_in(&mut t.ondemand.up_threshold, v, 1, 100),
+        get: |t| t.ondemand.up_threshold.to_string(),
+    },
+    Key {
+        name: "ondemand.sampling_rate_us",
+        accepts: "≥ 2 ticks in µs (default: max(2 ticks, transition delay))",
+        set: |t, v| set_some(&mut t.ondemand.sampling_rate_us, v, 0, u64::MAX),
+        get: |t| or_default(&t.ondemand.sampling_rate_us),
+    },
+    Key {
+        name: "ondemand.sampling_down_factor",
+        accepts: "1..100000 (default 1)",
+        set: |t, v| set_in(&mut t.ondemand.sampling_down_factor, v, 1, 100_000),
+        get: |t| t.ondemand.sampling_down_factor.to_string(),
+    },
+];
 
 pub struct Ondemand {
     dbs: Dbs,
@@ -17,11 +58,11 @@ impl Ondemand {
     pub fn new(tun: &Tunables, pol: &Policy) -> Result<Ondemand, String> {
         Ok(Ondemand {
             dbs: Dbs::new(
-                sampling_rate_us(tun.od_sampling_rate_us, pol, "ondemand")?,
+                sampling_rate_us(tun.ondemand.sampling_rate_us, pol, "ondemand")?,
                 pol,
             ),
-            up_threshold: tun.od_up_threshold,
-            sampling_down_factor: tun.od_sampling_down_factor as u64,
+            up_threshold: tun.ondemand.up_threshold,
+            sampling_down_factor: tun.ondemand.sampling_down_factor as u64,
         })
     }
 

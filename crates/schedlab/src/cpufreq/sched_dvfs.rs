@@ -13,8 +13,24 @@
 //! `capacity_curr · 1024 / 1280`. `usage` is `get_cpu_usage`: the root cfs_rq's util_avg
 //! capped at capacity_orig (2015's PELT had no util_est).
 
+use super::tunables::{or_default, set_some, Key};
 use super::{CpuSample, Governor, Hook, Policy, Relation};
 use crate::time::Ns;
+
+/// The 2015 prototype's tunable: how long after a change requests are dropped (None: the
+/// transition latency).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SchedDvfsTunables {
+    pub throttle_us: Option<u64>,
+}
+
+/// Its `--set sched_dvfs.*` key.
+pub const KEYS: [Key; 1] = [Key {
+    name: "sched_dvfs.throttle_us",
+    accepts: "µs after a change during which requests are dropped (default: the transition latency, else 50000)",
+    set: |t, v| set_some(&mut t.sched_dvfs.throttle_us, v, 0, u64::MAX),
+    get: |t| or_default(&t.sched_dvfs.throttle_us),
+}];
 
 /// EAS's `capacity_margin`: requests carry a ~20 % headroom.
 const CAPACITY_MARGIN: u64 = 1280;

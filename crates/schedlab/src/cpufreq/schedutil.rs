@@ -5,8 +5,23 @@
 //! `iorun` writes to /dev/null and returns), and
 //! the change is applied at once (fast switch) instead of through the sugov kthread.
 
+use super::tunables::{or_default, set_some, Key};
 use super::{CpuSample, Governor, Hook, Policy, Relation, Tunables};
 use crate::time::Ns;
+
+/// schedutil's tunables (`sugov_tunables`; None: the kernel's default for the policy).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SugovTunables {
+    pub rate_limit_us: Option<u64>,
+}
+
+/// Its `--set schedutil.*` keys.
+pub const KEYS: [Key; 1] = [Key {
+    name: "schedutil.rate_limit_us",
+    accepts: "µs between frequency updates (default: 1.5 × transition latency, else 1000)",
+    set: |t, v| set_some(&mut t.schedutil.rate_limit_us, v, 0, u32::MAX as u64),
+    get: |t| or_default(&t.schedutil.rate_limit_us),
+}];
 
 pub struct Schedutil {
     rate_limit_ns: Ns,
@@ -38,7 +53,8 @@ pub fn cpu_perf(s: &CpuSample) -> u64 {
 impl Schedutil {
     pub fn new(tun: &Tunables, pol: &Policy) -> Schedutil {
         Schedutil {
-            rate_limit_ns: tun.rate_limit_us.unwrap_or(pol.transition_delay_us()) * 1000,
+            rate_limit_ns: (tun.schedutil.rate_limit_us).unwrap_or(pol.transition_delay_us())
+                * 1000,
             last_freq_update_time: 0,
             next_freq: 0,
             cached_raw_freq: 0,

@@ -1,5 +1,8 @@
 //! Governor choice and tunables: `--governor [POLICY=]NAME` and `--set GOVERNOR.KEY=VALUE`,
-//! with the ranges the kernel's sysfs stores accept.
+//! with the ranges the kernel's sysfs stores accept. Each governor declares its tunables and
+//! keys in its own file.
+
+use super::{conservative, ondemand, sched_dvfs, schedutil, userspace};
 
 /// The governors schedlab models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,40 +40,68 @@ impl GovName {
     }
 }
 
-/// `--set` keys of the governors and what they accept.
-pub const TUNABLE_KEYS: [(&str, &str); 12] = [
-    ("schedutil.rate_limit_us", "µs between frequency updates (default: 1.5 × transition latency, else 1000)"),
-    ("ondemand.up_threshold", "1..100 (default 95)"),
-    ("ondemand.sampling_rate_us", "≥ 2 ticks in µs (default: max(2 ticks, transition delay))"),
-    ("ondemand.sampling_down_factor", "1..100000 (default 1)"),
-    ("conservative.up_threshold", "down_threshold+1..100 (default 80)"),
-    ("conservative.down_threshold", "1..up_threshold-1 (default 20)"),
-    ("conservative.freq_step", "0..100, % of the policy's max (default 5)"),
-    ("conservative.sampling_rate_us", "≥ 2 ticks in µs (default: max(2 ticks, transition delay))"),
-    ("conservative.sampling_down_factor", "1..10 (default 1)"),
-    ("conservative.idle_fast_down", "1, or 0 for kernels before the deferred-update fast down (2018), as seed 003's (default 1)"),
-    ("userspace.khz", "an OPP of the policy (default: the frequency it finds)"),
-    ("sched_dvfs.throttle_us", "µs after a change during which requests are dropped (default: the transition latency, else 50000)"),
+/// A governor's `--set GOVERNOR.KEY=VALUE` switch: what it accepts (said when a value is
+/// refused), how it stores a value (false: out of range), and how it reads back.
+pub struct Key {
+    pub name: &'static str,
+    pub accepts: &'static str,
+    pub set: fn(&mut Tunables, u64) -> bool,
+    pub get: fn(&Tunables) -> String,
+}
+
+/// Every governor's keys, each declared in its governor's file and registered here once
+/// (in the order `schedlab features` lists them).
+const KEYS: [&[Key]; 5] = [
+    &schedutil::KEYS,
+    &ondemand::KEYS,
+    &conservative::KEYS,
+    &userspace::KEYS,
+    &sched_dvfs::KEYS,
 ];
 
-/// The governors' tunables for a run (`None`: the kernel's default for the policy).
+/// Every governor key.
+pub fn keys() -> impl Iterator<Item = &'static Key> {
+    KEYS.iter().flat_map(|k| k.iter())
+}
+
+/// Store `v` in `slot` if it is within `lo..=hi`.
+pub(super) fn set_in<T: TryFrom<u64>>(slot: &mut T, v: u64, lo: u64, hi: u64) -> bool {
+    match T::try_from(v) {
+        Ok(x) if (lo..=hi).contains(&v) => {
+            *slot = x;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Set `slot` to `v` if it is within `lo..=hi`.
+pub(super) fn set_some<T: TryFrom<u64>>(slot: &mut Option<T>, v: u64, lo: u64, hi: u64) -> bool {
+    match T::try_from(v) {
+        Ok(x) if (lo..=hi).contains(&v) => {
+            *slot = Some(x);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// A value that is the kernel's default for the policy unless set.
+pub(super) fn or_default<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref().map_or("default".to_string(), T::to_string)
+}
+
+/// The governors' tunables for a run: each governor's own (its sysfs directory's).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tunables {
     /// The governor of every policy, then per-policy choices by name.
     pub governor: GovName,
     pub per_policy: Vec<(String, GovName)>,
-    pub rate_limit_us: Option<u64>,
-    pub od_up_threshold: u32,
-    pub od_sampling_rate_us: Option<u64>,
-    pub od_sampling_down_factor: u32,
-    pub cs_up_threshold: u32,
-    pub cs_down_threshold: u32,
-    pub cs_freq_step: u32,
-    pub cs_sampling_rate_us: Option<u64>,
-    pub cs_sampling_down_factor: u32,
-    pub cs_idle_fast_down: bool,
-    pub userspace_khz: Option<u32>,
-    pub throttle_us: Option<u64>,
+    pub schedutil: schedutil::SugovTunables,
+    pub ondemand: ondemand::OdTuners,
+    pub conservative: conservative::CsTuners,
+    pub userspace: userspace::UserspaceTunables,
+    pub sched_dvfs: sched_dvfs::SchedDvfsTunables,
 }
 
 impl Default for Tunables {
@@ -78,19 +109,11 @@ impl Default for Tunables {
         Tunables {
             governor: GovName::Performance,
             per_policy: Vec::new(),
-            rate_limit_us: None,
-            // MICRO_FREQUENCY_UP_THRESHOLD: NO_HZ idle accounting is available.
-            od_up_threshold: 95,
-            od_sampling_rate_us: None,
-            od_sampling_down_factor: 1,
-            cs_up_threshold: 80,
-            cs_down_threshold: 20,
-            cs_freq_step: 5,
-            cs_sampling_rate_us: None,
-            cs_sampling_down_factor: 1,
-            cs_idle_fast_down: true,
-            userspace_khz: None,
-            throttle_us: None,
+            schedutil: Default::default(),
+            ondemand: Default::default(),
+            conservative: Default::default(),
+            userspace: Default::default(),
+            sched_dvfs: Default::default(),
         }
     }
 }
@@ -131,52 +154,16 @@ impl Tunables {
         if let Some(policy) = key.strip_prefix("cpufreq.governor.") {
             return Some(self.set_governor(&format!("{policy}={value}")));
         }
-        let (_, expect) = TUNABLE_KEYS.iter().find(|(k, _)| *k == key)?;
-        let bad = || Err(format!("{key}={value:?}: expected {expect}"));
-        let Ok(v) = value.parse::<u64>() else {
-            return Some(bad());
-        };
-        let within = |lo: u64, hi: u64| (lo..=hi).contains(&v).then_some(v as u32);
-        let ok = match key {
-            "schedutil.rate_limit_us" => {
-                within(0, u32::MAX as u64).map(|_| self.rate_limit_us = Some(v))
-            }
-            "ondemand.up_threshold" => within(1, 100).map(|t| self.od_up_threshold = t),
-            "ondemand.sampling_rate_us" => {
-                self.od_sampling_rate_us = Some(v);
-                Some(())
-            }
-            "ondemand.sampling_down_factor" => {
-                within(1, 100_000).map(|f| self.od_sampling_down_factor = f)
-            }
-            "conservative.up_threshold" => {
-                within(self.cs_down_threshold as u64 + 1, 100).map(|t| self.cs_up_threshold = t)
-            }
-            "conservative.down_threshold" => {
-                within(1, self.cs_up_threshold as u64 - 1).map(|t| self.cs_down_threshold = t)
-            }
-            "conservative.freq_step" => within(0, 100).map(|s| self.cs_freq_step = s),
-            "conservative.sampling_rate_us" => {
-                self.cs_sampling_rate_us = Some(v);
-                Some(())
-            }
-            "conservative.sampling_down_factor" => {
-                within(1, 10).map(|f| self.cs_sampling_down_factor = f)
-            }
-            "conservative.idle_fast_down" => within(0, 1).map(|b| self.cs_idle_fast_down = b == 1),
-            "userspace.khz" => within(1, u32::MAX as u64).map(|k| self.userspace_khz = Some(k)),
-            "sched_dvfs.throttle_us" => {
-                self.throttle_us = Some(v);
-                Some(())
-            }
-            _ => None,
-        };
-        Some(ok.map_or_else(bad, Ok))
+        let k = keys().find(|k| k.name == key)?;
+        let stored = value.parse::<u64>().is_ok_and(|v| (k.set)(self, v));
+        Some(match stored {
+            true => Ok(()),
+            false => Err(format!("{key}={value:?}: expected {}", k.accepts)),
+        })
     }
 
     /// Every governor switch and its value, for `schedlab features`.
     pub fn listing(&self) -> Vec<(String, String)> {
-        let opt = |v: Option<u64>| v.map_or("default".to_string(), |v| v.to_string());
         let mut out = vec![(
             "cpufreq.governor".to_string(),
             self.governor.name().to_string(),
@@ -184,26 +171,7 @@ impl Tunables {
         for (p, g) in &self.per_policy {
             out.push((format!("cpufreq.governor.{p}"), g.name().to_string()));
         }
-        let values = [
-            opt(self.rate_limit_us),
-            self.od_up_threshold.to_string(),
-            opt(self.od_sampling_rate_us),
-            self.od_sampling_down_factor.to_string(),
-            self.cs_up_threshold.to_string(),
-            self.cs_down_threshold.to_string(),
-            self.cs_freq_step.to_string(),
-            opt(self.cs_sampling_rate_us),
-            self.cs_sampling_down_factor.to_string(),
-            u32::from(self.cs_idle_fast_down).to_string(),
-            opt(self.userspace_khz.map(u64::from)),
-            opt(self.throttle_us),
-        ];
-        out.extend(
-            TUNABLE_KEYS
-                .iter()
-                .zip(values)
-                .map(|((k, _), v)| (k.to_string(), v)),
-        );
+        out.extend(keys().map(|k| (k.name.to_string(), (k.get)(self))));
         out
     }
 }

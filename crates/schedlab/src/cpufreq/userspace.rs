@@ -1,8 +1,23 @@
 //! `userspace` (cpufreq_userspace.c): the frequency written to `scaling_setspeed`
 //! (`--set userspace.khz=F`, which must be one of the policy's OPPs).
 
+use super::tunables::{or_default, set_some, Key};
 use super::{CpuSample, Governor, Policy, Relation};
 use crate::time::Ns;
+
+/// userspace's tunable: the frequency written to `scaling_setspeed` (None: the one found).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UserspaceTunables {
+    pub khz: Option<u32>,
+}
+
+/// Its `--set userspace.*` key.
+pub const KEYS: [Key; 1] = [Key {
+    name: "userspace.khz",
+    accepts: "an OPP of the policy (default: the frequency it finds)",
+    set: |t, v| set_some(&mut t.userspace.khz, v, 1, u32::MAX as u64),
+    get: |t| or_default(&t.userspace.khz),
+}];
 
 pub struct Userspace {
     khz: Option<u32>,

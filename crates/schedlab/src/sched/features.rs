@@ -558,7 +558,7 @@ impl Features {
         }
         let Some(s) = SWITCHES.iter().find(|s| s.key == key) else {
             let known: Vec<&str> = (SWITCHES.iter().map(|s| s.key))
-                .chain(cpufreq::TUNABLE_KEYS.iter().map(|(k, _)| *k))
+                .chain(cpufreq::tunable_keys().map(|k| k.name))
                 .collect();
             return Err(err(format!(
                 "unknown key {key:?}; known: {}",
