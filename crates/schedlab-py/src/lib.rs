@@ -55,7 +55,7 @@ fn solo_config(
     Ok(SoloConfig {
         invariance,
         scale: CpuScale { cpu, freq },
-        util_est: kernel.util_est(),
+        util_est: Features::preset(kernel).util_est,
         weight,
     })
 }

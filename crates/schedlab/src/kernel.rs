@@ -1,7 +1,5 @@
 //! Kernel presets: which behaviour each modelled kernel version has.
 
-use crate::sched::util_est::UtilEstForm;
-
 /// A modelled kernel version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kernel {
@@ -21,13 +19,5 @@ impl Kernel {
 
     pub fn from_name(name: &str) -> Option<Kernel> {
         Kernel::ALL.into_iter().find(|k| k.name() == name)
-    }
-
-    /// util_est was simplified to one EWMA in 6.8.
-    pub fn util_est(self) -> UtilEstForm {
-        match self {
-            Kernel::V6_12 => UtilEstForm::Ewma,
-            Kernel::V6_1 => UtilEstForm::EnqueuedEwma,
-        }
     }
 }

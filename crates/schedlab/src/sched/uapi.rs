@@ -2,6 +2,11 @@
 
 use super::fair::group::TgId;
 
+/// What a cgroup's cpu files accept: cpu.shares' range (v1), and the nice levels' weights
+/// that cpu.weight.nice maps to.
+pub use super::fair::group::{MAX_SHARES, MIN_SHARES};
+pub use super::weight::SCHED_PRIO_TO_WEIGHT;
+
 /// `SCHED_*`: a thread's scheduling policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {

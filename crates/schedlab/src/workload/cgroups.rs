@@ -7,8 +7,7 @@ use std::collections::HashMap;
 
 use crate::error::InputError;
 use crate::limits::{MAX_GROUPS, MAX_GROUP_DEPTH};
-use crate::sched::fair::group::{MAX_SHARES, MIN_SHARES};
-use crate::sched::weight::SCHED_PRIO_TO_WEIGHT;
+use crate::sched::uapi::{MAX_SHARES, MIN_SHARES, SCHED_PRIO_TO_WEIGHT};
 
 /// `CGROUP_WEIGHT_MIN`, `CGROUP_WEIGHT_DFL`, `CGROUP_WEIGHT_MAX`.
 const WEIGHT_MIN: u64 = 1;
