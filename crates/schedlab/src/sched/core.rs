@@ -7,10 +7,10 @@ use super::deadline::SchedDlEntity;
 use super::deadline::BW_UNIT;
 use super::fair::balance::stats::CpuIdleType;
 use super::fair::balance::update_avg_idle;
-use super::fair::group::TgId;
+use super::fair::group::{TgId, ROOT_TG};
 use super::fair::sched_class::{attach_task_cfs_rq, detach_task_cfs_rq, put_prev_set_next_fair};
 use super::fair::wakeup::Wakee;
-use super::fair::{SchedEntity, SeId};
+use super::fair::{Note, SchedEntity, SeId};
 use super::features::Feat;
 use super::flags::*;
 use super::hooks::{Hooks, RqHooks, SchedTimer, Switch};
@@ -25,6 +25,7 @@ use super::uclamp::{task_uclamp, UCLAMP_MAX, UCLAMP_MIN};
 use super::weight::LoadWeight;
 use super::Sched;
 use crate::cpufreq::Hook;
+use crate::time::Ns;
 use crate::tracepoint::{Counter, PrevState, Tracepoint};
 
 /// Where a `try_to_wake_up` stands after `Sched::ttwu_select`.
@@ -136,12 +137,48 @@ impl Sched {
         );
     }
 
-    /// Boot: each CPU's capacity in the trace.
+    /// Boot: each CPU's capacity in the trace, then its root cfs_rq's signals, so that a
+    /// CPU that stays idle has them too (the LISA module's probe would record it at its
+    /// first blocked-load update).
     pub fn sched_init_smp<H: Hooks>(&mut self, h: &mut H) {
-        if h.tracing() {
-            for cpu in 0..self.rqs.len() {
-                self.trace_cpu_capacity(cpu, h);
-            }
+        if !h.tracing() {
+            return;
+        }
+        for cpu in 0..self.rqs.len() {
+            self.trace_cpu_capacity(cpu, h);
+        }
+        for cpu in 0..self.rqs.len() {
+            let a = &self.cfs_rqs[cpu].avg;
+            let note = Note::PeltCfs {
+                path: ROOT_TG,
+                load: a.load_avg,
+                runnable: a.runnable_avg,
+                util: a.util_avg,
+                update_time: a.last_update_time,
+            };
+            let tp = Tracepoint::Fair {
+                cpu,
+                task: None,
+                note,
+            };
+            h.trace(&self.tasks, tp);
+        }
+    }
+
+    /// The bandwidth timers that run from the start: RT throttling's period once RT
+    /// threads live, and each cpu.max group's period.
+    pub fn start_bandwidth<H: Hooks>(&mut self, h: &mut H) {
+        self.start_rt_bandwidth(h);
+        self.start_cfs_bandwidth(h);
+    }
+
+    /// A sleep's timer slack (`hrtimer_nanosleep`): the task's `timer_slack_ns`, none for
+    /// an RT or deadline task.
+    pub fn timer_slack_ns(&self, id: u32) -> Ns {
+        if self.tasks[id as usize].class.rt_task() {
+            0
+        } else {
+            self.feat.timer_slack_ns
         }
     }
 

@@ -6,6 +6,8 @@ pub mod class;
 pub mod clock_pelt;
 mod core;
 pub use self::core::Ttwu;
+/// `sysctl_sched_migration_cost`.
+pub use self::fair::balance::MIGRATION_COST_NS;
 pub mod cpupri;
 pub mod deadline;
 pub mod fair;
@@ -235,10 +237,16 @@ impl Sched {
         cpu_util::cpu_util(cpu, cfs, rq.capacity, None, None, true, ue)
     }
 
-    /// What `effective_cpu_util` and schedutil read of `cpu`'s runqueue, its boosted CFS
-    /// utilization `util_boost` given (the idle time and entries are the machine's, left at
+    /// What `cpufreq_update_util`'s governors read of `cpu`'s runqueue (`sugov_get_util`:
+    /// the boosted CFS utilization; the idle time and entries are the machine's, left at
     /// zero).
-    pub fn cpufreq_sample(&self, cpu: usize, util_boost: u64) -> CpuSample {
+    pub fn cpufreq_util(&self, cpu: usize) -> CpuSample {
+        self.cpufreq_sample(cpu, self.cpu_util_cfs_boost(cpu))
+    }
+
+    /// What `effective_cpu_util` reads of `cpu`'s runqueue, its boosted CFS utilization
+    /// `util_boost` given.
+    pub(crate) fn cpufreq_sample(&self, cpu: usize, util_boost: u64) -> CpuSample {
         let (rq, cfs) = (&self.rqs[cpu], &self.cfs_rqs[cpu]);
         let uclamp_max = rq.uclamp.get(UCLAMP_MAX) as u64;
         CpuSample {

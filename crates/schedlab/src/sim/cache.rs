@@ -14,8 +14,8 @@
 
 use crate::platform::cache::{CacheSpec, Scope};
 use crate::platform::Platform;
-use crate::sched::fair::balance::MIGRATION_COST_NS;
 use crate::sched::topology::Distance;
+use crate::sched::MIGRATION_COST_NS;
 use crate::time::Ns;
 
 /// A thread's cache footprint: its working set, and where and when it last left a CPU.

@@ -102,7 +102,7 @@ fn cpu_sample(s: &Sched, cpus: &[Cpu], now: Ns, cpu: usize) -> CpuSample {
     CpuSample {
         idle_ns: (now - super::SIM_START) - busy,
         idle_calls: c.idle_calls,
-        ..s.cpufreq_sample(cpu, s.cpu_util_cfs_boost(cpu))
+        ..s.cpufreq_util(cpu)
     }
 }
 

@@ -12,8 +12,6 @@ use super::{Cpufreq, Totals, SIM_START};
 use crate::cpufreq::Hook;
 use crate::energy::Meter;
 use crate::platform::Platform;
-use crate::sched::fair::group::ROOT_TG;
-use crate::sched::fair::Note;
 use crate::sched::hooks::{Hooks, SchedTimer, Switch};
 use crate::sched::ops::Op;
 use crate::sched::task::{SchedTask, TaskState};
@@ -728,12 +726,8 @@ impl Engine {
     /// deadline task's has none.
     pub(super) fn sleep_until(&mut self, s: &mut Sched, id: u32, at: u64) {
         let gen = self.threads[id as usize].wake_gen;
+        let slack = s.timer_slack_ns(id);
         let t = &s.tasks[id as usize];
-        let slack = if t.class.rt_task() {
-            0
-        } else {
-            s.feat.timer_slack_ns
-        };
         self.hrtimers.start(t.cpu, at, at + slack, id, gen);
         self.next_timers.arm(t.cpu, self.now, at + slack, id, gen);
         // The interrupt comes its entry latency after the hard expiry (`sim/jitter.rs`).
@@ -783,7 +777,6 @@ impl Engine {
         self.start_governors(s);
         s.sched_init_smp(self);
         self.boot_newidle_costs(s);
-        self.boot_pelt_cfs(s);
         self.main_marker(s, "start");
         let phase = s.feat.rtapp_start_ns;
         if phase == 0 {
@@ -841,33 +834,6 @@ impl Engine {
     fn energy_counter(&mut self, cpu: usize) {
         if self.tracing {
             self.counter(cpu, Counter::Energy, self.energy.cpu_mj[cpu]);
-        }
-    }
-
-    /// Every CPU's root cfs_rq as it boots, so that a CPU that stays idle has its signals
-    /// in the trace too (the LISA module's probe would record it at its first blocked-load
-    /// update).
-    fn boot_pelt_cfs(&mut self, s: &Sched) {
-        if !self.tracing {
-            return;
-        }
-        for cpu in 0..s.rqs.len() {
-            let a = &s.cfs_rqs[cpu].avg;
-            let note = Note::PeltCfs {
-                path: ROOT_TG,
-                load: a.load_avg,
-                runnable: a.runnable_avg,
-                util: a.util_avg,
-                update_time: a.last_update_time,
-            };
-            self.emit(
-                &s.tasks,
-                &Tracepoint::Fair {
-                    cpu,
-                    task: None,
-                    note,
-                },
-            );
         }
     }
 

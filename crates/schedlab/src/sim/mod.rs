@@ -220,8 +220,7 @@ impl Sim {
         if let Some(at) = e.stop_at {
             e.queue.push(at, e.now, Ev::Stop);
         }
-        s.start_rt_bandwidth(e);
-        s.start_cfs_bandwidth(e);
+        s.start_bandwidth(e);
         let (mut next_report, mut same_instant) = (e.now, 0u32);
         let mut shutdown = false;
         loop {
