@@ -285,3 +285,5 @@ impl SchedClass for RtClass {
 }
 
 mod push_pull;
+#[cfg(test)]
+mod tests;
