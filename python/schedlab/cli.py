@@ -12,6 +12,7 @@ from schedlab import _core
 from schedlab.reproduce import experiments
 from schedlab.lisa import plat_info_path
 from schedlab.output import Staged, check_outputs
+from schedlab.run import fair_sets
 from schedlab.units import UNITS_NS, parse_duration, unsigned
 
 
@@ -69,7 +70,7 @@ def _sets(args) -> list[str]:
     """--set values, with --fair and --governor folded in."""
     govs = [f"cpufreq.governor.{g}" if "=" in g else f"cpufreq.governor={g}"
             for g in args.governor]
-    return args.set + ([f"fair.policy={args.fair}"] if args.fair else []) + govs
+    return args.set + list(fair_sets(args.fair)) + govs
 
 
 # Warnings printed before the rest are counted (20,000 taskgroups would print 20,000).

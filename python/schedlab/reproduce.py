@@ -87,6 +87,12 @@ class Experiment:
 REGISTRY: dict[str, Experiment] = {}
 
 
+def within(deviation: float, tol: float, unit: str = "", note: str = "") -> dict:
+    """A figure's tolerance, ±`tol` (then `unit` and `note`), and whether `deviation` lies
+    within it: the text is derived from the number that judges, stated once."""
+    return {"tolerance": f"±{tol:g}{unit}{note}", "ok": abs(deviation) <= tol}
+
+
 def percent_change(before: float, after: float) -> float:
     """How far `after` is from `before`, in % of `before`."""
     return 100 * (after - before) / before

@@ -191,7 +191,7 @@ class RunSpec:
             workload, origin = json.dumps(workload), origin or "<dict>"
         elif isinstance(workload, str) and workload.lstrip().startswith("{"):
             origin = origin or "<string>"
-        sets = sets + ((f"fair.policy={fair}",) if fair else ())
+        sets = sets + fair_sets(fair)
         return cls(str(workload), platform, kernel, sets, features, governors, duration_ns, json_c, origin,
                    cgroups, idle_cgroups)
 
@@ -226,6 +226,11 @@ class RunSpec:
         result.spec = self
         result.workload = self.identity()
         return result
+
+
+def fair_sets(fair: str | None) -> tuple[str, ...]:
+    """The switch a `fair` choice ("eevdf", "cfs"; None: the kernel's) sets."""
+    return (f"fair.policy={fair}",) if fair else ()
 
 
 def run(workload, platform: str = "smp:4", *, kernel: str = "6.12", fair: str | None = None,

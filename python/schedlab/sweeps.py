@@ -25,7 +25,7 @@ from pathlib import Path
 
 import schedlab
 from schedlab import _core
-from schedlab.run import RunSpec
+from schedlab.run import RunSpec, fair_sets
 from schedlab.inputs import read_text
 from schedlab.units import parse_duration
 
@@ -72,7 +72,7 @@ def _axis_sets(name: str, value) -> dict:
     if name == "feature":
         return {"features": tuple(value) if isinstance(value, list) else ((str(value),) if value else ())}
     if name == "fair":
-        return {"sets": (f"fair.policy={value}",)}
+        return {"sets": fair_sets(str(value))}
     if name == "duration":
         if not isinstance(value, str):
             raise ValueError(f"{value!r} has no unit: write it as a string, e.g. \"{value}s\" or \"{value}ms\"")

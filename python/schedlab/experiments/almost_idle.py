@@ -14,7 +14,7 @@ and pipe times only; every "after" figure is a prediction. The cache model is on
 from dataclasses import dataclass
 
 from schedlab.benchmarks import Hackbench, elapsed_ns, spec
-from schedlab.reproduce import Experiment, Figure, Job, Results, percent_change, register
+from schedlab.reproduce import Experiment, Figure, Job, Results, percent_change, register, within
 
 SEED_LOOPS = 480_000
 # 480 loops, not fewer: at 240 the start's placement transient (the cache model's refills
@@ -100,8 +100,8 @@ def _mode(mode: Mode, results: Results, seed: tuple, tolerance: float, calibrate
     return [
         Figure(label=f"{name} · bias off (before)", source=f"{seed_before:.3f} s", measured=f"{before.seconds:.3f} s",
                detail=f"idle {before.idle_pct:.1f}%{note}, {before.migrations_per_s:,.0f} migrations/s",
-               tolerance=f"±{tolerance:g}% " + ("(calibrated)" if calibrated else "(not calibrated, note 3)"),
-               ok=abs(percent_change(seed_before, before.seconds)) <= tolerance),
+               **within(percent_change(seed_before, before.seconds), tolerance, "% ",
+                        "(calibrated)" if calibrated else "(not calibrated, note 3)")),
         Figure(label=f"{name} · {MEASURED} (after)",
                source=f"{seed_after:.3f} s ({percent_change(seed_before, seed_after):+.2f}%)",
                measured=f"{measured.seconds:.3f} s ({change:+.2f}%)",

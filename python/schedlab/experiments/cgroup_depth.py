@@ -14,7 +14,7 @@ hackbench figure in the root; the "after" figures are predictions.
 from dataclasses import dataclass
 
 from schedlab.benchmarks import Hackbench, PipeBench, elapsed_ns, spec
-from schedlab.reproduce import Experiment, Figure, Job, Results, percent_change, register
+from schedlab.reproduce import Experiment, Figure, Job, Results, percent_change, register, within
 
 PLATFORM = "hikey"
 LEVELS = (("root", None), ("level1", "/level1"), ("level2", "/level1/level2"))
@@ -67,7 +67,7 @@ def judge(results: Results) -> list[Figure]:
         figures.append(Figure(
             label=f"pipe · {level} · legacy (before)", source=f"{seed_before} ops/s", measured=f"{before} ops/s",
             detail=f"{legacy.ns / PIPE_LOOPS / 1000:.2f} µs per round trip",
-            tolerance=f"±{CALIBRATION}% (calibrated)", ok=abs(percent_change(seed_before, before)) <= CALIBRATION))
+            **within(percent_change(seed_before, before), CALIBRATION, "%", " (calibrated)")))
         gain = percent_change(before, after)
         pipe_gain.append(gain)
         figures.append(Figure(
@@ -88,8 +88,7 @@ def judge(results: Results) -> list[Figure]:
             figures.append(Figure(
                 label="hackbench · root · legacy (before)", source=f"{seed_before:.3f} s", measured=f"{before:.3f} s",
                 detail="10 groups of 20 senders and 20 receivers, Unix sockets",
-                tolerance=f"±{HACKBENCH_CALIBRATION}% (calibrated)",
-                ok=abs(percent_change(seed_before, before)) <= HACKBENCH_CALIBRATION))
+                **within(percent_change(seed_before, before), HACKBENCH_CALIBRATION, "%", " (calibrated)")))
         change = percent_change(before, after)
         saved = 100 * (legacy.scaling_ns - clock.scaling_ns) / legacy.cpu_ns
         figures.append(Figure(

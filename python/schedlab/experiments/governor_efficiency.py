@@ -13,7 +13,7 @@ import math
 from schedlab import analysis
 from schedlab.energy import energy_model
 from schedlab.pelt import LOAD_AVG_PERIOD, PELT_PERIOD_NS
-from schedlab.reproduce import Experiment, Figure, Job, Results, register
+from schedlab.reproduce import Experiment, Figure, Job, Results, register, within
 from schedlab.run import RunSpec
 
 PLATFORM = "hikey"
@@ -137,17 +137,16 @@ def _perf_figures(t: dict, i: int, label: str) -> list[Figure]:
     figures = []
     sp, mp = SEED["ondemand"][i][0], t["ondemand"][i][0]
     figures.append(Figure(label=f"{label} ondemand perf", source=f"{sp}%", measured=f"{mp}%", detail="",
-                          tolerance="±10", ok=abs(mp - sp) <= PERF_TOLERANCE["ondemand"]))
+                          **within(mp - sp, PERF_TOLERANCE["ondemand"])))
     sp, mp = SEED["sched-dvfs-2015"][i][0], t["sched-dvfs-2015"][i][0]
     closed = sched_dvfs_closed_form(*CASES[i], ratio)
     figures.append(Figure(label=f"{label} sched-dvfs-2015 perf", source=f"{sp}%", expected=f"{closed}%",
                           measured=f"{mp}%", detail=f"seed ±15: {'yes' if abs(mp - sp) <= 15 else 'no'}",
-                          tolerance=f"±{CLOSED_FORM_TOLERANCE}", ok=abs(mp - closed) <= CLOSED_FORM_TOLERANCE))
+                          **within(mp - closed, CLOSED_FORM_TOLERANCE)))
     sp, mp, m612 = SEED["conservative"][i][0], t["conservative"][i][0], t["conservative-6.12"][i][0]
     bracketed = min(mp, m612) <= sp <= max(mp, m612)
     figures.append(Figure(label=f"{label} conservative perf", source=f"{sp}%", measured=f"{mp}%",
-                          detail=f"6.12's fast down: {m612}%", tolerance="±10",
-                          ok=abs(mp - sp) <= PERF_TOLERANCE["conservative"],
+                          detail=f"6.12's fast down: {m612}%", **within(mp - sp, PERF_TOLERANCE["conservative"]),
                           explained="between 2015's and 6.12's rule (note 3)" if bracketed else ""))
     return figures
 

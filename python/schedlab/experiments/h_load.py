@@ -16,7 +16,7 @@ shown beside, as the reason it is not the one compared.
 
 from dataclasses import dataclass
 
-from schedlab.reproduce import Experiment, Figure, Job, Results, register
+from schedlab.reproduce import Experiment, Figure, Job, Results, register, within
 from schedlab.run import RunSpec
 
 # The seed's top and perf figures: (us %, sy %, tg_load_down % of cycles).
@@ -86,8 +86,7 @@ def _detail(c: Case) -> str:
 
 def _within(label, source, measured, expected, tol, detail, calibrated=False) -> Figure:
     return Figure(label=label, source=f"{source}%", measured=f"{measured:.1f}%", detail=detail,
-                  tolerance=f"±{tol} points" + (" (calibrated)" if calibrated else ""),
-                  ok=abs(measured - expected) <= tol)
+                  **within(measured - expected, tol, " points", " (calibrated)" if calibrated else ""))
 
 
 def judge(results: Results) -> list[Figure]:
