@@ -133,37 +133,6 @@ pub enum Tracepoint {
     },
 }
 
-/// The kernel's name of every event a `Tracepoint` reports, once for every observer (the
-/// text trace's event names, the DataFrames' `event` and `signal` codes, in this order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum TraceEvent {
-    SchedSwitch,
-    SchedWaking,
-    SchedWakeup,
-    SchedWakeupNew,
-    SchedMigrateTask,
-    SchedProcessFork,
-    SchedProcessExit,
-    TaskRename,
-    CpuIdle,
-    CpuFrequency,
-    SchedCpuCapacity,
-    Print,
-    SchedDlThrottle,
-    SchedDlReplenish,
-    SchedDlMiss,
-    SchedPiSetprio,
-    SchedOverutilized,
-    // The LISA module's PELT and util_est tracepoints: the signals, after the events.
-    SchedPeltSe,
-    SchedPeltCfs,
-    SchedUtilEstSe,
-    SchedUtilEstCfs,
-    SchedPeltRt,
-    SchedPeltDl,
-}
-
 impl TraceEvent {
     /// Every name, in code order (the catalogue's).
     pub const NAMES: [&'static str; EVENT_COUNT] = {
@@ -365,16 +334,32 @@ const CPU_FIELDS: &[(&str, Ty)] = &[("state", U32), ("cpu_id", U32)];
 const CPU_FMT: &str =
     "\"state=%lu cpu_id=%lu\", (unsigned long)REC->state, (unsigned long)REC->cpu_id";
 
-/// How many events there are.
-pub const EVENT_COUNT: usize = 23;
+/// Declares the catalogue once: each event's `TraceEvent` code and its definition, in code
+/// order (the text trace's event names, the DataFrames' `event` and `signal` codes).
+macro_rules! catalogue {
+    ($($(#[$doc:meta])* $variant:ident => $format:expr,)*) => {
+        /// The kernel's name of every event a `Tracepoint` reports, once for every
+        /// observer, by its code.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[repr(u8)]
+        pub enum TraceEvent {
+            $($(#[$doc])* $variant,)*
+        }
+
+        /// How many events there are.
+        pub const EVENT_COUNT: usize = [$(TraceEvent::$variant),*].len();
+
+        /// The catalogue, for the constants derived from it.
+        const CATALOGUE: [Format; EVENT_COUNT] = [$($format),*];
+    };
+}
 
 /// Every event, by `TraceEvent` code (ids from 300, in code order, as a kernel numbers its
 /// events dynamically; `print` has ftrace's own, 5).
 pub static EVENTS: [Format; EVENT_COUNT] = CATALOGUE;
 
-/// The catalogue, for the constants derived from it.
-const CATALOGUE: [Format; EVENT_COUNT] = [
-    Format {
+catalogue! {
+    SchedSwitch => Format {
         system: "sched",
         name: "sched_switch",
         id: 300,
@@ -390,7 +375,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         print_fmt: SWITCH_FMT,
         perfetto: perfetto(4, &[1, 2, 3, 4, 5, 6, 7]),
     },
-    Format {
+    SchedWaking => Format {
         system: "sched",
         name: "sched_waking",
         id: 301,
@@ -402,7 +387,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
             extra: &[(4, 1)],
         }),
     },
-    Format {
+    SchedWakeup => Format {
         system: "sched",
         name: "sched_wakeup",
         id: 302,
@@ -414,7 +399,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
             extra: &[(4, 1)],
         }),
     },
-    Format {
+    SchedWakeupNew => Format {
         system: "sched",
         name: "sched_wakeup_new",
         id: 303,
@@ -426,7 +411,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
             extra: &[(4, 1)],
         }),
     },
-    Format {
+    SchedMigrateTask => Format {
         system: "sched",
         name: "sched_migrate_task",
         id: 304,
@@ -440,7 +425,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         print_fmt: "\"comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d\", REC->comm, REC->pid, REC->prio, REC->orig_cpu, REC->dest_cpu",
         perfetto: perfetto(491, &[1, 2, 3, 4, 5]),
     },
-    Format {
+    SchedProcessFork => Format {
         system: "sched",
         name: "sched_process_fork",
         id: 305,
@@ -453,7 +438,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         print_fmt: "\"comm=%s pid=%d child_comm=%s child_pid=%d\", REC->parent_comm, REC->parent_pid, REC->child_comm, REC->child_pid",
         perfetto: perfetto(239, &[1, 2, 3, 4]),
     },
-    Format {
+    SchedProcessExit => Format {
         system: "sched",
         name: "sched_process_exit",
         id: 306,
@@ -466,7 +451,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
             extra: &[(3, 1)],
         }),
     },
-    Format {
+    TaskRename => Format {
         system: "task",
         name: "task_rename",
         id: 307,
@@ -479,7 +464,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         print_fmt: "\"pid=%d oldcomm=%s newcomm=%s oom_score_adj=%hd\", REC->pid, REC->oldcomm, REC->newcomm, REC->oom_score_adj",
         perfetto: perfetto(236, &[1, 2, 3, 4]),
     },
-    Format {
+    CpuIdle => Format {
         system: "power",
         name: "cpu_idle",
         id: 308,
@@ -487,7 +472,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         print_fmt: CPU_FMT,
         perfetto: perfetto(13, &[1, 2]),
     },
-    Format {
+    CpuFrequency => Format {
         system: "power",
         name: "cpu_frequency",
         id: 309,
@@ -495,7 +480,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         print_fmt: CPU_FMT,
         perfetto: perfetto(11, &[1, 2]),
     },
-    Format {
+    SchedCpuCapacity => Format {
         system: "lisa",
         name: "sched_cpu_capacity",
         id: 310,
@@ -509,7 +494,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         perfetto: None,
     },
     // The `ftrace` system's `print` (`TRACE_PRINT`): what a write to trace_marker records.
-    Format {
+    Print => Format {
         system: "ftrace",
         name: "print",
         id: 5,
@@ -517,7 +502,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         print_fmt: "\"%ps: %s\", (void *)REC->ip, REC->buf",
         perfetto: None,
     },
-    Format {
+    SchedDlThrottle => Format {
         system: "schedlab",
         name: "sched_dl_throttle",
         id: 312,
@@ -525,7 +510,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         print_fmt: "\"comm=%s pid=%d cpu=%d runtime=%lld\", REC->comm, REC->pid, REC->cpu, REC->runtime",
         perfetto: None,
     },
-    Format {
+    SchedDlReplenish => Format {
         system: "schedlab",
         name: "sched_dl_replenish",
         id: 313,
@@ -539,7 +524,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         print_fmt: "\"comm=%s pid=%d cpu=%d runtime=%lld deadline=%llu\", REC->comm, REC->pid, REC->cpu, REC->runtime, REC->deadline",
         perfetto: None,
     },
-    Format {
+    SchedDlMiss => Format {
         system: "schedlab",
         name: "sched_dl_miss",
         id: 314,
@@ -547,7 +532,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         print_fmt: "\"comm=%s pid=%d cpu=%d deadline=%llu\", REC->comm, REC->pid, REC->cpu, REC->deadline",
         perfetto: None,
     },
-    Format {
+    SchedPiSetprio => Format {
         system: "sched",
         name: "sched_pi_setprio",
         id: 315,
@@ -560,7 +545,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         print_fmt: "\"comm=%s pid=%d oldprio=%d newprio=%d\", REC->comm, REC->pid, REC->oldprio, REC->newprio",
         perfetto: perfetto(353, &[1, 4, 3, 2]),
     },
-    Format {
+    SchedOverutilized => Format {
         system: "lisa",
         name: "sched_overutilized",
         id: 316,
@@ -568,7 +553,8 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         print_fmt: "\"overutilized=%d span=0x%s\", REC->overutilized, __get_str(span)",
         perfetto: None,
     },
-    Format {
+    // The LISA module's PELT and util_est tracepoints: the signals, after the events.
+    SchedPeltSe => Format {
         system: "lisa",
         name: "sched_pelt_se",
         id: 317,
@@ -585,7 +571,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         print_fmt: "\"cpu=%d path=%s comm=%s pid=%d load=%lu runnable=%lu util=%lu update_time=%llu\", REC->cpu, __get_str(path), __get_str(comm), REC->pid, REC->load, REC->runnable, REC->util, REC->update_time",
         perfetto: None,
     },
-    Format {
+    SchedPeltCfs => Format {
         system: "lisa",
         name: "sched_pelt_cfs",
         id: 318,
@@ -600,7 +586,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         print_fmt: "\"cpu=%d path=%s load=%lu runnable=%lu util=%lu update_time=%llu\", REC->cpu, __get_str(path), REC->load, REC->runnable, REC->util, REC->update_time",
         perfetto: None,
     },
-    Format {
+    SchedUtilEstSe => Format {
         system: "lisa",
         name: "sched_util_est_se",
         id: 319,
@@ -616,7 +602,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         print_fmt: "\"cpu=%d path=%s comm=%s pid=%d enqueued=%u ewma=%u util=%lu\", REC->cpu, __get_str(path), __get_str(comm), REC->pid, REC->enqueued, REC->ewma, REC->util",
         perfetto: None,
     },
-    Format {
+    SchedUtilEstCfs => Format {
         system: "lisa",
         name: "sched_util_est_cfs",
         id: 320,
@@ -630,7 +616,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         print_fmt: "\"cpu=%d path=%s enqueued=%u ewma=%u util=%lu\", REC->cpu, __get_str(path), REC->enqueued, REC->ewma, REC->util",
         perfetto: None,
     },
-    Format {
+    SchedPeltRt => Format {
         system: "lisa",
         name: "sched_pelt_rt",
         id: 321,
@@ -638,7 +624,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         print_fmt: PELT_RQ_FMT,
         perfetto: None,
     },
-    Format {
+    SchedPeltDl => Format {
         system: "lisa",
         name: "sched_pelt_dl",
         id: 322,
@@ -646,7 +632,7 @@ const CATALOGUE: [Format; EVENT_COUNT] = [
         print_fmt: PELT_RQ_FMT,
         perfetto: None,
     },
-];
+}
 
 /// A field's value.
 #[derive(Debug, Clone, Copy)]
