@@ -8,14 +8,61 @@
 //! kernel counterpart.
 
 use crate::sched::class::Placement;
-use crate::sched::deadline::DlNote;
-use crate::sched::fair::Note;
+use crate::sched::fair::group::TgId;
 use crate::sched::rq::RqAvg;
 use crate::sched::task::TASK_COMM_LEN;
 
 /// rt-app's main thread's pid: the one task that is not a thread of the workload (it creates
 /// them, and the rtapp_main markers are its).
 pub const RTAPP_MAIN_PID: u32 = 1;
+
+/// What a PELT or util_est tracepoint saw, captured when it fired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Note {
+    /// The entity of task `task`.
+    PeltSe {
+        task: u32,
+        /// A group entity's group.
+        path: TgId,
+        load: u64,
+        runnable: u64,
+        util: u64,
+        update_time: u64,
+    },
+    PeltCfs {
+        path: TgId,
+        load: u64,
+        runnable: u64,
+        util: u64,
+        update_time: u64,
+    },
+    UtilEstSe {
+        task: u32,
+        enqueued: u32,
+        ewma: u32,
+        util: u64,
+    },
+    UtilEstCfs {
+        enqueued: u32,
+        util: u64,
+    },
+    /// `sched_pelt_rt` / `sched_pelt_dl`: the runqueue's RT or deadline signal.
+    PeltRq {
+        class: RqAvg,
+        load: u64,
+        runnable: u64,
+        util: u64,
+        update_time: u64,
+    },
+}
+
+/// What the trace shows of a reservation (custom events, see docs/deadline.md).
+#[derive(Debug, Clone, Copy)]
+pub enum DlNote {
+    Throttle { runtime: i64 },
+    Replenish { runtime: i64, deadline: u64 },
+    Miss { deadline: u64 },
+}
 
 /// `prev_state` of a switch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

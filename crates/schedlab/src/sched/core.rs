@@ -10,7 +10,7 @@ use super::fair::balance::update_avg_idle;
 use super::fair::group::{TgId, ROOT_TG};
 use super::fair::sched_class::{attach_task_cfs_rq, detach_task_cfs_rq, put_prev_set_next_fair};
 use super::fair::wakeup::Wakee;
-use super::fair::{Note, SchedEntity, SeId};
+use super::fair::{SchedEntity, SeId};
 use super::features::Feat;
 use super::flags::*;
 use super::hooks::{Hooks, RqHooks, SchedTimer, Switch};
@@ -26,7 +26,7 @@ use super::weight::LoadWeight;
 use super::Sched;
 use crate::cpufreq::Hook;
 use crate::time::Ns;
-use crate::tracepoint::{Counter, PrevState, Tracepoint};
+use crate::tracepoint::{Counter, Note, PrevState, Tracepoint};
 
 /// Where a `try_to_wake_up` stands after `Sched::ttwu_select`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

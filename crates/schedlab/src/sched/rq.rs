@@ -5,13 +5,13 @@ use super::clock_pelt::RqClock;
 use super::deadline::DlRq;
 use super::fair::balance::MIGRATION_COST_NS;
 use super::fair::wakeup::Wakee;
-use super::fair::{CfsRqId, Note};
+use super::fair::CfsRqId;
 use super::pelt::{update_class_avg, SchedAvg};
 use super::rt::RtRq;
 use super::stats::RqStats;
 use super::uclamp::UclampRq;
 use crate::time::Ns;
-use crate::tracepoint::Tracepoint;
+use crate::tracepoint::{Note, Tracepoint};
 
 /// A runqueue's RT or deadline PELT signal (`rq->avg_rt`, `rq->avg_dl`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,12 +5,11 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::{switch_state, Observer, Tracepoint};
-use crate::sched::deadline::DlNote;
 use crate::sched::fair::group::ROOT_TG;
-use crate::sched::fair::{Note, NO_TASK};
+use crate::sched::fair::NO_TASK;
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
-use crate::tracepoint::TraceEvent;
+use crate::tracepoint::{DlNote, Note, TraceEvent};
 
 /// The names of the events columns' `event` codes (`TraceEvent as u8`).
 pub const EVENT_NAMES: &[&str] = TraceEvent::NAMES

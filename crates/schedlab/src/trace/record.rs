@@ -5,10 +5,8 @@
 use std::borrow::Cow;
 
 use super::{context, pelt_se_who, swapper, switch_state_value, Tracepoint};
-use crate::sched::deadline::DlNote;
-use crate::sched::fair::Note;
 use crate::sched::task::SchedTask;
-use crate::tracepoint::{TraceEvent, Val};
+use crate::tracepoint::{DlNote, Note, TraceEvent, Val};
 
 /// A record's context: the current task's comm and pid, and the CPU that records it.
 pub type Context<'a> = (&'a str, u32, usize);

@@ -15,7 +15,7 @@ use crate::sched::flags::*;
 use crate::sched::hooks::{RqHooks, SchedTimer};
 use crate::sched::pelt::cap_scale;
 use crate::time::Ns;
-use crate::tracepoint::Tracepoint;
+use crate::tracepoint::{DlNote, Tracepoint};
 use grub::Grub;
 
 /// `BW_SHIFT`: bandwidths are fractions of 2^20.
@@ -83,14 +83,6 @@ pub struct DlStats {
     last_miss: u64,
     /// GRUB: time run beyond the budget consumed.
     pub reclaimed_ns: Ns,
-}
-
-/// What the trace shows of a reservation (custom events, see docs/deadline.md).
-#[derive(Debug, Clone, Copy)]
-pub enum DlNote {
-    Throttle { runtime: i64 },
-    Replenish { runtime: i64, deadline: u64 },
-    Miss { deadline: u64 },
 }
 
 /// The reservation a CBS runs by (`pi_of(dl_se)`'s runtime, deadline and period).

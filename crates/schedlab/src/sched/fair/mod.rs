@@ -28,11 +28,10 @@ use crate::sched::flags::*;
 use crate::sched::hooks::RqHooks;
 use crate::sched::ops::CpuOps;
 use crate::sched::pelt::SchedAvg;
-use crate::sched::rq::RqAvg;
 use crate::sched::util_est::UtilEst;
 use crate::sched::weight::{calc_delta_fair, scale_load_down, LoadWeight};
 use crate::time::Ns;
-use crate::tracepoint::Tracepoint;
+use crate::tracepoint::{Note, Tracepoint};
 use group::{TaskGroup, TgId};
 
 /// Index of an entity in the entity arena (a task's entity has its task's index).
@@ -246,46 +245,6 @@ pub struct Fair<'a, 'n> {
     /// Running time `update_curr` charged and the fair server has not yet been told of
     /// (`dl_server_update`, done by the class interface after the operation).
     pub server_delta: u64,
-}
-
-/// What a PELT or util_est tracepoint saw, captured when it fired.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Note {
-    /// The entity of task `task`.
-    PeltSe {
-        task: u32,
-        /// A group entity's group.
-        path: TgId,
-        load: u64,
-        runnable: u64,
-        util: u64,
-        update_time: u64,
-    },
-    PeltCfs {
-        path: TgId,
-        load: u64,
-        runnable: u64,
-        util: u64,
-        update_time: u64,
-    },
-    UtilEstSe {
-        task: u32,
-        enqueued: u32,
-        ewma: u32,
-        util: u64,
-    },
-    UtilEstCfs {
-        enqueued: u32,
-        util: u64,
-    },
-    /// `sched_pelt_rt` / `sched_pelt_dl`: the runqueue's RT or deadline signal.
-    PeltRq {
-        class: RqAvg,
-        load: u64,
-        runnable: u64,
-        util: u64,
-        update_time: u64,
-    },
 }
 
 impl Fair<'_, '_> {

@@ -21,12 +21,11 @@ use super::record::with_values;
 use super::{Counter, Observer, Tracepoint};
 use crate::kernel::Kernel;
 use crate::platform::Platform;
-use crate::sched::deadline::DlNote;
-use crate::sched::fair::{Note, NO_TASK};
+use crate::sched::fair::NO_TASK;
 use crate::sched::rq::RqAvg;
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
-use crate::tracepoint::{PerfettoEvent, Val, EVENTS};
+use crate::tracepoint::{DlNote, Note, PerfettoEvent, Val, EVENTS};
 
 /// The sequence of schedlab's track packets.
 const SEQUENCE: u64 = 1;
