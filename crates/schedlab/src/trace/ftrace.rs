@@ -5,11 +5,10 @@
 use std::io::Write;
 
 use super::print_fmt::PrintFmt;
-use super::record::{ksym, with_values, Context};
 use super::{span_hex, Observer, Tracepoint};
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
-use crate::tracepoint::{TraceEvent, EVENTS};
+use crate::tracepoint::{ksym, with_values, Context, TraceEvent, EVENTS};
 
 /// Writes events as trace-cmd report text.
 pub struct FtraceWriter<W: Write> {

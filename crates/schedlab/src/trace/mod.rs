@@ -8,7 +8,6 @@ mod ftrace;
 mod perfetto;
 pub mod plat_info;
 mod print_fmt;
-mod record;
 mod rtapp_log;
 pub mod schedstat;
 
@@ -20,8 +19,6 @@ pub use ftrace::FtraceWriter;
 pub use perfetto::PerfettoWriter;
 pub use rtapp_log::{LogRow, RtappLogs, LOG_HEADER};
 
-use crate::sched::fair::group::TgId;
-use crate::sched::fair::NO_TASK;
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
 pub use crate::tracepoint::{Counter, PrevState, Tracepoint, RTAPP_MAIN_PID};
@@ -71,86 +68,6 @@ pub fn switch_state(prev: Option<u32>, s: PrevState) -> &'static str {
         (None, _) | (_, PrevState::Runnable) => "R",
         (_, PrevState::Sleeping) => "S",
         (_, PrevState::Dead) => "X",
-    }
-}
-
-/// The context a tracepoint fires in, as a trace's header shows it: the current task's comm
-/// and pid (the idle task's "<idle>", 0; rt-app's main thread "rt-app", 1, for the threads
-/// it forks at start), and the CPU whose buffer records it.
-pub fn context<'a>(tp: &Tracepoint, tasks: &'a [SchedTask]) -> (&'a str, u32, usize) {
-    let who = |task: Option<u32>| match task {
-        Some(t) => (tasks[t as usize].kcomm(), tasks[t as usize].pid),
-        None => ("<idle>", 0),
-    };
-    let ((comm, pid), cpu) = match *tp {
-        Tracepoint::Switch { cpu, prev, .. } => (who(prev), cpu),
-        Tracepoint::Waking { curr, cpu, .. } => (who(curr), cpu),
-        Tracepoint::Wakeup { curr, cpu, .. } | Tracepoint::Migrate { curr, cpu, .. } => {
-            (who(curr), cpu)
-        }
-        Tracepoint::Fork {
-            parent: None, cpu, ..
-        }
-        | Tracepoint::WakeupNew {
-            parent: None, cpu, ..
-        } => (("rt-app", RTAPP_MAIN_PID), cpu),
-        Tracepoint::Fork { parent, cpu, .. } | Tracepoint::WakeupNew { parent, cpu, .. } => {
-            (who(parent), cpu)
-        }
-        Tracepoint::Rename { task, cpu }
-        | Tracepoint::Exit { task, cpu }
-        | Tracepoint::PiSetprio { task, cpu, .. }
-        | Tracepoint::Dl { task, cpu, .. } => (who(Some(task)), cpu),
-        Tracepoint::Print {
-            task: None, cpu, ..
-        } => (("rt-app", RTAPP_MAIN_PID), cpu),
-        Tracepoint::Print { task, cpu, .. } => (who(task), cpu),
-        Tracepoint::CpuIdle { cpu, .. }
-        | Tracepoint::CpuFrequency { cpu, .. }
-        | Tracepoint::CpuCapacity { cpu, .. } => (who(None), cpu),
-        Tracepoint::Fair { cpu, task, .. } | Tracepoint::Overutilized { cpu, task, .. } => {
-            (who(task), cpu)
-        }
-    };
-    (comm, pid, cpu)
-}
-
-/// The idle task's comm in `sched_switch` is `swapper/N`.
-pub fn swapper(comm: &str, cpu: usize) -> std::borrow::Cow<'_, str> {
-    if comm == "<idle>" {
-        format!("swapper/{cpu}").into()
-    } else {
-        comm.into()
-    }
-}
-
-/// `__trace_sched_switch_state`'s value, as trace.dat and Perfetto record `prev_state`: a
-/// preempted user task calls `schedule()` running (0, "R"); a sleeper is
-/// `TASK_INTERRUPTIBLE` (1); an exiting thread, reaped at once, `EXIT_DEAD` (0x10).
-pub fn switch_state_value(prev: Option<u32>, s: PrevState) -> i64 {
-    match (prev, s) {
-        (None, _) | (_, PrevState::Runnable) => 0,
-        (_, PrevState::Sleeping) => 0x1,
-        (_, PrevState::Dead) => 0x10,
-    }
-}
-
-/// Who a `sched_pelt_se` is about, as the LISA module prints it: a task's path is "(null)"
-/// with its comm and pid; a group entity's its cgroup path (of `paths`) with comm "(null)"
-/// and pid −1.
-pub fn pelt_se_who<'a>(
-    task: u32,
-    path: TgId,
-    tasks: &'a [SchedTask],
-    paths: &'a [String],
-) -> (&'a str, &'a str, i64) {
-    match task {
-        NO_TASK => (paths[path as usize].as_str(), "(null)", -1),
-        t => (
-            "(null)",
-            tasks[t as usize].kcomm(),
-            tasks[t as usize].pid as i64,
-        ),
     }
 }
 

@@ -17,12 +17,11 @@ use self::compress::Compressor;
 use self::events::Layout;
 use self::file::Meta;
 use self::ring_buffer::{CpuBuffer, MAX_RECORD};
-use super::record::{ksym, with_values, TRACING_MARK_WRITE};
 use super::{span_hex, Observer, Tracepoint};
 use crate::kernel::Kernel;
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
-use crate::tracepoint::{Format, TraceEvent, Val, EVENTS};
+use crate::tracepoint::{ksym, with_values, Format, TraceEvent, Val, EVENTS, TRACING_MARK_WRITE};
 
 /// trace.dat's versions: 6, or 7 with the pages compressed (zstd).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,7 +17,6 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 
 use self::protos::*;
-use super::record::with_values;
 use super::{Counter, Observer, Tracepoint};
 use crate::kernel::Kernel;
 use crate::platform::Platform;
@@ -25,7 +24,7 @@ use crate::sched::fair::NO_TASK;
 use crate::sched::rq::RqAvg;
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
-use crate::tracepoint::{DlNote, Note, PerfettoEvent, Val, EVENTS};
+use crate::tracepoint::{with_values, DlNote, Note, PerfettoEvent, Val, EVENTS};
 
 /// The sequence of schedlab's track packets.
 const SEQUENCE: u64 = 1;

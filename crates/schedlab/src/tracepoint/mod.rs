@@ -7,6 +7,10 @@
 //! module's (sched_tp field order, with `runnable`); schedlab's deadline events have no
 //! kernel counterpart.
 
+mod assign;
+
+pub use self::assign::{ksym, with_values, Context, TRACING_MARK_WRITE};
+
 use crate::sched::class::Placement;
 use crate::sched::fair::group::TgId;
 use crate::sched::rq::RqAvg;
