@@ -149,19 +149,8 @@ fn fair<R>(
             update_time,
         } => {
             let (path, comm, pid) = pelt_se_who(task, path, tasks, paths);
-            f(
-                ev,
-                &[
-                    I(update_time as i64),
-                    I(load as i64),
-                    I(runnable as i64),
-                    I(util as i64),
-                    I(c),
-                    I(pid),
-                    S(path),
-                    S(comm),
-                ],
-            )
+            let [t, l, r, u, cpu] = pelt([update_time, load, runnable, util], c);
+            f(ev, &[t, l, r, u, cpu, I(pid), S(path), S(comm)])
         }
         Note::PeltCfs {
             path,
@@ -169,17 +158,10 @@ fn fair<R>(
             runnable,
             util,
             update_time,
-        } => f(
-            ev,
-            &[
-                I(update_time as i64),
-                I(load as i64),
-                I(runnable as i64),
-                I(util as i64),
-                I(c),
-                S(&paths[path as usize]),
-            ],
-        ),
+        } => {
+            let [t, l, r, u, cpu] = pelt([update_time, load, runnable, util], c);
+            f(ev, &[t, l, r, u, cpu, S(&paths[path as usize])])
+        }
         Note::UtilEstSe {
             task,
             enqueued,
@@ -210,17 +192,14 @@ fn fair<R>(
             util,
             update_time,
             ..
-        } => f(
-            ev,
-            &[
-                I(update_time as i64),
-                I(load as i64),
-                I(runnable as i64),
-                I(util as i64),
-                I(c),
-            ],
-        ),
+        } => f(ev, &pelt([update_time, load, runnable, util], c)),
     }
+}
+
+/// sched_tp's PELT layouts start alike: update_time, load, runnable, util, then the CPU.
+fn pelt<'a>([update_time, load, runnable, util]: [u64; 4], cpu: i64) -> [Val<'a>; 5] {
+    let v = |x: u64| Val::I(x as i64);
+    [v(update_time), v(load), v(runnable), v(util), Val::I(cpu)]
 }
 
 /// The context a tracepoint fires in, as a trace's header shows it: the current task's comm
