@@ -31,7 +31,7 @@ fn main() {
             .expect("the task set is valid");
             let t = Instant::now();
             s.run(|_, _| true).expect("no output");
-            assert!(s.sched().refusals.is_empty(), "the task set is admitted");
+            assert!(s.sched().refusals().is_empty(), "the task set is admitted");
             let sched = s.sched();
             let misses = (0..sched.tasks.len() as u32)
                 .map(|p| sched.dl_of(p).stats.misses)

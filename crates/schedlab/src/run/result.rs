@@ -225,7 +225,7 @@ impl RunResult {
             warnings: (wl.warnings.into_iter())
                 .chain(sim.warnings().iter().cloned())
                 .collect(),
-            refusals: sched.refusals.clone(),
+            refusals: sched.refusals().to_vec(),
             deadlock: totals.deadlock.clone(),
             bench_start_ns: totals.bench_start.map(|t| t - SIM_START),
             switches: listing,
@@ -346,7 +346,7 @@ fn cpus(sim: &Sim, policies: &[PolicySummary]) -> Vec<CpuSummary> {
 
 /// Each CPU's operation counts and their system time.
 fn ops(sched: &Sched) -> Vec<OpSummary> {
-    let costs = &sched.costs;
+    let costs = sched.costs();
     let overhead = sched.feat.overhead;
     (0..sched.rqs.len())
         .flat_map(|cpu| {
@@ -384,7 +384,7 @@ fn groups(sched: &Sched) -> Vec<GroupSummary> {
 
 /// Each CPU's sched domains' rows.
 fn domains(sched: &Sched) -> Vec<DomainSummary> {
-    (sched.topo.domains.iter().enumerate())
+    (sched.topology().domains.iter().enumerate())
         .flat_map(|(cpu, doms)| doms.iter().map(move |sd| domain_summary(cpu, sd)))
         .collect()
 }

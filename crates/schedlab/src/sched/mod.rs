@@ -61,7 +61,7 @@ pub struct Sched {
     /// The cfs_rqs: CPU `cpu`'s root cfs_rq is `cfs_rqs[cpu]` (`rq->cfs`).
     pub cfs_rqs: Vec<Box<CfsRq>>,
     /// Takes a cfs_rq's place while the fair class works on it, so that only pointers move.
-    pub spare_cfs: Option<Box<CfsRq>>,
+    pub(in crate::sched) spare_cfs: Option<Box<CfsRq>>,
     /// What the scheduler did on each CPU, by kind.
     pub ops: OpLedger,
     /// The task groups: the root first, then each after its parent.
@@ -70,36 +70,36 @@ pub struct Sched {
     pub ses: Vec<SchedEntity>,
     /// The deadline entities: each CPU's fair server (entity `cpu`), then every thread's
     /// `sched_dl_entity` (`tasks[p].dl`; all zero but for SCHED_DEADLINE threads).
-    pub dls: Vec<SchedDlEntity>,
+    pub(in crate::sched) dls: Vec<SchedDlEntity>,
     /// Every thread's `sched_rt_entity`.
-    pub rts: Vec<SchedRtEntity>,
+    pub(in crate::sched) rts: Vec<SchedRtEntity>,
     /// The root domain's admitted deadline bandwidth.
-    pub dl_bw: DlBw,
+    pub(in crate::sched) dl_bw: DlBw,
     /// Threads that admission control refused, one message each.
-    pub refusals: Vec<String>,
+    pub(in crate::sched) refusals: Vec<String>,
     /// The rt_mutexes (and plain mutexes) of the workload.
-    pub mutexes: Vec<RtMutex>,
+    pub(in crate::sched) mutexes: Vec<RtMutex>,
     /// Mutexes are PTHREAD_PRIO_INHERIT (rt_mutexes with priority inheritance).
-    pub pi: bool,
+    pub(in crate::sched) pi: bool,
     /// The sched domains of every CPU, with their balance state.
-    pub topo: Topology,
+    pub(in crate::sched) topo: Topology,
     pub feat: Features,
     pub tun: Tunables,
     /// CPUs of different capacities (`sched_asym_cpucap_active`).
-    pub asym: bool,
+    pub(in crate::sched) asym: bool,
     /// `sched_uclamp_used`.
-    pub uclamp_used: bool,
+    pub(in crate::sched) uclamp_used: bool,
     /// `rd->pd`: the perf domains energy-aware placement weighs (none: EAS is off).
-    pub pd: Vec<PerfDomain>,
+    pub(in crate::sched) pd: Vec<PerfDomain>,
     /// `rd->overutilized`: some CPU's utilization does not fit it (EAS stands aside).
-    pub overutilized: Cell<bool>,
+    pub(in crate::sched) overutilized: Cell<bool>,
     /// `rd->overloaded` (6.1: `rd->overload`): set when an enqueue gives a CPU a second
     /// task, set or cleared by each balance pass over the root domain's top level.
     pub(crate) overloaded: Cell<bool>,
     /// The RT period timer (`rt_bandwidth.rt_period_timer`) is armed.
     pub(crate) rt_period_armed: bool,
     /// Some task is SCHED_IDLE or some group idle: only then can `sched_idle_cpu` hold.
-    pub sched_idle_used: bool,
+    pub(in crate::sched) sched_idle_used: bool,
     /// `select_rq_mask`: the wakeup scan's working copy of the CPUs left to try.
     select_rq_mask: Vec<bool>,
     /// Threads blocked (on a mutex, condition, barrier, semaphore or resume) and ended:
@@ -111,7 +111,7 @@ pub struct Sched {
     /// What the kernel's operations cost here (the cost model's table): a newly idle
     /// balance's duration, which the kernel measures with `sched_clock`, is the price of
     /// the work it did, whether or not the model charges it.
-    pub costs: OpCosts,
+    pub(in crate::sched) costs: OpCosts,
     /// `nohz.next_balance`: when an idle CPU's balance is next due.
     pub(crate) nohz_next_balance: Ns,
     /// `nohz.has_blocked` and `nohz.next_blocked`: idle CPUs may have blocked load to
@@ -314,6 +314,26 @@ impl Sched {
     /// `idle_cpu`: the idle task runs and nothing is queued.
     pub fn idle_cpu(&self, cpu: usize) -> bool {
         self.rqs[cpu].curr.is_none() && self.nr_running(cpu) == 0
+    }
+
+    /// The threads SCHED_DEADLINE admission control refused, each with why.
+    pub fn refusals(&self) -> &[String] {
+        &self.refusals
+    }
+
+    /// What the kernel's operations cost here (the cost model's table for this kernel).
+    pub fn costs(&self) -> &OpCosts {
+        &self.costs
+    }
+
+    /// The root domain's deadline bandwidth (`rd->dl_bw`).
+    pub fn dl_bw(&self) -> &DlBw {
+        &self.dl_bw
+    }
+
+    /// The sched domains.
+    pub fn topology(&self) -> &Topology {
+        &self.topo
     }
 
     /// `p->dl`: task `p`'s deadline entity.

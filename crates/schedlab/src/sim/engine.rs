@@ -236,7 +236,7 @@ impl Engine {
         if let Some(cache) = &self.cache {
             cache_switch(
                 cache,
-                &s.topo,
+                s.topology(),
                 &mut self.threads,
                 &mut self.overhead,
                 (cpu, sw, now),

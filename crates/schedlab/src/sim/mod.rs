@@ -163,7 +163,7 @@ impl Sim {
         let res = Resources::new(&prog);
         sched.init_mutexes(prog.nr_mutexes(), prog.pi);
         let eng = Engine {
-            overhead: Overhead::new(sched.feat.overhead, sched.costs, nr_cpus),
+            overhead: Overhead::new(sched.feat.overhead, *sched.costs(), nr_cpus),
             cache,
             now: SIM_START,
             tick_ns: sched.feat.tick_ns(),

@@ -30,7 +30,7 @@ pub fn render(sched: &Sched, kernel: Kernel, jiffies: u64) -> String {
             s.run_delay,
             s.pcount
         );
-        for (d, sd) in sched.topo.domains[cpu].iter().enumerate() {
+        for (d, sd) in sched.topology().domains[cpu].iter().enumerate() {
             let _ = write!(out, "domain{d} {}", cpumask(&sd.span, nr_cpus));
             let st = &sd.stats;
             for i in order {

@@ -94,7 +94,11 @@ fn admission_accepts_exactly_up_to_the_limit_and_refuses_beyond_without_stopping
     ];
     for (kernel, b_us, total, want) in cases {
         let s = run_on(&set(b_us), "smp:1", kernel);
-        assert_eq!(s.sched().dl_bw.total_bw, total, "{kernel:?} b = {b_us} µs");
+        assert_eq!(
+            s.sched().dl_bw().total_bw,
+            total,
+            "{kernel:?} b = {b_us} µs"
+        );
         let refused: Vec<bool> = s.sched().tasks.iter().map(|t| t.stats.refused).collect();
         assert_eq!(refused, want, "{kernel:?} b = {b_us} µs");
         let out = want.iter().position(|&r| r).unwrap();
@@ -103,10 +107,10 @@ fn admission_accepts_exactly_up_to_the_limit_and_refuses_beyond_without_stopping
             s.sched().tasks[0].stats.run_ns >= 99_000_000,
             "the others go on"
         );
-        assert_eq!(s.sched().refusals.len(), 1);
+        assert_eq!(s.sched().refusals().len(), 1);
         assert!(
-            s.sched().refusals[0].contains(&s.sched().tasks[out].comm)
-                && s.sched().refusals[0].contains("EBUSY")
+            s.sched().refusals()[0].contains(&s.sched().tasks[out].comm)
+                && s.sched().refusals()[0].contains("EBUSY")
         );
     }
 }
