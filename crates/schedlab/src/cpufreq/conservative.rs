@@ -3,7 +3,7 @@
 //! `sampling_down_factor`-th sample), and the steps slept through taken down at once.
 
 use super::dbs::{Dbs, DbsGovernor};
-use super::tunables::{or_default, sampling_rate_us, set_in, set_some, Key};
+use super::tunables::{in_range, or_default, sampling_rate_us, set_in, set_some, Key};
 use super::{Policy, Relation, Tunables};
 
 /// conservative's tunables (`cs_dbs_tuners` and its `dbs_data`).
@@ -74,10 +74,8 @@ pub const KEYS: [Key; 6] = [
         name: "conservative.idle_fast_down",
         accepts: "1, or 0 for kernels before the deferred-update fast down (2018), as seed 003's (default 1)",
         set: |t, v| {
-            if v <= 1 {
-                t.conservative.idle_fast_down = v == 1;
-            }
-            v <= 1
+            let on = in_range::<u8>(v, 0, 1).map(|b| b == 1);
+            on.map(|on| t.conservative.idle_fast_down = on).is_some()
         },
         get: |t| u32::from(t.conservative.idle_fast_down).to_string(),
     },

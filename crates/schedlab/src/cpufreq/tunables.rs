@@ -64,26 +64,22 @@ pub fn keys() -> impl Iterator<Item = &'static Key> {
     KEYS.iter().flat_map(|k| k.iter())
 }
 
+/// `v` as a `T`, if it lies within `lo..=hi`.
+pub(super) fn in_range<T: TryFrom<u64>>(v: u64, lo: u64, hi: u64) -> Option<T> {
+    (lo..=hi)
+        .contains(&v)
+        .then(|| T::try_from(v).ok())
+        .flatten()
+}
+
 /// Store `v` in `slot` if it is within `lo..=hi`.
 pub(super) fn set_in<T: TryFrom<u64>>(slot: &mut T, v: u64, lo: u64, hi: u64) -> bool {
-    match T::try_from(v) {
-        Ok(x) if (lo..=hi).contains(&v) => {
-            *slot = x;
-            true
-        }
-        _ => false,
-    }
+    in_range(v, lo, hi).map(|x| *slot = x).is_some()
 }
 
 /// Set `slot` to `v` if it is within `lo..=hi`.
 pub(super) fn set_some<T: TryFrom<u64>>(slot: &mut Option<T>, v: u64, lo: u64, hi: u64) -> bool {
-    match T::try_from(v) {
-        Ok(x) if (lo..=hi).contains(&v) => {
-            *slot = Some(x);
-            true
-        }
-        _ => false,
-    }
+    in_range(v, lo, hi).map(|x| *slot = Some(x)).is_some()
 }
 
 /// A value that is the kernel's default for the policy unless set.
