@@ -33,7 +33,7 @@ fn main() {
             s.run(|_, _| true).expect("no output");
             assert!(s.sched().refusals().is_empty(), "the task set is admitted");
             let sched = s.sched();
-            let misses = (0..sched.tasks.len() as u32)
+            let misses = (0..sched.tasks().len() as u32)
                 .map(|p| sched.dl_of(p).stats.misses)
                 .sum();
             (t.elapsed().as_secs_f64(), s.totals().events, misses)

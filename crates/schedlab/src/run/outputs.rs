@@ -94,7 +94,7 @@ impl Outputs {
             commit(staged)?;
         }
         if let Some((path, staged, mut file)) = self.schedstat {
-            let jiffies = (SIM_START + sim.elapsed()) / sim.sched().tun.tick_ns;
+            let jiffies = (SIM_START + sim.elapsed()) / sim.sched().tun().tick_ns;
             let text = schedstat::render(sim.sched(), spec.kernel, jiffies);
             file.write_all(text.as_bytes())
                 .map_err(|e| io_error("cannot write the schedstat", &path, e))?;

@@ -238,7 +238,7 @@ impl RunResult {
 fn tasks(sim: &Sim) -> Vec<TaskSummary> {
     let (sched, totals, elapsed) = (sim.sched(), sim.totals(), sim.elapsed());
     sched
-        .tasks
+        .tasks()
         .iter()
         .enumerate()
         .filter(|(_, t)| t.pid != RTAPP_MAIN_PID) // the workload's threads
@@ -318,10 +318,9 @@ fn policies(sim: &Sim) -> Vec<PolicySummary> {
 
 /// Each CPU's row (its frequency residency its policy's, of `policies`).
 fn cpus(sim: &Sim, policies: &[PolicySummary]) -> Vec<CpuSummary> {
-    sim.sched()
-        .rqs
-        .iter()
-        .enumerate()
+    let sched = sim.sched();
+    (0..sched.nr_cpu_ids())
+        .map(|cpu| (cpu, sched.cpu_rq(cpu)))
         .map(|(cpu, rq)| CpuSummary {
             cpu,
             capacity: rq.capacity,
@@ -347,10 +346,10 @@ fn cpus(sim: &Sim, policies: &[PolicySummary]) -> Vec<CpuSummary> {
 /// Each CPU's operation counts and their system time.
 fn ops(sched: &Sched) -> Vec<OpSummary> {
     let costs = sched.costs();
-    let overhead = sched.feat.overhead;
-    (0..sched.rqs.len())
+    let overhead = sched.feat().overhead;
+    (0..sched.nr_cpu_ids())
         .flat_map(|cpu| {
-            let counts = sched.ops.of(cpu);
+            let counts = sched.ops().of(cpu);
             OPS.iter().map(move |&op| OpSummary {
                 cpu,
                 op: op.name().to_string(),
@@ -367,7 +366,7 @@ fn ops(sched: &Sched) -> Vec<OpSummary> {
 
 /// Each cgroup with a `cpu.max` quota's `cpu.stat`.
 fn groups(sched: &Sched) -> Vec<GroupSummary> {
-    (sched.tgs.iter())
+    (sched.task_groups().iter())
         .filter_map(|tg| {
             let b = tg.bandwidth.as_deref()?;
             Some(GroupSummary {

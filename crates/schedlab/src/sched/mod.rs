@@ -41,7 +41,7 @@ use deadline::{DlRq, SchedDlEntity};
 use fair::group::TaskGroup;
 use fair::{cpu_util, CfsRq, SchedEntity, Tunables};
 use features::{Feat, Features};
-use ops::OpLedger;
+use ops::{Op, OpLedger};
 use rq::Rq;
 use rt::{RtRq, SchedRtEntity};
 use rtmutex::RtMutex;
@@ -57,17 +57,19 @@ const BOOT: Ns = 0;
 
 /// The kernel's scheduler state, whole.
 pub struct Sched {
-    pub rqs: Vec<Rq>,
+    pub(in crate::sched) rqs: Vec<Rq>,
     /// The cfs_rqs: CPU `cpu`'s root cfs_rq is `cfs_rqs[cpu]` (`rq->cfs`).
-    pub cfs_rqs: Vec<Box<CfsRq>>,
+    /// Boxed: a class takes one out (`spare_cfs` in its place) by moving a pointer.
+    #[allow(clippy::vec_box)]
+    pub(in crate::sched) cfs_rqs: Vec<Box<CfsRq>>,
     /// Takes a cfs_rq's place while the fair class works on it, so that only pointers move.
     pub(in crate::sched) spare_cfs: Option<Box<CfsRq>>,
     /// What the scheduler did on each CPU, by kind.
-    pub ops: OpLedger,
+    pub(in crate::sched) ops: OpLedger,
     /// The task groups: the root first, then each after its parent.
-    pub tgs: Vec<TaskGroup>,
-    pub tasks: Vec<SchedTask>,
-    pub ses: Vec<SchedEntity>,
+    pub(in crate::sched) tgs: Vec<TaskGroup>,
+    pub(in crate::sched) tasks: Vec<SchedTask>,
+    pub(in crate::sched) ses: Vec<SchedEntity>,
     /// The deadline entities: each CPU's fair server (entity `cpu`), then every thread's
     /// `sched_dl_entity` (`tasks[p].dl`; all zero but for SCHED_DEADLINE threads).
     pub(in crate::sched) dls: Vec<SchedDlEntity>,
@@ -83,8 +85,8 @@ pub struct Sched {
     pub(in crate::sched) pi: bool,
     /// The sched domains of every CPU, with their balance state.
     pub(in crate::sched) topo: Topology,
-    pub feat: Features,
-    pub tun: Tunables,
+    pub(in crate::sched) feat: Features,
+    pub(in crate::sched) tun: Tunables,
     /// CPUs of different capacities (`sched_asym_cpucap_active`).
     pub(in crate::sched) asym: bool,
     /// `sched_uclamp_used`.
@@ -95,9 +97,9 @@ pub struct Sched {
     pub(in crate::sched) overutilized: Cell<bool>,
     /// `rd->overloaded` (6.1: `rd->overload`): set when an enqueue gives a CPU a second
     /// task, set or cleared by each balance pass over the root domain's top level.
-    pub(crate) overloaded: Cell<bool>,
+    pub(in crate::sched) overloaded: Cell<bool>,
     /// The RT period timer (`rt_bandwidth.rt_period_timer`) is armed.
-    pub(crate) rt_period_armed: bool,
+    pub(in crate::sched) rt_period_armed: bool,
     /// Some task is SCHED_IDLE or some group idle: only then can `sched_idle_cpu` hold.
     pub(in crate::sched) sched_idle_used: bool,
     /// `select_rq_mask`: the wakeup scan's working copy of the CPUs left to try.
@@ -113,11 +115,11 @@ pub struct Sched {
     /// the work it did, whether or not the model charges it.
     pub(in crate::sched) costs: OpCosts,
     /// `nohz.next_balance`: when an idle CPU's balance is next due.
-    pub(crate) nohz_next_balance: Ns,
+    pub(in crate::sched) nohz_next_balance: Ns,
     /// `nohz.has_blocked` and `nohz.next_blocked`: idle CPUs may have blocked load to
     /// decay, at the earliest then.
-    pub(crate) nohz_has_blocked: bool,
-    pub(crate) nohz_next_blocked: Ns,
+    pub(in crate::sched) nohz_has_blocked: bool,
+    pub(in crate::sched) nohz_next_blocked: Ns,
 }
 
 impl Sched {
@@ -314,6 +316,100 @@ impl Sched {
     /// `idle_cpu`: the idle task runs and nothing is queued.
     pub fn idle_cpu(&self, cpu: usize) -> bool {
         self.rqs[cpu].curr.is_none() && self.nr_running(cpu) == 0
+    }
+
+    /// `nr_cpu_ids`: how many CPUs there are.
+    #[inline]
+    pub fn nr_cpu_ids(&self) -> usize {
+        self.rqs.len()
+    }
+
+    /// `cpu_rq(cpu)`: a CPU's runqueue, as observers read it (its schedstat, its capacity).
+    #[inline]
+    pub fn cpu_rq(&self, cpu: usize) -> &Rq {
+        &self.rqs[cpu]
+    }
+
+    /// `cpu_curr(cpu)`: the task a CPU runs (none: its idle task).
+    #[inline]
+    pub fn cpu_curr(&self, cpu: usize) -> Option<u32> {
+        self.rqs[cpu].curr
+    }
+
+    /// `tif_need_resched()` of a CPU's current task: it schedules at its next preemption point.
+    #[inline]
+    pub fn need_resched(&self, cpu: usize) -> bool {
+        self.rqs[cpu].need_resched
+    }
+
+    /// `set_tsk_need_resched(rq->curr)`: the machine's own reason to schedule a CPU (an
+    /// interrupt that woke it).
+    #[inline]
+    pub fn set_need_resched(&mut self, cpu: usize) {
+        self.rqs[cpu].need_resched = true;
+    }
+
+    /// Task `p`'s scheduler half, read-only.
+    #[inline]
+    pub fn task(&self, p: u32) -> &SchedTask {
+        &self.tasks[p as usize]
+    }
+
+    /// Every task, by id (what a tracepoint's ids index).
+    #[inline]
+    pub fn tasks(&self) -> &[SchedTask] {
+        &self.tasks
+    }
+
+    /// `task_cpu(p)`.
+    #[inline]
+    pub fn task_cpu(&self, p: u32) -> usize {
+        self.tasks[p as usize].cpu
+    }
+
+    /// The task groups, the root first.
+    pub fn task_groups(&self) -> &[TaskGroup] {
+        &self.tgs
+    }
+
+    /// The switches this scheduler runs with.
+    #[inline]
+    pub fn feat(&self) -> &Features {
+        &self.feat
+    }
+
+    /// The sysctls and per-platform tunables.
+    pub fn tun(&self) -> &Tunables {
+        &self.tun
+    }
+
+    /// What the scheduler did on each CPU, by kind.
+    #[inline]
+    pub fn ops(&self) -> &OpLedger {
+        &self.ops
+    }
+
+    /// Count `n` operations `op` on `cpu` that the machine did on the kernel's behalf (an
+    /// hrtimer interrupt, a system call).
+    #[inline]
+    pub fn count_op(&mut self, cpu: usize, op: Op, n: u64) {
+        self.ops.add(cpu, op, n);
+    }
+
+    /// A CPU whose operation counts changed since it was last taken.
+    #[inline]
+    pub fn take_counted_cpu(&mut self) -> Option<usize> {
+        self.ops.take_moved()
+    }
+
+    /// The run's end: every live task's state time charged up to `end`.
+    pub fn account_states(&mut self, end: Ns) {
+        for t in &mut self.tasks {
+            if t.state != TaskState::Dead {
+                let st = t.state;
+                t.set_state(st, end);
+            }
+        }
     }
 
     /// The threads SCHED_DEADLINE admission control refused, each with why.

@@ -3,6 +3,7 @@
 
 use super::deadline::DlTimer;
 use super::fair::balance::stats::CpuIdleType;
+use super::fair::{CfsRq, Fair, SchedEntity};
 use super::features::Features;
 use super::flags::ENQUEUE_WAKEUP;
 use super::hooks::{Hooks, SchedTimer, Switch};
@@ -63,6 +64,32 @@ impl Hooks for Recorder {
 
     fn newidle_stall(&mut self, _cpu: usize) -> Ns {
         self.newidle_stall
+    }
+}
+
+/// Reads of the scheduler's internals for the whole-run tests (`sim/tests`), which check
+/// the fair class's sums after a simulation.
+impl Sched {
+    /// Every scheduling entity, tasks' and groups'.
+    pub(crate) fn entities(&self) -> &[SchedEntity] {
+        &self.ses
+    }
+
+    /// `&cpu_rq(cpu)->cfs`.
+    pub(crate) fn cfs_rq(&self, cpu: usize) -> &CfsRq {
+        &self.cfs_rqs[cpu]
+    }
+
+    /// EEVDF's weighted lag sum of CPU `cpu`'s root cfs_rq (`Fair::weighted_lag_sum`) and
+    /// its total weight, curr included.
+    pub(crate) fn weighted_lag_sum<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> (i128, u64) {
+        let mut cfs = self.cfs_rqs[cpu].clone();
+        let sum = self.on_rq(cpu, h, |rq, env| {
+            let mut f = Fair::on(rq, env, &mut cfs);
+            let w = f.cfs.avg_load + f.cfs.curr.map_or(0, |c| f.ses[c as usize].weight());
+            (f.weighted_lag_sum(), w)
+        });
+        sum
     }
 }
 

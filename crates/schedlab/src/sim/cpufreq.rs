@@ -156,18 +156,19 @@ impl Engine {
         for i in 0..self.cpufreq.policies[d].cpus.len() {
             let cpu = self.cpufreq.policies[d].cpus[i];
             s.set_freq_scale(cpu, ((khz as u64) << 10) / max as u64, self.now); // arch_freq_scale
-            let running = s.rqs[cpu]
+            let running = s
+                .cpu_rq(cpu)
                 .curr
-                .filter(|&t| s.tasks[t as usize].state == TaskState::Running);
+                .filter(|&t| s.task(t).state == TaskState::Running);
             if let Some(t) = running {
                 self.progress(s, t, cpu);
             }
-            self.cpus[cpu].rate = s.rqs[cpu].capacity as u128 * 1024 * khz as u128 / max as u128;
+            self.cpus[cpu].rate = s.cpu_rq(cpu).capacity as u128 * 1024 * khz as u128 / max as u128;
             if running.is_some() {
                 self.arm_done(s, cpu);
             }
             if self.tracing && !self.booting {
-                self.emit(&s.tasks, &Tracepoint::CpuFrequency { cpu, khz });
+                self.emit(s.tasks(), &Tracepoint::CpuFrequency { cpu, khz });
             }
         }
     }

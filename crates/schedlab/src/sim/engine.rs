@@ -155,7 +155,7 @@ impl Hooks for Engine {
     /// `schedule()` follows `set_current_state()`.
     #[inline]
     fn resched_curr(&mut self, s: &mut Sched, cpu: usize) {
-        s.rqs[cpu].need_resched = true;
+        s.set_need_resched(cpu);
         if std::mem::take(&mut self.cpus[cpu].asleep) {
             // The interrupt or IPI wakes it first (a halted vCPU's host thread).
             let exit = self.cpu_draw(&self.plat.halt_exit_ns, Draw::HaltExit, cpu, self.now);
@@ -270,7 +270,7 @@ impl Engine {
                     cpu,
                     state: PWR_EVENT_EXIT,
                 };
-                self.emit(&s.tasks, &exit);
+                self.emit(s.tasks(), &exit);
             }
             let switch = Tracepoint::Switch {
                 cpu,
@@ -278,10 +278,10 @@ impl Engine {
                 prev_state: sw.prev_state,
                 next: sw.next,
             };
-            self.emit(&s.tasks, &switch);
+            self.emit(s.tasks(), &switch);
             if sw.next.is_none() {
                 let state = idle_state as u32;
-                self.emit(&s.tasks, &Tracepoint::CpuIdle { cpu, state });
+                self.emit(s.tasks(), &Tracepoint::CpuIdle { cpu, state });
             }
         }
         // Last: the thread may sleep at once, which switches again. Deep in such a chain,
@@ -299,7 +299,7 @@ impl Engine {
         let now = self.now;
         // Only the cost model and cache stalls take time from a running thread.
         let stolen = if self.overhead.on() || self.cache.is_some() {
-            self.overhead.sync(cpu, now, s.ops.of(cpu));
+            self.overhead.sync(cpu, now, s.ops().of(cpu));
             self.overhead.stolen(cpu, now)
         } else {
             0
@@ -322,7 +322,7 @@ impl Engine {
         let c = &mut self.cpus[cpu];
         c.done_gen = c.done_gen.wrapping_add(1);
         let now = self.now;
-        let at = match s.rqs[cpu].curr.map(|id| self.threads[id as usize].action) {
+        let at = match s.cpu_curr(cpu).map(|id| self.threads[id as usize].action) {
             None => None,
             Some(Action::Continue) => Some(now),
             Some(Action::Until(t)) => Some(t.max(now)),
@@ -333,7 +333,7 @@ impl Engine {
         };
         // A reschedule request, or an idle state to enter again, 1 ns after the CPU's last
         // scheduling event.
-        let at = if s.rqs[cpu].need_resched || c.awake {
+        let at = if s.need_resched(cpu) || c.awake {
             let due = (c.changed_at + 1).max(now);
             Some(at.map_or(due, |t| t.min(due)))
         } else {
@@ -386,7 +386,7 @@ impl Engine {
             return false;
         }
         self.hrtimer_interrupt(s, cpu, None); // the tick is one of the CPU's hrtimers
-        if s.rqs[cpu].curr.is_some() {
+        if s.cpu_curr(cpu).is_some() {
             let at = self.tick_at(cpu, self.now / self.tick_ns + 1);
             self.queue.push(at, self.now, Ev::Tick { cpu: cpu as u32 });
         } else {
@@ -400,21 +400,21 @@ impl Engine {
         if self.cpus[cpu].done_gen != gen {
             return false;
         }
-        if self.now > self.cpus[cpu].changed_at && s.rqs[cpu].need_resched {
+        if self.now > self.cpus[cpu].changed_at && s.need_resched(cpu) {
             // The preemption point after a reschedule request (`resched_curr`): the return
             // from the interrupt or system call that set it, once its work is done.
             if self.kernel_busy(s, cpu, gen) {
                 return true;
             }
-            if let Some(id) = s.rqs[cpu].curr {
+            if let Some(id) = s.cpu_curr(cpu) {
                 self.progress(s, id, cpu);
             }
             s.schedule(cpu, self);
             self.idle_enter(s, cpu);
             return true;
         }
-        let Some(id) = s.rqs[cpu].curr else {
-            if s.rqs[cpu].need_resched {
+        let Some(id) = s.cpu_curr(cpu) else {
+            if s.need_resched(cpu) {
                 // A wakeup it made at this instant: it schedules 1 ns later.
                 self.arm_done(s, cpu);
                 return true;
@@ -428,7 +428,7 @@ impl Engine {
         }
         self.threads[id as usize].action = Action::Continue;
         self.thread_runs(s, id);
-        if s.tasks[id as usize].state == TaskState::Running {
+        if s.task(id).state == TaskState::Running {
             self.arm_done(s, cpu);
         }
         true
@@ -450,7 +450,7 @@ impl Engine {
 
     /// The kernel work `cpu` has still to do, what its scheduler counted charged first.
     pub(super) fn kernel_pending(&mut self, s: &Sched, cpu: usize) -> Ns {
-        self.overhead.sync(cpu, self.now, s.ops.of(cpu));
+        self.overhead.sync(cpu, self.now, s.ops().of(cpu));
         self.overhead.pending(cpu, self.now)
     }
 
@@ -464,11 +464,8 @@ impl Engine {
         waker_cpu: usize,
         wake_flags: u32,
     ) -> bool {
-        if matches!(
-            s.tasks[id as usize].state,
-            TaskState::Sleeping | TaskState::Blocked
-        ) {
-            if s.tasks[id as usize].state_since == self.now || self.going_to_sleep[waker_cpu] {
+        if matches!(s.task(id).state, TaskState::Sleeping | TaskState::Blocked) {
+            if s.task(id).state_since == self.now || self.going_to_sleep[waker_cpu] {
                 // It went to sleep at this instant, or its waker is on its way to sleep (a
                 // condition wait's unlock, one step with the sleep): the wakeup comes 1 ns
                 // later (`Cpu::changed_at`), after the sleep.
@@ -488,7 +485,7 @@ impl Engine {
             if let Ttwu::Waking { flags, queued } = s.ttwu_select(id, waker_cpu, wake_flags, self) {
                 return self.ttwu_queue(s, id, (waker_cpu, queued), flags);
             }
-            self.cpus[s.tasks[id as usize].cpu].changed_at = self.now;
+            self.cpus[s.task_cpu(id)].changed_at = self.now;
         }
         false
     }
@@ -507,9 +504,9 @@ impl Engine {
         (waker_cpu, queued): (usize, bool),
         flags: u32,
     ) -> bool {
-        let cpu = s.tasks[id as usize].cpu;
+        let cpu = s.task_cpu(id);
         // (the cheap tests first: this is every wakeup's path)
-        let own_idle = cpu == waker_cpu && s.rqs[cpu].curr.is_none() && s.nr_running(cpu) == 0;
+        let own_idle = cpu == waker_cpu && s.cpu_curr(cpu).is_none() && s.nr_running(cpu) == 0;
         if own_idle && self.overhead.on() {
             let pending = self.kernel_pending(s, cpu);
             if pending > 0 {
@@ -531,7 +528,7 @@ impl Engine {
     /// The enqueue of TASK_WAKING `id` with `flags` comes (`Engine::ttwu_queue`); its CPU's
     /// timer interrupt goes on with the sleepers after it.
     pub(super) fn ttwu_activate(&mut self, s: &mut Sched, id: u32, flags: u32) {
-        let cpu = s.tasks[id as usize].cpu;
+        let cpu = s.task_cpu(id);
         self.cpus[cpu].waking -= 1;
         let before = self.kernel_pending(s, cpu);
         s.ttwu_activate(id, flags, (cpu, false), self); // its own CPU's
@@ -568,7 +565,7 @@ impl Engine {
         if !self.sleeping(s, id, gen) {
             return false;
         }
-        let cpu = s.tasks[id as usize].cpu;
+        let cpu = s.task_cpu(id);
         // (none on the idealized machine, which wakes at once, as `Overhead::hold`)
         let kick = if kicked || !self.cpus[cpu].asleep || !self.overhead.on() {
             0
@@ -585,7 +582,7 @@ impl Engine {
             self.queue.push(self.now + kick, self.now, ev);
             return true;
         }
-        s.ops.add(cpu, Op::HrtimerIrq, 1);
+        s.count_op(cpu, Op::HrtimerIrq, 1);
         if !self.cpus[cpu].asleep {
             // A running vCPU takes the interrupt when the emulator gets to it.
             let entry = self.cpu_draw(&self.plat.irq_entry_ns, Draw::IrqEntry, cpu, self.now);
@@ -593,7 +590,7 @@ impl Engine {
         }
         self.hrtimer_interrupt(s, cpu, Some((id, gen)));
         let c = &self.cpus[cpu];
-        if s.rqs[cpu].curr.is_none() && !s.rqs[cpu].need_resched && c.waking == 0 {
+        if s.cpu_curr(cpu).is_none() && !s.need_resched(cpu) && c.waking == 0 {
             self.idle_exit(s, cpu);
         }
         true
@@ -624,7 +621,7 @@ impl Engine {
                 cpu,
                 state: PWR_EVENT_EXIT,
             };
-            self.emit(&s.tasks, &exit);
+            self.emit(s.tasks(), &exit);
         }
         let c = &mut self.cpus[cpu];
         c.awake = true;
@@ -635,22 +632,21 @@ impl Engine {
     /// Idle `cpu`, out of its idle state for an interrupt, enters the one its next timer
     /// allows; false when it is not out of one.
     fn idle_enter(&mut self, s: &Sched, cpu: usize) -> bool {
-        if s.rqs[cpu].curr.is_some() || !std::mem::take(&mut self.cpus[cpu].awake) {
+        if s.cpu_curr(cpu).is_some() || !std::mem::take(&mut self.cpus[cpu].awake) {
             return false;
         }
         let state = self.idle_select(cpu);
         self.enter_state(cpu, state);
         if self.tracing {
             let state = state as u32;
-            self.emit(&s.tasks, &Tracepoint::CpuIdle { cpu, state });
+            self.emit(s.tasks(), &Tracepoint::CpuIdle { cpu, state });
         }
         true
     }
 
     /// Thread `id` still sleeps the sleep of wake generation `gen`.
     fn sleeping(&self, s: &Sched, id: u32, gen: u32) -> bool {
-        self.threads[id as usize].wake_gen == gen
-            && s.tasks[id as usize].state == TaskState::Sleeping
+        self.threads[id as usize].wake_gen == gen && s.task(id).state == TaskState::Sleeping
     }
 
     /// `hrtimer_interrupt` on `cpu`, for the timer `firing` (if any): `__hrtimer_run_queues`
@@ -715,7 +711,7 @@ impl Engine {
     /// The running thread stops: sleep, block or exit.
     #[inline]
     pub(super) fn block_current(&mut self, s: &mut Sched, id: u32, state: TaskState) {
-        let cpu = s.tasks[id as usize].cpu;
+        let cpu = s.task_cpu(id);
         self.going_to_sleep[cpu] = false;
         self.progress(s, id, cpu);
         s.deactivate(id, state, self);
@@ -727,7 +723,7 @@ impl Engine {
     pub(super) fn sleep_until(&mut self, s: &mut Sched, id: u32, at: u64) {
         let gen = self.threads[id as usize].wake_gen;
         let slack = s.timer_slack_ns(id);
-        let t = &s.tasks[id as usize];
+        let t = &s.task(id);
         self.hrtimers.start(t.cpu, at, at + slack, id, gen);
         self.next_timers.arm(t.cpu, self.now, at + slack, id, gen);
         // The interrupt comes its entry latency after the hard expiry (`sim/jitter.rs`).
@@ -750,9 +746,10 @@ impl Engine {
         parent: Option<u32>,
         forked: bool,
     ) -> bool {
-        let id = s.tasks.len() as u32;
+        let id = s.tasks().len() as u32;
         let (pid, comm, attr, cpus, mut thread) = self.new_thread(def, id, forked, self.now);
-        thread.start_offset += super::jitter::start_delay(s.feat.seed, s.feat.start_spread_ns, id);
+        thread.start_offset +=
+            super::jitter::start_delay(s.feat().seed, s.feat().start_spread_ns, id);
         let barrier = thread.meets_start_barrier();
         self.threads.push(thread);
         let accepted = s.wake_up_new_task(pid, comm, &attr, cpus, parent, self);
@@ -778,7 +775,7 @@ impl Engine {
         s.sched_init_smp(self);
         self.boot_newidle_costs(s);
         self.main_marker(s, "start");
-        let phase = s.feat.rtapp_start_ns;
+        let phase = s.feat().rtapp_start_ns;
         if phase == 0 {
             self.begin(s);
         } else {
@@ -791,11 +788,11 @@ impl Engine {
     /// Each CPU's newly idle cost as boot leaves it (with the cost model on: passes take
     /// no time otherwise).
     fn boot_newidle_costs(&mut self, s: &mut Sched) {
-        let q = self.plat.start_newidle_cost_for(s.feat.kernel);
+        let q = self.plat.start_newidle_cost_for(s.feat().kernel);
         if !self.overhead.on() || q.is_empty() {
             return;
         }
-        for cpu in 0..s.rqs.len() {
+        for cpu in 0..s.nr_cpu_ids() {
             s.inherit_newidle_cost(cpu, self.cpu_draw(q, Draw::BootNewidle, cpu, 0));
         }
     }
@@ -817,15 +814,15 @@ impl Engine {
         if !self.tracing {
             return;
         }
-        for cpu in 0..s.rqs.len() {
+        for cpu in 0..s.nr_cpu_ids() {
             let d = self.plat.cpus[cpu].freq_domain;
             let khz = self.cpufreq.policies[d].cur;
-            self.emit(&s.tasks, &Tracepoint::CpuFrequency { cpu, khz });
+            self.emit(s.tasks(), &Tracepoint::CpuFrequency { cpu, khz });
         }
-        for cpu in 0..s.rqs.len() {
-            if s.rqs[cpu].curr.is_none() {
+        for cpu in 0..s.nr_cpu_ids() {
+            if s.cpu_curr(cpu).is_none() {
                 let state = self.energy.idle_state(cpu) as u32;
-                self.emit(&s.tasks, &Tracepoint::CpuIdle { cpu, state });
+                self.emit(s.tasks(), &Tracepoint::CpuIdle { cpu, state });
             }
         }
     }
@@ -839,7 +836,7 @@ impl Engine {
 
     /// Name the threads that can never proceed, as the kernel's hung-task detector would.
     pub(super) fn report_deadlock(&mut self, s: &Sched) {
-        let stuck: Vec<String> = (s.tasks.iter().zip(0..))
+        let stuck: Vec<String> = (s.tasks().iter().zip(0..))
             .filter(|(t, _)| t.state == TaskState::Blocked)
             .filter(|&(_, id)| self.res.joiner != Some(id)) // it waits for these
             .map(|(t, id)| format!("{} ({})", t.comm, self.res.blocked_on(id, t.pid)))
@@ -859,19 +856,14 @@ impl Engine {
         }
         self.main_marker(s, "end");
         let end = self.now;
-        for cpu in 0..s.rqs.len() {
-            match s.rqs[cpu].curr {
+        for cpu in 0..s.nr_cpu_ids() {
+            match s.cpu_curr(cpu) {
                 Some(id) => self.progress(s, id, cpu), // charges the CPU, then the thread
-                None => _ = self.overhead.sync(cpu, end, s.ops.of(cpu)),
+                None => _ = self.overhead.sync(cpu, end, s.ops().of(cpu)),
             }
         }
         self.totals.end = end;
-        for t in &mut s.tasks {
-            if t.state != TaskState::Dead {
-                let st = t.state;
-                t.set_state(st, end);
-            }
-        }
+        s.account_states(end);
         for c in &mut self.cpus {
             if let Some(since) = c.busy_since.take() {
                 c.busy_ns += end - since;
@@ -881,7 +873,7 @@ impl Engine {
         self.energy.finish(end);
         let mut result = Ok(());
         for o in &mut self.observers {
-            if let Err(e) = o.finish(&s.tasks) {
+            if let Err(e) = o.finish(s.tasks()) {
                 result = Err(e);
             }
         }

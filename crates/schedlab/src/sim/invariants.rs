@@ -15,7 +15,7 @@ impl Engine {
         for (cpu, c) in self.cpus.iter().enumerate() {
             assert_eq!(
                 c.busy_since.is_some(),
-                s.rqs[cpu].curr.is_some(),
+                s.cpu_curr(cpu).is_some(),
                 "CPU {cpu} busy without a task, or idle with one"
             );
             let busy = c.busy_ns + c.busy_since.map_or(0, |t| self.now - t);
@@ -23,7 +23,7 @@ impl Engine {
             busy_total += busy;
         }
         let run_total: u64 = s
-            .tasks
+            .tasks()
             .iter()
             .map(|t| {
                 let open = (t.state == TaskState::Running).then(|| self.now - t.state_since);

@@ -163,14 +163,14 @@ impl Sim {
         let res = Resources::new(&prog);
         sched.init_mutexes(prog.nr_mutexes(), prog.pi);
         let eng = Engine {
-            overhead: Overhead::new(sched.feat.overhead, *sched.costs(), nr_cpus),
+            overhead: Overhead::new(sched.feat().overhead, *sched.costs(), nr_cpus),
             cache,
             now: SIM_START,
-            tick_ns: sched.feat.tick_ns(),
-            seed: sched.feat.seed,
-            irq_jitter_ns: sched.feat.irq_jitter_ns.unwrap_or(plat.irq_jitter_ns),
+            tick_ns: sched.feat().tick_ns(),
+            seed: sched.feat().seed,
+            irq_jitter_ns: sched.feat().irq_jitter_ns.unwrap_or(plat.irq_jitter_ns),
             work_stretch: (plat.work_stretch.iter().copied())
-                .filter(|_| sched.feat.work_jitter)
+                .filter(|_| sched.feat().work_jitter)
                 .collect(),
             plat,
             cpus,
@@ -183,7 +183,7 @@ impl Sim {
             observers: Vec::new(),
             tracing: false,
             // the workload's duration, from its beginning
-            stop_at: duration.map(|d| SIM_START + sched.feat.rtapp_start_ns + d),
+            stop_at: duration.map(|d| SIM_START + sched.feat().rtapp_start_ns + d),
             totals: Totals::default(),
             io_error: None,
             last_thread: 0,
@@ -202,7 +202,12 @@ impl Sim {
 
     /// Attach an observer (trace writer, logs): records are built only when one is attached.
     pub fn observe(&mut self, mut o: Box<dyn Observer>) {
-        let paths: Vec<String> = self.sched.tgs.iter().map(|g| g.path.clone()).collect();
+        let paths: Vec<String> = self
+            .sched
+            .task_groups()
+            .iter()
+            .map(|g| g.path.clone())
+            .collect();
         o.groups(&paths);
         self.eng.observers.push(o);
         self.eng.tracing = true;
@@ -262,8 +267,8 @@ impl Sim {
                 Ev::Sched(t) => s.timer(t, e),
             };
             e.totals.events += live as u64;
-            while let Some(cpu) = s.ops.take_moved() {
-                e.overhead.sync(cpu, e.now, s.ops.of(cpu));
+            while let Some(cpu) = s.take_counted_cpu() {
+                e.overhead.sync(cpu, e.now, s.ops().of(cpu));
             }
             #[cfg(debug_assertions)]
             e.check_invariants(s);

@@ -330,7 +330,7 @@ impl Engine {
     /// The running thread `id` has the CPU and nothing to finish: run its program on.
     pub(super) fn thread_runs(&mut self, s: &mut Sched, id: u32) {
         if self.threads[id as usize].action != Action::Continue
-            || s.tasks[id as usize].state != TaskState::Running
+            || s.task(id).state != TaskState::Running
             || self.totals.deadlock.is_some()
         {
             return;
@@ -364,7 +364,7 @@ impl Engine {
             }
             // Busy, or preempted by what the event woke: it goes on when it runs again.
             if self.threads[id as usize].action != Action::Continue
-                || s.tasks[id as usize].state != TaskState::Running
+                || s.task(id).state != TaskState::Running
             {
                 return;
             }
@@ -376,7 +376,7 @@ impl Engine {
     /// Report that the thread that last ran its program keeps simulated time from moving
     /// on since `since`.
     pub(super) fn livelock(&mut self, s: &Sched, since: Ns) {
-        let comm = &s.tasks[self.last_thread as usize].comm;
+        let comm = &s.task(self.last_thread).comm;
         self.totals.deadlock = Some(format!(
             "livelock at {:.6} s: {comm} loops on events that take no time",
             (since - SIM_START) as f64 / 1e9
@@ -387,9 +387,9 @@ impl Engine {
         if self.is_main(id) {
             return; // rt-app's main thread writes only its rtapp_main markers (main_marker)
         }
-        let cpu = s.tasks[id as usize].cpu;
+        let cpu = s.task_cpu(id);
         let task = Some(id);
-        self.emit(&s.tasks, &Tracepoint::Print { task, cpu, text });
+        self.emit(s.tasks(), &Tracepoint::Print { task, cpu, text });
     }
 
     /// A marker of rt-app's main thread (`rtapp_main: event=…`), on CPU 0 in its context
@@ -399,7 +399,7 @@ impl Engine {
         if self.tracing && self.prog.ftrace.main {
             let text = format!("rtapp_main: event={event}");
             self.emit(
-                &s.tasks,
+                s.tasks(),
                 &Tracepoint::Print {
                     task: None,
                     cpu: 0,
@@ -421,7 +421,7 @@ impl Engine {
 
     /// `id` stays on the CPU if it still runs after what it just did.
     fn busy_if_running(s: &Sched, id: u32) -> Step {
-        if s.tasks[id as usize].state == TaskState::Running {
+        if s.task(id).state == TaskState::Running {
             Step::Busy
         } else {
             Step::Off
@@ -430,9 +430,9 @@ impl Engine {
 
     /// Wake the threads in `all`, in order, from the CPU of `id`.
     pub(super) fn wake_all(&mut self, s: &mut Sched, id: u32, all: Vec<u32>) {
-        let cpu = s.tasks[id as usize].cpu;
+        let cpu = s.task_cpu(id);
         for w in all {
-            self.res.waiting.remove(&s.tasks[w as usize].pid);
+            self.res.waiting.remove(&s.task(w).pid);
             self.wake(s, w, cpu, 0);
         }
     }
@@ -440,7 +440,7 @@ impl Engine {
     /// One event, or the end of a phase iteration.
     fn step(&mut self, s: &mut Sched, id: u32) -> Step {
         let now = self.now;
-        let cpu = s.tasks[id as usize].cpu;
+        let cpu = s.task_cpu(id);
         if self.cpus[cpu].changed_at == now && self.schedules(s, id) {
             // Not at the instant of the CPU's last scheduling event (`Cpu::changed_at`).
             self.threads[id as usize].action = Action::Until(now + 1);
@@ -456,9 +456,9 @@ impl Engine {
         }
         if op_i == 0 && !self.threads[id as usize].in_iteration {
             self.threads[id as usize].in_iteration = true;
-            let cpu = s.tasks[id as usize].cpu;
+            let cpu = s.task_cpu(id);
             self.iteration_start(s, id);
-            if s.tasks[id as usize].cpu != cpu {
+            if s.task_cpu(id) != cpu {
                 // Moved away by its new affinity: it goes on where it runs next (perhaps
                 // already, from the switch that put it there).
                 return Step::Off;
@@ -565,7 +565,7 @@ impl Engine {
                 s.sched_yield(id, self);
                 Self::busy_if_running(s, id)
             }
-            Op::Fork(target) if s.tasks.len() < MAX_THREADS => {
+            Op::Fork(target) if s.tasks().len() < MAX_THREADS => {
                 self.fork_thread(s, target as usize, Some(id), true);
                 Self::busy_if_running(s, id)
             }
@@ -589,7 +589,7 @@ impl Engine {
                 self.totals.deadlock = Some(format!(
                     "at {:.6} s: {} forks a thread past the limit of {MAX_THREADS} threads",
                     (self.now - SIM_START) as f64 / 1e9,
-                    s.tasks[id as usize].comm
+                    s.task(id).comm
                 ));
                 Step::Off
             }
@@ -623,9 +623,7 @@ impl Engine {
         if th.op == 0 && !th.in_iteration {
             let p = &ct.phases[th.phase];
             let settings = p.nice.is_some() || p.uclamp != (None, None) || p.group.is_some();
-            if settings
-                || s.tasks[id as usize].cpus_mask != *self.allowed(th.def as usize, th.phase)
-            {
+            if settings || s.task(id).cpus_mask != *self.allowed(th.def as usize, th.phase) {
                 return true;
             }
         }
@@ -661,7 +659,7 @@ impl Engine {
         if self.entering(s, id, &[(op, 1)]).is_none() {
             return self.again(id);
         }
-        let child = s.tasks.len();
+        let child = s.tasks().len();
         if self.fork_thread(s, def, Some(id), false) {
             self.threads[id as usize].children += 1;
             let c = &mut self.threads[child];
@@ -753,9 +751,9 @@ impl Engine {
     /// Count `ops` on the CPU of the running thread `id`; true when the kernel's time on that
     /// CPU is not yet done: the thread waits for it.
     fn kernel_time(&mut self, s: &mut Sched, id: u32, ops: &[(SchedOp, u64)]) -> bool {
-        let cpu = s.tasks[id as usize].cpu;
+        let cpu = s.task_cpu(id);
         for &(op, n) in ops {
-            s.ops.add(cpu, op, n);
+            s.count_op(cpu, op, n);
         }
         let pending = self.kernel_pending(s, cpu);
         if pending > 0 {
@@ -810,7 +808,7 @@ impl Engine {
     /// Wake the channel's readers and writers as `wakes` says, from the CPU of `id`: one of
     /// each for a pipe (exclusive waits), all for a socket; sync wakeups.
     fn chan_wake(&mut self, s: &mut Sched, id: u32, chan: u32, wakes: Wakes) {
-        let cpu = s.tasks[id as usize].cpu;
+        let cpu = s.task_cpu(id);
         let c = &mut self.res.chans[chan as usize];
         let all = c.kind == ChanKind::Unix;
         let mut woken = std::mem::take(&mut self.woken);
@@ -834,7 +832,7 @@ impl Engine {
     }
 
     fn block(&mut self, s: &mut Sched, id: u32, what: String) -> Step {
-        self.res.waiting.insert(s.tasks[id as usize].pid, what);
+        self.res.waiting.insert(s.task(id).pid, what);
         self.block_current(s, id, TaskState::Blocked);
         Step::Off
     }
@@ -887,7 +885,7 @@ impl Engine {
         let t_first = self.t_first(id);
         if t_first > self.now {
             // Simplified: the sleep's system call costs after the thread has left its CPU.
-            s.ops.add(s.tasks[id as usize].cpu, SchedOp::Nanosleep, 1);
+            s.count_op(s.task_cpu(id), SchedOp::Nanosleep, 1);
             self.sleep_until(s, id, t_first);
             return Step::Off;
         }
@@ -927,7 +925,7 @@ impl Engine {
         let (task_iter, phase_iter) = (th.task_iter, th.phase_iter);
         let p = &self.prog.tasks[def].phases[phase];
         let allowed = self.allowed(def, phase);
-        let new_mask = (s.tasks[id as usize].cpus_mask != *allowed).then(|| allowed.clone());
+        let new_mask = (s.task(id).cpus_mask != *allowed).then(|| allowed.clone());
         let (nice, uclamp, group) = (p.nice, p.uclamp, p.group);
         if let Some(nice) = nice {
             s.set_user_nice(id, nice, self);
@@ -1021,16 +1019,16 @@ impl Engine {
         }
         // do_exit: its tracepoint, then the parent told (exit_notify), then its last switch.
         if self.tracing {
-            let cpu = s.tasks[id as usize].cpu;
-            self.emit(&s.tasks, &Tracepoint::Exit { task: id, cpu });
+            let cpu = s.task_cpu(id);
+            self.emit(s.tasks(), &Tracepoint::Exit { task: id, cpu });
         }
         if let Some(p) = self.threads[id as usize].parent {
             // A parent in wait() is woken (__wake_up_parent, a sync wakeup).
             let parent = &mut self.threads[p as usize];
             parent.zombies += 1;
             if std::mem::take(&mut parent.reaping) {
-                self.res.waiting.remove(&s.tasks[p as usize].pid);
-                let cpu = s.tasks[id as usize].cpu;
+                self.res.waiting.remove(&s.task(p).pid);
+                let cpu = s.task_cpu(id);
                 self.wake(s, p, cpu, WF_SYNC);
             }
         }
@@ -1082,7 +1080,7 @@ impl Engine {
             return Step::Busy;
         }
         // rt_mutex_slowlock: the owner it boosts preempts it only when it sleeps.
-        self.going_to_sleep[s.tasks[id as usize].cpu] = true;
+        self.going_to_sleep[s.task_cpu(id)] = true;
         s.rt_mutex_block(id, m, self);
         let name = format!("mutex {}", self.prog.names.mutexes[m as usize]);
         self.block(s, id, name)
@@ -1090,9 +1088,9 @@ impl Engine {
 
     /// Unlock, handing the mutex to the first waiter, who wakes.
     fn unlock(&mut self, s: &mut Sched, id: u32, m: u32) {
-        let cpu = s.tasks[id as usize].cpu;
+        let cpu = s.task_cpu(id);
         s.rt_mutex_unlock(id, m, self, |s, e, w| {
-            e.res.waiting.remove(&s.tasks[w as usize].pid);
+            e.res.waiting.remove(&s.task(w).pid);
             e.wake(s, w, cpu, 0);
         });
     }
@@ -1101,7 +1099,7 @@ impl Engine {
     /// runs once the caller sleeps (glibc unlocks before its futex wait, and may be
     /// preempted in between).
     fn cond_wait(&mut self, s: &mut Sched, id: u32, c: u32, m: u32) -> Step {
-        self.going_to_sleep[s.tasks[id as usize].cpu] = true;
+        self.going_to_sleep[s.task_cpu(id)] = true;
         self.unlock(s, id, m);
         self.res.conds[c as usize].push((id, m));
         self.threads[id as usize].wait_mutex = Some(m);
@@ -1111,7 +1109,7 @@ impl Engine {
 
     /// Signal (one waiter) or broadcast; a waiter takes its mutex back before it runs.
     fn cond_wake(&mut self, s: &mut Sched, id: u32, c: u32, all: bool) {
-        let cpu = s.tasks[id as usize].cpu;
+        let cpu = s.task_cpu(id);
         let n = if all {
             self.res.conds[c as usize].len()
         } else {
@@ -1121,12 +1119,12 @@ impl Engine {
         for (w, m) in woken {
             self.threads[w as usize].wait_mutex = None;
             if s.rt_mutex_trylock(w, m) {
-                self.res.waiting.remove(&s.tasks[w as usize].pid);
+                self.res.waiting.remove(&s.task(w).pid);
                 self.wake(s, w, cpu, 0);
             } else {
                 s.rt_mutex_block(w, m, self);
                 let name = format!("mutex {}", self.prog.names.mutexes[m as usize]);
-                self.res.waiting.insert(s.tasks[w as usize].pid, name);
+                self.res.waiting.insert(s.task(w).pid, name);
             }
         }
     }

@@ -14,9 +14,9 @@ pub fn render(sched: &Sched, kernel: Kernel, jiffies: u64) -> String {
         Kernel::V6_12 => (16, [0, 1, 2]),
         Kernel::V6_1 => (15, [1, 0, 2]),
     };
-    let nr_cpus = sched.rqs.len();
+    let nr_cpus = sched.nr_cpu_ids();
     let mut out = format!("version {version}\ntimestamp {jiffies}\n");
-    for (cpu, rq) in sched.rqs.iter().enumerate() {
+    for (cpu, rq) in (0..nr_cpus).map(|cpu| (cpu, sched.cpu_rq(cpu))) {
         let s = &rq.stats;
         let _ = writeln!(
             out,

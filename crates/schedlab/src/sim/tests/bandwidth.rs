@@ -17,7 +17,12 @@ fn run_with(json: &str, platform: &str, kernel: Kernel, cgroups: &[&str]) -> Sim
 }
 
 fn stat(s: &Sim, path: &str) -> (u64, u64, u64) {
-    let tg = s.sched().tgs.iter().find(|g| g.path == path).unwrap();
+    let tg = s
+        .sched()
+        .task_groups()
+        .iter()
+        .find(|g| g.path == path)
+        .unwrap();
     let b = tg.bandwidth.as_deref().unwrap();
     (b.nr_periods, b.nr_throttled, b.throttled_time)
 }
@@ -41,7 +46,7 @@ fn two_hogs_under_50_of_100_ms_run_50_ms_a_period() {
         "hog": {"instance": 2, "taskgroup": "/g", "run": 2000000}}}"#;
     for k in Kernel::ALL {
         let s = run_with(json, "smp:2", k, &["/g:max=50000/100000"]);
-        let run: u64 = s.sched().tasks.iter().map(|t| t.stats.run_ns).sum();
+        let run: u64 = s.sched().tasks().iter().map(|t| t.stats.run_ns).sum();
         assert_eq!(run, 10 * 50_000_000, "{k:?}");
         let throttled = 9 * 150_000_000 - 9 * 2;
         assert_eq!(stat(&s, "/g"), (9, 9, throttled), "{k:?}");
@@ -67,7 +72,7 @@ fn sleepers_nested_limits_and_a_root_task_keep_the_invariants() {
         let ran = |prefix: &str| -> u64 {
             let t = s
                 .sched()
-                .tasks
+                .tasks()
                 .iter()
                 .filter(|t| t.comm.starts_with(prefix));
             t.map(|t| t.stats.run_ns).sum()

@@ -48,7 +48,7 @@ fn an_admitted_implicit_set_on_one_cpu_misses_no_deadline() {
         format!(r#"{{"global": {{"duration": 2, "calibration": 100}}, "tasks": {{{tasks}}}}}"#);
     let s = run(&json, "smp:1");
     let jobs = [(2000, 10_000), (5000, 20_000), (10_000, 50_000)];
-    let tasks = s.sched().tasks.iter().enumerate();
+    let tasks = s.sched().tasks().iter().enumerate();
     for ((id, t), (run_us, period_us)) in tasks.zip(jobs) {
         let dl = s.sched().dl_of(id as u32);
         assert_eq!(dl.stats.misses, 0, "{}", t.comm);
@@ -99,17 +99,17 @@ fn admission_accepts_exactly_up_to_the_limit_and_refuses_beyond_without_stopping
             total,
             "{kernel:?} b = {b_us} µs"
         );
-        let refused: Vec<bool> = s.sched().tasks.iter().map(|t| t.stats.refused).collect();
+        let refused: Vec<bool> = s.sched().tasks().iter().map(|t| t.stats.refused).collect();
         assert_eq!(refused, want, "{kernel:?} b = {b_us} µs");
         let out = want.iter().position(|&r| r).unwrap();
-        assert_eq!(s.sched().tasks[out].stats.run_ns, 0);
+        assert_eq!(s.sched().task(out as u32).stats.run_ns, 0);
         assert!(
-            s.sched().tasks[0].stats.run_ns >= 99_000_000,
+            s.sched().task(0).stats.run_ns >= 99_000_000,
             "the others go on"
         );
         assert_eq!(s.sched().refusals().len(), 1);
         assert!(
-            s.sched().refusals()[0].contains(&s.sched().tasks[out].comm)
+            s.sched().refusals()[0].contains(&s.sched().task(out as u32).comm)
                 && s.sched().refusals()[0].contains("EBUSY")
         );
     }
@@ -122,12 +122,12 @@ fn a_deadline_task_preempts_a_fair_hog_1_ns_after_its_wakeup() {
         periodic("dl", 2000, 10_000, 3000, 10_000),
     );
     let s = run(&json, "smp:1");
-    let dl = &s.sched().tasks[0];
+    let dl = &s.sched().task(0);
     assert_eq!(dl.stats.wakeup_latencies.max(), 1);
     assert_eq!(dl.stats.run_ns, 100 * 2_000_000);
     // The hog has the rest, but for the nanosecond before its first run (`Cpu::changed_at`).
     assert_eq!(
-        s.sched().tasks[1].stats.run_ns,
+        s.sched().task(1).stats.run_ns,
         1_000_000_000 - 200_000_000 - 1
     );
 }

@@ -5,8 +5,6 @@ use std::rc::Rc;
 use super::*;
 use crate::kernel::Kernel;
 use crate::platform::load_builtin;
-use crate::sched::fair::Fair;
-use crate::sched::hooks::RqHooks;
 use crate::trace::FtraceWriter;
 use crate::workload::{parse, Dialect};
 
@@ -48,8 +46,8 @@ fn shares(kernel: Kernel, nice_b: i32) -> (f64, f64) {
     );
     assert_eq!(s.elapsed(), 1_000_000_000);
     let (a, b) = (
-        s.sched().tasks[0].stats.run_ns as f64,
-        s.sched().tasks[1].stats.run_ns as f64,
+        s.sched().task(0).stats.run_ns as f64,
+        s.sched().task(1).stats.run_ns as f64,
     );
     (a / 1e9, b / 1e9)
 }
@@ -88,7 +86,7 @@ const PERIODIC: &str = r#"{"global": {"duration": 2}, "tasks": {
 fn time_is_conserved_for_every_task() {
     for k in Kernel::ALL {
         let s = run(PERIODIC, "smp:2", k);
-        for t in &s.sched().tasks {
+        for t in s.sched().tasks() {
             let lifetime = t.stats.ended_at.unwrap_or(s.totals().end) - t.stats.created_at;
             assert_eq!(
                 t.stats.run_ns + t.stats.wait_ns + t.stats.sleep_ns,
@@ -98,7 +96,7 @@ fn time_is_conserved_for_every_task() {
             );
         }
         let busy: u64 = s.eng.cpus.iter().map(|c| c.busy_ns).sum();
-        let run: u64 = s.sched().tasks.iter().map(|t| t.stats.run_ns).sum();
+        let run: u64 = s.sched().tasks().iter().map(|t| t.stats.run_ns).sum();
         assert_eq!(busy, run, "{k:?}: CPU busy time is the tasks' run time");
     }
 }
@@ -110,7 +108,7 @@ fn a_periodic_task_alone_waits_only_the_reschedule_nanosecond() {
         "smp:1",
         Kernel::V6_12,
     );
-    let lat = &s.sched().tasks[0].stats.wakeup_latencies;
+    let lat = &s.sched().task(0).stats.wakeup_latencies;
     assert!(lat.count() >= 99, "{} wakeups", lat.count());
     // Its idle CPU schedules 1 ns after the timer's wakeup (`Cpu::changed_at`).
     assert_eq!((lat.percentile(0.0), lat.max()), (1, 1));
@@ -128,28 +126,7 @@ fn eevdf_weighted_lags_sum_to_zero() {
             Kernel::V6_12,
         );
         s.run(|_, _| true).unwrap();
-        let sched = &mut s.sched;
-        let mut hooks = RqHooks::new(&mut s.eng, &sched.tasks, 0, None);
-        let rq = &mut sched.rqs[0];
-        let (cfs, others) = sched.cfs_rqs.split_first_mut().unwrap();
-        let mut f = Fair {
-            cfs,
-            cfs_rqs: others,
-            root: 0,
-            tgs: &mut sched.tgs,
-            cfs_tasks: &mut rq.cfs_tasks,
-            ses: &mut sched.ses,
-            clock: &rq.clock,
-            ops: sched.ops.cpu(0),
-            feat: &sched.feat,
-            tun: &sched.tun,
-            capacity: 1024,
-            hooks: &mut hooks,
-            resched: false,
-            server_delta: 0,
-        };
-        let w: u64 = f.cfs.avg_load + f.cfs.curr.map_or(0, |c| f.ses[c as usize].weight());
-        let sum = f.weighted_lag_sum();
+        let (sum, w) = s.sched.weighted_lag_sum(0, &mut s.eng);
         // V is rounded down to an integer, so the sum is within one total weight of zero.
         assert!(sum.unsigned_abs() < w as u128, "Σ w·lag = {sum}, W = {w}");
     }
@@ -169,28 +146,34 @@ fn a_phase_nice_change_reweights_the_queued_entity() {
         let mut s = build(json, "smp:1", kernel);
         s.eng.stop_at = Some(SIM_START + ms * 1_000_000);
         s.run(|_, _| true).unwrap();
-        let on_rq: Vec<usize> = (0..s.sched().ses.len())
-            .filter(|&i| s.sched().ses[i].on_rq)
+        let on_rq: Vec<usize> = (0..s.sched().entities().len())
+            .filter(|&i| s.sched().entities()[i].on_rq)
             .collect();
-        let cfs = &s.sched().cfs_rqs[0];
-        let sum: u64 = on_rq.iter().map(|&i| s.sched().ses[i].load.weight).sum();
+        let cfs = &s.sched().cfs_rq(0);
+        let sum: u64 = on_rq
+            .iter()
+            .map(|&i| s.sched().entities()[i].load.weight)
+            .sum();
         assert_eq!(cfs.load.weight, sum, "{kernel:?} at {ms} ms");
         let queued: u64 = cfs
             .queue
             .iter()
-            .map(|&i| s.sched().ses[i as usize].weight())
+            .map(|&i| s.sched().entities()[i as usize].weight())
             .sum();
         if kernel == Kernel::V6_12 {
             assert_eq!(cfs.avg_load, queued);
         }
         // b's weight is its current phase's nice.
-        let b = &s.sched().tasks[2];
+        let b = &s.sched().task(2);
         assert_eq!(
-            s.sched().ses[b.se as usize].load,
+            s.sched().entities()[b.se as usize].load,
             crate::sched::weight::LoadWeight::of_nice(b.nice, false)
         );
         // The cfs_rq's load_avg holds the entities' load_avg (nothing lost on reweight).
-        let se_load: u64 = on_rq.iter().map(|&i| s.sched().ses[i].avg.load_avg).sum();
+        let se_load: u64 = on_rq
+            .iter()
+            .map(|&i| s.sched().entities()[i].avg.load_avg)
+            .sum();
         assert!(
             cfs.avg.load_avg.abs_diff(se_load) <= on_rq.len() as u64 + 1,
             "{} vs {se_load}",
@@ -210,11 +193,11 @@ fn cpu_util_reads_the_cfs_rq_and_cpu_util_without_removes_the_task() {
         s.eng.stop_at = Some(SIM_START + (ms * 1e6) as u64);
         s.run(|_, _| true).unwrap();
         let (cfs, se) = (
-            &s.sched().cfs_rqs[0],
-            &s.sched().ses[s.sched().tasks[0].se as usize],
+            &s.sched().cfs_rq(0),
+            &s.sched().entities()[s.sched().task(0).se as usize],
         );
         assert_eq!(
-            s.sched().tasks[0].state == crate::sched::task::TaskState::Running,
+            s.sched().task(0).state == crate::sched::task::TaskState::Running,
             running
         );
         // cpu_util_cfs: max(util_avg, util_est), capped by capacity.
@@ -339,7 +322,7 @@ fn work_runs_at_the_frequency_the_governor_sets() {
     .unwrap();
     s.run(|_, _| true).unwrap();
     let expect = 50e6 * 1200.0 / 208.0;
-    let run = s.sched().tasks[0].stats.run_ns as f64;
+    let run = s.sched().task(0).stats.run_ns as f64;
     assert!((run - expect).abs() < 1000.0, "{run} against {expect}");
     let mj = (69.0 + 16.0) * expect * 1e-9;
     assert!(

@@ -27,7 +27,13 @@ fn run(tasks: &str, pi: bool, kernel: Kernel) -> Sim {
 
 /// When task `i` ended, in ms.
 fn ended(s: &Sim, i: usize) -> u64 {
-    (s.sched().tasks[i].stats.ended_at.expect("the task ends") - crate::sim::SIM_START) / MS
+    (s.sched()
+        .task(i as u32)
+        .stats
+        .ended_at
+        .expect("the task ends")
+        - crate::sim::SIM_START)
+        / MS
 }
 
 /// A one-shot task: `delay` µs, then `run` µs of work holding mutex m.
@@ -70,7 +76,7 @@ fn the_lock_owner_inherits_the_waiters_priority_and_gives_it_back() {
     // work it has left, unlocks at 60 ms and falls back behind mid; high runs 60-61 ms.
     let (done, s) = high_done(true, Kernel::V6_12);
     assert_eq!(done, 61);
-    let low = &s.sched().tasks[0];
+    let low = &s.sched().task(0);
     // Its 50 ms of work, and a nanosecond each (`Cpu::changed_at`) between its switch in
     // and its lock, its unlock and high's preemption, its switch in and its exit.
     assert_eq!(low.stats.run_ns, 50 * MS + 3);
@@ -145,7 +151,7 @@ fn a_deadline_waiter_lends_its_reservation_to_a_fair_owner() {
     assert_eq!(ended(&s, 2), 59);
     assert_eq!(s.sched().dl_of(0).stats.exhaustions, 3);
     assert_eq!(s.sched().dl_of(0).stats.throttled_ns, 0, "never throttled");
-    let low = &s.sched().tasks[0];
+    let low = &s.sched().task(0);
     assert_eq!(low.policy, Policy::Other);
     assert_eq!(
         (low.class, s.sched().dl_of(0).pi),

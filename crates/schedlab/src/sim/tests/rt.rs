@@ -49,10 +49,10 @@ fn round_robin_rotates_equal_priorities_every_100_ms() {
         1,
     );
     // a runs 0-100 ms, b 100-200 ms, ...: nine rotations in a second, half each.
-    assert_eq!(s.sched().tasks[0].stats.run_ns, 500 * MS);
-    assert_eq!(s.sched().tasks[1].stats.run_ns, 500 * MS);
+    assert_eq!(s.sched().task(0).stats.run_ns, 500 * MS);
+    assert_eq!(s.sched().task(1).stats.run_ns, 500 * MS);
     assert_eq!(
-        s.sched().tasks[0].stats.preemptions + s.sched().tasks[1].stats.preemptions,
+        s.sched().task(0).stats.preemptions + s.sched().task(1).stats.preemptions,
         9
     );
 }
@@ -64,8 +64,8 @@ fn fifo_is_never_preempted_by_an_equal_priority() {
         Kernel::V6_12,
         1,
     );
-    assert_eq!(s.sched().tasks[0].stats.run_ns, 1000 * MS);
-    assert_eq!(s.sched().tasks[1].stats.run_ns, 0);
+    assert_eq!(s.sched().task(0).stats.run_ns, 1000 * MS);
+    assert_eq!(s.sched().task(1).stats.run_ns, 0);
 }
 
 #[test]
@@ -73,9 +73,9 @@ fn a_higher_priority_preempts_1_ns_after_its_wakeup() {
     let periodic = r#""hi": {"policy": "SCHED_FIFO", "priority": 50, "run": 2000, "timer": {"ref": "unique", "period": 10000}}"#;
     let tasks = [periodic.to_string(), hog("lo", "SCHED_FIFO", 10)].join(",");
     let s = run(&tasks, Kernel::V6_12, 1);
-    assert_eq!(s.sched().tasks[0].stats.wakeup_latencies.max(), 1);
-    assert_eq!(s.sched().tasks[0].stats.run_ns, 200 * MS);
-    assert_eq!(s.sched().tasks[1].stats.run_ns, 800 * MS);
+    assert_eq!(s.sched().task(0).stats.wakeup_latencies.max(), 1);
+    assert_eq!(s.sched().task(0).stats.run_ns, 200 * MS);
+    assert_eq!(s.sched().task(1).stats.run_ns, 800 * MS);
 }
 
 #[test]
@@ -87,12 +87,12 @@ fn rt_throttling_leaves_five_percent_to_fair_tasks_under_6_1() {
         Kernel::V6_1,
         3,
     );
-    let fair = s.sched().tasks[1].stats.run_ns;
+    let fair = s.sched().task(1).stats.run_ns;
     assert!(
         (3 * 46 * MS..=3 * 50 * MS).contains(&fair),
         "fair ran {fair} ns"
     );
-    assert_eq!(s.sched().tasks[0].stats.run_ns + fair, 3000 * MS);
+    assert_eq!(s.sched().task(0).stats.run_ns + fair, 3000 * MS);
 }
 
 #[test]
@@ -104,8 +104,8 @@ fn the_fair_server_gives_fair_tasks_50_ms_per_second_under_6_12() {
     let ran = |ms: u64| {
         let s = run_with(&tasks, preset(Kernel::V6_12), ms * MS);
         (
-            to_ms(s.sched().tasks[1].stats.run_ns),
-            to_ms(s.sched().tasks[0].stats.run_ns),
+            to_ms(s.sched().task(1).stats.run_ns),
+            to_ms(s.sched().task(0).stats.run_ns),
         )
     };
     assert_eq!(ran(950), (0, 950), "deferred until zero laxity");
@@ -119,7 +119,7 @@ fn without_the_fair_server_an_rt_hog_starves_fair_tasks_under_6_12() {
     let mut feat = preset(Kernel::V6_12);
     feat.set("dl.fair_server_runtime_ns=0").unwrap();
     let s = run_with(&tasks, feat, 2000 * MS);
-    assert_eq!(s.sched().tasks[1].stats.run_ns, 0);
+    assert_eq!(s.sched().task(1).stats.run_ns, 0);
 }
 
 #[test]
@@ -130,10 +130,10 @@ fn a_fair_task_that_ran_its_50_ms_in_the_background_is_not_served() {
     let rt = r#""rt": {"policy": "SCHED_FIFO", "priority": 10, "run": 900000, "timer": {"ref": "unique", "period": 1000000}}"#;
     let tasks = [rt.into(), r#""cfs": {"run": -1}"#.to_string()].join(",");
     let s = run_with(&tasks, preset(Kernel::V6_12), 3000 * MS);
-    assert_eq!(s.sched().tasks[0].stats.run_ns, 2700 * MS);
-    assert_eq!(s.sched().tasks[1].stats.run_ns, 300 * MS);
+    assert_eq!(s.sched().task(0).stats.run_ns, 2700 * MS);
+    assert_eq!(s.sched().task(1).stats.run_ns, 300 * MS);
     // Woken on a CPU running the fair hog, it runs 1 ns later (`Cpu::changed_at`).
-    assert_eq!(s.sched().tasks[0].stats.wakeup_latencies.max(), 1);
+    assert_eq!(s.sched().task(0).stats.wakeup_latencies.max(), 1);
 }
 
 /// A FIFO thread of `prio` on `cpus` running `run` µs every `period` µs (a hog if None).
@@ -158,10 +158,10 @@ fn a_preempted_rt_task_is_pushed_to_a_cpu_running_fair_work() {
     ]
     .join(",");
     let s = run_on("smp:2", &tasks, preset(Kernel::V6_12), 900 * MS);
-    let ran = |i: usize| to_ms(s.sched().tasks[i].stats.run_ns);
+    let ran = |i: usize| to_ms(s.sched().task(i as u32).stats.run_ns);
     assert_eq!((ran(0), ran(1), ran(2)), (0, 900, 90));
-    assert_eq!(s.sched().tasks[1].stats.migrations(), 1);
-    assert_eq!(s.sched().tasks[1].cpu, 1);
+    assert_eq!(s.sched().task(1).stats.migrations(), 1);
+    assert_eq!(s.sched().task(1).cpu, 1);
 }
 
 #[test]
@@ -176,10 +176,10 @@ fn a_cpu_whose_rt_task_sleeps_pulls_a_waiting_rt_task() {
     ]
     .join(",");
     let s = run_on("smp:2", &tasks, preset(Kernel::V6_12), 1000 * MS);
-    let ran = |i: usize| to_ms(s.sched().tasks[i].stats.run_ns);
+    let ran = |i: usize| to_ms(s.sched().task(i as u32).stats.run_ns);
     assert_eq!((ran(0), ran(1), ran(2)), (1000, 500, 500));
     assert_eq!(
-        s.sched().tasks[2].stats.migrations(),
+        s.sched().task(2).stats.migrations(),
         1,
         "pulled once, then it stays"
     );
@@ -198,7 +198,7 @@ fn deadline_time_counts_against_rt_throttling_under_6_1() {
     ]
     .join(",");
     let s = run(&tasks, Kernel::V6_1, 3);
-    let ran = |i: usize| to_ms(s.sched().tasks[i].stats.run_ns);
+    let ran = |i: usize| to_ms(s.sched().task(i as u32).stats.run_ns);
     assert!(ran(0).abs_diff(1500) <= 4, "dl ran {} ms", ran(0));
     assert!(
         (3 * 46..=3 * 50).contains(&ran(2)),
@@ -218,10 +218,10 @@ fn avg_rt_follows_pelt_while_rt_runs_and_decays_at_the_tick_after() {
     let closed = |t_ms: f64, from: f64| from * (-t_ms * 1e3 / 1024.0 / 32.0).exp2();
     let peak = 1024.0 - closed(100.0, 1024.0);
     let s = run_with(&tasks, preset(Kernel::V6_12), 100 * MS);
-    let at_peak = s.sched().rqs[0].avg_rt.util_avg as f64;
+    let at_peak = s.sched().cpu_rq(0).avg_rt.util_avg as f64;
     assert!((at_peak - peak).abs() <= 8.0, "{at_peak} vs {peak:.0}");
     let s = run_with(&tasks, preset(Kernel::V6_12), 300 * MS);
-    let decayed = s.sched().rqs[0].avg_rt.util_avg as f64;
+    let decayed = s.sched().cpu_rq(0).avg_rt.util_avg as f64;
     assert!((decayed - closed(200.0, peak)).abs() <= 3.0, "{decayed}");
 }
 
