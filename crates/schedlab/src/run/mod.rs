@@ -6,10 +6,12 @@ mod outputs;
 mod result;
 mod spec;
 
-pub use self::result::{
-    CpuSummary, DomainSummary, GroupSummary, OpSummary, PolicySummary, RunResult, TaskSummary,
-};
+pub use self::result::RunResult;
 pub use self::spec::{features, load_platform, load_workload, RunError, RunSpec, WorkloadSource};
+pub use crate::sched::fair::bandwidth::GroupSummary;
+pub use crate::sched::ops::OpSummary;
+pub use crate::sched::stats::DomainSummary;
+pub use crate::sim::summary::{CpuSummary, PolicySummary, TaskSummary};
 
 use self::outputs::Outputs;
 use crate::platform;

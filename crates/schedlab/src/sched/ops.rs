@@ -1,6 +1,9 @@
 //! What the scheduler did on a CPU, counted by kind of operation: the work the cost model
 //! (`sim/overhead.rs`) charges as system time, and the summary's `ops` table.
 
+use super::Sched;
+use crate::time::Ns;
+
 /// A kind of scheduler work, counted on the CPU that does it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -226,5 +229,40 @@ impl CpuOps<'_> {
     #[inline(always)]
     pub fn add(&mut self, op: Op, n: u64) {
         self.ledger.add(self.cpu, op, n);
+    }
+}
+
+table! {
+    /// How many operations of one kind the scheduler did on one CPU, and the system time
+    /// the cost model charged for them (0 when it is off).
+    #[derive(Debug, Clone)]
+    pub struct OpSummary {
+        pub cpu: usize,
+        pub op: String,
+        pub count: u64,
+        pub sys_ns: Ns,
+    }
+}
+
+impl Sched {
+    /// Each CPU's operation counts and their system time.
+    pub fn op_summaries(&self) -> Vec<OpSummary> {
+        let costs = &self.costs;
+        let overhead = self.feat.overhead;
+        (0..self.nr_cpu_ids())
+            .flat_map(|cpu| {
+                let counts = self.ops.of(cpu);
+                OPS.iter().map(move |&op| OpSummary {
+                    cpu,
+                    op: op.name().to_string(),
+                    count: counts.get(op),
+                    sys_ns: if overhead {
+                        counts.get(op) * costs.get(op)
+                    } else {
+                        0
+                    },
+                })
+            })
+            .collect()
     }
 }

@@ -2,6 +2,8 @@
 //! counters `/proc/schedstat` shows (schedstats enabled), and each task's `sched_info`
 //! stamps they are computed from.
 
+use super::topology::SchedDomain;
+use super::Sched;
 use crate::time::Ns;
 
 /// A runqueue's counters (`struct rq`'s schedstat fields and `rq_sched_info`).
@@ -77,5 +79,88 @@ impl SchedInfo {
         if runnable {
             self.enqueue(now);
         }
+    }
+}
+
+table! {
+    /// One sched domain of one CPU and its /proc/schedstat counters, the load balance ones
+    /// for a busy, an idle and a newly idle CPU.
+    #[derive(Debug, Clone)]
+    pub struct DomainSummary {
+        pub cpu: usize,
+        /// The topology level's name (SMT, CLS, MC, PKG, NODE, NUMA).
+        pub domain: String,
+        pub span: Vec<usize>,
+        pub lb_count_busy: u32,
+        pub lb_count_idle: u32,
+        pub lb_count_newidle: u32,
+        pub lb_balanced_busy: u32,
+        pub lb_balanced_idle: u32,
+        pub lb_balanced_newidle: u32,
+        pub lb_failed_busy: u32,
+        pub lb_failed_idle: u32,
+        pub lb_failed_newidle: u32,
+        pub lb_imbalance_busy: u64,
+        pub lb_imbalance_idle: u64,
+        pub lb_imbalance_newidle: u64,
+        pub lb_gained_busy: u32,
+        pub lb_gained_idle: u32,
+        pub lb_gained_newidle: u32,
+        pub lb_hot_gained_busy: u32,
+        pub lb_hot_gained_idle: u32,
+        pub lb_hot_gained_newidle: u32,
+        pub lb_nobusyq_busy: u32,
+        pub lb_nobusyq_idle: u32,
+        pub lb_nobusyq_newidle: u32,
+        pub lb_nobusyg_busy: u32,
+        pub lb_nobusyg_idle: u32,
+        pub lb_nobusyg_newidle: u32,
+        pub ttwu_wake_remote: u32,
+        pub ttwu_move_affine: u32,
+    }
+}
+
+impl Sched {
+    /// Each CPU's sched domains' rows (`/proc/schedstat`'s domain lines).
+    pub fn domain_summaries(&self) -> Vec<DomainSummary> {
+        (self.topo.domains.iter().enumerate())
+            .flat_map(|(cpu, doms)| doms.iter().map(move |sd| domain_summary(cpu, sd)))
+            .collect()
+    }
+}
+
+/// A domain's row: its counters, busy, idle and newly idle (6.12's `cpu_idle_type` order).
+fn domain_summary(cpu: usize, sd: &SchedDomain) -> DomainSummary {
+    let st = &sd.stats;
+    DomainSummary {
+        cpu,
+        domain: sd.name.to_string(),
+        span: sd.span.clone(),
+        lb_count_busy: st.lb_count[0],
+        lb_count_idle: st.lb_count[1],
+        lb_count_newidle: st.lb_count[2],
+        lb_balanced_busy: st.lb_balanced[0],
+        lb_balanced_idle: st.lb_balanced[1],
+        lb_balanced_newidle: st.lb_balanced[2],
+        lb_failed_busy: st.lb_failed[0],
+        lb_failed_idle: st.lb_failed[1],
+        lb_failed_newidle: st.lb_failed[2],
+        lb_imbalance_busy: st.lb_imbalance[0],
+        lb_imbalance_idle: st.lb_imbalance[1],
+        lb_imbalance_newidle: st.lb_imbalance[2],
+        lb_gained_busy: st.lb_gained[0],
+        lb_gained_idle: st.lb_gained[1],
+        lb_gained_newidle: st.lb_gained[2],
+        lb_hot_gained_busy: st.lb_hot_gained[0],
+        lb_hot_gained_idle: st.lb_hot_gained[1],
+        lb_hot_gained_newidle: st.lb_hot_gained[2],
+        lb_nobusyq_busy: st.lb_nobusyq[0],
+        lb_nobusyq_idle: st.lb_nobusyq[1],
+        lb_nobusyq_newidle: st.lb_nobusyq[2],
+        lb_nobusyg_busy: st.lb_nobusyg[0],
+        lb_nobusyg_idle: st.lb_nobusyg[1],
+        lb_nobusyg_newidle: st.lb_nobusyg[2],
+        ttwu_wake_remote: st.ttwu_wake_remote,
+        ttwu_move_affine: st.ttwu_move_affine,
     }
 }

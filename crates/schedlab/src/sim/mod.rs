@@ -14,6 +14,7 @@ mod hrtimer;
 mod invariants;
 mod jitter;
 mod overhead;
+pub mod summary;
 mod thread;
 
 use crate::energy::Meter;
@@ -298,38 +299,9 @@ impl Sim {
         &self.eng.plat
     }
 
-    /// The cpufreq policies, their governors and statistics.
-    pub fn cpufreq(&self) -> &Cpufreq {
-        &self.eng.cpufreq
-    }
-
     /// Energy per CPU and cluster.
     pub fn energy(&self) -> &Meter {
         &self.eng.energy
-    }
-
-    /// Time CPU `cpu` was busy.
-    pub fn busy_ns(&self, cpu: usize) -> Ns {
-        self.eng.cpus[cpu].busy_ns
-    }
-
-    /// System time the cost model charged CPU `cpu`, and thread `id`.
-    pub fn sys_ns(&self, cpu: usize) -> Ns {
-        self.eng.overhead.sys_ns(cpu)
-    }
-
-    pub fn thread_sys_ns(&self, id: u32) -> Ns {
-        self.eng.threads[id as usize].sys_ns
-    }
-
-    /// What cache refills stalled thread `id`.
-    pub fn thread_refill_ns(&self, id: u32) -> Ns {
-        self.eng.threads[id as usize].refill_ns
-    }
-
-    /// rt-app's figures of thread `id` (timer events, overruns, slack).
-    pub fn rtapp_stats(&self, id: u32) -> &RtappStats {
-        &self.eng.threads[id as usize].stats
     }
 
     pub fn totals(&self) -> &Totals {

@@ -432,3 +432,37 @@ impl Sched {
         throttled
     }
 }
+
+table! {
+    /// `cpu.stat` of one cgroup with a `cpu.max` quota (CFS bandwidth): periods in which
+    /// its timer was active, those with a throttled cfs_rq, and the time its cfs_rqs spent
+    /// throttled (summed over the CPUs, counted at each unthrottle as the kernel does).
+    #[derive(Debug, Clone)]
+    pub struct GroupSummary {
+        pub path: String,
+        pub quota_us: u64,
+        pub period_us: u64,
+        pub nr_periods: u64,
+        pub nr_throttled: u64,
+        pub throttled_ns: Ns,
+    }
+}
+
+impl Sched {
+    /// Each cgroup with a `cpu.max` quota's `cpu.stat` (`cpu_cfs_stat_show`).
+    pub fn group_summaries(&self) -> Vec<GroupSummary> {
+        (self.tgs.iter())
+            .filter_map(|tg| {
+                let b = tg.bandwidth.as_deref()?;
+                Some(GroupSummary {
+                    path: tg.path.clone(),
+                    quota_us: b.quota / 1000,
+                    period_us: b.period / 1000,
+                    nr_periods: b.nr_periods,
+                    nr_throttled: b.nr_throttled,
+                    throttled_ns: b.throttled_time,
+                })
+            })
+            .collect()
+    }
+}

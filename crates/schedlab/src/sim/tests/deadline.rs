@@ -54,8 +54,7 @@ fn an_admitted_implicit_set_on_one_cpu_misses_no_deadline() {
         assert_eq!(dl.stats.misses, 0, "{}", t.comm);
         assert_eq!(dl.stats.exhaustions, 0, "{}: never over budget", t.comm);
         assert_eq!(
-            s.rtapp_stats(id as u32).overruns,
-            0,
+            s.eng.threads[id].stats.overruns, 0,
             "{}: every job ends within its period",
             t.comm
         );
