@@ -33,8 +33,11 @@ create_exception!(
     "Input that schedlab refuses."
 );
 
+/// schedlab.InputError from the core's, a run option named as the CLI spells it (the
+/// Python keywords' own checks do so too).
 fn input_error(e: schedlab::InputError) -> PyErr {
-    InputError::new_err(e.to_string())
+    let at = e.location_as(|key| format!("--{}", key.replace('_', "-")));
+    InputError::new_err(format!("{at}: {}", e.message))
 }
 
 fn solo_config(

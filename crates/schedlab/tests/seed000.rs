@@ -287,14 +287,14 @@ fn impossible_scenarios_are_refused() {
         tick: 4 * MS,
     };
     let err = base.simulate().unwrap_err();
-    assert_eq!(err.location, "--run");
+    assert_eq!(err.location, "run");
     assert!(err.message.contains("never sleep"), "{}", err.message);
     assert_eq!(
         Periodic { tick: 0, ..base }
             .simulate()
             .unwrap_err()
             .location,
-        "--tick"
+        "tick"
     );
     let ramp = Ramp {
         config: config(Invariance::ClockPelt, 1, 1),
@@ -310,5 +310,5 @@ fn impossible_scenarios_are_refused() {
         targets: vec![1025],
         step: PERIOD_NS,
     };
-    assert_eq!(ramp.simulate().unwrap_err().location, "--to");
+    assert_eq!(ramp.simulate().unwrap_err().location, "to");
 }

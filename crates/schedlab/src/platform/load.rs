@@ -143,8 +143,8 @@ pub fn load_builtin(name: &str) -> Result<Platform, InputError> {
         if let Some(n) = name.strip_prefix(family).and_then(|n| n.strip_prefix(':')) {
             return match n.parse::<usize>() {
                 Ok(n) if (1..=NR_CPUS).contains(&n) => Ok(make(n)),
-                _ => Err(InputError::new(
-                    "--platform",
+                _ => Err(InputError::option(
+                    "platform",
                     format!("{name:?}: {family}:N needs N between 1 and {NR_CPUS}"),
                 )),
             };
@@ -152,8 +152,8 @@ pub fn load_builtin(name: &str) -> Result<Platform, InputError> {
     }
     match BUILTIN.iter().find(|(n, _)| *n == name) {
         Some((n, text)) => parse(text, &format!("platforms/{n}.toml")),
-        None => Err(InputError::new(
-            "--platform",
+        None => Err(InputError::option(
+            "platform",
             format!(
                 "unknown platform {name:?}; known: {}, smp:N, qemu-tcg:N, or a .toml file",
                 builtin_names().collect::<Vec<_>>().join(", ")

@@ -133,10 +133,13 @@ pub(super) fn trace_output(spec: &RunSpec) -> Result<Option<(&PathBuf, TraceForm
     };
     match spec.trace_format.or_else(|| TraceFormat::of_path(path)) {
         Some(f) => Ok(Some((path, f))),
-        None => Err(InputError::new(
-            path.display().to_string(),
-            "unknown trace format: name it .txt, .dat, .perfetto-trace or .pftrace, or choose \
-             one with --trace-format txt|dat|dat6|perfetto",
+        None => Err(InputError::option(
+            "trace_format",
+            format!(
+                "unknown trace format for {}: name it .txt, .dat, .perfetto-trace or .pftrace, \
+                 or choose txt, dat, dat6 or perfetto",
+                path.display()
+            ),
         )),
     }
 }

@@ -534,8 +534,8 @@ impl Features {
             .iter()
             .position(|(n, _)| *n == name)
             .ok_or_else(|| {
-                InputError::new(
-                    "--feature",
+                InputError::option(
+                    "feature",
                     format!("unknown feature {name:?}; `schedlab features` lists them"),
                 )
             })?;
@@ -549,7 +549,7 @@ impl Features {
 
     /// `--set KEY=VALUE`.
     pub fn set(&mut self, spec: &str) -> Result<(), InputError> {
-        let err = |m: String| InputError::new("--set", m);
+        let err = |m: String| InputError::option("set", m);
         let (key, value) = spec
             .split_once('=')
             .ok_or_else(|| err(format!("{spec:?} is not KEY=VALUE")))?;

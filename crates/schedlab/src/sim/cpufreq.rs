@@ -37,7 +37,7 @@ impl Cpufreq {
         now: Ns,
     ) -> Result<Cpufreq, InputError> {
         let tun = &feat.cpufreq;
-        let err = |m: String| InputError::new("--set", m);
+        let err = |m: String| InputError::option("set", m);
         for (p, _) in &tun.per_policy {
             if !plat.freq_domains.iter().any(|d| &d.name == p) {
                 let names: Vec<&str> = plat.freq_domains.iter().map(|d| d.name.as_str()).collect();

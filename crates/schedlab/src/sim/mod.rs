@@ -92,8 +92,8 @@ impl Sim {
         }
         prog.groups.add_idle(opts.idle_cgroups)?;
         if prog.groups.groups.len() * plat.nr_cpus() > MAX_GROUP_CPUS {
-            return Err(InputError::new(
-                "--idle-cgroups",
+            return Err(InputError::option(
+                "idle_cgroups",
                 format!(
                     "{} cgroups on {} CPUs are too many: at most {MAX_GROUP_CPUS} (cgroup, CPU) pairs",
                     prog.groups.groups.len(),
@@ -104,20 +104,20 @@ impl Sim {
         let notes: Vec<String> = prog.groups.notes().collect();
         prog.warnings.extend(notes);
         if !prog.channels.is_empty() && !feat.overhead {
-            prog.warnings.push("pipes and sockets cost nothing with --set overhead=off: their system calls and copies take no time, so readers and writers pass messages at one instant".into());
+            prog.warnings.push("pipes and sockets cost nothing with overhead=off: their system calls and copies take no time, so readers and writers pass messages at one instant".into());
         }
         let duration = opts.duration.or(wl.global.duration);
         if let Some(d) = opts.duration.filter(|&d| !(1..=MAX_SIM_NS).contains(&d)) {
-            return Err(InputError::new(
-                "--duration",
+            return Err(InputError::option(
+                "duration",
                 format!("{d} ns is out of range: 1 ns to {MAX_SIM_NS} ns (366 days)"),
             ));
         }
         if duration.is_none() {
             if let Some(t) = prog.runs_for_ever() {
-                return Err(InputError::new(
-                    "--duration",
-                    format!("task {t:?} loops for ever and the workload has no global.duration: give --duration"),
+                return Err(InputError::option(
+                    "duration",
+                    format!("task {t:?} loops for ever and the workload has no global.duration: give one"),
                 ));
             }
         }
@@ -125,12 +125,12 @@ impl Sim {
             (false, _) => None,
             (true, Some(spec)) => Some(CacheModel::new(spec, &plat)),
             (true, None) => {
-                return Err(InputError::new(
-                    "--set cache=on",
+                return Err(InputError::option(
+                    "set",
                     format!(
-                        "platform {} describes no caches (a [cache] table: docs/cache.md)",
-                        plat.name
-                    ),
+                    "cache=on: platform {} describes no caches (a [cache] table: docs/cache.md)",
+                    plat.name
+                ),
                 ))
             }
         };
@@ -238,7 +238,7 @@ impl Sim {
             }
             let Some((at, ev)) = e.queue.pop() else { break };
             if at - SIM_START > MAX_SIM_NS {
-                e.totals.deadlock = Some(format!("the workload runs past the longest simulated time ({} s, 366 days) without ending: give a shorter --duration", MAX_SIM_NS / 1_000_000_000));
+                e.totals.deadlock = Some(format!("the workload runs past the longest simulated time ({} s, 366 days) without ending: give a shorter duration", MAX_SIM_NS / 1_000_000_000));
                 break;
             }
             same_instant = if at == e.now { same_instant + 1 } else { 0 };

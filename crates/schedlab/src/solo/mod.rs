@@ -61,8 +61,8 @@ pub const MAX_WEIGHT: u64 = 1 << 18;
 /// A load weight schedlab accepts (`--weight`).
 pub fn check_weight(weight: u64) -> Result<(), InputError> {
     if weight == 0 || weight > MAX_WEIGHT {
-        return Err(InputError::new(
-            "--weight",
+        return Err(InputError::option(
+            "weight",
             format!("{weight} is not a load weight in 1..{MAX_WEIGHT}"),
         ));
     }
@@ -73,11 +73,11 @@ impl SoloConfig {
     /// Capacity and frequency scale in 1..1024, and a valid weight.
     pub fn check(&self) -> Result<(), InputError> {
         let scales = [
-            ("--capacity", self.scale.cpu),
-            ("--freq-ratio", self.scale.freq),
+            ("capacity", self.scale.cpu),
+            ("freq_ratio", self.scale.freq),
         ];
         if let Some((name, v)) = scales.iter().find(|(_, v)| !(1..=1024).contains(v)) {
-            return Err(InputError::new(
+            return Err(InputError::option(
                 *name,
                 format!("scale {v}/1024 is not in 1..1024"),
             ));

@@ -55,16 +55,13 @@ impl Periodic {
             ("tick", self.tick),
         ];
         if let Some((name, _)) = positive.iter().find(|(_, v)| *v == 0) {
-            return Err(InputError::new(
-                format!("--{name}"),
-                "must be greater than zero",
-            ));
+            return Err(InputError::option(*name, "must be greater than zero"));
         }
         if self.run_wall() >= self.period {
-            return Err(InputError::new(
-                "--run",
+            return Err(InputError::option(
+                "run",
                 format!(
-                    "{} ns of work takes {} ns at this capacity and frequency, not less than --period ({} ns): the task would never sleep",
+                    "{} ns of work takes {} ns at this capacity and frequency, not less than the period ({} ns): the task would never sleep",
                     self.run,
                     self.run_wall(),
                     self.period
@@ -72,9 +69,9 @@ impl Periodic {
             ));
         }
         if self.duration < self.period {
-            return Err(InputError::new(
-                "--duration",
-                "must cover at least one --period",
+            return Err(InputError::option(
+                "duration",
+                "must cover at least one period",
             ));
         }
         Ok(())

@@ -37,19 +37,19 @@ impl Ramp {
     fn check(&self) -> Result<(), InputError> {
         self.config.check()?;
         if self.step == 0 {
-            return Err(InputError::new("--tick", "must be greater than zero"));
+            return Err(InputError::option("tick", "must be greater than zero"));
         }
         if let Some(t) = self.targets.iter().find(|&&t| t == 0 || t > 1024) {
-            return Err(InputError::new(
-                "--to",
+            return Err(InputError::option(
+                "to",
                 format!("{t} is not a util_avg value in 1..1024"),
             ));
         }
         let speed = (self.config.scale.cpu * self.config.scale.freq) as u128; // 1/2^20ths
         let horizon_wall = (HORIZON as u128 * PELT_PERIOD_NS as u128) << 20;
         if horizon_wall / speed / self.step as u128 > MAX_UPDATES as u128 {
-            return Err(InputError::new(
-                "--capacity/--freq-ratio",
+            return Err(InputError::option(
+                "capacity/freq_ratio",
                 "the CPU is so slow that the signal would need more than 10^8 updates to settle",
             ));
         }

@@ -72,7 +72,15 @@ impl Cgroups {
     /// The group at `path` ("a/b" or "/a/b"), created with its missing parents (cpu.weight
     /// 100, no limit) as rt-app creates a taskgroup's; `at` locates the path in errors.
     pub fn intern(&mut self, path: &str, at: &str) -> Result<u32, InputError> {
-        let err = |m: String| InputError::new(at, m);
+        self.intern_with(path, &|m| InputError::new(at, m))
+    }
+
+    /// `intern`, its errors made by `err` (a run option's, or a workload key's).
+    fn intern_with(
+        &mut self,
+        path: &str,
+        err: &dyn Fn(String) -> InputError,
+    ) -> Result<u32, InputError> {
         let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
         if parts
             .iter()
@@ -120,12 +128,12 @@ impl Cgroups {
 
     /// `--cgroup PATH:KEY=VALUE[,KEY=VALUE…]`.
     pub fn describe(&mut self, spec: &str) -> Result<(), InputError> {
-        let at = format!("--cgroup {spec}");
-        let err = |m: String| InputError::new(&at, m);
+        let at = format!("cgroup {spec}");
+        let err = |m: String| InputError::option(&at, m);
         let (path, settings) = spec
             .split_once(':')
             .ok_or_else(|| err("expected PATH:KEY=VALUE[,KEY=VALUE…]".into()))?;
-        let id = self.intern(path, &at)?;
+        let id = self.intern_with(path, &err)?;
         if id == 0 {
             return Err(err("the root group's settings cannot be changed".into()));
         }
@@ -193,7 +201,7 @@ impl Cgroups {
     pub fn notes(&self) -> impl Iterator<Item = String> + '_ {
         self.groups.iter().filter(|g| !g.described).map(|g| {
             format!(
-                "cgroup {}: created as rt-app creates a taskgroup's, with cpu.weight 100 and no limit (--cgroup {}:weight=N describes it)",
+                "cgroup {}: created as rt-app creates a taskgroup's, with cpu.weight 100 and no limit (a cgroup description {}:weight=N sets one)",
                 g.path, g.path
             )
         })
@@ -201,15 +209,17 @@ impl Cgroups {
 
     /// `--idle-cgroups N`: N empty groups under the root, /idle-0 … /idle-(N−1).
     pub fn add_idle(&mut self, n: u64) -> Result<(), InputError> {
-        let at = "--idle-cgroups";
+        let err = |m: String| InputError::option("idle_cgroups", m);
         if n as usize > MAX_GROUPS - self.groups.len() {
-            return Err(InputError::new(
-                at,
-                format!("{n} is too many: at most {MAX_GROUPS} cgroups in all"),
-            ));
+            return Err(err(format!(
+                "{n} is too many: at most {} more ({MAX_GROUPS} cgroups in all, {} already: the \
+                 root and the workload's)",
+                MAX_GROUPS - self.groups.len(),
+                self.groups.len()
+            )));
         }
         for i in 0..n {
-            let g = self.intern(&format!("/idle-{i}"), at)?;
+            let g = self.intern_with(&format!("/idle-{i}"), &err)?;
             self.groups[g as usize].described = true;
         }
         Ok(())
