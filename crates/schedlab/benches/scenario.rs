@@ -1,6 +1,7 @@
 //! The engine's scenario benchmark (`make bench`): 200 periodic rt-app tasks (periods 4–100 ms,
 //! duty 1–30 %, seeded) on hikey960 for 60 simulated seconds, with tracing off, then with each
-//! trace format written to a file (text, trace.dat, Perfetto), then untraced with schedutil on
+//! trace format written to a file (text, trace.dat, Perfetto), then keeping the DataFrames'
+//! columns (what `schedlab.run` does by default), then untraced with schedutil on
 //! every policy instead of the fixed maximum frequency. Prints events per wall second, the
 //! real-time factor, each trace's slowdown and size, and schedutil's slowdown, and writes them
 //! to target/scenario.json. `events` are the event queue's live events (wakeups, ends of
@@ -17,7 +18,7 @@ use schedlab::kernel::Kernel;
 use schedlab::platform;
 use schedlab::sched::features::Features;
 use schedlab::sim::{RunOptions, Sim};
-use schedlab::trace::{DatVersion, DatWriter, FtraceWriter, Observer, PerfettoWriter};
+use schedlab::trace::{DatVersion, DatWriter, Frames, FtraceWriter, Observer, PerfettoWriter};
 use schedlab::workload::{self, Dialect, Workload};
 
 const TASKS: usize = 200;
@@ -108,6 +109,8 @@ fn main() {
     }
     let (wall_null, _) = traced(&wl, "null", |_, _| Box::new(Null));
     eprintln!("NULL observer: {wall_null:.3} s ({:.2}x)", wall_null / wall);
+    // What schedlab.run keeps by default: the events and signals DataFrames' columns.
+    let (wall_fr, _) = traced(&wl, "frames", |_, _| Box::new(Frames::shared()));
     let (wall_t, text) = traced(&wl, "txt", |f, n| {
         Box::new(FtraceWriter::new(f, n).expect("temp file"))
     });
@@ -135,6 +138,7 @@ fn main() {
             "{{\"tasks\": {}, \"platform\": \"hikey960\", \"simulated_s\": {}, \"events\": {}, \"records\": {},\n",
             " \"untraced\": {{\"wall_s\": {:.3}, \"events_per_s\": {:.0}, \"records_per_s\": {:.0}, \"realtime_factor\": {:.0}}},\n",
             "{},\n{},\n{},\n",
+            " \"frames\": {{\"wall_s\": {:.3}, \"slowdown\": {:.2}}},\n",
             " \"schedutil\": {{\"wall_s\": {:.3}, \"events\": {}, \"slowdown\": {:.2}}}}}\n"
         ),
         TASKS,
@@ -148,6 +152,8 @@ fn main() {
         format("text", wall_t, &text),
         format("dat", wall_dat, &dat),
         format("perfetto", wall_pf, &pf),
+        wall_fr,
+        wall_fr / wall,
         wall_su,
         events_su,
         wall_su / wall,

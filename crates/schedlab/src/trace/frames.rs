@@ -4,12 +4,10 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::{switch_state, Observer, Tracepoint};
-use crate::sched::fair::group::ROOT_TG;
-use crate::sched::fair::NO_TASK;
+use super::{Observer, Tracepoint};
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
-use crate::tracepoint::{DlNote, Note, TraceEvent};
+use crate::tracepoint::{with_values, Col, Frame, Row, TraceEvent, Val, EVENTS, NA};
 
 /// The names of the events columns' `event` codes (`TraceEvent as u8`).
 pub const EVENT_NAMES: &[&str] = TraceEvent::NAMES
@@ -23,7 +21,7 @@ pub const SIGNAL_NAMES: &[&str] = TraceEvent::NAMES
     .1;
 
 /// Marks a value the event or signal does not carry (NA in the DataFrame).
-pub const NONE: i64 = i64::MIN;
+pub const NONE: i64 = NA;
 
 columnar! {
     /// One row per scheduler event. `pid` is the subject (switch: prev, fork: parent, 0 for
@@ -77,6 +75,8 @@ pub struct Frames {
     pub signals: SignalColumns,
     /// The task groups' cgroup paths, by group id.
     pub paths: Vec<String>,
+    /// Each event's row, its values by position (made at the first event).
+    plans: Option<Vec<Frame<usize>>>,
 }
 
 /// Frames an observer fills while the run's owner keeps a handle on them.
@@ -88,58 +88,33 @@ impl Frames {
     }
 }
 
-/// A row of the events columns, before it is pushed.
-struct EventRow {
-    event: u8,
-    cpu: usize,
-    pid: i64,
-    other_pid: i64,
-    prev_state: u8,
-    target_cpu: i64,
-    value: i64,
-}
-
-impl EventRow {
-    fn of(event: TraceEvent, cpu: usize, pid: i64) -> EventRow {
-        EventRow {
-            event: event as u8,
-            cpu,
-            pid,
-            other_pid: NONE,
-            prev_state: 0,
-            target_cpu: NONE,
-            value: NONE,
-        }
-    }
-}
-
 impl EventColumns {
-    fn push(&mut self, now: Ns, r: EventRow) {
+    #[inline(always)]
+    fn push(&mut self, now: Ns, event: TraceEvent, cpu: usize, row: Row<i64>) {
         self.ts.push(now);
-        self.event.push(r.event);
-        self.cpu.push(r.cpu as u32);
-        self.pid.push(r.pid);
-        self.other_pid.push(r.other_pid);
-        self.prev_state.push(r.prev_state);
-        self.target_cpu.push(r.target_cpu);
-        self.value.push(r.value);
+        self.event.push(event as u8);
+        self.cpu.push(cpu as u32);
+        self.pid.push(row.pid);
+        self.other_pid.push(row.other);
+        self.prev_state.push(if row.state == NONE {
+            0
+        } else {
+            row.state as u8
+        });
+        self.target_cpu.push(row.target);
+        self.value.push(row.value);
     }
 }
-
-/// A row of the signals columns: (load, runnable, util, enqueued, ewma, update_time).
-type SignalValues = [i64; 6];
-
-/// Whose signal a row is: a task's pid, or a group's (or cfs_rq's) path id.
-type Subject = (i64, i64);
 
 impl SignalColumns {
-    fn push(&mut self, now: Ns, signal: TraceEvent, cpu: usize, who: Subject, v: SignalValues) {
+    #[inline(always)]
+    fn push(&mut self, now: Ns, signal: TraceEvent, cpu: usize, who: [i64; 2], v: [i64; 6]) {
         self.ts.push(now);
         self.signal
             .push(signal as u8 - TraceEvent::FIRST_SIGNAL as u8);
         self.cpu.push(cpu as u32);
-        self.pid.push(who.0);
-        self.path.push(who.1);
+        self.pid.push(who[0]);
+        self.path.push(who[1]);
         self.load.push(v[0]);
         self.runnable.push(v[1]);
         self.util.push(v[2]);
@@ -149,194 +124,57 @@ impl SignalColumns {
     }
 }
 
-fn pid_of(tasks: &[SchedTask], task: Option<u32>) -> i64 {
-    task.map_or(0, |t| tasks[t as usize].pid as i64)
+/// Each event's row with its values by position (the catalogue names them).
+fn plans() -> Vec<Frame<usize>> {
+    EVENTS.iter().map(|f| f.frame.at(f)).collect()
 }
 
-/// The entity pid and values of a fair-class note.
-fn signal_of(note: &Note, tasks: &[SchedTask]) -> (Subject, SignalValues) {
-    let task = |task: u32| (tasks[task as usize].pid as i64, NONE);
-    match *note {
-        Note::PeltSe {
-            task: t,
-            path,
-            load,
-            runnable,
-            util,
-            update_time,
-        } => (
-            if t == NO_TASK {
-                (NONE, path as i64)
-            } else {
-                task(t)
-            },
-            [
-                load as i64,
-                runnable as i64,
-                util as i64,
-                NONE,
-                NONE,
-                update_time as i64,
-            ],
-        ),
-        Note::PeltCfs {
-            path,
-            load,
-            runnable,
-            util,
-            update_time,
-        } => (
-            (NONE, path as i64),
-            [
-                load as i64,
-                runnable as i64,
-                util as i64,
-                NONE,
-                NONE,
-                update_time as i64,
-            ],
-        ),
-        Note::UtilEstSe {
-            task: t,
-            enqueued,
-            ewma,
-            util,
-        } => (
-            task(t),
-            [NONE, NONE, util as i64, enqueued as i64, ewma as i64, NONE],
-        ),
-        Note::UtilEstCfs { enqueued, util } => (
-            (NONE, ROOT_TG as i64),
-            [NONE, NONE, util as i64, enqueued as i64, NONE, NONE],
-        ),
-        Note::PeltRq {
-            load,
-            runnable,
-            util,
-            update_time,
-            ..
-        } => (
-            (NONE, NONE),
-            [
-                load as i64,
-                runnable as i64,
-                util as i64,
-                NONE,
-                NONE,
-                update_time as i64,
-            ],
-        ),
+/// `task_index_to_char`: a task state's letter, by its highest bit ("R" for 0).
+fn task_state_char(state: i64) -> i64 {
+    let index = (64 - (state as u64).leading_zeros()) as usize;
+    b"RSDTtXZPI"[index] as i64
+}
+
+/// Column `c`'s value, of `vals`, the current task's pid `pid`.
+#[inline(always)]
+fn value(c: Col<usize>, vals: &[Val], pid: u32) -> i64 {
+    let int = |i: usize| match vals[i] {
+        Val::I(x) => x,
+        Val::S(_) => unreachable!("a DataFrame column of a string"),
+    };
+    match c {
+        Col::Na => NONE,
+        Col::Current => pid as i64,
+        Col::Value(i) => int(i),
+        Col::Signed(i) => int(i) as i32 as i64,
+        Col::StateChar(i) => task_state_char(int(i)),
     }
 }
 
 impl Frames {
     fn add(&mut self, now: Ns, tp: &Tracepoint, tasks: &[SchedTask]) {
-        let pid = |t: u32| tasks[t as usize].pid as i64;
-        let ev = tp.event();
-        let row = match tp {
-            Tracepoint::Switch {
-                cpu,
-                prev,
-                prev_state,
-                next,
-            } => EventRow {
-                other_pid: pid_of(tasks, *next),
-                prev_state: switch_state(*prev, *prev_state).as_bytes()[0],
-                ..EventRow::of(ev, *cpu, pid_of(tasks, *prev))
-            },
-            Tracepoint::Waking {
-                task,
-                cpu,
-                target,
-                how,
-                ..
-            } => EventRow {
-                target_cpu: *target as i64,
-                value: *how as i64,
-                ..EventRow::of(ev, *cpu, pid(*task))
-            },
-            Tracepoint::Wakeup {
-                task, target, cpu, ..
-            } => EventRow {
-                target_cpu: *target as i64,
-                ..EventRow::of(ev, *cpu, pid(*task))
-            },
-            Tracepoint::WakeupNew {
-                task,
-                target,
-                how,
-                cpu,
-                ..
-            } => EventRow {
-                target_cpu: *target as i64,
-                value: *how as i64,
-                ..EventRow::of(ev, *cpu, pid(*task))
-            },
-            Tracepoint::Migrate {
-                task,
-                from,
-                to,
-                cpu,
-                ..
-            } => EventRow {
-                target_cpu: *to as i64,
-                value: *from as i64,
-                ..EventRow::of(ev, *cpu, pid(*task))
-            },
-            Tracepoint::Fork { parent, child, cpu } => EventRow {
-                other_pid: pid(*child),
-                ..EventRow::of(ev, *cpu, parent.map_or(1, pid))
-            },
-            Tracepoint::Exit { task, cpu } => EventRow::of(ev, *cpu, pid(*task)),
-            Tracepoint::Rename { task, cpu } => EventRow::of(ev, *cpu, pid(*task)),
-            Tracepoint::CpuIdle { cpu, state } => EventRow {
-                value: *state as i32 as i64,
-                ..EventRow::of(ev, *cpu, 0)
-            },
-            Tracepoint::CpuFrequency { cpu, khz } => EventRow {
-                value: *khz as i64,
-                ..EventRow::of(ev, *cpu, 0)
-            },
-            Tracepoint::CpuCapacity { cpu, capacity, .. } => EventRow {
-                value: *capacity as i64,
-                ..EventRow::of(ev, *cpu, 0)
-            },
-            Tracepoint::Print { task, cpu, text } => {
-                let row = self.events.ts.len();
-                self.events.markers.push((row, text.clone()));
-                EventRow::of(ev, *cpu, task.map_or(1, pid))
-            }
-            Tracepoint::Dl { cpu, task, note } => {
-                let value = match *note {
-                    DlNote::Throttle { runtime, .. } | DlNote::Replenish { runtime, .. } => runtime,
-                    DlNote::Miss { deadline, .. } => deadline as i64,
-                };
-                EventRow {
-                    value,
-                    ..EventRow::of(ev, *cpu, pid(*task))
+        let plans = self.plans.get_or_insert_with(plans);
+        let (events, signals) = (&mut self.events, &mut self.signals);
+        with_values(tp, tasks, &self.paths, "", |ev, (_, pid, cpu), vals| {
+            let v = |c: Col<usize>| value(c, vals, pid);
+            match &plans[ev as usize] {
+                Frame::Event(r) => events.push(now, ev, cpu, r.map(v)),
+                Frame::Marker(text) => {
+                    let Val::S(text) = vals[*text] else {
+                        unreachable!("a marker's text is a string")
+                    };
+                    events.markers.push((events.ts.len(), text.to_string()));
+                    events.push(now, ev, cpu, Row::CURRENT.map(v));
+                }
+                Frame::Signal {
+                    pid: p,
+                    path,
+                    values,
+                } => {
+                    signals.push(now, ev, cpu, [v(*p), v(*path)], values.map(v));
                 }
             }
-            Tracepoint::PiSetprio {
-                task, cpu, newprio, ..
-            } => EventRow {
-                value: *newprio as i64,
-                ..EventRow::of(ev, *cpu, pid(*task))
-            },
-            Tracepoint::Overutilized {
-                cpu,
-                task,
-                overutilized,
-            } => EventRow {
-                value: *overutilized as i64,
-                ..EventRow::of(ev, *cpu, pid_of(tasks, *task))
-            },
-            Tracepoint::Fair { cpu, note, .. } => {
-                let (who, values) = signal_of(note, tasks);
-                self.signals.push(now, ev, *cpu, who, values);
-                return;
-            }
-        };
-        self.events.push(now, row);
+        });
     }
 }
 
@@ -352,5 +190,34 @@ impl Observer for Rc<RefCell<Frames>> {
 
     fn finish(&mut self, _tasks: &[SchedTask]) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{task_state_char, Frame, EVENTS};
+    use crate::tracepoint::TraceEvent;
+
+    #[test]
+    fn every_row_names_values_its_event_has_and_the_signals_follow_the_events() {
+        for (code, f) in EVENTS.iter().enumerate() {
+            let signal = matches!(f.frame.at(f), Frame::Signal { .. }); // an unknown name panics
+            assert_eq!(
+                signal,
+                code >= TraceEvent::FIRST_SIGNAL as usize,
+                "{}",
+                f.name
+            );
+        }
+    }
+
+    #[test]
+    fn a_state_letter_is_task_index_to_char_of_its_highest_bit() {
+        // TASK_RUNNING 0, TASK_INTERRUPTIBLE 1, TASK_UNINTERRUPTIBLE 2, EXIT_DEAD 0x10,
+        // TASK_REPORT_IDLE 0x80 (include/linux/sched.h, TASK_REPORT's order).
+        let letters: Vec<u8> = [0, 0x1, 0x2, 0x10, 0x80]
+            .map(|s| task_state_char(s) as u8)
+            .to_vec();
+        assert_eq!(letters, b"RSDXI");
     }
 }

@@ -62,15 +62,6 @@ impl TraceFormat {
     }
 }
 
-/// A switch's `prev_state` letter (`__trace_sched_switch_state`); the idle task is "R".
-pub fn switch_state(prev: Option<u32>, s: PrevState) -> &'static str {
-    match (prev, s) {
-        (None, _) | (_, PrevState::Runnable) => "R",
-        (_, PrevState::Sleeping) => "S",
-        (_, PrevState::Dead) => "X",
-    }
-}
-
 /// The root domain's span as `cpumap_print_to_pagebuf` prints a mask of CPUs 0..`nr_cpus`:
 /// hexadecimal in 32-bit groups, most significant first, separated by commas.
 pub fn span_hex(nr_cpus: usize) -> String {

@@ -1,20 +1,28 @@
-//! The tracepoint catalogue: every event the scheduler reports, defined once. `Tracepoint`
-//! is what fires (the scheduler builds one only while an observer listens); each
-//! `TraceEvent` code has its kernel definition here (system, name, fields with their C
-//! types, `TP_printk`'s print fmt), from which trace.dat's layouts and format files, the text
-//! trace and the DataFrames' event names follow. Layouts are 6.12's (x86_64,
-//! `-funsigned-char`); the PELT, util_est, capacity and overutilized events are the LISA
-//! module's (sched_tp field order, with `runnable`); schedlab's deadline events have no
-//! kernel counterpart.
+//! The tracepoint catalogue: every event the scheduler reports, defined once, as
+//! include/trace/events/*.h define the kernel's. `Tracepoint` is what fires (the scheduler
+//! builds one only while an observer listens); each `TraceEvent` code has its definition here
+//! (system, name, fields with their C types, `TP_printk`'s print fmt, Perfetto's message, the
+//! DataFrames' row) and what it records (`with_values`, its `TP_fast_assign`), from which
+//! trace.dat's layouts, format files and records, the text trace, Perfetto's messages and the
+//! DataFrames' rows all follow. Layouts are 6.12's (x86_64, `-funsigned-char`); the PELT,
+//! util_est, capacity and overutilized events are the LISA module's (sched_tp field order,
+//! with `runnable`); schedlab's deadline events have no kernel counterpart. What a definition
+//! is made of is in `format.rs`.
 
-mod assign;
+mod format;
 
-pub use self::assign::{ksym, with_values, Context, TRACING_MARK_WRITE};
+use self::format::*;
+pub use self::format::{Col, Format, Frame, PerfettoEvent, Row, Ty, Val, NA};
+use Col::{Na, Value};
 
+use std::sync::OnceLock;
+
+use crate::limits::NR_CPUS;
 use crate::sched::class::Placement;
-use crate::sched::fair::group::TgId;
+use crate::sched::fair::group::{TgId, ROOT_TG};
+use crate::sched::fair::NO_TASK;
 use crate::sched::rq::RqAvg;
-use crate::sched::task::TASK_COMM_LEN;
+use crate::sched::task::SchedTask;
 
 /// rt-app's main thread's pid: the one task that is not a thread of the workload (it creates
 /// them, and the rtapp_main markers are its).
@@ -273,81 +281,6 @@ impl Counter {
     }
 }
 
-/// The C type of a field, as the format file declares it.
-#[derive(Debug, Clone, Copy)]
-pub enum Ty {
-    /// An integer: its C type name, size in bytes, signedness.
-    Int(&'static str, u8, bool),
-    /// `char name[16]` (`TASK_COMM_LEN`).
-    Comm,
-    /// `__data_loc char[] name`: a u32 of (length << 16 | offset) to a string after the
-    /// fixed part.
-    Str,
-    /// `char name[]`: the rest of the record (`print`'s buffer).
-    Buf,
-}
-
-const PID: Ty = Ty::Int("pid_t", 4, true);
-const INT: Ty = Ty::Int("int", 4, true);
-const U32: Ty = Ty::Int("u32", 4, false);
-const UINT: Ty = Ty::Int("unsigned int", 4, false);
-const LONG: Ty = Ty::Int("long", 8, true);
-const ULONG: Ty = Ty::Int("unsigned long", 8, false);
-const ULL: Ty = Ty::Int("unsigned long long", 8, false);
-const S64: Ty = Ty::Int("s64", 8, true);
-const U64: Ty = Ty::Int("u64", 8, false);
-const SHORT: Ty = Ty::Int("short", 2, true);
-const BOOL: Ty = Ty::Int("bool", 1, false);
-
-impl Ty {
-    pub fn size(self) -> usize {
-        match self {
-            Ty::Int(_, size, _) => size as usize,
-            Ty::Comm => TASK_COMM_LEN,
-            Ty::Str => 4,
-            Ty::Buf => 0,
-        }
-    }
-
-    pub fn align(self) -> usize {
-        match self {
-            Ty::Comm | Ty::Buf => 1,
-            t => t.size(),
-        }
-    }
-}
-
-/// One event's format.
-#[derive(Debug)]
-pub struct Format {
-    pub system: &'static str,
-    pub name: &'static str,
-    pub id: u16,
-    pub fields: &'static [(&'static str, Ty)],
-    pub print_fmt: &'static str,
-    /// Its message in Perfetto's `FtraceEvent`, if Perfetto has one.
-    pub perfetto: Option<PerfettoEvent>,
-}
-
-/// An event's message in Perfetto's trace protos (protos/perfetto/trace/ftrace/*.proto): the
-/// `FtraceEvent` oneof's field number, each catalogue field's number in the message, and the
-/// message's fields that the kernel's format lacks, with the values schedlab gives them.
-#[derive(Debug)]
-pub struct PerfettoEvent {
-    pub id: u32,
-    pub fields: &'static [u32],
-    pub extra: &'static [(u32, i64)],
-}
-
-/// Perfetto's message numbers its fields as the kernel's format orders them.
-const fn perfetto(id: u32, fields: &'static [u32]) -> Option<PerfettoEvent> {
-    Some(PerfettoEvent {
-        id,
-        fields,
-        extra: &[],
-    })
-}
-
 /// `SchedWakeupFtraceEvent` and kin: comm 1, pid 2, prio 3, success 4 (always 1 since
 /// 4.x), target_cpu 5.
 const WAKEUP_PERFETTO: [u32; 4] = [1, 2, 3, 5];
@@ -425,6 +358,13 @@ catalogue! {
         ],
         print_fmt: SWITCH_FMT,
         perfetto: perfetto(4, &[1, 2, 3, 4, 5, 6, 7]),
+        extras: &[],
+        frame: Frame::Event(Row {
+            pid: Value("prev_pid"),
+            other: Value("next_pid"),
+            state: Col::StateChar("prev_state"),
+            ..ROW
+        }),
     },
     SchedWaking => Format {
         system: "sched",
@@ -436,6 +376,13 @@ catalogue! {
             id: 20,
             fields: &WAKEUP_PERFETTO,
             extra: &[(4, 1)],
+        }),
+        extras: &["placement"],
+        frame: Frame::Event(Row {
+            pid: Value("pid"),
+            target: Value("target_cpu"),
+            value: Value("placement"),
+            ..ROW
         }),
     },
     SchedWakeup => Format {
@@ -449,6 +396,12 @@ catalogue! {
             fields: &WAKEUP_PERFETTO,
             extra: &[(4, 1)],
         }),
+        extras: &[],
+        frame: Frame::Event(Row {
+            pid: Value("pid"),
+            target: Value("target_cpu"),
+            ..ROW
+        }),
     },
     SchedWakeupNew => Format {
         system: "sched",
@@ -460,6 +413,13 @@ catalogue! {
             id: 114,
             fields: &WAKEUP_PERFETTO,
             extra: &[(4, 1)],
+        }),
+        extras: &["placement"],
+        frame: Frame::Event(Row {
+            pid: Value("pid"),
+            target: Value("target_cpu"),
+            value: Value("placement"),
+            ..ROW
         }),
     },
     SchedMigrateTask => Format {
@@ -475,6 +435,13 @@ catalogue! {
         ],
         print_fmt: "\"comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d\", REC->comm, REC->pid, REC->prio, REC->orig_cpu, REC->dest_cpu",
         perfetto: perfetto(491, &[1, 2, 3, 4, 5]),
+        extras: &[],
+        frame: Frame::Event(Row {
+            pid: Value("pid"),
+            target: Value("dest_cpu"),
+            value: Value("orig_cpu"),
+            ..ROW
+        }),
     },
     SchedProcessFork => Format {
         system: "sched",
@@ -488,6 +455,12 @@ catalogue! {
         ],
         print_fmt: "\"comm=%s pid=%d child_comm=%s child_pid=%d\", REC->parent_comm, REC->parent_pid, REC->child_comm, REC->child_pid",
         perfetto: perfetto(239, &[1, 2, 3, 4]),
+        extras: &[],
+        frame: Frame::Event(Row {
+            pid: Value("parent_pid"),
+            other: Value("child_pid"),
+            ..ROW
+        }),
     },
     SchedProcessExit => Format {
         system: "sched",
@@ -501,6 +474,8 @@ catalogue! {
             fields: &[1, 2, 4],
             extra: &[(3, 1)],
         }),
+        extras: &[],
+        frame: task_row(Na),
     },
     TaskRename => Format {
         system: "task",
@@ -514,6 +489,8 @@ catalogue! {
         ],
         print_fmt: "\"pid=%d oldcomm=%s newcomm=%s oom_score_adj=%hd\", REC->pid, REC->oldcomm, REC->newcomm, REC->oom_score_adj",
         perfetto: perfetto(236, &[1, 2, 3, 4]),
+        extras: &[],
+        frame: task_row(Na),
     },
     CpuIdle => Format {
         system: "power",
@@ -522,6 +499,8 @@ catalogue! {
         fields: CPU_FIELDS,
         print_fmt: CPU_FMT,
         perfetto: perfetto(13, &[1, 2]),
+        extras: &[],
+        frame: cpu_row(Col::Signed("state")),
     },
     CpuFrequency => Format {
         system: "power",
@@ -530,6 +509,8 @@ catalogue! {
         fields: CPU_FIELDS,
         print_fmt: CPU_FMT,
         perfetto: perfetto(11, &[1, 2]),
+        extras: &[],
+        frame: cpu_row(Value("state")),
     },
     SchedCpuCapacity => Format {
         system: "lisa",
@@ -543,6 +524,8 @@ catalogue! {
         ],
         print_fmt: "\"cpu=%d capacity=%lu capacity_orig=%lu capacity_curr=%lu\", REC->cpu, REC->capacity, REC->capacity_orig, REC->capacity_curr",
         perfetto: None,
+        extras: &[],
+        frame: cpu_row(Value("capacity")),
     },
     // The `ftrace` system's `print` (`TRACE_PRINT`): what a write to trace_marker records.
     Print => Format {
@@ -552,6 +535,8 @@ catalogue! {
         fields: &[("ip", ULONG), ("buf", Ty::Buf)],
         print_fmt: "\"%ps: %s\", (void *)REC->ip, REC->buf",
         perfetto: None,
+        extras: &[],
+        frame: Frame::Marker("buf"),
     },
     SchedDlThrottle => Format {
         system: "schedlab",
@@ -560,6 +545,8 @@ catalogue! {
         fields: &[("comm", Ty::Comm), ("pid", PID), ("cpu", INT), ("runtime", S64)],
         print_fmt: "\"comm=%s pid=%d cpu=%d runtime=%lld\", REC->comm, REC->pid, REC->cpu, REC->runtime",
         perfetto: None,
+        extras: &[],
+        frame: task_row(Value("runtime")),
     },
     SchedDlReplenish => Format {
         system: "schedlab",
@@ -574,6 +561,8 @@ catalogue! {
         ],
         print_fmt: "\"comm=%s pid=%d cpu=%d runtime=%lld deadline=%llu\", REC->comm, REC->pid, REC->cpu, REC->runtime, REC->deadline",
         perfetto: None,
+        extras: &[],
+        frame: task_row(Value("runtime")),
     },
     SchedDlMiss => Format {
         system: "schedlab",
@@ -582,6 +571,8 @@ catalogue! {
         fields: &[("comm", Ty::Comm), ("pid", PID), ("cpu", INT), ("deadline", U64)],
         print_fmt: "\"comm=%s pid=%d cpu=%d deadline=%llu\", REC->comm, REC->pid, REC->cpu, REC->deadline",
         perfetto: None,
+        extras: &[],
+        frame: task_row(Value("deadline")),
     },
     SchedPiSetprio => Format {
         system: "sched",
@@ -595,6 +586,8 @@ catalogue! {
         ],
         print_fmt: "\"comm=%s pid=%d oldprio=%d newprio=%d\", REC->comm, REC->pid, REC->oldprio, REC->newprio",
         perfetto: perfetto(353, &[1, 4, 3, 2]),
+        extras: &[],
+        frame: task_row(Value("newprio")),
     },
     SchedOverutilized => Format {
         system: "lisa",
@@ -603,6 +596,8 @@ catalogue! {
         fields: &[("overutilized", BOOL), ("span", Ty::Str)],
         print_fmt: "\"overutilized=%d span=0x%s\", REC->overutilized, __get_str(span)",
         perfetto: None,
+        extras: &[],
+        frame: cpu_row(Value("overutilized")),
     },
     // The LISA module's PELT and util_est tracepoints: the signals, after the events.
     SchedPeltSe => Format {
@@ -621,6 +616,12 @@ catalogue! {
         ],
         print_fmt: "\"cpu=%d path=%s comm=%s pid=%d load=%lu runnable=%lu util=%lu update_time=%llu\", REC->cpu, __get_str(path), __get_str(comm), REC->pid, REC->load, REC->runnable, REC->util, REC->update_time",
         perfetto: None,
+        extras: &["subject_pid", "path_id"],
+        frame: Frame::Signal {
+            pid: Value("subject_pid"),
+            path: Value("path_id"),
+            values: PELT_VALUES,
+        },
     },
     SchedPeltCfs => Format {
         system: "lisa",
@@ -636,6 +637,12 @@ catalogue! {
         ],
         print_fmt: "\"cpu=%d path=%s load=%lu runnable=%lu util=%lu update_time=%llu\", REC->cpu, __get_str(path), REC->load, REC->runnable, REC->util, REC->update_time",
         perfetto: None,
+        extras: &["path_id"],
+        frame: Frame::Signal {
+            pid: Na,
+            path: Value("path_id"),
+            values: PELT_VALUES,
+        },
     },
     SchedUtilEstSe => Format {
         system: "lisa",
@@ -652,6 +659,12 @@ catalogue! {
         ],
         print_fmt: "\"cpu=%d path=%s comm=%s pid=%d enqueued=%u ewma=%u util=%lu\", REC->cpu, __get_str(path), __get_str(comm), REC->pid, REC->enqueued, REC->ewma, REC->util",
         perfetto: None,
+        extras: &[],
+        frame: Frame::Signal {
+            pid: Value("pid"),
+            path: Na,
+            values: [Na, Na, Value("util"), Value("enqueued"), Value("ewma"), Na],
+        },
     },
     SchedUtilEstCfs => Format {
         system: "lisa",
@@ -666,6 +679,13 @@ catalogue! {
         ],
         print_fmt: "\"cpu=%d path=%s enqueued=%u ewma=%u util=%lu\", REC->cpu, __get_str(path), REC->enqueued, REC->ewma, REC->util",
         perfetto: None,
+        extras: &["path_id"],
+        frame: // A cfs_rq's util_est has no ewma (the field is 0).
+        Frame::Signal {
+            pid: Na,
+            path: Value("path_id"),
+            values: [Na, Na, Value("util"), Value("enqueued"), Na, Na],
+        },
     },
     SchedPeltRt => Format {
         system: "lisa",
@@ -674,6 +694,12 @@ catalogue! {
         fields: PELT_RQ_FIELDS,
         print_fmt: PELT_RQ_FMT,
         perfetto: None,
+        extras: &[],
+        frame: Frame::Signal {
+            pid: Na,
+            path: Na,
+            values: PELT_VALUES,
+        },
     },
     SchedPeltDl => Format {
         system: "lisa",
@@ -682,12 +708,334 @@ catalogue! {
         fields: PELT_RQ_FIELDS,
         print_fmt: PELT_RQ_FMT,
         perfetto: None,
+        extras: &[],
+        frame: Frame::Signal {
+            pid: Na,
+            path: Na,
+            values: PELT_VALUES,
+        },
     },
 }
 
-/// A field's value.
-#[derive(Debug, Clone, Copy)]
-pub enum Val<'a> {
-    I(i64),
-    S(&'a str),
+// What each tracepoint records (`TP_fast_assign`): its values in its event's field order,
+// then its extras (`Format::extras`), the one mapping from which trace.dat's records, the
+// text trace's fields, Perfetto's messages and the DataFrames' rows are written, and the
+// context it fires in.
+
+/// A record's context: the current task's comm and pid, and the CPU that records it.
+pub type Context<'a> = (&'a str, u32, usize);
+
+/// Where `tracing_mark_write` is in the kallsyms a trace.dat carries: the `ip` of every
+/// `print` (trace-cmd resolves it to the name, as LISA expects).
+pub const TRACING_MARK_WRITE: u64 = 0xffff_ffff_8120_0000;
+
+/// The kernel symbol at `addr` (`%ps`): the one a trace names.
+pub fn ksym(addr: u64) -> &'static str {
+    debug_assert_eq!(addr, TRACING_MARK_WRITE);
+    "tracing_mark_write"
+}
+
+/// The values of `tp` (its tasks in `tasks`, task groups' paths in `paths`, the root
+/// domain's span as `span`), handed to `f` with its event and context (`trace::context`).
+#[inline(always)]
+pub fn with_values<R>(
+    tp: &Tracepoint,
+    tasks: &[SchedTask],
+    paths: &[String],
+    span: &str,
+    f: impl FnOnce(TraceEvent, Context, &[Val]) -> R,
+) -> R {
+    use Val::{I, S};
+    let ctx = context(tp, tasks);
+    let (ccomm, cpid, cpu) = ctx;
+    let f = |ev, vals: &[Val]| f(ev, ctx, vals);
+    let ev = tp.event();
+    let t = |id: u32| &tasks[id as usize];
+    let task = |id: u32| (t(id).kcomm(), t(id).pid as i64, t(id).prio() as i64);
+    let c = cpu as i64;
+    match tp {
+        Tracepoint::Switch {
+            prev,
+            prev_state,
+            next,
+            ..
+        } => {
+            let side = |x: Option<u32>| match x {
+                Some(i) => task(i),
+                None => (swapper(cpu), 0, 120),
+            };
+            let ((pc, pp, pprio), (nc, np, nprio)) = (side(*prev), side(*next));
+            let state = switch_state_value(*prev, *prev_state);
+            f(
+                ev,
+                &[S(pc), I(pp), I(pprio), I(state), S(nc), I(np), I(nprio)],
+            )
+        }
+        Tracepoint::Waking {
+            task: id,
+            target,
+            how,
+            ..
+        }
+        | Tracepoint::WakeupNew {
+            task: id,
+            target,
+            how,
+            ..
+        } => {
+            let (comm, pid, prio) = task(*id);
+            let placement = *how as i64;
+            f(
+                ev,
+                &[S(comm), I(pid), I(prio), I(*target as i64), I(placement)],
+            )
+        }
+        Tracepoint::Wakeup {
+            task: id, target, ..
+        } => {
+            let (comm, pid, prio) = task(*id);
+            f(ev, &[S(comm), I(pid), I(prio), I(*target as i64)])
+        }
+        Tracepoint::Migrate {
+            task: id, from, to, ..
+        } => {
+            let (comm, pid, prio) = task(*id);
+            f(
+                ev,
+                &[S(comm), I(pid), I(prio), I(*from as i64), I(*to as i64)],
+            )
+        }
+        Tracepoint::Fork { child, .. } => f(
+            ev,
+            &[S(ccomm), I(cpid as i64), S(ccomm), I(t(*child).pid as i64)],
+        ),
+        Tracepoint::Rename { task: id, .. } => f(
+            ev,
+            &[I(t(*id).pid as i64), S("rt-app"), S(t(*id).kcomm()), I(0)],
+        ),
+        Tracepoint::Exit { task: id, .. } => {
+            let (comm, pid, prio) = task(*id);
+            f(ev, &[S(comm), I(pid), I(prio)])
+        }
+        Tracepoint::PiSetprio {
+            task: id,
+            oldprio,
+            newprio,
+            ..
+        } => {
+            let (comm, pid, _) = task(*id);
+            f(
+                ev,
+                &[S(comm), I(pid), I(*oldprio as i64), I(*newprio as i64)],
+            )
+        }
+        Tracepoint::CpuIdle { state, .. } => f(ev, &[I(*state as i64), I(c)]),
+        Tracepoint::CpuFrequency { khz, .. } => f(ev, &[I(*khz as i64), I(c)]),
+        Tracepoint::CpuCapacity {
+            capacity,
+            orig,
+            curr,
+            ..
+        } => f(
+            ev,
+            &[I(c), I(*capacity as i64), I(*orig as i64), I(*curr as i64)],
+        ),
+        Tracepoint::Fair { note, .. } => fair(ev, c, note, tasks, paths, f),
+        Tracepoint::Dl { task: id, note, .. } => {
+            let (comm, pid, _) = task(*id);
+            match *note {
+                DlNote::Throttle { runtime } => f(ev, &[S(comm), I(pid), I(c), I(runtime)]),
+                DlNote::Replenish { runtime, deadline } => {
+                    f(ev, &[S(comm), I(pid), I(c), I(runtime), I(deadline as i64)])
+                }
+                DlNote::Miss { deadline } => f(ev, &[S(comm), I(pid), I(c), I(deadline as i64)]),
+            }
+        }
+        Tracepoint::Overutilized { overutilized, .. } => f(ev, &[I(*overutilized as i64), S(span)]),
+        Tracepoint::Print { text, .. } => f(ev, &[I(TRACING_MARK_WRITE as i64), S(text)]),
+    }
+}
+
+/// The LISA module's PELT and util_est events (sched_tp's layouts) on CPU `c`.
+#[inline(always)]
+fn fair<R>(
+    ev: TraceEvent,
+    c: i64,
+    note: &Note,
+    tasks: &[SchedTask],
+    paths: &[String],
+    f: impl FnOnce(TraceEvent, &[Val]) -> R,
+) -> R {
+    use Val::{I, S};
+    match *note {
+        Note::PeltSe {
+            task,
+            path,
+            load,
+            runnable,
+            util,
+            update_time,
+        } => {
+            let (name, comm, pid) = pelt_se_who(task, path, tasks, paths);
+            let [t, l, r, u, cpu] = pelt([update_time, load, runnable, util], c);
+            // The DataFrames' subject: a task's pid, or a group's path id.
+            let (subject, path) = match task {
+                NO_TASK => (NA, path as i64),
+                _ => (pid, NA),
+            };
+            f(
+                ev,
+                &[
+                    t,
+                    l,
+                    r,
+                    u,
+                    cpu,
+                    I(pid),
+                    S(name),
+                    S(comm),
+                    I(subject),
+                    I(path),
+                ],
+            )
+        }
+        Note::PeltCfs {
+            path,
+            load,
+            runnable,
+            util,
+            update_time,
+        } => {
+            let [t, l, r, u, cpu] = pelt([update_time, load, runnable, util], c);
+            f(
+                ev,
+                &[t, l, r, u, cpu, S(&paths[path as usize]), I(path as i64)],
+            )
+        }
+        Note::UtilEstSe {
+            task,
+            enqueued,
+            ewma,
+            util,
+        } => {
+            let p = &tasks[task as usize];
+            f(
+                ev,
+                &[
+                    I(util as i64),
+                    I(enqueued as i64),
+                    I(ewma as i64),
+                    I(c),
+                    I(p.pid as i64),
+                    S("(null)"),
+                    S(p.kcomm()),
+                ],
+            )
+        }
+        Note::UtilEstCfs { enqueued, util } => f(
+            ev,
+            &[
+                I(util as i64),
+                I(enqueued as i64),
+                I(0),
+                I(c),
+                S("/"),
+                I(ROOT_TG as i64),
+            ],
+        ),
+        Note::PeltRq {
+            load,
+            runnable,
+            util,
+            update_time,
+            ..
+        } => f(ev, &pelt([update_time, load, runnable, util], c)),
+    }
+}
+
+/// sched_tp's PELT layouts start alike: update_time, load, runnable, util, then the CPU.
+#[inline(always)]
+fn pelt<'a>([update_time, load, runnable, util]: [u64; 4], cpu: i64) -> [Val<'a>; 5] {
+    let v = |x: u64| Val::I(x as i64);
+    [v(update_time), v(load), v(runnable), v(util), Val::I(cpu)]
+}
+
+/// The context a tracepoint fires in, as a trace's header shows it: the current task's comm
+/// and pid (the idle task's "<idle>", 0; rt-app's main thread "rt-app", 1, for the threads
+/// it forks at start), and the CPU whose buffer records it.
+#[inline(always)]
+fn context<'a>(tp: &Tracepoint, tasks: &'a [SchedTask]) -> (&'a str, u32, usize) {
+    let who = |task: Option<u32>| match task {
+        Some(t) => (tasks[t as usize].kcomm(), tasks[t as usize].pid),
+        None => ("<idle>", 0),
+    };
+    let ((comm, pid), cpu) = match *tp {
+        Tracepoint::Switch { cpu, prev, .. } => (who(prev), cpu),
+        Tracepoint::Waking { curr, cpu, .. } => (who(curr), cpu),
+        Tracepoint::Wakeup { curr, cpu, .. } | Tracepoint::Migrate { curr, cpu, .. } => {
+            (who(curr), cpu)
+        }
+        Tracepoint::Fork {
+            parent: None, cpu, ..
+        }
+        | Tracepoint::WakeupNew {
+            parent: None, cpu, ..
+        } => (("rt-app", RTAPP_MAIN_PID), cpu),
+        Tracepoint::Fork { parent, cpu, .. } | Tracepoint::WakeupNew { parent, cpu, .. } => {
+            (who(parent), cpu)
+        }
+        Tracepoint::Rename { task, cpu }
+        | Tracepoint::Exit { task, cpu }
+        | Tracepoint::PiSetprio { task, cpu, .. }
+        | Tracepoint::Dl { task, cpu, .. } => (who(Some(task)), cpu),
+        Tracepoint::Print {
+            task: None, cpu, ..
+        } => (("rt-app", RTAPP_MAIN_PID), cpu),
+        Tracepoint::Print { task, cpu, .. } => (who(task), cpu),
+        Tracepoint::CpuIdle { cpu, .. }
+        | Tracepoint::CpuFrequency { cpu, .. }
+        | Tracepoint::CpuCapacity { cpu, .. } => (who(None), cpu),
+        Tracepoint::Fair { cpu, task, .. } | Tracepoint::Overutilized { cpu, task, .. } => {
+            (who(task), cpu)
+        }
+    };
+    (comm, pid, cpu)
+}
+
+/// The idle task's comm in `sched_switch`: `swapper/N` (made once for every CPU there can be).
+fn swapper(cpu: usize) -> &'static str {
+    static NAMES: OnceLock<Vec<String>> = OnceLock::new();
+    let names = NAMES.get_or_init(|| (0..NR_CPUS).map(|c| format!("swapper/{c}")).collect());
+    &names[cpu]
+}
+
+/// `__trace_sched_switch_state`'s value, as trace.dat and Perfetto record `prev_state`: a
+/// preempted user task calls `schedule()` running (0, "R"); a sleeper is
+/// `TASK_INTERRUPTIBLE` (1); an exiting thread, reaped at once, `EXIT_DEAD` (0x10).
+fn switch_state_value(prev: Option<u32>, s: PrevState) -> i64 {
+    match (prev, s) {
+        (None, _) | (_, PrevState::Runnable) => 0,
+        (_, PrevState::Sleeping) => 0x1,
+        (_, PrevState::Dead) => 0x10,
+    }
+}
+
+/// Who a `sched_pelt_se` is about, as the LISA module prints it: a task's path is "(null)"
+/// with its comm and pid; a group entity's its cgroup path (of `paths`) with comm "(null)"
+/// and pid −1.
+#[inline(always)]
+fn pelt_se_who<'a>(
+    task: u32,
+    path: TgId,
+    tasks: &'a [SchedTask],
+    paths: &'a [String],
+) -> (&'a str, &'a str, i64) {
+    match task {
+        NO_TASK => (paths[path as usize].as_str(), "(null)", -1),
+        t => (
+            "(null)",
+            tasks[t as usize].kcomm(),
+            tasks[t as usize].pid as i64,
+        ),
+    }
 }

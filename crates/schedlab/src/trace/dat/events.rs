@@ -87,7 +87,12 @@ impl Format {
     /// Write its record in `pid`'s context into `out` (zeroed, `size` bytes): the common
     /// fields, then `vals` in field order, then the dynamic strings.
     pub fn write(&self, layout: &Layout, out: &mut [u8], pid: u32, vals: &[Val]) {
-        debug_assert_eq!(vals.len(), self.fields.len(), "{}", self.name);
+        debug_assert_eq!(
+            vals.len(),
+            self.fields.len() + self.extras.len(),
+            "{}",
+            self.name
+        );
         out[..2].copy_from_slice(&self.id.to_le_bytes());
         out[4..8].copy_from_slice(&(pid as i32).to_le_bytes());
         let mut tail = layout.fixed;
@@ -202,7 +207,8 @@ mod tests {
     #[test]
     fn strings_follow_the_fixed_part() {
         // sched_pelt_se: 4 u64s at 8..40, cpu and pid at 40 and 44, the two __data_loc
-        // words at 48 and 52, so the strings start at 56: "(null)\0" (7 bytes) then "t\0".
+        // words at 48 and 52, so the strings start at 56: "(null)\0" (7 bytes) then "t\0",
+        // and end the record.
         let vals = [
             Val::I(1),
             Val::I(2),
@@ -212,6 +218,8 @@ mod tests {
             Val::I(-1),
             Val::S("(null)"),
             Val::S("t"),
+            Val::I(-1), // the extras, subject_pid and path_id, which the record leaves out
+            Val::I(7),
         ];
         let rec = encode(event("sched_pelt_se"), 42, &vals);
         let word = |at: usize| u32::from_le_bytes(rec[at..at + 4].try_into().unwrap());

@@ -338,9 +338,8 @@ impl<W: Write> PerfettoWriter<W> {
     fn ftrace(&mut self, now: Ns, tp: &Tracepoint, tasks: &[SchedTask]) -> io::Result<()> {
         let (bundles, plans) = (&mut self.bundles, &self.plans);
         let cpu = with_values(tp, tasks, &self.paths, "", |ev, (_, pid, cpu), vals| {
-            let plan = plans[ev as usize]
-                .as_ref()
-                .expect("an ftrace event Perfetto has");
+            // An event Perfetto has no message for is left out, unless `record` draws it.
+            let plan = plans[ev as usize].as_ref()?;
             Msg::new(&mut bundles[cpu]).nested(bundle::EVENT, |e| {
                 e.uint(ftrace::TIMESTAMP, now)
                     .uint(ftrace::PID, pid as u64)
@@ -356,9 +355,9 @@ impl<W: Write> PerfettoWriter<W> {
                         }
                     });
             });
-            cpu
+            Some(cpu)
         });
-        if self.bundles[cpu].len() >= BUNDLE_BYTES {
+        if let Some(cpu) = cpu.filter(|&c| self.bundles[c].len() >= BUNDLE_BYTES) {
             self.flush_bundle(cpu)?;
         }
         Ok(())
