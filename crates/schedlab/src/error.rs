@@ -61,26 +61,25 @@ mod tests {
     #[test]
     fn a_front_end_spells_a_run_options_keys_and_keeps_its_value_and_other_locations() {
         let cli = |key: &str| format!("--{}", key.replace('_', "-"));
-        let at = |e: InputError| e.location_as(cli);
-        assert_eq!(
-            at(InputError::option("idle_cgroups", "m")),
-            "--idle-cgroups"
-        );
-        assert_eq!(
-            at(InputError::option("capacity/freq_ratio", "m")),
-            "--capacity/--freq-ratio"
-        );
-        assert_eq!(
-            at(InputError::option("cgroup /a_b:weight=0", "m")),
-            "--cgroup /a_b:weight=0"
-        );
-        assert_eq!(
-            at(InputError::new("w.json: tasks.a_b", "m")),
-            "w.json: tasks.a_b"
-        );
-        assert_eq!(
-            InputError::option("idle_cgroups", "m").to_string(),
-            "idle_cgroups: m"
-        );
+        let cases = [
+            (InputError::option("idle_cgroups", "m"), "--idle-cgroups"),
+            (
+                InputError::option("capacity/freq_ratio", "m"),
+                "--capacity/--freq-ratio",
+            ),
+            (
+                InputError::option("cgroup /a_b:weight=0", "m"),
+                "--cgroup /a_b:weight=0",
+            ),
+            (
+                InputError::new("w.json: tasks.a_b", "m"),
+                "w.json: tasks.a_b",
+            ),
+        ];
+        for (e, spelt) in cases {
+            assert_eq!(e.location_as(cli), spelt);
+        }
+        let core = InputError::option("idle_cgroups", "m").to_string();
+        assert_eq!(core, "idle_cgroups: m");
     }
 }

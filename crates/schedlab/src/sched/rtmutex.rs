@@ -225,3 +225,73 @@ impl Sched {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::kernel::Kernel;
+    use crate::sched::class::Class;
+    use crate::sched::task::TaskState;
+    use crate::sched::tests::{attr, fork_on, machine};
+    use crate::sched::uapi::{Policy, SchedAttr};
+
+    #[test]
+    fn a_pi_owner_runs_at_its_waiters_priority_until_it_unlocks() {
+        // One CPU. Fair L (prio 120) holds the mutex; FIFO 10 H (prio 99 − 10 = 89) preempts
+        // it and blocks on the mutex. rt_mutex_adjust_prio: L runs at min(120, 89) = 89 in
+        // the RT class (__rt_effective_prio, rt_mutex_setprio), so FIFO 5 M (prio 94), woken
+        // meanwhile, does not preempt it: no priority inversion. At the unlock the mutex goes
+        // to H, L falls back to 120, and H preempts it.
+        let (mut s, mut h) = machine("smp:1", Kernel::V6_12);
+        s.init_mutexes(1, true);
+        let fifo = |rt_priority| SchedAttr {
+            rt_priority,
+            ..attr(Policy::Fifo)
+        };
+        let l = fork_on(&mut s, &mut h, attr(Policy::Other), None);
+        assert!(s.rt_mutex_trylock(l, 0));
+        let hi = fork_on(&mut s, &mut h, fifo(10), None);
+        assert_eq!(s.cpu_curr(0), Some(hi));
+        assert!(!s.rt_mutex_trylock(hi, 0));
+        s.rt_mutex_block(hi, 0, &mut h);
+        s.deactivate(hi, TaskState::Blocked, &mut h);
+        assert_eq!((s.cpu_curr(0), s.task(l).prio()), (Some(l), 89));
+        assert_eq!(s.class(l), Class::Rt);
+        let m = fork_on(&mut s, &mut h, fifo(5), None);
+        assert_eq!(s.cpu_curr(0), Some(l), "M (94) waits behind boosted L (89)");
+        s.rt_mutex_unlock(l, 0, &mut h, |s, h, w| {
+            assert!(s.try_to_wake_up(w, 0, 0, h));
+        });
+        assert_eq!(s.mutexes[0].owner, Some(hi));
+        assert_eq!((s.task(l).prio(), s.class(l)), (120, Class::Fair));
+        assert_eq!(s.cpu_curr(0), Some(hi));
+        assert!(s.rts[m as usize].on_rq, "M still waits, behind H");
+    }
+
+    #[test]
+    fn without_pi_a_waiter_lends_nothing_and_waiters_queue_in_arrival_order() {
+        // A plain mutex (no PTHREAD_PRIO_INHERIT), three CPUs, one task on each: fair L
+        // holds it; fair F blocks on it, then FIFO 10 H. L stays at 120, and the mutex goes
+        // to F first, first come, first served, whatever H's priority.
+        let (mut s, mut h) = machine("smp:3", Kernel::V6_12);
+        s.init_mutexes(1, false);
+        let fifo = SchedAttr {
+            rt_priority: 10,
+            ..attr(Policy::Fifo)
+        };
+        let l = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
+        let f = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
+        let hi = fork_on(&mut s, &mut h, fifo, Some(&[2]));
+        assert!(s.rt_mutex_trylock(l, 0));
+        for waiter in [f, hi] {
+            assert!(!s.rt_mutex_trylock(waiter, 0));
+            s.rt_mutex_block(waiter, 0, &mut h);
+            s.deactivate(waiter, TaskState::Blocked, &mut h);
+        }
+        assert_eq!((s.task(l).prio(), s.class(l)), (120, Class::Fair));
+        assert_eq!(s.mutexes[0].waiters, [f, hi]);
+        s.rt_mutex_unlock(l, 0, &mut h, |s, h, w| {
+            assert!(s.try_to_wake_up(w, 0, 0, h));
+        });
+        assert_eq!(s.mutexes[0].owner, Some(f));
+    }
+}

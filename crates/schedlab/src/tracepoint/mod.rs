@@ -281,9 +281,25 @@ impl Counter {
     }
 }
 
-/// `SchedWakeupFtraceEvent` and kin: comm 1, pid 2, prio 3, success 4 (always 1 since
-/// 4.x), target_cpu 5.
-const WAKEUP_PERFETTO: [u32; 4] = [1, 2, 3, 5];
+/// `SchedWakeupFtraceEvent` and kin (message `id`): comm 1, pid 2, prio 3, success 4
+/// (always 1 since 4.x), target_cpu 5.
+const fn wakeup_perfetto(id: u32) -> Option<PerfettoEvent> {
+    Some(PerfettoEvent {
+        id,
+        fields: &[1, 2, 3, 5],
+        extra: &[(4, 1)],
+    })
+}
+
+/// A wakeup's row: the woken task, where it was, and (sched_waking, sched_wakeup_new) the
+/// placement rule that chose its CPU.
+const WAKEUP_ROW_COLUMNS: Row = Row {
+    pid: Value("pid"),
+    target: Value("target_cpu"),
+    value: Value("placement"),
+    ..ROW
+};
+const WAKEUP_ROW: Frame = Frame::Event(WAKEUP_ROW_COLUMNS);
 
 /// `__trace_sched_switch_state`'s encoding, as the print fmt decodes it (`TASK_REPORT_MAX`
 /// marks a preemption in kernel mode: "R+").
@@ -372,18 +388,9 @@ catalogue! {
         id: 301,
         fields: WAKEUP_FIELDS,
         print_fmt: WAKEUP_FMT,
-        perfetto: Some(PerfettoEvent {
-            id: 20,
-            fields: &WAKEUP_PERFETTO,
-            extra: &[(4, 1)],
-        }),
+        perfetto: wakeup_perfetto(20),
         extras: &["placement"],
-        frame: Frame::Event(Row {
-            pid: Value("pid"),
-            target: Value("target_cpu"),
-            value: Value("placement"),
-            ..ROW
-        }),
+        frame: WAKEUP_ROW,
     },
     SchedWakeup => Format {
         system: "sched",
@@ -391,16 +398,11 @@ catalogue! {
         id: 302,
         fields: WAKEUP_FIELDS,
         print_fmt: WAKEUP_FMT,
-        perfetto: Some(PerfettoEvent {
-            id: 17,
-            fields: &WAKEUP_PERFETTO,
-            extra: &[(4, 1)],
-        }),
+        perfetto: wakeup_perfetto(17),
         extras: &[],
         frame: Frame::Event(Row {
-            pid: Value("pid"),
-            target: Value("target_cpu"),
-            ..ROW
+            value: Na,
+            ..WAKEUP_ROW_COLUMNS
         }),
     },
     SchedWakeupNew => Format {
@@ -409,18 +411,9 @@ catalogue! {
         id: 303,
         fields: WAKEUP_FIELDS,
         print_fmt: WAKEUP_FMT,
-        perfetto: Some(PerfettoEvent {
-            id: 114,
-            fields: &WAKEUP_PERFETTO,
-            extra: &[(4, 1)],
-        }),
+        perfetto: wakeup_perfetto(114),
         extras: &["placement"],
-        frame: Frame::Event(Row {
-            pid: Value("pid"),
-            target: Value("target_cpu"),
-            value: Value("placement"),
-            ..ROW
-        }),
+        frame: WAKEUP_ROW,
     },
     SchedMigrateTask => Format {
         system: "sched",

@@ -466,3 +466,51 @@ impl Sched {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::kernel::Kernel;
+    use crate::sched::fair::group::ROOT_TG;
+    use crate::sched::hooks::SchedTimer;
+    use crate::sched::tests::{attr, machine, T0};
+    use crate::sched::uapi::{Policy, SchedAttr};
+    use crate::time::Ns;
+
+    const MS: Ns = 1_000_000;
+    /// `TICK_NSEC` at the presets' HZ=250.
+    const TICK: Ns = 4 * MS;
+
+    #[test]
+    fn a_group_that_spends_its_quota_is_throttled_until_its_period_timer_refills_it() {
+        // cpu.max "20000 100000" on one CPU, one hog in the group. The period timer starts
+        // at the first multiple of the period after now (hrtimer_forward_now): T0 + 100 ms.
+        // Each tick charges the hog 4 ms, drawn from the pool in 5 ms slices; at 20 ms its
+        // cfs_rq's runtime_remaining is 0, not above it, and the pool is empty
+        // (account_cfs_rq_runtime): resched, and put_prev's check_cfs_rq_runtime throttles
+        // it, so the CPU idles. The period timer refills 20 ms and unthrottles it: the hog
+        // runs again. cpu.stat: one period, throttled in it, for 80 ms.
+        let (mut s, mut h) = machine("smp:1", Kernel::V6_12);
+        let g = s.sched_create_group("/g".into(), ROOT_TG, 1024, false, Some((20 * MS, 100 * MS)));
+        s.start_bandwidth(&mut h);
+        let period = SchedTimer::CfsPeriod { tg: g };
+        assert_eq!(h.armed, [(T0 + 100 * MS, period)]);
+        let hog = s.tasks().len() as u32;
+        let a = SchedAttr {
+            group: g,
+            ..attr(Policy::Other)
+        };
+        assert!(s.wake_up_new_task(1000, "hog".into(), &a, None, None, &mut h));
+        for tick in 1..=5 {
+            assert_eq!(s.cpu_curr(0), Some(hog), "runs before tick {tick}");
+            h.now = T0 + tick * TICK;
+            s.sched_tick(0, &mut h);
+        }
+        assert_eq!(s.cpu_curr(0), None, "throttled at 20 ms");
+        h.now = T0 + 100 * MS;
+        s.timer(period, &mut h);
+        assert_eq!(s.cpu_curr(0), Some(hog));
+        let stat = &s.group_summaries()[0];
+        let cpu_stat = (stat.nr_periods, stat.nr_throttled, stat.throttled_ns);
+        assert_eq!(cpu_stat, (1, 1, 80 * MS));
+    }
+}
