@@ -6,6 +6,8 @@
 //! workgen); `JsonC` reads the file as rt-app does, a repeated key keeping its first position
 //! and its last value. Both warn, and so do keys that neither rt-app nor schedlab knows.
 
+use std::collections::HashMap;
+
 use super::gen::{Generator, Hackbench, PipeBench, MAX_DATASIZE, MAX_LOOPS};
 use super::json::{self, Node, Value};
 use crate::error::InputError;
@@ -376,8 +378,11 @@ impl<'a> Reader<'a> {
             ));
         };
         let mut out: Entries<'n> = Vec::with_capacity(raw.len());
+        // Each key's first position: a look-up per key keeps reading linear in the keys.
+        let mut firsts: HashMap<&str, usize> = HashMap::with_capacity(raw.len());
         for (key, value) in raw {
-            let Some(first) = out.iter().position(|(k, _)| *k == key.as_str()) else {
+            let Some(&first) = firsts.get(key.as_str()) else {
+                firsts.insert(key, out.len());
                 out.push((key, value));
                 continue;
             };
