@@ -63,8 +63,8 @@ pub struct SchedDomain {
     pub level: u32,
     /// The CPUs it spans, ascending.
     pub span: Vec<usize>,
-    /// Its groups' spans, the one holding the domain's CPU first (`for_each_cpu_wrap`).
-    pub groups: Vec<Vec<usize>>,
+    /// Its groups, the one holding the domain's CPU first (`for_each_cpu_wrap`).
+    pub groups: Vec<SchedGroup>,
     pub flags: u32,
     /// ms.
     pub min_interval: u64,
@@ -84,6 +84,23 @@ pub struct SchedDomain {
     pub imb_numa_nr: u32,
     /// Its schedstat counters.
     pub stats: SdStats,
+}
+
+/// `struct sched_group`: the CPUs a group spans, and its cores (`sg->cores`), counted once
+/// when the domains are built (`init_sched_groups_capacity`), as the topology never changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchedGroup {
+    pub span: Vec<usize>,
+    pub cores: u32,
+}
+
+/// A group reads as its span (`sched_group_span`).
+impl std::ops::Deref for SchedGroup {
+    type Target = [usize];
+
+    fn deref(&self) -> &[usize] {
+        &self.span
+    }
 }
 
 impl SchedDomain {
@@ -335,7 +352,7 @@ impl Topology {
         let mut domains = built.clone();
         for (cpu, doms) in domains.iter_mut().enumerate() {
             for (level, sd) in doms.iter_mut().enumerate() {
-                sd.groups = groups(&built, cpu, level);
+                sd.groups = groups(&built, cpu, level, &plat.cpus);
             }
         }
         for doms in &mut domains {
@@ -420,18 +437,27 @@ fn update_top_cache_domain(doms: &[SchedDomain], cpus: &[Cpu], cpu: usize) -> Ca
 
 /// `build_sched_groups` (and `build_overlap_sched_groups` for NUMA): one group per child
 /// domain within the span (single CPUs at the lowest level), starting from `cpu`'s.
-fn groups(built: &[Vec<SchedDomain>], cpu: usize, level: usize) -> Vec<Vec<usize>> {
+fn groups(built: &[Vec<SchedDomain>], cpu: usize, level: usize, cpus: &[Cpu]) -> Vec<SchedGroup> {
     let span = &built[cpu][level].span;
     let start = span.iter().position(|&c| c == cpu).unwrap_or(0);
-    let mut out: Vec<Vec<usize>> = Vec::new();
+    let mut out: Vec<SchedGroup> = Vec::new();
     for &c in span[start..].iter().chain(&span[..start]) {
         if out.iter().any(|g| g.contains(&c)) {
             continue;
         }
-        out.push(match level {
+        let span = match level {
             0 => vec![c],
             _ => built[c][level - 1].span.clone(),
-        });
+        };
+        // Its CPUs, each core counted at its first CPU.
+        let first_of_core =
+            |(i, &c): (usize, &usize)| !span[..i].iter().any(|&d| cpus[d].core == cpus[c].core);
+        let cores = span
+            .iter()
+            .enumerate()
+            .filter(|&x| first_of_core(x))
+            .count() as u32;
+        out.push(SchedGroup { span, cores });
     }
     out
 }

@@ -60,7 +60,9 @@ fn hikey960_has_mc_per_cluster_and_an_asymmetric_pkg() {
         );
         let asym = SD_ASYM_CPUCAPACITY | SD_ASYM_CPUCAPACITY_FULL;
         assert_eq!(d[1].flags, BASE | asym | SD_PREFER_SIBLING);
-        assert_eq!(d[1].groups, vec![mine, other]);
+        assert_eq!(spans(&d[1]), vec![mine, other]);
+        // No SMT: a cluster's four CPUs are four cores (sg->cores).
+        assert!(d[1].groups.iter().all(|g| g.cores == 4));
         assert_eq!((d[1].min_interval, d[1].max_interval), (8, 16));
         assert_eq!(
             d[1].flag_names(),
@@ -94,7 +96,7 @@ fn icelake_2s_has_smt_mc_and_numa() {
             BASE | SD_SHARE_CPUCAPACITY | SD_SHARE_LLC | SD_PREFER_SIBLING
         );
         assert_eq!((d[0].imbalance_pct, d[0].cache_nice_tries), (110, 0));
-        assert_eq!(d[0].groups, vec![vec![cpu], vec![sibling]]);
+        assert_eq!(spans(&d[0]), vec![vec![cpu], vec![sibling]]);
         assert_eq!((d[1].level, &d[1].span), (2, node));
         assert_eq!(d[1].flags, BASE | SD_SHARE_LLC | SD_PREFER_SIBLING);
         assert_eq!(d[1].groups.len(), 36);
@@ -102,7 +104,13 @@ fn icelake_2s_has_smt_mc_and_numa() {
         assert_eq!((d[2].level, d[2].span.len()), (5, 144));
         assert_eq!(d[2].flags, BASE | SD_SERIALIZE | SD_OVERLAP | SD_NUMA);
         assert_eq!((d[2].imbalance_pct, d[2].cache_nice_tries), (117, 2));
-        assert_eq!(d[2].groups, vec![node.clone(), other.clone()]);
+        assert_eq!(spans(&d[2]), vec![node.clone(), other.clone()]);
+        // sg->cores: an SMT pair is one core, each node's 72 CPUs are 36.
+        assert!(d[1].groups.iter().all(|g| g.cores == 1));
+        assert_eq!(
+            d[2].groups.iter().map(|g| g.cores).collect::<Vec<_>>(),
+            [36, 36]
+        );
         assert_eq!((d[2].min_interval, d[2].max_interval), (144, 288));
     }
 }
@@ -128,4 +136,9 @@ fn the_numa_allowance_is_an_eighth_of_a_node_of_one_llc() {
         .map(|sd| (sd.name, sd.imb_numa_nr))
         .collect();
     assert_eq!(imb, [("MC", 0), ("PKG", 2)]);
+}
+
+/// A domain's groups' spans.
+fn spans(sd: &crate::sched::topology::SchedDomain) -> Vec<Vec<usize>> {
+    sd.groups.iter().map(|g| g.span.clone()).collect()
 }

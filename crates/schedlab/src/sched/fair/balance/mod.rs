@@ -13,7 +13,7 @@ use crate::sched::features::{Feat, NewidleGate};
 use crate::sched::hooks::Hooks;
 use crate::sched::ops::Op;
 use crate::sched::pelt::SCHED_CAPACITY_SCALE;
-use crate::sched::topology::{SchedDomain, SD_BALANCE_NEWIDLE, SD_SHARE_CPUCAPACITY};
+use crate::sched::topology::{SchedDomain, SchedGroup, SD_BALANCE_NEWIDLE, SD_SHARE_CPUCAPACITY};
 use crate::sched::Sched;
 use crate::time::Ns;
 use migrate::LbEnv;
@@ -69,13 +69,10 @@ impl Sched {
         &self,
         cpu: usize,
         level: usize,
-        span: &[usize],
+        group: &SchedGroup,
     ) -> GroupInfo {
+        let span = &group.span;
         let caps = span.iter().map(|&c| self.rqs[c].cpu_capacity);
-        let core = |c: usize| self.topo.cpus[c].core;
-        let cores = (span.iter().enumerate())
-            .filter(|&(i, &c)| !span[..i].iter().any(|&d| core(d) == core(c)))
-            .count();
         GroupInfo {
             capacity: caps.clone().sum(),
             min_capacity: caps.clone().min().unwrap_or(0),
@@ -86,7 +83,7 @@ impl Sched {
                 .map_or(0, |c| self.topo.domains[cpu][c].flags),
             imbalance: (self.topo.imbalanced)
                 .contains(&(self.topo.domains[cpu][level].level, span[0])),
-            cores: cores as u32,
+            cores: group.cores,
         }
     }
 

@@ -382,7 +382,13 @@ mod all_pinned {
         let pkg = s.topo.domains[7][1].level;
         assert_eq!(s.sched_balance_rq(7, 0, CpuIdleType::Idle, &mut h).0, 1);
         assert!(s.topo.imbalanced.contains(&(pkg, 4)));
-        let g = s.lb_group_info(0, 1, &[4, 5, 6, 7]);
+        let cluster = s.topo.domains[0][1]
+            .groups
+            .iter()
+            .find(|g| g[0] == 4)
+            .unwrap();
+        assert_eq!(cluster.span, [4, 5, 6, 7]);
+        let g = s.lb_group_info(0, 1, cluster);
         assert!(g.imbalance);
     }
 }

@@ -73,7 +73,7 @@ impl Sched {
             group_misfit_task_load: (flags & SD_ASYM_CPUCAPACITY != 0) as u64,
             ..SgLbStats::default()
         };
-        for &i in &span {
+        for &i in span.iter() {
             if !self.tasks[p as usize].cpus_mask[i] {
                 continue;
             }
