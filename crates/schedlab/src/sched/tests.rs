@@ -84,12 +84,11 @@ impl Sched {
     /// its total weight, curr included.
     pub(crate) fn weighted_lag_sum<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> (i128, u64) {
         let mut cfs = self.cfs_rqs[cpu].clone();
-        let sum = self.on_rq(cpu, h, |rq, env| {
+        self.on_rq(cpu, h, |rq, env| {
             let mut f = Fair::on(rq, env, &mut cfs);
             let w = f.cfs.avg_load + f.cfs.curr.map_or(0, |c| f.ses[c as usize].weight());
             (f.weighted_lag_sum(), w)
-        });
-        sum
+        })
     }
 }
 

@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::OnceLock;
 
 use super::{Observer, Tracepoint};
 use crate::sched::task::SchedTask;
@@ -19,9 +20,6 @@ pub const EVENT_NAMES: &[&str] = TraceEvent::NAMES
 pub const SIGNAL_NAMES: &[&str] = TraceEvent::NAMES
     .split_at(TraceEvent::FIRST_SIGNAL as usize)
     .1;
-
-/// Marks a value the event or signal does not carry (NA in the DataFrame).
-pub const NONE: i64 = NA;
 
 columnar! {
     /// One row per scheduler event. `pid` is the subject (switch: prev, fork: parent, 0 for
@@ -48,8 +46,8 @@ columnar! {
 }
 
 columnar! {
-    /// One row per PELT or util_est tracepoint; `pid` is NONE for a cfs_rq or a group
-    /// entity, `path` (an index of `Frames::paths`) NONE for a task.
+    /// One row per PELT or util_est tracepoint; `pid` is NA for a cfs_rq or a group
+    /// entity, `path` (an index of `Frames::paths`) NA for a task.
     #[derive(Debug, Clone, Default)]
     pub struct SignalColumns {
         pub ts: Vec<u64>,
@@ -75,8 +73,6 @@ pub struct Frames {
     pub signals: SignalColumns,
     /// The task groups' cgroup paths, by group id.
     pub paths: Vec<String>,
-    /// Each event's row, its values by position (made at the first event).
-    plans: Option<Vec<Frame<usize>>>,
 }
 
 /// Frames an observer fills while the run's owner keeps a handle on them.
@@ -96,11 +92,8 @@ impl EventColumns {
         self.cpu.push(cpu as u32);
         self.pid.push(row.pid);
         self.other_pid.push(row.other);
-        self.prev_state.push(if row.state == NONE {
-            0
-        } else {
-            row.state as u8
-        });
+        self.prev_state
+            .push(if row.state == NA { 0 } else { row.state as u8 });
         self.target_cpu.push(row.target);
         self.value.push(row.value);
     }
@@ -124,9 +117,10 @@ impl SignalColumns {
     }
 }
 
-/// Each event's row with its values by position (the catalogue names them).
-fn plans() -> Vec<Frame<usize>> {
-    EVENTS.iter().map(|f| f.frame.at(f)).collect()
+/// Each event's row with its values by position (the catalogue names them), resolved once.
+fn plans() -> &'static [Frame<usize>] {
+    static PLANS: OnceLock<Vec<Frame<usize>>> = OnceLock::new();
+    PLANS.get_or_init(|| EVENTS.iter().map(|f| f.frame.at(f)).collect())
 }
 
 /// `task_index_to_char`: a task state's letter, by its highest bit ("R" for 0).
@@ -143,7 +137,7 @@ fn value(c: Col<usize>, vals: &[Val], pid: u32) -> i64 {
         Val::S(_) => unreachable!("a DataFrame column of a string"),
     };
     match c {
-        Col::Na => NONE,
+        Col::Na => NA,
         Col::Current => pid as i64,
         Col::Value(i) => int(i),
         Col::Signed(i) => int(i) as i32 as i64,
@@ -153,7 +147,7 @@ fn value(c: Col<usize>, vals: &[Val], pid: u32) -> i64 {
 
 impl Frames {
     fn add(&mut self, now: Ns, tp: &Tracepoint, tasks: &[SchedTask]) {
-        let plans = self.plans.get_or_insert_with(plans);
+        let plans = plans();
         let (events, signals) = (&mut self.events, &mut self.signals);
         with_values(tp, tasks, &self.paths, "", |ev, (_, pid, cpu), vals| {
             let v = |c: Col<usize>| value(c, vals, pid);

@@ -12,9 +12,7 @@ mod rtapp_log;
 pub mod schedstat;
 
 pub use dat::{DatVersion, DatWriter};
-pub use frames::{
-    EventColumns, Frames, SharedFrames, SignalColumns, EVENT_NAMES, NONE, SIGNAL_NAMES,
-};
+pub use frames::{EventColumns, Frames, SharedFrames, SignalColumns, EVENT_NAMES, SIGNAL_NAMES};
 pub use ftrace::FtraceWriter;
 pub use perfetto::PerfettoWriter;
 pub use rtapp_log::{LogRow, RtappLogs, LOG_HEADER};
