@@ -1,8 +1,5 @@
 //! The event queue: integer-ns times, ties broken by insertion order.
 
-use dary_heap::QuaternaryHeap;
-use std::cmp::Ordering;
-
 use crate::sched::hooks::SchedTimer;
 use crate::time::Ns;
 
@@ -39,38 +36,40 @@ pub enum Ev {
 // An entry is its 16-byte key and its event: keep the event in 16 bytes too.
 const _: () = assert!(std::mem::size_of::<Ev>() <= 16);
 
-/// A queued event; the earliest key is the greatest, for the max-heap.
+/// A queued event.
 struct Entry {
-    /// The time in the high 64 bits, the insertion number in the low: one comparison.
-    key: u128,
+    at: Ns,
+    seq: u64,
     ev: Ev,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-
-impl Eq for Entry {}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
-    }
-}
-
-#[derive(Default)]
+/// A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990) on the event times: a monotone
+/// priority queue, as no event is scheduled before the last one popped. Pushing is O(1);
+/// an entry moves to a lower bucket at most once per bit of its distance from the time
+/// last popped, so a pop costs about the same with 100 or 10,000 events pending, where a
+/// heap descends its depth. Bucket 0 holds the events at the time last popped, popped in
+/// insertion order. Hand-written rather than the radix-heap crate, whose pops scan its
+/// buckets in turn: 7% slower than the 4-ary heap before it on 640 tasks on icelake-2s.
 pub struct EventQueue {
-    /// A 4-ary heap: half the depth of a binary one for the pops that dominate the run.
-    heap: QuaternaryHeap<Entry>,
+    /// Bucket b ≥ 1 holds the times whose highest bit that differs from `last` is bit
+    /// b − 1.
+    buckets: [Vec<Entry>; 65],
+    /// Bit b set: bucket b is not empty.
+    occupied: u128,
+    /// The time popped last.
+    last: Ns,
     seq: u64,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        Self {
+            buckets: std::array::from_fn(|_| Vec::new()),
+            occupied: 0,
+            last: 0,
+            seq: 0,
+        }
+    }
 }
 
 impl EventQueue {
@@ -81,13 +80,98 @@ impl EventQueue {
             at >= now,
             "event {ev:?} at {at} scheduled in the past (now {now})"
         );
-        let key = (at.max(now) as u128) << 64 | self.seq as u128;
-        self.heap.push(Entry { key, ev });
+        let seq = self.seq;
+        self.insert(Entry {
+            at: at.max(now),
+            seq,
+            ev,
+        });
         self.seq += 1;
     }
 
+    /// The earliest event, first pushed first among those at the same time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Ns, Ev)> {
-        self.heap.pop().map(|e| ((e.key >> 64) as Ns, e.ev))
+        if self.occupied & 1 == 0 {
+            let b = self.occupied.trailing_zeros() as usize;
+            if b == 128 {
+                return None;
+            }
+            self.redistribute(b);
+        }
+        let now = &mut self.buckets[0];
+        // Usually one; more when events share an instant.
+        let i = (0..now.len())
+            .min_by_key(|&i| now[i].seq)
+            .expect("bucket 0 is occupied");
+        let e = now.swap_remove(i);
+        if now.is_empty() {
+            self.occupied &= !1;
+        }
+        Some((e.at, e.ev))
+    }
+
+    #[inline]
+    fn insert(&mut self, e: Entry) {
+        debug_assert!(e.at >= self.last, "a time before the last popped");
+        let b = 64 - (e.at ^ self.last).leading_zeros() as usize;
+        self.buckets[b].push(e);
+        self.occupied |= 1 << b;
+    }
+
+    /// Bucket `b`, the lowest occupied, holds the earliest time: spread it over the buckets
+    /// below by the distance from that time (the earliest land in bucket 0).
+    fn redistribute(&mut self, b: usize) {
+        let mut entries = std::mem::take(&mut self.buckets[b]);
+        self.occupied &= !(1 << b);
+        self.last = entries
+            .iter()
+            .map(|e| e.at)
+            .min()
+            .expect("an occupied bucket");
+        for e in entries.drain(..) {
+            self.insert(e);
+        }
+        self.buckets[b] = entries; // keep its capacity: no allocation once warm
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    proptest! {
+        /// The radix heap pops in exactly the order of a binary heap keyed by (time,
+        /// insertion number), on random pushes (never before the last pop) and pops.
+        #[test]
+        fn pops_as_a_heap_ordered_by_time_then_insertion(
+            ops in prop::collection::vec((0u8..3, 0u64..5_000, 0u64..1 << 40), 1..600)
+        ) {
+            let (mut q, mut heap, mut now, mut seq) = (EventQueue::default(), BinaryHeap::new(), 0, 0u32);
+            for (op, near, far) in ops {
+                if op == 0 {
+                    let got = q.pop();
+                    let want = heap.pop().map(|Reverse((t, s))| (t, Ev::Tick { cpu: s }));
+                    prop_assert_eq!(got, want);
+                    if let Some((t, _)) = got {
+                        now = t;
+                    }
+                } else {
+                    // Mostly near (ties and close times), sometimes far ahead.
+                    let at = now + if op == 1 { near % 7 } else { far };
+                    q.push(at, now, Ev::Tick { cpu: seq });
+                    heap.push(Reverse((at, seq)));
+                    seq += 1;
+                }
+            }
+            while let Some(want) = heap.pop() {
+                let Reverse((t, s)) = want;
+                prop_assert_eq!(q.pop(), Some((t, Ev::Tick { cpu: s })));
+            }
+            prop_assert_eq!(q.pop(), None);
+        }
     }
 }
