@@ -42,11 +42,10 @@ impl Sched {
         rq.cpu_capacity * (sd.imbalance_pct as u64) < rq.capacity * 100
     }
 
-    /// What `update_sg_lb_stats` and `sched_balance_find_src_rq` read of `cpu`.
+    /// What `update_sg_lb_stats` reads of `cpu` (what only `sched_balance_find_src_rq` reads
+    /// left at zero: `lb_src_rq_stats`).
     fn lb_cpu_stats(&self, cpu: usize, sd: &SchedDomain) -> CpuStats {
         let (cfs, rq) = (&self.cfs_rqs[cpu], &self.rqs[cpu]);
-        let reduced = self.check_cpu_capacity(cpu, sd);
-        let util_boost = self.cpu_util_cfs_boost(cpu);
         CpuStats {
             load: cfs.avg.load_avg,
             util: self.cpu_util(cpu),
@@ -56,10 +55,18 @@ impl Sched {
             idle: self.idle_cpu(cpu),
             overutilized: self.cpu_overutilized(cpu),
             misfit_task_load: rq.misfit_task_load,
-            reduced_capacity: cfs.h_nr_queued == 1 && reduced,
-            capacity: rq.cpu_capacity,
-            capacity_reduced: reduced,
-            util_boost,
+            reduced_capacity: cfs.h_nr_queued == 1 && self.check_cpu_capacity(cpu, sd),
+            ..CpuStats::default()
+        }
+    }
+
+    /// What `sched_balance_find_src_rq` reads of `cpu`, a CPU of the busiest group.
+    fn lb_src_rq_stats(&self, cpu: usize, sd: &SchedDomain) -> CpuStats {
+        CpuStats {
+            capacity: self.rqs[cpu].cpu_capacity,
+            capacity_reduced: self.check_cpu_capacity(cpu, sd),
+            util_boost: self.cpu_util_cfs_boost(cpu),
+            ..self.lb_cpu_stats(cpu, sd)
         }
     }
 
@@ -233,7 +240,7 @@ impl Sched {
         let eas = !self.is_rd_overutilized();
         let (busiest, imb) = find_src_group(&dst, &mut sds, eas).ok_or(NoBusiest::Group)?;
         let cpus = (sd.groups[busiest].iter().filter(|c| !excluded.contains(c)))
-            .map(|&c| (c, self.lb_cpu_stats(c, sd)));
+            .map(|&c| (c, self.lb_src_rq_stats(c, sd)));
         Ok((find_src_rq(&dst, &imb, cpus).ok_or(NoBusiest::Queue)?, imb))
     }
 
