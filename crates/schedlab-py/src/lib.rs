@@ -1,13 +1,14 @@
 //! schedlab._core: the Rust core seen from Python. Thin: it converts arguments and
 //! results, and turns schedlab::InputError into schedlab.InputError.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 use schedlab::columns::Column;
 use schedlab::kernel::Kernel;
@@ -19,6 +20,7 @@ use schedlab::sched::class::Placement;
 use schedlab::sched::clock_pelt::{CpuScale, Invariance};
 use schedlab::sched::features::Features;
 use schedlab::sched::pelt::SchedAvg;
+use schedlab::sched::topology::Span;
 use schedlab::solo::periodic::Periodic;
 use schedlab::solo::ramp::Ramp;
 use schedlab::solo::replay::{replay_csv, Replay, Row};
@@ -318,6 +320,21 @@ fn columns<'py>(
     dict(py, cols, true)
 }
 
+/// One list per row, a span's list made once and shared by its rows (a machine of 4,096
+/// CPUs has 4,096 rows of the same 4,096 CPUs per level).
+fn cpu_lists<'py>(py: Python<'py>, spans: &[Span]) -> PyResult<Bound<'py, PyList>> {
+    let mut made: HashMap<*const usize, Bound<'py, PyList>> = HashMap::new();
+    let rows = spans.iter().map(|s| match made.get(&s.as_ptr()) {
+        Some(l) => Ok(l.clone()),
+        None => {
+            let l = PyList::new(py, s.iter())?;
+            made.insert(s.as_ptr(), l.clone());
+            Ok(l)
+        }
+    });
+    PyList::new(py, rows.collect::<PyResult<Vec<_>>>()?)
+}
+
 fn dict<'py>(
     py: Python<'py>,
     cols: Vec<(&'static str, Column)>,
@@ -334,7 +351,7 @@ fn dict<'py>(
             Column::F64(v) => d.set_item(name, numbers(py, v, arrays)?),
             Column::Bool(v) => d.set_item(name, numbers(py, v, arrays)?),
             Column::Str(v) => d.set_item(name, v),
-            Column::Cpus(v) => d.set_item(name, v),
+            Column::Cpus(v) => d.set_item(name, cpu_lists(py, &v)?),
             Column::Residency(v) => d.set_item(name, v),
             Column::Texts(v) => d.set_item(name, v),
         }?;

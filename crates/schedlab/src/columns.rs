@@ -2,6 +2,7 @@
 //! (`table!` for a type of one row per item, `columnar!` for a type already held as columns),
 //! and the bindings iterate that list instead of naming the fields again.
 
+use crate::sched::topology::Span;
 use crate::time::Ns;
 
 /// One column, typed as the DataFrame will hold it.
@@ -15,8 +16,8 @@ pub enum Column {
     F64(Vec<f64>),
     Bool(Vec<bool>),
     Str(Vec<String>),
-    /// A list of CPUs per row.
-    Cpus(Vec<Vec<usize>>),
+    /// A list of CPUs per row (rows of one span share it).
+    Cpus(Vec<Span>),
     /// (kHz, ns) spent at each frequency, per row.
     Residency(Vec<Vec<(u32, Ns)>>),
     /// (row, text) of the rows that carry a text.
@@ -42,7 +43,7 @@ column_from!(
     Vec<f64> => F64,
     Vec<bool> => Bool,
     Vec<String> => Str,
-    Vec<Vec<usize>> => Cpus,
+    Vec<Span> => Cpus,
     Vec<Vec<(u32, Ns)>> => Residency,
     Vec<(usize, String)> => Texts,
 );

@@ -2,7 +2,7 @@
 //! counters `/proc/schedstat` shows (schedstats enabled), and each task's `sched_info`
 //! stamps they are computed from.
 
-use super::topology::SchedDomain;
+use super::topology::{SchedDomain, Span};
 use super::Sched;
 use crate::time::Ns;
 
@@ -90,7 +90,7 @@ table! {
         pub cpu: usize,
         /// The topology level's name (SMT, CLS, MC, PKG, NODE, NUMA).
         pub domain: String,
-        pub span: Vec<usize>,
+        pub span: Span,
         pub lb_count_busy: u32,
         pub lb_count_idle: u32,
         pub lb_count_newidle: u32,

@@ -9,7 +9,9 @@
 pub mod perf_domain;
 
 use std::cell::Cell;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::ops::Index;
+use std::sync::Arc;
 
 use crate::platform::{Cpu, Platform};
 use crate::sched::stats::SdStats;
@@ -62,9 +64,9 @@ pub struct SchedDomain {
     /// The level it was built at (`sd->level`: SMT is 0), kept when lower levels degenerate.
     pub level: u32,
     /// The CPUs it spans, ascending.
-    pub span: Vec<usize>,
-    /// Its groups, the one holding the domain's CPU first (`for_each_cpu_wrap`).
-    pub groups: Vec<SchedGroup>,
+    pub span: Span,
+    /// Its groups, the one holding the domain's CPU first.
+    pub groups: Groups,
     pub flags: u32,
     /// ms.
     pub min_interval: u64,
@@ -86,11 +88,16 @@ pub struct SchedDomain {
     pub stats: SdStats,
 }
 
+/// CPUs, ascending: one allocation shared by every domain and group that spans them, as
+/// the kernel's domains of one level share their groups (`get_group`), so that a machine of
+/// 4,096 CPUs holds its spans once, not once per CPU.
+pub type Span = Arc<[usize]>;
+
 /// `struct sched_group`: the CPUs a group spans, and its cores (`sg->cores`), counted once
 /// when the domains are built (`init_sched_groups_capacity`), as the topology never changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchedGroup {
-    pub span: Vec<usize>,
+    pub span: Span,
     pub cores: u32,
 }
 
@@ -100,6 +107,38 @@ impl std::ops::Deref for SchedGroup {
 
     fn deref(&self) -> &[usize] {
         &self.span
+    }
+}
+
+/// A domain's groups: the circular list every CPU of the span shares (`sg->next`), read
+/// from the CPU's own group (`sd->groups`); index 0 is the local group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Groups {
+    ring: Arc<[SchedGroup]>,
+    local: usize,
+}
+
+impl Groups {
+    pub fn len(&self) -> usize {
+        self.ring.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ring.is_empty()
+    }
+
+    /// From the local group round the ring (`for each group` from `sd->groups`).
+    pub fn iter(&self) -> impl Iterator<Item = &SchedGroup> + Clone {
+        let (after, before) = self.ring.split_at(self.local);
+        before.iter().chain(after)
+    }
+}
+
+impl Index<usize> for Groups {
+    type Output = SchedGroup;
+
+    fn index(&self, i: usize) -> &SchedGroup {
+        &self.ring[(self.local + i) % self.ring.len()]
     }
 }
 
@@ -179,10 +218,10 @@ pub struct Topology {
     pub imbalanced: BTreeSet<(u32, usize)>,
 }
 
-/// A topology level: its name, which CPUs it groups with a CPU, and its `tl->sd_flags`.
+/// A topology level: its name, what its CPUs have in common, and its `tl->sd_flags`.
 struct Level {
     name: &'static str,
-    same: fn(&Cpu, &Cpu) -> bool,
+    key: fn(&Cpu) -> usize,
     flags: u32,
 }
 
@@ -190,81 +229,118 @@ struct Level {
 const LEVELS: [Level; 6] = [
     Level {
         name: "SMT",
-        same: |a, b| a.core == b.core,
+        key: |c| c.core,
         flags: SD_SHARE_CPUCAPACITY | SD_SHARE_LLC,
     },
     Level {
         name: "CLS",
-        same: |a, b| a.cluster == b.cluster,
+        key: |c| c.cluster,
         flags: SD_CLUSTER | SD_SHARE_LLC,
     },
     Level {
         name: "MC",
-        same: |a, b| a.llc == b.llc,
+        key: |c| c.llc,
         flags: SD_SHARE_LLC,
     },
     Level {
         name: "PKG",
-        same: |a, b| a.numa == b.numa,
+        key: |c| c.numa,
         flags: 0,
     },
     Level {
         name: "NODE",
-        same: |a, b| a.numa == b.numa,
+        key: |c| c.numa,
         flags: 0,
     },
     Level {
         name: "NUMA",
-        same: |_, _| true,
+        key: |_| 0,
         flags: SD_NUMA,
     },
 ];
 
-/// The CPUs of `level` around `cpu` (`tl->mask(cpu)`).
-fn mask(plat: &Platform, level: usize, cpu: usize) -> Vec<usize> {
-    let me = &plat.cpus[cpu];
-    let of = |l: usize| -> Vec<usize> {
-        let same = LEVELS[l].same;
-        plat.cpus
-            .iter()
-            .filter(|c| same(c, me))
-            .map(|c| c.id)
-            .collect()
+/// `tl->mask(cpu)` of every CPU, by class: each CPU's class, and each class's CPUs
+/// (interned, so that equal spans of different levels are one).
+fn masks(plat: &Platform, level: usize, interned: &mut Interner) -> (Vec<usize>, Vec<Span>) {
+    let of = |l: usize| {
+        let mut ids: HashMap<usize, usize> = HashMap::new();
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        let class = (plat.cpus.iter())
+            .map(|c| {
+                let n = ids.len();
+                let i = *ids.entry((LEVELS[l].key)(c)).or_insert(n);
+                if i == members.len() {
+                    members.push(Vec::new());
+                }
+                members[i].push(c.id);
+                i
+            })
+            .collect::<Vec<usize>>();
+        (class, members)
     };
+    let (mut class, mut members) = of(level);
     // arm64's cpu_clustergroup_mask: a cluster that is the whole LLC is no level of its own.
-    if LEVELS[level].name == "CLS" && of(level) == of(2) {
-        return of(0);
+    if LEVELS[level].name == "CLS" {
+        let ((llc, llcs), (smt, smts)) = (of(2), of(0));
+        let mut ids: HashMap<(bool, usize), usize> = HashMap::new();
+        let mut kept: Vec<Vec<usize>> = Vec::new();
+        for cpu in 0..class.len() {
+            let whole_llc = members[class[cpu]] == llcs[llc[cpu]];
+            let (key, cpus) = match whole_llc {
+                true => ((true, smt[cpu]), &smts[smt[cpu]]),
+                false => ((false, class[cpu]), &members[class[cpu]]),
+            };
+            let n = ids.len();
+            class[cpu] = *ids.entry(key).or_insert(n);
+            if class[cpu] == kept.len() {
+                kept.push(cpus.clone());
+            }
+        }
+        members = kept;
     }
-    of(level)
+    (
+        class,
+        members.into_iter().map(|m| interned.intern(m)).collect(),
+    )
+}
+
+/// Spans by content: equal spans share one allocation.
+#[derive(Default)]
+struct Interner(HashMap<Vec<usize>, Span>);
+
+impl Interner {
+    fn intern(&mut self, cpus: Vec<usize>) -> Span {
+        (self.0.entry(cpus))
+            .or_insert_with_key(|s| s.as_slice().into())
+            .clone()
+    }
 }
 
 /// `asym_cpu_capacity_classify`: a span with several capacities is asymmetric, fully so when
 /// it holds every capacity of the machine.
 fn asym_cpu_capacity_classify(plat: &Platform, span: &[usize]) -> u32 {
-    let mut all: Vec<u32> = plat.cpus.iter().map(|c| c.capacity_orig).collect();
-    all.sort_unstable();
-    all.dedup();
-    let count = all
-        .iter()
-        .filter(|&&cap| span.iter().any(|&c| plat.cpus[c].capacity_orig == cap))
-        .count();
-    match count {
+    let caps = |cpus: &mut dyn Iterator<Item = usize>| -> BTreeSet<u32> {
+        cpus.map(|c| plat.cpus[c].capacity_orig).collect()
+    };
+    let here = caps(&mut span.iter().copied()).len();
+    match here {
         0 | 1 => 0,
-        n if n < all.len() => SD_ASYM_CPUCAPACITY,
+        n if n < caps(&mut (0..plat.nr_cpus())).len() => SD_ASYM_CPUCAPACITY,
         _ => SD_ASYM_CPUCAPACITY | SD_ASYM_CPUCAPACITY_FULL,
     }
 }
 
-/// `sd_init` for `cpu` at `level`, spanning `span` (the level's mask with the child's).
-fn sd_init(plat: &Platform, level: usize, span: Vec<usize>, now: Ns) -> SchedDomain {
+/// `sd_init` for a CPU at `level`, spanning `span` (the level's mask with the child's), in
+/// `groups`; `asym`: the span's `asym_cpu_capacity_classify`.
+fn sd_init(level: usize, span: Span, groups: Groups, asym: u32, now: Ns) -> SchedDomain {
     let weight = span.len() as u64;
     let mut flags = SD_BALANCE_NEWIDLE
         | SD_BALANCE_EXEC
         | SD_BALANCE_FORK
         | SD_WAKE_AFFINE
         | SD_PREFER_SIBLING
-        | LEVELS[level].flags;
-    flags |= asym_cpu_capacity_classify(plat, &span);
+        | LEVELS[level].flags
+        | asym;
     // Topological properties into behaviour.
     let (imbalance_pct, cache_nice_tries) = if flags & SD_SHARE_CPUCAPACITY != 0 {
         (110, 0)
@@ -279,7 +355,7 @@ fn sd_init(plat: &Platform, level: usize, span: Vec<usize>, now: Ns) -> SchedDom
         name: LEVELS[level].name,
         level: level as u32,
         span,
-        groups: Vec::new(),
+        groups,
         flags,
         min_interval: weight,
         max_interval: 2 * weight,
@@ -327,17 +403,14 @@ impl Topology {
     pub fn build(plat: &Platform, now: Ns) -> Topology {
         let numa = plat.cpus.iter().any(|c| c.numa != plat.cpus[0].numa);
         let nr_levels = if numa { LEVELS.len() } else { 4 };
-        let built: Vec<Vec<SchedDomain>> = (0..plat.nr_cpus())
+        let levels = build_levels(plat, nr_levels);
+        let mut domains: Vec<Vec<SchedDomain>> = (0..plat.nr_cpus())
             .map(|cpu| {
                 let mut doms: Vec<SchedDomain> = Vec::new();
-                for level in 0..nr_levels {
-                    let mut span = mask(plat, level, cpu);
-                    if let Some(child) = doms.last() {
-                        span.extend(&child.span);
-                        span.sort_unstable();
-                        span.dedup();
-                    }
-                    let sd = sd_init(plat, level, span, now);
+                for (level, l) in levels.iter().enumerate() {
+                    let (span, groups) = l.of(cpu);
+                    let asym = l.asym[&span_key(&span)];
+                    let sd = sd_init(level, span, groups, asym, now);
                     // Don't spread across CPUs of different capacities.
                     if sd.flags & SD_ASYM_CPUCAPACITY != 0 {
                         if let Some(child) = doms.last_mut() {
@@ -349,18 +422,12 @@ impl Topology {
                 doms
             })
             .collect();
-        let mut domains = built.clone();
-        for (cpu, doms) in domains.iter_mut().enumerate() {
-            for (level, sd) in doms.iter_mut().enumerate() {
-                sd.groups = groups(&built, cpu, level, &plat.cpus);
-            }
-        }
         for doms in &mut domains {
             set_imb_numa_nr(doms);
             cpu_attach_domain(doms);
         }
         let cache: Vec<CacheDomains> = (0..plat.nr_cpus())
-            .map(|cpu| update_top_cache_domain(&domains[cpu], &plat.cpus, cpu))
+            .map(|cpu| update_top_cache_domain(&domains[cpu], &levels[0].spans[cpu], cpu))
             .collect();
         let cluster_active = domains
             .iter()
@@ -418,7 +485,7 @@ impl Topology {
 }
 
 /// `update_top_cache_domain` of `cpu` over its attached domains `doms`.
-fn update_top_cache_domain(doms: &[SchedDomain], cpus: &[Cpu], cpu: usize) -> CacheDomains {
+fn update_top_cache_domain(doms: &[SchedDomain], smt: &Span, cpu: usize) -> CacheDomains {
     let highest = |flag: u32| (0..doms.len()).rev().find(|&l| doms[l].flags & flag != 0);
     let lowest = |flag: u32| (0..doms.len()).find(|&l| doms[l].flags & flag != 0);
     let llc = highest(SD_SHARE_LLC);
@@ -429,37 +496,121 @@ fn update_top_cache_domain(doms: &[SchedDomain], cpus: &[Cpu], cpu: usize) -> Ca
         llc_id,
         share_id: lowest(SD_CLUSTER).map_or(llc_id, |l| doms[l].span[0]),
         asym_cpucapacity: lowest(SD_ASYM_CPUCAPACITY_FULL),
-        smt: (cpus.iter().filter(|c| c.core == cpus[cpu].core))
-            .map(|c| c.id)
-            .collect(),
+        smt: smt.to_vec(),
     }
 }
 
-/// `build_sched_groups` (and `build_overlap_sched_groups` for NUMA): one group per child
-/// domain within the span (single CPUs at the lowest level), starting from `cpu`'s.
-fn groups(built: &[Vec<SchedDomain>], cpu: usize, level: usize, cpus: &[Cpu]) -> Vec<SchedGroup> {
-    let span = &built[cpu][level].span;
-    let start = span.iter().position(|&c| c == cpu).unwrap_or(0);
-    let mut out: Vec<SchedGroup> = Vec::new();
-    for &c in span[start..].iter().chain(&span[..start]) {
-        if out.iter().any(|g| g.contains(&c)) {
-            continue;
-        }
-        let span = match level {
-            0 => vec![c],
-            _ => built[c][level - 1].span.clone(),
-        };
-        // Its CPUs, each core counted at its first CPU.
-        let first_of_core =
-            |(i, &c): (usize, &usize)| !span[..i].iter().any(|&d| cpus[d].core == cpus[c].core);
-        let cores = span
-            .iter()
-            .enumerate()
-            .filter(|&x| first_of_core(x))
-            .count() as u32;
-        out.push(SchedGroup { span, cores });
+/// A span's identity: its allocation, as equal spans share one.
+fn span_key(span: &Span) -> usize {
+    span.as_ptr() as usize
+}
+
+/// One topology level of every CPU: its span, its group ring and its place in it.
+struct BuiltLevel {
+    spans: Vec<Span>,
+    /// Each distinct span's groups, by `span_key`.
+    rings: HashMap<usize, Arc<[SchedGroup]>>,
+    /// Each CPU's group in its span's ring.
+    local: Vec<usize>,
+    /// Each distinct span's `asym_cpu_capacity_classify`, by `span_key`.
+    asym: HashMap<usize, u32>,
+}
+
+impl BuiltLevel {
+    fn of(&self, cpu: usize) -> (Span, Groups) {
+        let span = self.spans[cpu].clone();
+        let ring = self.rings[&span_key(&span)].clone();
+        (
+            span,
+            Groups {
+                ring,
+                local: self.local[cpu],
+            },
+        )
     }
-    out
+}
+
+/// Every level of every CPU, lowest first: the spans of each (interned: the CPUs of a span
+/// share it), then each distinct span's groups once.
+fn build_levels(plat: &Platform, nr_levels: usize) -> Vec<BuiltLevel> {
+    let mut interned = Interner::default();
+    let mut levels: Vec<BuiltLevel> = Vec::with_capacity(nr_levels);
+    for level in 0..nr_levels {
+        let (class, mask) = masks(plat, level, &mut interned);
+        let spans: Vec<Span> = match levels.last() {
+            None => class.iter().map(|&k| mask[k].clone()).collect(),
+            Some(child) => {
+                // The mask with the child's span, once per distinct pair.
+                let mut with_child: HashMap<(usize, usize), Span> = HashMap::new();
+                (0..plat.nr_cpus())
+                    .map(|cpu| {
+                        let (k, ch) = (class[cpu], &child.spans[cpu]);
+                        let pair = (k, span_key(ch));
+                        (with_child.entry(pair))
+                            .or_insert_with(|| {
+                                if ch.iter().all(|&d| class[d] == k) {
+                                    return mask[k].clone();
+                                }
+                                let mut span = [&mask[k][..], &ch[..]].concat();
+                                span.sort_unstable();
+                                span.dedup();
+                                interned.intern(span)
+                            })
+                            .clone()
+                    })
+                    .collect()
+            }
+        };
+        let child = levels.last().map(|l| &l.spans[..]);
+        levels.push(BuiltLevel::build(plat, spans, child));
+    }
+    levels
+}
+
+impl BuiltLevel {
+    /// `build_sched_groups` (and `build_overlap_sched_groups` for NUMA) of each distinct
+    /// span: one group per child span within it (single CPUs at the lowest level), in the
+    /// order of their first CPUs from the span's first, round which each CPU starts at its
+    /// own. Simplified: the kernel's ring is the one its last CPU built, the same as this
+    /// one where the children's CPUs interleave regularly (SMT siblings n and n + N/2).
+    fn build(plat: &Platform, spans: Vec<Span>, child: Option<&[Span]>) -> BuiltLevel {
+        let mut rings = HashMap::new();
+        let mut asym = HashMap::new();
+        let mut local = vec![0; spans.len()];
+        for span in &spans {
+            let key = span_key(span);
+            if rings.contains_key(&key) {
+                continue;
+            }
+            let mut covered = HashSet::new();
+            let mut ring = Vec::new();
+            for &c in span.iter() {
+                let group: Span = child.map_or_else(|| Arc::from([c]), |ch| ch[c].clone());
+                if !covered.insert(span_key(&group)) {
+                    continue;
+                }
+                for &d in group.iter() {
+                    local[d] = ring.len();
+                }
+                let cores = group
+                    .iter()
+                    .map(|&d| plat.cpus[d].core)
+                    .collect::<HashSet<_>>();
+                ring.push(SchedGroup {
+                    cores: cores.len() as u32,
+                    span: group,
+                });
+            }
+            rings.insert(key, ring.into());
+            asym.insert(key, asym_cpu_capacity_classify(plat, span));
+        }
+        BuiltLevel {
+            spans,
+            rings,
+            local,
+            asym,
+        }
+    }
 }
 
 /// `build_sched_domains`' NUMA allowance over a CPU's whole chain (degenerate levels

@@ -4,6 +4,7 @@
 //! policy's.
 
 use super::{Sim, SIM_START};
+use crate::sched::topology::Span;
 use crate::time::Ns;
 use crate::tracepoint::RTAPP_MAIN_PID;
 
@@ -96,7 +97,7 @@ table! {
         /// Its name (`policyN`, N its first CPU).
         pub policy: String,
         pub governor: String,
-        pub cpus: Vec<usize>,
+        pub cpus: Span,
         /// (kHz, ns) spent at each OPP.
         pub residency: Vec<(u32, Ns)>,
         pub transitions: u64,
@@ -174,7 +175,7 @@ impl Sim {
         (0..cf.policies.len())
             .map(|d| PolicySummary {
                 policy: cf.names[d].clone(),
-                cpus: cf.policies[d].cpus.clone(),
+                cpus: cf.policies[d].cpus.as_slice().into(),
                 governor: cf.governor_names[d].to_string(),
                 residency: cf.policies[d]
                     .freqs

@@ -22,7 +22,10 @@ fn smp4_has_one_mc_domain_of_four_single_cpu_groups() {
         let d = &t.domains[cpu];
         assert_eq!(d.len(), 1);
         let mc = &d[0];
-        assert_eq!((mc.name, mc.level, &mc.span), ("MC", 2, &range(0, 3)));
+        assert_eq!(
+            (mc.name, mc.level, &mc.span[..]),
+            ("MC", 2, &range(0, 3)[..])
+        );
         assert_eq!(mc.flags, BASE | SD_SHARE_LLC | SD_PREFER_SIBLING);
         assert_eq!(
             (mc.imbalance_pct, mc.cache_nice_tries, mc.busy_factor),
@@ -51,12 +54,15 @@ fn hikey960_has_mc_per_cluster_and_an_asymmetric_pkg() {
             (range(4, 7), range(0, 3))
         };
         assert_eq!(d.len(), 2);
-        assert_eq!((d[0].name, d[0].level, &d[0].span), ("MC", 2, &mine));
+        assert_eq!(
+            (d[0].name, d[0].level, &d[0].span[..]),
+            ("MC", 2, &mine[..])
+        );
         assert_eq!(d[0].flags, BASE | SD_SHARE_LLC);
         assert_eq!(d[0].groups.len(), 4);
         assert_eq!(
-            (d[1].name, d[1].level, &d[1].span),
-            ("PKG", 3, &range(0, 7))
+            (d[1].name, d[1].level, &d[1].span[..]),
+            ("PKG", 3, &range(0, 7)[..])
         );
         let asym = SD_ASYM_CPUCAPACITY | SD_ASYM_CPUCAPACITY_FULL;
         assert_eq!(d[1].flags, BASE | asym | SD_PREFER_SIBLING);
@@ -88,16 +94,16 @@ fn icelake_2s_has_smt_mc_and_numa() {
         let names: Vec<&str> = d.iter().map(|s| s.name).collect();
         assert_eq!(names, ["SMT", "MC", "NUMA"], "cpu {cpu}");
         let sibling = if cpu < 72 { cpu + 72 } else { cpu - 72 };
-        let mut smt = vec![cpu, sibling];
+        let mut smt = [cpu, sibling];
         smt.sort_unstable();
-        assert_eq!((d[0].level, &d[0].span), (0, &smt));
+        assert_eq!((d[0].level, &d[0].span[..]), (0, &smt[..]));
         assert_eq!(
             d[0].flags,
             BASE | SD_SHARE_CPUCAPACITY | SD_SHARE_LLC | SD_PREFER_SIBLING
         );
         assert_eq!((d[0].imbalance_pct, d[0].cache_nice_tries), (110, 0));
         assert_eq!(spans(&d[0]), vec![vec![cpu], vec![sibling]]);
-        assert_eq!((d[1].level, &d[1].span), (2, node));
+        assert_eq!((d[1].level, &d[1].span[..]), (2, &node[..]));
         assert_eq!(d[1].flags, BASE | SD_SHARE_LLC | SD_PREFER_SIBLING);
         assert_eq!(d[1].groups.len(), 36);
         assert!(d[1].groups[0].contains(&cpu));
@@ -140,5 +146,60 @@ fn the_numa_allowance_is_an_eighth_of_a_node_of_one_llc() {
 
 /// A domain's groups' spans.
 fn spans(sd: &crate::sched::topology::SchedDomain) -> Vec<Vec<usize>> {
-    sd.groups.iter().map(|g| g.span.clone()).collect()
+    sd.groups.iter().map(|g| g.to_vec()).collect()
+}
+
+/// `build_sched_groups(sd, cpu)` as the kernel walks it for one CPU: `for_each_cpu_wrap`
+/// over the span from `cpu`, a group for each CPU not yet covered, the child's span (the CPU
+/// alone at the lowest level).
+fn kernel_walk(t: &Topology, cpu: usize, level: usize) -> Vec<Vec<usize>> {
+    let sd = &t.domains[cpu][level];
+    let span = &sd.span;
+    let start = span.iter().position(|&c| c == cpu).unwrap();
+    let child_of = |c: usize| -> Vec<usize> {
+        // The child domain of `c` under this one: the highest of its domains below `sd`'s
+        // level, or `c` alone.
+        (t.domains[c].iter().rev())
+            .find(|d| d.level < sd.level)
+            .map_or(vec![c], |d| d.span.to_vec())
+    };
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for &c in span[start..].iter().chain(&span[..start]) {
+        if !out.iter().any(|g| g.contains(&c)) {
+            out.push(child_of(c));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_cpu_reads_its_groups_in_the_order_the_kernel_walks_them() {
+    // The shared ring, read from each CPU's own group, is the kernel's per-CPU walk on every
+    // built-in machine (SMT siblings n and n + 72 on icelake-2s interleave regularly).
+    let names = crate::platform::builtin_names().chain(["smp:6"]);
+    for name in names {
+        let t = build(name);
+        for cpu in 0..t.domains.len() {
+            for level in 0..t.domains[cpu].len() {
+                let walked = kernel_walk(&t, cpu, level);
+                assert_eq!(
+                    spans(&t.domains[cpu][level]),
+                    walked,
+                    "{name} cpu {cpu} level {level}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_cpus_of_a_domain_share_its_span_and_groups() {
+    // icelake-2s: node 0's 72 CPUs hold one MC span and one ring of 36 SMT groups, not 72.
+    let t = build("icelake-2s");
+    let (a, b) = (&t.domains[0][1], &t.domains[1][1]);
+    assert_eq!((a.name, b.name), ("MC", "MC"));
+    assert!(Arc::ptr_eq(&a.span, &b.span));
+    assert!(Arc::ptr_eq(&a.groups.ring, &b.groups.ring));
+    assert_eq!((a.groups.local, b.groups.local), (0, 1));
+    assert_eq!(b.groups[0][..], [1, 73]);
 }

@@ -60,7 +60,7 @@ impl LbEnv {
             imb,
             flags: LBF_ALL_PINNED,
             new_dst_cpu: dst,
-            dst_group: sd.groups[0].span.clone(),
+            dst_group: sd.groups[0].to_vec(),
             sd_flags: sd.flags,
             cache_nice_tries: sd.cache_nice_tries,
             nr_balance_failed: sd.nr_balance_failed,

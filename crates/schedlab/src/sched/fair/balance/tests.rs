@@ -387,7 +387,7 @@ mod all_pinned {
             .iter()
             .find(|g| g[0] == 4)
             .unwrap();
-        assert_eq!(cluster.span, [4, 5, 6, 7]);
+        assert_eq!(cluster[..], [4, 5, 6, 7]);
         let g = s.lb_group_info(0, 1, cluster);
         assert!(g.imbalance);
     }
