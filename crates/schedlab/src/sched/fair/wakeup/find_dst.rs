@@ -9,7 +9,7 @@ use crate::sched::fair::balance::stats::{
 };
 use crate::sched::fair::capacity::task_fits_cpu;
 use crate::sched::pelt::SCHED_CAPACITY_SCALE;
-use crate::sched::topology::{SD_ASYM_CPUCAPACITY, SD_BALANCE_FORK, SD_NUMA};
+use crate::sched::topology::{SchedGroup, SD_ASYM_CPUCAPACITY, SD_BALANCE_FORK, SD_NUMA};
 use crate::sched::Sched;
 
 impl Sched {
@@ -63,12 +63,18 @@ impl Sched {
         new
     }
 
-    /// `update_sg_wakeup_stats` of group `g` of `cpu`'s domain `level`, over the CPUs `p`
-    /// may use: the group as if `p` were not in it.
-    fn update_sg_wakeup_stats(&mut self, cpu: usize, level: usize, g: usize, p: u32) -> SgLbStats {
+    /// `update_sg_wakeup_stats` of group `span` of `cpu`'s domain `level`, over the CPUs
+    /// `p` may use: the group as if `p` were not in it.
+    fn update_sg_wakeup_stats(
+        &mut self,
+        cpu: usize,
+        level: usize,
+        span: &SchedGroup,
+        p: u32,
+    ) -> SgLbStats {
         let sd = &self.topo.domains[cpu][level];
-        let (flags, pct, span) = (sd.flags, sd.imbalance_pct as u64, sd.groups[g].clone());
-        let info = self.lb_group_info(cpu, level, &span);
+        let (flags, pct) = (sd.flags, sd.imbalance_pct as u64);
+        let info = self.lb_group_info(cpu, level, span);
         let mut sgs = SgLbStats {
             group_misfit_task_load: (flags & SD_ASYM_CPUCAPACITY != 0) as u64,
             ..SgLbStats::default()
@@ -122,16 +128,16 @@ impl Sched {
     /// `sched_balance_find_dst_group`: the idlest group of `cpu`'s domain `level` other than
     /// the local one (index into its groups), unless the local one is idle enough.
     fn sched_balance_find_dst_group(&mut self, cpu: usize, level: usize, p: u32) -> Option<usize> {
-        let nr_groups = self.topo.domains[cpu][level].groups.len();
+        // The ring is shared: one reference for the pass, not one per group.
+        let groups = self.topo.domains[cpu][level].groups.clone();
         let mut idlest: Option<(usize, SgLbStats)> = None;
         let mut local = None;
-        for g in 0..nr_groups {
-            let span = &self.topo.domains[cpu][level].groups[g];
+        for (g, span) in groups.iter().enumerate() {
             if !span.iter().any(|&c| self.tasks[p as usize].cpus_mask[c]) {
                 continue;
             }
             let is_local = span.contains(&cpu);
-            let sgs = self.update_sg_wakeup_stats(cpu, level, g, p);
+            let sgs = self.update_sg_wakeup_stats(cpu, level, span, p);
             if is_local {
                 local = Some(sgs);
             } else if idlest.is_none_or(|(i, s)| self.pick_idlest(cpu, level, (i, &s), (g, &sgs))) {
