@@ -2,10 +2,12 @@
 //! trace data"): each CPU's pages in chunks, each chunk a zstd frame after its compressed
 //! and uncompressed sizes, the chunk count first. A thread of its own compresses the chunks
 //! as the run goes, so that a run on two cores pays little for it; each CPU's chunks keep
-//! their order, so the output is the same whatever the threads' timing.
+//! their order, so the output is the same whatever the threads' timing. At most `PENDING`
+//! chunks wait for it: where the run outpaces zstd, it waits instead of queueing pages
+//! without bound (a 10-minute run held 160 MiB of them).
 
 use std::io::{self, Write};
-use std::sync::mpsc::{channel, Sender};
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::thread::JoinHandle;
 
 use super::spill::Spill;
@@ -13,6 +15,9 @@ use super::spill::Spill;
 /// zstd's level: a fast one (trace-cmd leaves the library's default, 3). On the scenario
 /// bench's pages, -1 leaves 11% more bytes than level 1 and keeps up with the run better.
 const LEVEL: i32 = -1;
+
+/// Chunks handed over and not yet compressed, at most (40 KiB each).
+const PENDING: usize = 64;
 
 /// The name and version trace.dat's compression header records.
 pub fn name() -> (&'static str, &'static str) {
@@ -47,7 +52,7 @@ impl Chunks {
 
 /// The compressing thread.
 pub struct Compressor {
-    to: Sender<(usize, Vec<u8>)>,
+    to: SyncSender<(usize, Vec<u8>)>,
     worker: JoinHandle<io::Result<Vec<Chunks>>>,
 }
 
@@ -55,7 +60,7 @@ impl Compressor {
     /// Start compressing the chunks of `nr_cpus` CPUs.
     pub fn start(nr_cpus: usize) -> io::Result<Compressor> {
         let mut zstd = zstd::bulk::Compressor::new(LEVEL)?;
-        let (to, from) = channel::<(usize, Vec<u8>)>();
+        let (to, from) = sync_channel::<(usize, Vec<u8>)>(PENDING);
         let worker = std::thread::Builder::new()
             .name("schedlab-zstd".into())
             .spawn(move || {
@@ -77,7 +82,7 @@ impl Compressor {
     }
 
     /// Where CPU buffers send their chunks.
-    pub fn sender(&self) -> Sender<(usize, Vec<u8>)> {
+    pub fn sender(&self) -> SyncSender<(usize, Vec<u8>)> {
         self.to.clone()
     }
 

@@ -5,7 +5,7 @@
 //! pages are kept as they are (v6), or gathered in chunks for the compressor (v7).
 
 use std::io;
-use std::sync::mpsc::Sender;
+use std::sync::mpsc::SyncSender;
 
 pub use super::spill::Spill;
 
@@ -33,7 +33,7 @@ enum Store {
     Chunks {
         chunk: Vec<u8>,
         cpu: usize,
-        to: Sender<(usize, Vec<u8>)>,
+        to: SyncSender<(usize, Vec<u8>)>,
     },
 }
 
@@ -80,7 +80,7 @@ impl CpuBuffer {
     }
 
     /// Pages in chunks sent, with `cpu`, to the compressor at `to`.
-    pub fn chunked(cpu: usize, to: Sender<(usize, Vec<u8>)>) -> CpuBuffer {
+    pub fn chunked(cpu: usize, to: SyncSender<(usize, Vec<u8>)>) -> CpuBuffer {
         let chunk = Vec::with_capacity(PAGES_IN_CHUNK * PAGE_SIZE);
         CpuBuffer::with(Store::Chunks { chunk, cpu, to })
     }

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Seek, Write};
 
 /// The bytes kept in memory before they move to the file.
-const SPILL: usize = 16 << 20;
+const SPILL: usize = 1 << 20;
 
 #[derive(Debug, Default)]
 pub struct Spill {
