@@ -180,13 +180,15 @@ def main(argv=None) -> int:
             for c in all_cases:
                 print(f"{c.name:28} {'recorded' if record_path(c).exists() else '-'}")
             return 0
+        # The arguments first: a case name wrong is said as such on any host.
+        chosen = select(all_cases, a.cases) if a.cmd == "record" else []
         image.check_host()
         if a.cmd == "setup":
             image.userspace()
             for k in a.kernel or list(image.KERNELS):
                 image.kernel(k)
             return 0
-        todo = [c for c in select(all_cases, a.cases) if a.force or not record_path(c).exists()]
+        todo = [c for c in chosen if a.force or not record_path(c).exists()]
         for c in todo:
             image.kernel_suite(c.kernel)
             record(c)
