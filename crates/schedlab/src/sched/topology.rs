@@ -10,6 +10,7 @@ pub mod perf_domain;
 
 use std::cell::Cell;
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::hash::Hash;
 use std::ops::Index;
 use std::sync::Arc;
 
@@ -259,44 +260,42 @@ const LEVELS: [Level; 6] = [
     },
 ];
 
+/// CPUs grouped by `keys` (CPU i's key is the i-th): each CPU's class, numbered in order
+/// of first appearance, and each class's CPUs, ascending.
+fn classes<K: Hash + Eq>(keys: impl Iterator<Item = K>) -> (Vec<usize>, Vec<Vec<usize>>) {
+    let mut ids: HashMap<K, usize> = HashMap::new();
+    let mut members: Vec<Vec<usize>> = Vec::new();
+    let class = (keys.enumerate())
+        .map(|(cpu, key)| {
+            let n = ids.len();
+            let i = *ids.entry(key).or_insert(n);
+            if i == members.len() {
+                members.push(Vec::new());
+            }
+            members[i].push(cpu);
+            i
+        })
+        .collect();
+    (class, members)
+}
+
 /// `tl->mask(cpu)` of every CPU, by class: each CPU's class, and each class's CPUs
 /// (interned, so that equal spans of different levels are one).
 fn masks(plat: &Platform, level: usize, interned: &mut Interner) -> (Vec<usize>, Vec<Span>) {
-    let of = |l: usize| {
-        let mut ids: HashMap<usize, usize> = HashMap::new();
-        let mut members: Vec<Vec<usize>> = Vec::new();
-        let class = (plat.cpus.iter())
-            .map(|c| {
-                let n = ids.len();
-                let i = *ids.entry((LEVELS[l].key)(c)).or_insert(n);
-                if i == members.len() {
-                    members.push(Vec::new());
-                }
-                members[i].push(c.id);
-                i
-            })
-            .collect::<Vec<usize>>();
-        (class, members)
-    };
+    let of = |l: usize| classes(plat.cpus.iter().map(LEVELS[l].key));
     let (mut class, mut members) = of(level);
-    // arm64's cpu_clustergroup_mask: a cluster that is the whole LLC is no level of its own.
+    // arm64's cpu_clustergroup_mask: a cluster that is the whole LLC is no level of its own
+    // (its CPUs' mask is their core's).
     if LEVELS[level].name == "CLS" {
-        let ((llc, llcs), (smt, smts)) = (of(2), of(0));
-        let mut ids: HashMap<(bool, usize), usize> = HashMap::new();
-        let mut kept: Vec<Vec<usize>> = Vec::new();
-        for cpu in 0..class.len() {
-            let whole_llc = members[class[cpu]] == llcs[llc[cpu]];
-            let (key, cpus) = match whole_llc {
-                true => ((true, smt[cpu]), &smts[smt[cpu]]),
-                false => ((false, class[cpu]), &members[class[cpu]]),
-            };
-            let n = ids.len();
-            class[cpu] = *ids.entry(key).or_insert(n);
-            if class[cpu] == kept.len() {
-                kept.push(cpus.clone());
-            }
-        }
-        members = kept;
+        let ((llc, llcs), (smt, _)) = (of(2), of(0));
+        let whole_llc = |cpu: usize| members[class[cpu]] == llcs[llc[cpu]];
+        let keys: Vec<(bool, usize)> = (0..class.len())
+            .map(|cpu| match whole_llc(cpu) {
+                true => (true, smt[cpu]),
+                false => (false, class[cpu]),
+            })
+            .collect();
+        (class, members) = classes(keys.into_iter());
     }
     (
         class,
