@@ -2,7 +2,9 @@
 //! test suite): the kernel's own SCHED_WARN_ONs, and the accounting identities that
 //! schedlab's figures rest on. A broken one panics, naming it.
 
+use super::fair::timeline::Key;
 use super::fair::CfsRqId;
+use super::features::FairPolicy;
 use super::pelt::{
     SchedAvg, LOAD_AVG_MAX, PELT_MIN_DIVIDER, RUNNABLE_AVG_YN_INV, SCHED_CAPACITY_SCALE,
 };
@@ -25,16 +27,31 @@ impl Sched {
     /// Panic on the first broken invariant at `now`.
     pub fn check_invariants(&self, now: Ns) {
         self.check_placement();
+        self.check_timelines();
         self.check_task_time(now);
         self.check_pelt();
         self.check_dl_bw();
+    }
+
+    /// Every cfs_rq's timeline is ordered by the policy's key, its links and subtree minima
+    /// consistent.
+    fn check_timelines(&self) {
+        let key = match self.feat.fair {
+            FairPolicy::Eevdf => Key::Deadline,
+            FairPolicy::Cfs => Key::Vruntime,
+        };
+        for (i, cfs) in self.cfs_rqs.iter().enumerate() {
+            if let Err(e) = cfs.timeline.check(&self.ses, key) {
+                panic!("cfs_rq {i}'s timeline: {e}");
+            }
+        }
     }
 
     /// The tasks queued on cfs_rq `q` and the groups below it, curr included.
     fn fair_tasks_queued(&self, q: CfsRqId) -> Vec<u32> {
         let cfs = &self.cfs_rqs[q as usize];
         let mut out = Vec::new();
-        for &se in cfs.queue.iter().chain(&cfs.curr) {
+        for se in cfs.timeline.iter().chain(cfs.curr) {
             match self.ses[se as usize].my_q {
                 Some(g) => out.extend(self.fair_tasks_queued(g)),
                 None => out.push(self.ses[se as usize].task),

@@ -18,15 +18,14 @@ fn entity_before(a: &SchedEntity, b: &SchedEntity) -> bool {
     vdiff(a.vruntime, b.vruntime) < 0
 }
 
-/// `__pick_first_entity`: the leftmost (the queue is in vruntime order).
+/// `__pick_first_entity`: the leftmost (the timeline is in vruntime order).
 fn first(f: &Fair) -> Option<SeId> {
-    f.cfs.queue.first().copied()
+    f.cfs.timeline.first()
 }
 
 /// `__pick_next_entity`: the entity after `id` in tree order.
 fn after(f: &Fair, id: SeId) -> Option<SeId> {
-    let me = f.cfs.queue.iter().position(|&q| q == id)?;
-    f.cfs.queue.get(me + 1).copied()
+    f.cfs.timeline.next(f.ses, id)
 }
 
 /// `update_min_vruntime`: monotonic, following min(curr, leftmost).

@@ -200,7 +200,7 @@ fn do_preempt_short(f: &Fair, pse: SeId, se: SeId) -> bool {
 fn pick_eevdf(f: &Fair) -> Option<SeId> {
     let mut curr = f.cfs.curr;
     if f.cfs.nr_running == 1 {
-        return curr_on_rq(f).or_else(|| f.cfs.queue.first().copied());
+        return curr_on_rq(f).or_else(|| f.cfs.timeline.first());
     }
     if let Some(c) = curr {
         if !f.ses[c as usize].on_rq || !entity_eligible(f, c) {
@@ -212,15 +212,8 @@ fn pick_eevdf(f: &Fair) -> Option<SeId> {
             return Some(c);
         }
     }
-    // The queue is in deadline order: the first eligible entity is the earliest eligible
-    // deadline, which the kernel finds by the min_vruntime heap search.
     let eligible = Eligibility::of(f);
-    let best = f
-        .cfs
-        .queue
-        .iter()
-        .copied()
-        .find(|&id| eligible.holds(f.ses[id as usize].vruntime));
+    let best = f.cfs.timeline.first_eligible(|v| eligible.holds(v));
     match (best, curr) {
         (None, c) => c,
         (Some(b), Some(c)) if entity_before(&f.ses[c as usize], &f.ses[b as usize]) => Some(c),

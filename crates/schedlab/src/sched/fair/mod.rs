@@ -1,9 +1,8 @@
 //! The fair class (kernel/sched/fair.c): entities, cfs_rqs, enqueue/dequeue, pick, tick and
 //! wakeup preemption, with EEVDF (6.6+) or CFS (≤6.5) deciding who runs.
 //!
-//! The kernel keeps queued entities in an augmented rb-tree; schedlab keeps them in a vector
-//! scanned linearly, which picks the same entity (ties go to the earlier-queued one, as rb-tree
-//! insertion puts equal keys to the right). `Fair` works on one level of the hierarchy: a
+//! Queued entities wait in the cfs_rq's timeline (`timeline.rs`), ordered and searched as the
+//! kernel's augmented rb-tree. `Fair` works on one level of the hierarchy: a
 //! cfs_rq and its entities, tasks or groups (`group.rs`); the fair class's operations
 //! (`sched_class.rs`) walk the levels as `for_each_sched_entity` does.
 
@@ -20,6 +19,7 @@ pub mod load_avg;
 mod overutilized;
 mod reweight;
 pub mod sched_class;
+pub mod timeline;
 pub mod wakeup;
 
 use crate::sched::clock_pelt::RqClock;
@@ -33,6 +33,7 @@ use crate::sched::weight::{calc_delta_fair, scale_load_down, LoadWeight};
 use crate::time::Ns;
 use crate::tracepoint::{Note, Tracepoint};
 use group::{TaskGroup, TgId};
+use timeline::{Key, Timeline};
 
 /// Index of an entity in the entity arena (a task's entity has its task's index).
 pub type SeId = u32;
@@ -75,6 +76,8 @@ pub struct SchedEntity {
     pub idle: bool,
     /// SCHED_OTHER (`normal_policy`): BATCH and IDLE never wakeup-preempt.
     pub normal: bool,
+    /// Its node in its cfs_rq's timeline while queued and not curr (`timeline::NIL` else).
+    pub run_node: u32,
 }
 
 impl SchedEntity {
@@ -102,6 +105,7 @@ impl SchedEntity {
             util_est,
             idle: false,
             normal: true,
+            run_node: timeline::NIL,
         }
     }
 
@@ -176,9 +180,9 @@ pub struct CfsRq {
     /// CFS's monotonic min_vruntime.
     pub min_vruntime: u64,
     pub curr: Option<SeId>,
-    /// The "tree": queued entities other than curr, in the rbtree's order (EEVDF: virtual
+    /// `tasks_timeline`: the queued entities other than curr, in key order (EEVDF: virtual
     /// deadline, CFS: vruntime; equal keys in queueing order).
-    pub queue: Vec<SeId>,
+    pub timeline: Timeline,
     pub next: Option<SeId>,
     pub last: Option<SeId>,
     pub skip: Option<SeId>,
@@ -328,27 +332,28 @@ impl Fair<'_, '_> {
         }
     }
 
-    /// `__enqueue_entity`: into the tree, after the entities with the same key (EEVDF: the
-    /// virtual deadline, CFS: vruntime), so the queue reads in the rbtree's order.
+    /// The timeline's key: the virtual deadline under EEVDF, vruntime under CFS.
+    fn key(&self) -> Key {
+        if self.is_eevdf() {
+            Key::Deadline
+        } else {
+            Key::Vruntime
+        }
+    }
+
+    /// `__enqueue_entity`: into the timeline, after the entities with the same key.
     fn enqueue_tree(&mut self, id: SeId) {
-        let eevdf = self.is_eevdf();
-        let key = |se: &SchedEntity| if eevdf { se.deadline } else { se.vruntime };
-        let mine = key(&self.ses[id as usize]);
-        let ses = &*self.ses;
-        let at = self
-            .cfs
-            .queue
-            .partition_point(|&q| (mine.wrapping_sub(key(&ses[q as usize])) as i64) >= 0);
         if self.is_eevdf() {
             eevdf::avg_vruntime_add(self, id);
         }
-        self.cfs.queue.insert(at, id);
+        let key = self.key();
+        self.cfs.timeline.insert(self.ses, key, id);
     }
 
-    /// `__dequeue_entity`: out of the tree.
+    /// `__dequeue_entity`: out of the timeline.
     fn dequeue_tree(&mut self, id: SeId) {
-        if let Some(i) = self.cfs.queue.iter().position(|&q| q == id) {
-            self.cfs.queue.remove(i);
+        if self.cfs.timeline.contains(self.ses, id) {
+            self.cfs.timeline.remove(self.ses, id);
             if self.is_eevdf() {
                 eevdf::avg_vruntime_sub(self, id);
             }
@@ -616,10 +621,10 @@ impl Fair<'_, '_> {
         let curr = self.cfs.curr.filter(|&c| self.ses[c as usize].on_rq);
         let ses = &*self.ses;
         self.cfs
-            .queue
+            .timeline
             .iter()
-            .chain(curr.iter())
-            .map(|&i| {
+            .chain(curr)
+            .map(|i| {
                 let se = &ses[i as usize];
                 se.weight() as i128 * v.wrapping_sub(se.vruntime) as i64 as i128
             })

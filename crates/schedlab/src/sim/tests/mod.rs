@@ -156,9 +156,9 @@ fn a_phase_nice_change_reweights_the_queued_entity() {
             .sum();
         assert_eq!(cfs.load.weight, sum, "{kernel:?} at {ms} ms");
         let queued: u64 = cfs
-            .queue
+            .timeline
             .iter()
-            .map(|&i| s.sched().entities()[i as usize].weight())
+            .map(|i| s.sched().entities()[i as usize].weight())
             .sum();
         if kernel == Kernel::V6_12 {
             assert_eq!(cfs.avg_load, queued);
