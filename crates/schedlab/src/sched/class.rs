@@ -4,6 +4,7 @@
 //! above the ones it preempts.
 
 use super::deadline::SchedDlEntity;
+use super::fair::cfs_tasks::GroupNode;
 use super::fair::group::TaskGroup;
 use super::fair::{CfsRq, CfsRqId, SchedEntity, Tunables};
 use super::features::Features;
@@ -28,6 +29,8 @@ pub struct Env<'a> {
     /// Every CPU's operation counts.
     pub ops: &'a mut OpLedger,
     pub ses: &'a mut [SchedEntity],
+    /// Every task's links in its CPU's `rq->cfs_tasks`.
+    pub group_nodes: &'a mut [GroupNode],
     pub dl: &'a mut [SchedDlEntity],
     pub rt: &'a mut [SchedRtEntity],
     pub feat: &'a Features,

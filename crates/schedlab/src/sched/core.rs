@@ -7,6 +7,7 @@ use super::deadline::SchedDlEntity;
 use super::deadline::BW_UNIT;
 use super::fair::balance::stats::CpuIdleType;
 use super::fair::balance::update_avg_idle;
+use super::fair::cfs_tasks::GroupNode;
 use super::fair::group::{TgId, ROOT_TG};
 use super::fair::sched_class::{attach_task_cfs_rq, detach_task_cfs_rq, put_prev_set_next_fair};
 use super::fair::wakeup::Wakee;
@@ -71,6 +72,7 @@ impl Sched {
             ops: &mut self.ops,
             tgs: &mut self.tgs,
             ses: &mut self.ses,
+            group_nodes: &mut self.group_nodes,
             dl: &mut self.dls,
             rt: &mut self.rts,
             feat: &self.feat,
@@ -272,6 +274,7 @@ impl Sched {
         rt.uclamp_cap = task.uclamp_cap();
         self.tasks.push(task);
         self.ses.push(se);
+        self.group_nodes.push(GroupNode::default());
         self.dls.push(dl);
         self.rts.push(rt);
         id

@@ -96,11 +96,11 @@ impl Sched {
         for (cpu, rq) in self.rqs.iter().enumerate() {
             let on_cpu = |t: &SchedTask| t.cpu == cpu && self.ses[t.se as usize].on_rq;
             let queued = self.tasks.iter().filter(|t| on_cpu(t)).count();
-            let listed = (rq.cfs_tasks.iter()).filter(|&&p| on_cpu(&self.tasks[p as usize]));
+            let list: Vec<u32> = rq.cfs_tasks.iter(&self.group_nodes).collect();
+            let listed = list.iter().filter(|&&p| on_cpu(&self.tasks[p as usize]));
             assert!(
-                listed.count() == queued && rq.cfs_tasks.len() == queued,
-                "CPU {cpu}'s cfs_tasks {:?} are not its {queued} queued fair tasks",
-                rq.cfs_tasks
+                listed.count() == queued && list.len() == queued && rq.cfs_tasks.len() == queued,
+                "CPU {cpu}'s cfs_tasks {list:?} are not its {queued} queued fair tasks"
             );
         }
         for (id, t) in self.tasks.iter().enumerate() {

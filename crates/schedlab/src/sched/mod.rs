@@ -38,6 +38,7 @@ use crate::time::Ns;
 use clock_pelt::{CpuScale, RqClock};
 use deadline::admission::DlBw;
 use deadline::{DlRq, SchedDlEntity};
+use fair::cfs_tasks::GroupNode;
 use fair::group::TaskGroup;
 use fair::{cpu_util, CfsRq, SchedEntity, Tunables};
 use features::{Feat, Features};
@@ -70,6 +71,8 @@ pub struct Sched {
     pub(in crate::sched) tgs: Vec<TaskGroup>,
     pub(in crate::sched) tasks: Vec<SchedTask>,
     pub(in crate::sched) ses: Vec<SchedEntity>,
+    /// Every task's links in its CPU's `rq->cfs_tasks` (`se->group_node`).
+    pub(in crate::sched) group_nodes: Vec<GroupNode>,
     /// The deadline entities: each CPU's fair server (entity `cpu`), then every thread's
     /// `sched_dl_entity` (`tasks[p].dl`; all zero but for SCHED_DEADLINE threads).
     pub(in crate::sched) dls: Vec<SchedDlEntity>,
@@ -166,6 +169,7 @@ impl Sched {
             rqs,
             tasks: Vec::new(),
             ses: Vec::new(),
+            group_nodes: Vec::new(),
             dls,
             rts: Vec::new(),
             dl_bw,

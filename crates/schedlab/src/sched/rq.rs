@@ -4,6 +4,7 @@
 use super::clock_pelt::RqClock;
 use super::deadline::DlRq;
 use super::fair::balance::MIGRATION_COST_NS;
+use super::fair::cfs_tasks::CfsTasks;
 use super::fair::wakeup::Wakee;
 use super::fair::CfsRqId;
 use super::pelt::{update_class_avg, SchedAvg};
@@ -57,7 +58,7 @@ pub struct Rq {
     pub uclamp: UclampRq,
     /// `rq->cfs_tasks`: the queued fair tasks, least recently picked first (the kernel's
     /// list read from its tail, where load balancing starts).
-    pub cfs_tasks: Vec<u32>,
+    pub cfs_tasks: CfsTasks,
     /// Its schedstat counters.
     pub stats: RqStats,
     /// `rq->misfit_task_load`: the running fair task's load when too big for this CPU.
@@ -100,7 +101,7 @@ impl Rq {
             idle_exit_latency: None,
             cpu_capacity: capacity,
             uclamp: UclampRq::default(),
-            cfs_tasks: Vec::new(),
+            cfs_tasks: CfsTasks::default(),
             stats: RqStats::default(),
             misfit_task_load: 0,
             h_load_throttle: u64::MAX,

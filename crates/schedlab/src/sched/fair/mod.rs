@@ -11,6 +11,7 @@ pub mod bandwidth;
 pub mod blocked;
 pub mod capacity;
 mod cfs;
+pub mod cfs_tasks;
 pub mod cpu_util;
 mod eevdf;
 pub mod group;
@@ -32,6 +33,7 @@ use crate::sched::util_est::UtilEst;
 use crate::sched::weight::{calc_delta_fair, scale_load_down, LoadWeight};
 use crate::time::Ns;
 use crate::tracepoint::{Note, Tracepoint};
+use cfs_tasks::{CfsTasks, GroupNode};
 use group::{TaskGroup, TgId};
 use timeline::{Key, Timeline};
 
@@ -231,8 +233,9 @@ pub struct Fair<'a, 'n> {
     /// The CPU's root cfs_rq (`rq->cfs`), when it is not `cfs`.
     pub root: CfsRqId,
     pub tgs: &'a mut [TaskGroup],
-    /// `rq->cfs_tasks` of this CPU.
-    pub cfs_tasks: &'a mut Vec<u32>,
+    /// `rq->cfs_tasks` of this CPU, and every task's links (`se->group_node`).
+    pub cfs_tasks: &'a mut CfsTasks,
+    pub group_nodes: &'a mut [GroupNode],
     pub ses: &'a mut [SchedEntity],
     pub clock: &'a RqClock,
     /// This CPU's operation counts.
@@ -315,7 +318,7 @@ impl Fair<'_, '_> {
         self.cfs.load.add(se.load.weight);
         self.cfs.nr_running += 1;
         if se.is_task() {
-            self.cfs_tasks.push(se.task);
+            self.cfs_tasks.push(self.group_nodes, se.task);
         }
     }
 
@@ -325,10 +328,8 @@ impl Fair<'_, '_> {
         self.cfs.load.sub(se.load.weight);
         self.cfs.nr_running -= 1;
         let task = se.task;
-        if se.is_task() {
-            if let Some(i) = self.cfs_tasks.iter().position(|&t| t == task) {
-                self.cfs_tasks.remove(i);
-            }
+        if se.is_task() && self.cfs_tasks.contains(self.group_nodes, task) {
+            self.cfs_tasks.remove(self.group_nodes, task);
         }
     }
 

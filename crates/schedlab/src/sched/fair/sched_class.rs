@@ -29,6 +29,7 @@ impl<'a, 'n> Fair<'a, 'n> {
             cfs_rqs: &mut *env.cfs_rqs,
             tgs: &mut *env.tgs,
             cfs_tasks: &mut rq.cfs_tasks,
+            group_nodes: &mut *env.group_nodes,
             ses: &mut *env.ses,
             clock: &rq.clock,
             ops: env.ops.cpu(env.hooks.cpu),
@@ -369,9 +370,8 @@ pub fn put_prev_set_next_fair(rq: &mut Rq, env: &mut Env, prev: u32, next: u32) 
 /// `__set_next_task_fair`: a queued task moves to the head of `rq->cfs_tasks` (most
 /// recently picked); its misfit status is updated.
 fn set_next_task_tail(rq: &mut Rq, env: &mut Env, p: u32) {
-    if let Some(i) = rq.cfs_tasks.iter().position(|&t| t == p) {
-        rq.cfs_tasks.remove(i);
-        rq.cfs_tasks.push(p);
+    if rq.cfs_tasks.contains(env.group_nodes, p) {
+        rq.cfs_tasks.move_to_recent(env.group_nodes, p);
     }
     update_misfit_status(rq, env, p);
 }

@@ -137,7 +137,7 @@ impl Sched {
             env.flags &= !LBF_ALL_PINNED;
             return detached;
         }
-        while let Some(&p) = self.rqs[src].cfs_tasks.first() {
+        while let Some(p) = self.rqs[src].cfs_tasks.first() {
             if env.imb.imbalance <= 0 || (env.idle.idle() && self.nr_running(src) <= 1) {
                 break;
             }
@@ -152,9 +152,7 @@ impl Sched {
                 break;
             }
             if !self.can_migrate_task(p, env) || !self.takes_imbalance(p, env) {
-                let tasks = &mut self.rqs[src].cfs_tasks;
-                tasks.remove(0);
-                tasks.push(p);
+                (self.rqs[src].cfs_tasks).move_to_recent(&mut self.group_nodes, p);
                 continue;
             }
             self.detach_task(p, src, h);

@@ -343,8 +343,7 @@ impl Sched {
         sd.stats.alb_count += 1;
         let p = self.rqs[src]
             .cfs_tasks
-            .iter()
-            .copied()
+            .iter(&self.group_nodes)
             .find(|&p| self.tasks[p as usize].cpus_mask[dst]);
         let sd = &mut self.topo.domains[dst][level];
         match p {

@@ -158,7 +158,7 @@ impl Sched {
         self.sched_idle_used
             && nr != 0
             && nr == self.cfs_rqs[cpu].h_nr_queued
-            && self.rqs[cpu].cfs_tasks.iter().all(|&t| self.idle_entity(t))
+            && (self.rqs[cpu].cfs_tasks.iter(&self.group_nodes)).all(|t| self.idle_entity(t))
     }
 
     /// The task is SCHED_IDLE or in an idle group (`idle_h_nr_running` counts it).
