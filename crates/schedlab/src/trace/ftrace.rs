@@ -4,33 +4,42 @@
 
 use std::io::Write;
 
+use super::deferred::{Deferred, Render};
 use super::print_fmt::PrintFmt;
 use super::{span_hex, Observer, Tracepoint};
 use crate::sched::task::SchedTask;
 use crate::time::Ns;
-use crate::tracepoint::{ksym, with_values, Context, TraceEvent, EVENTS};
+use crate::tracepoint::{ksym, Context, TraceEvent, Val, EVENTS};
 
-/// Writes events as trace-cmd report text.
-pub struct FtraceWriter<W: Write> {
-    out: W,
-    line: String,
+/// Writes events as trace-cmd report text, formatted on a thread of its own.
+pub struct FtraceWriter<W: Write + Send + 'static> {
+    lines: Deferred<Lines<W>>,
     /// The task groups' cgroup paths.
     paths: Vec<String>,
     /// The root domain's CPUs, as `sched_overutilized` prints them.
     span: String,
+}
+
+/// The formatting: one line per event.
+struct Lines<W: Write> {
+    out: W,
+    line: String,
     /// Each event's print fmt, by code.
     fmts: Vec<PrintFmt>,
 }
 
-impl<W: Write> FtraceWriter<W> {
+impl<W: Write + Send + 'static> FtraceWriter<W> {
     pub fn new(mut out: W, nr_cpus: usize) -> std::io::Result<FtraceWriter<W>> {
         writeln!(out, "cpus={nr_cpus}")?;
-        Ok(FtraceWriter {
+        let lines = Lines {
             out,
             line: String::with_capacity(256),
+            fmts: EVENTS.iter().map(PrintFmt::of).collect(),
+        };
+        Ok(FtraceWriter {
+            lines: Deferred::start("schedlab-txt", lines)?,
             paths: vec!["/".into()],
             span: span_hex(nr_cpus),
-            fmts: EVENTS.iter().map(PrintFmt::of).collect(),
         })
     }
 }
@@ -122,23 +131,33 @@ macro_rules! put {
 }
 use put;
 
-impl<W: Write> Observer for FtraceWriter<W> {
+impl<W: Write + Send + 'static> Render for Lines<W> {
+    fn event(
+        &mut self,
+        now: Ns,
+        ev: TraceEvent,
+        ctx: Context,
+        vals: &[Val],
+    ) -> std::io::Result<()> {
+        let line = &mut self.line;
+        line.clear();
+        head(line, now, ctx, ev);
+        self.fmts[ev as usize].render(line, vals, ksym);
+        line.push('\n');
+        self.out.write_all(line.as_bytes())
+    }
+}
+
+impl<W: Write + Send + 'static> Observer for FtraceWriter<W> {
     fn groups(&mut self, paths: &[String]) {
         self.paths = paths.to_vec();
     }
 
     fn record(&mut self, now: Ns, tp: &Tracepoint, tasks: &[SchedTask]) -> std::io::Result<()> {
-        self.line.clear();
-        let (line, fmts) = (&mut self.line, &self.fmts);
-        with_values(tp, tasks, &self.paths, &self.span, |ev, ctx, vals| {
-            head(line, now, ctx, ev);
-            fmts[ev as usize].render(line, vals, ksym)
-        });
-        self.line.push('\n');
-        self.out.write_all(self.line.as_bytes())
+        self.lines.record(now, tp, tasks, &self.paths, &self.span)
     }
 
     fn finish(&mut self, _tasks: &[SchedTask]) -> std::io::Result<()> {
-        self.out.flush()
+        self.lines.finish()?.out.flush()
     }
 }

@@ -3,6 +3,7 @@
 //! columns. The engine builds records only when an observer is attached.
 
 mod dat;
+mod deferred;
 mod frames;
 mod ftrace;
 mod perfetto;

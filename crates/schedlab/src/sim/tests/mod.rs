@@ -1,6 +1,4 @@
-use std::cell::RefCell;
 use std::io::Write;
-use std::rc::Rc;
 
 use super::*;
 use crate::kernel::Kernel;
@@ -219,11 +217,11 @@ fn cpu_util_reads_the_cfs_rq_and_cpu_util_without_removes_the_task() {
 }
 
 #[derive(Clone, Default)]
-struct Shared(Rc<RefCell<Vec<u8>>>);
+struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
 
 impl Write for Shared {
     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(b);
+        self.0.lock().unwrap().extend_from_slice(b);
         Ok(b.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -238,7 +236,7 @@ pub(super) fn traced(json: &str, platform: &str) -> Vec<u8> {
     let cpus = s.platform().nr_cpus();
     s.observe(Box::new(FtraceWriter::new(buf.clone(), cpus).unwrap()));
     s.run(|_, _| true).unwrap();
-    let out = buf.0.borrow().clone();
+    let out = buf.0.lock().unwrap().clone();
     out
 }
 
