@@ -10,8 +10,12 @@
 //!   100's (≤ 1.3).
 //! - cpus: the 10,000 tasks on smp:512 for 1 s and smp:4096 for 0.1 s: ns per event, and
 //!   smp:512's over smp:64's (≤ 1.3).
+//! - queues: 40 and 4,000 of the short tasks on smp:4 for 5 s (10 and 1,000 queued per
+//!   CPU): ns per event, and 4,000's over 40's (the fair runqueue's cost as it grows; no
+//!   goal of the issue's).
 //!
-//! `cargo bench --bench scale -- short` (or hackbench, tasks, cpus) runs one, to profile it.
+//! `cargo bench --bench scale -- short` (or hackbench, tasks, cpus, queues) runs one, to
+//! profile it.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -32,9 +36,9 @@ const TASKS: [u64; 3] = [100, 1_000, 10_000];
 /// The periodic tasks' utilizations add up to this many CPUs.
 const BUSY_CPUS: u64 = 48;
 
-/// 640 tasks of run 50 µs, sleep 200 µs.
-fn short_json() -> String {
-    let tasks: Vec<String> = (0..640)
+/// `n` tasks of run 50 µs, sleep 200 µs.
+fn short_json(n: u64) -> String {
+    let tasks: Vec<String> = (0..n)
         .map(|i| format!(r#""t{i}": {{"loop": -1, "run": 50, "sleep": 200}}"#))
         .collect();
     format!(r#"{{"tasks": {{{}}}}}"#, tasks.join(", "))
@@ -94,7 +98,7 @@ impl Report {
     }
 
     fn short(&mut self) {
-        let (wall, events) = median(&short_json(), "icelake-2s", Some(2_000));
+        let (wall, events) = median(&short_json(640), "icelake-2s", Some(2_000));
         self.add("short.events_per_s", events as f64 / wall, ">= 10e6");
         self.add("short.realtime_factor", 2.0 / wall, ">= 1");
     }
@@ -124,6 +128,14 @@ impl Report {
         self.add("cpus.512_over_64", ns512 / ns64, "<= 1.3");
     }
 
+    fn queues(&mut self) {
+        let on = |n: u64| ns_per_event(median(&short_json(n), "smp:4", Some(5_000)));
+        let (few, many) = (on(40), on(4_000));
+        self.add("queues.40.ns_per_event", few, "");
+        self.add("queues.4000.ns_per_event", many, "");
+        self.add("queues.4000_over_40", many / few, "");
+    }
+
     /// The figures as a TOML table, and as lines with the ratio to `previous`'s.
     fn render(&self, previous: &toml::Table) -> (String, String) {
         let mut table = toml::Table::new();
@@ -145,11 +157,12 @@ fn main() {
     let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let wants = |case: &str| only.as_deref().is_none_or(|o| o == case);
     let mut report = Report::default();
-    let cases: [(&str, Case); 4] = [
+    let cases: [(&str, Case); 5] = [
         ("short", Report::short),
         ("hackbench", Report::hackbench),
         ("tasks", Report::tasks),
         ("cpus", Report::cpus),
+        ("queues", Report::queues),
     ];
     for (name, case) in cases {
         if wants(name) {
