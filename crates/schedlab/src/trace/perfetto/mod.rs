@@ -94,32 +94,34 @@ impl Key {
     }
 }
 
+/// The machine's counters, by `Counter as usize`.
+const MACHINE: usize = Counter::UclampMax as usize + 1;
+
+/// `v[i]`, grown with defaults to hold it.
+fn at<T: Default + Copy>(v: &mut Vec<T>, i: usize) -> &mut T {
+    if v.len() <= i {
+        v.resize(i + 1, T::default());
+    }
+    &mut v[i]
+}
+
 /// The tracks' uuids (0: not described yet): arrays for tasks' and CPUs' counters, a map
 /// for the rest.
 #[derive(Default)]
 struct Tracks {
     tasks: Vec<[u64; SIGNALS.len()]>,
     cpus: Vec<[u64; SIGNALS.len()]>,
+    machine: Vec<[u64; MACHINE]>,
     others: HashMap<Key, u64>,
     count: u64,
 }
 
 impl Tracks {
     fn slot(&mut self, key: Key) -> &mut u64 {
-        let grow = |v: &mut Vec<[u64; SIGNALS.len()]>, i: usize| {
-            if v.len() <= i {
-                v.resize(i + 1, [0; SIGNALS.len()]);
-            }
-        };
         match key {
-            Key::Task(t, s) => {
-                grow(&mut self.tasks, t as usize);
-                &mut self.tasks[t as usize][s]
-            }
-            Key::Cpu(cpu, 0, s) => {
-                grow(&mut self.cpus, cpu);
-                &mut self.cpus[cpu][s]
-            }
+            Key::Task(t, s) => &mut at(&mut self.tasks, t as usize)[s],
+            Key::Cpu(cpu, 0, s) => &mut at(&mut self.cpus, cpu)[s],
+            Key::Machine(cpu, c) => &mut at(&mut self.machine, cpu)[c as usize],
             k => self.others.entry(k).or_insert(0),
         }
     }
@@ -159,8 +161,8 @@ pub struct PerfettoWriter<W: Write> {
     /// Each CPU's ftrace events not yet written (`FtraceEventBundle.event` fields).
     bundles: Vec<Vec<u8>>,
     tracks: Tracks,
-    /// The last value of each machine counter, which is written only when it changes.
-    machine: HashMap<(usize, Counter), f64>,
+    /// The last value of each CPU's machine counters, written only when it changes.
+    machine: Vec<[Option<f64>; MACHINE]>,
     paths: Vec<String>,
     started: bool,
     /// Each event's message, by code (None: a counter, slice or instant).
@@ -174,7 +176,7 @@ impl<W: Write> PerfettoWriter<W> {
             buf: Vec::with_capacity(BUNDLE_BYTES + 1024),
             bundles: vec![Vec::new(); nr_cpus],
             tracks: Tracks::default(),
-            machine: HashMap::new(),
+            machine: Vec::new(),
             paths: vec!["/".into()],
             started: false,
             plans: EVENTS
@@ -363,18 +365,21 @@ impl<W: Write> PerfettoWriter<W> {
         Ok(())
     }
 
+    /// CPU `cpu`'s bundle as a packet: its head, then its events as they are.
     fn flush_bundle(&mut self, cpu: usize) -> io::Result<()> {
-        if self.bundles[cpu].is_empty() {
+        let events = &self.bundles[cpu];
+        if events.is_empty() {
             return Ok(());
         }
-        let events = std::mem::take(&mut self.bundles[cpu]);
-        self.packet(None, false, |p| {
-            p.nested(packet::FTRACE_EVENTS, |b| {
-                b.uint(bundle::CPU, cpu as u64);
-                b.raw(&events);
-            });
-        })?;
-        self.bundles[cpu] = events;
+        let fields = uint_size(bundle::CPU, cpu as u64) + events.len();
+        let data = head_size(packet::FTRACE_EVENTS, fields) + fields;
+        self.buf.clear();
+        Msg::new(&mut self.buf)
+            .nested_head(TRACE_PACKET, data)
+            .nested_head(packet::FTRACE_EVENTS, fields)
+            .uint(bundle::CPU, cpu as u64);
+        self.out.write_all(&self.buf)?;
+        self.out.write_all(events)?;
         self.bundles[cpu].clear();
         Ok(())
     }
@@ -527,7 +532,7 @@ impl<W: Write> Observer for PerfettoWriter<W> {
     }
 
     fn counter(&mut self, now: Ns, cpu: usize, c: Counter, value: f64) -> io::Result<()> {
-        if self.machine.insert((cpu, c), value) == Some(value)
+        if at(&mut self.machine, cpu)[c as usize].replace(value) == Some(value)
             || (value == 0.0 && *self.tracks.slot(Key::Machine(cpu, c)) == 0)
         {
             return Ok(());

@@ -20,6 +20,43 @@ fn varint(buf: &mut Vec<u8>, mut v: u64) {
     buf.push(v as u8);
 }
 
+/// The bytes `varint` writes for `v`.
+fn varint_size(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// The bytes a nested message's length takes: one under 128, else a redundant 4-byte varint.
+fn length_size(len: usize) -> usize {
+    if len < 0x80 {
+        1
+    } else {
+        LENGTH_BYTES
+    }
+}
+
+/// Write a nested message's length where `length_size` bytes were made for it.
+fn put_length(at: &mut [u8], len: usize) {
+    if len < 0x80 {
+        at[0] = len as u8;
+        return;
+    }
+    debug_assert!(len < 1 << 28, "a nested message over 256 MiB");
+    for (i, b) in at[..LENGTH_BYTES].iter_mut().enumerate() {
+        let more = if i + 1 < LENGTH_BYTES { 0x80 } else { 0 };
+        *b = ((len >> (7 * i)) & 0x7f) as u8 | more;
+    }
+}
+
+/// The bytes a nested message's tag and length take before its `len` bytes.
+pub fn head_size(field: u32, len: usize) -> usize {
+    varint_size(((field << 3) | LEN) as u64) + length_size(len)
+}
+
+/// The bytes a varint field takes.
+pub fn uint_size(field: u32, v: u64) -> usize {
+    varint_size(((field << 3) | VARINT) as u64) + varint_size(v)
+}
+
 /// `Trace`.
 pub const TRACE_PACKET: u32 = 1;
 
@@ -149,33 +186,31 @@ impl<'a> Msg<'a> {
         self
     }
 
-    /// Fields already encoded.
-    pub fn raw(&mut self, fields: &[u8]) -> &mut Self {
-        self.buf.extend_from_slice(fields);
-        self
-    }
-
-    /// A nested message, whose fields `body` writes. Its length is a 4-byte redundant
-    /// varint while they are written, then, if it is under 128, one byte (the fields move
-    /// back by three).
+    /// A nested message, whose fields `body` writes. Its length is one byte while they are
+    /// written, which it stays when under 128 (most messages: an event, a counter's value);
+    /// else the fields move on by three for a 4-byte redundant varint.
     #[inline]
     pub fn nested(&mut self, field: u32, body: impl FnOnce(&mut Msg)) -> &mut Self {
         varint(self.buf, ((field << 3) | LEN) as u64);
         let at = self.buf.len();
-        self.buf.extend_from_slice(&[0; LENGTH_BYTES]);
+        self.buf.push(0);
         body(&mut Msg { buf: self.buf });
-        let len = self.buf.len() - at - LENGTH_BYTES;
-        if len < 0x80 {
-            self.buf.copy_within(at + LENGTH_BYTES.., at + 1);
-            self.buf.truncate(at + 1 + len);
-            self.buf[at] = len as u8;
-            return self;
+        let end = self.buf.len();
+        let len = end - at - 1;
+        if len >= 0x80 {
+            self.buf.resize(end + LENGTH_BYTES - 1, 0);
+            self.buf.copy_within(at + 1..end, at + LENGTH_BYTES);
         }
-        debug_assert!(len < 1 << 28, "a nested message over 256 MiB");
-        for i in 0..LENGTH_BYTES {
-            let more = if i + 1 < LENGTH_BYTES { 0x80 } else { 0 };
-            self.buf[at + i] = ((len >> (7 * i)) & 0x7f) as u8 | more;
-        }
+        put_length(&mut self.buf[at..], len);
+        self
+    }
+
+    /// The tag and length of a nested message of `len` bytes that follow from elsewhere.
+    pub fn nested_head(&mut self, field: u32, len: usize) -> &mut Self {
+        varint(self.buf, ((field << 3) | LEN) as u64);
+        let at = self.buf.len();
+        self.buf.resize(at + length_size(len), 0);
+        put_length(&mut self.buf[at..], len);
         self
     }
 }
@@ -183,6 +218,28 @@ impl<'a> Msg<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_head_with_its_fields_written_apart_is_the_nested_message() {
+        // Under 128 bytes, at 128 and far over: one length byte, then four.
+        for n in [0, 100, 125, 126, 127, 128, 5_000, 70_000] {
+            let text = "x".repeat(n);
+            let mut body = Vec::new();
+            Msg::new(&mut body).str(3, &text);
+            let mut whole = Vec::new();
+            Msg::new(&mut whole).nested(9, |m| {
+                m.str(3, &text);
+            });
+            let mut apart = Vec::new();
+            Msg::new(&mut apart).nested_head(9, body.len());
+            assert_eq!(apart.len(), head_size(9, body.len()), "{n}");
+            apart.extend_from_slice(&body);
+            assert_eq!(apart, whole, "{n}");
+        }
+        let mut v = Vec::new();
+        Msg::new(&mut v).uint(1, 300);
+        assert_eq!(v.len(), uint_size(1, 300));
+    }
 
     #[test]
     fn fields_encode_as_protobuf_says() {
