@@ -65,18 +65,39 @@ struct Entry {
     se: SeId,
 }
 
-/// `struct rb_root_cached`: the queued entities in order, as an array or a treap.
-#[derive(Debug, Clone, Default)]
-pub struct Timeline {
-    /// The entries while short (empty while long).
-    array: Vec<Entry>,
-    /// The treap while long (boxed: most cfs_rqs never need one).
-    long: Option<Box<Treap>>,
+/// `struct rb_root_cached`: the queued entities in order, as an array or a treap (boxed:
+/// most cfs_rqs never need one, and a cfs_rq stays 280 bytes).
+#[derive(Debug, Clone)]
+pub struct Timeline(Form);
+
+/// A timeline's form.
+#[derive(Debug, Clone)]
+enum Form {
+    Short(Vec<Entry>),
+    Long(Box<Treap>),
 }
+
+/// Where `id` is in a short timeline's array (found by its index alone).
+fn position(a: &[Entry], id: SeId) -> usize {
+    a.iter()
+        .position(|q| q.se == id)
+        .expect("a queued entity is in its timeline")
+}
+
+impl Default for Timeline {
+    fn default() -> Timeline {
+        Timeline(Short(Vec::new()))
+    }
+}
+
+use Form::{Long, Short};
 
 impl Timeline {
     pub fn len(&self) -> usize {
-        self.long.as_ref().map_or(self.array.len(), |t| t.len())
+        match &self.0 {
+            Short(a) => a.len(),
+            Long(t) => t.len(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -90,15 +111,15 @@ impl Timeline {
 
     /// `__pick_first_entity`: the leftmost entity.
     pub fn first(&self) -> Option<SeId> {
-        match &self.long {
-            Some(t) => t.first(),
-            None => self.array.first().map(|e| e.se),
+        match &self.0 {
+            Short(a) => a.first().map(|e| e.se),
+            Long(t) => t.first(),
         }
     }
 
     /// `__enqueue_entity`'s `rb_add_augmented_cached`: after the entities with its key.
     pub fn insert(&mut self, ses: &mut [SchedEntity], by: Key, id: SeId) {
-        if self.array.len() == LONG {
+        if self.len() == LONG && matches!(self.0, Short(_)) {
             self.lengthen(ses);
         }
         let se = &ses[id as usize];
@@ -107,13 +128,13 @@ impl Timeline {
             vruntime: se.vruntime,
             se: id,
         };
-        ses[id as usize].run_node = match &mut self.long {
-            Some(t) => t.insert(e),
-            None => {
-                let at = self.array.partition_point(|q| !lt(e.key, q.key));
-                self.array.insert(at, e);
+        ses[id as usize].run_node = match &mut self.0 {
+            Short(a) => {
+                let at = a.partition_point(|q| !lt(e.key, q.key));
+                a.insert(at, e);
                 IN_ARRAY
             }
+            Long(t) => t.insert(e),
         };
     }
 
@@ -121,59 +142,52 @@ impl Timeline {
     /// already: `dequeue_entity` makes it relative first).
     pub fn remove(&mut self, ses: &mut [SchedEntity], id: SeId) {
         let n = std::mem::replace(&mut ses[id as usize].run_node, NIL);
-        match &mut self.long {
-            Some(t) => {
+        match &mut self.0 {
+            Short(a) => {
+                a.remove(position(a, id));
+            }
+            Long(t) => {
                 t.remove(n);
                 if t.len() == SHORT {
                     self.shorten(ses);
                 }
             }
-            None => {
-                let at = self.position(id);
-                self.array.remove(at);
-            }
         }
     }
 
-    /// Where `id` is in the array (a short one: found by its index alone).
-    fn position(&self, id: SeId) -> usize {
-        (self.array.iter())
-            .position(|q| q.se == id)
-            .expect("a queued entity is in its timeline")
-    }
-
-    /// The array moves into the treap, in order (so equal keys keep their order).
+    /// The array moves into a treap, in order (so equal keys keep their order).
     fn lengthen(&mut self, ses: &mut [SchedEntity]) {
         let mut t = Box::<Treap>::default();
-        for e in self.array.drain(..) {
-            ses[e.se as usize].run_node = t.insert(e);
+        if let Short(a) = &mut self.0 {
+            for e in a.drain(..) {
+                ses[e.se as usize].run_node = t.insert(e);
+            }
         }
-        self.long = Some(t);
+        self.0 = Long(t);
     }
 
-    /// The treap moves into the array.
+    /// The treap moves into an array.
     fn shorten(&mut self, ses: &mut [SchedEntity]) {
-        if let Some(t) = self.long.take() {
-            self.array.extend(t.in_order().map(|(_, e)| e));
-        }
-        for e in &self.array {
+        let a: Vec<Entry> = self.entries().collect();
+        for e in &a {
             ses[e.se as usize].run_node = IN_ARRAY;
         }
+        self.0 = Short(a);
     }
 
     /// `__pick_next_entity`: the entity after `id` (queued here) in key order.
     pub fn next(&self, ses: &[SchedEntity], id: SeId) -> Option<SeId> {
-        match &self.long {
-            Some(t) => t.next(ses[id as usize].run_node),
-            None => self.array.get(self.position(id) + 1).map(|e| e.se),
+        match &self.0 {
+            Short(a) => a.get(position(a, id) + 1).map(|e| e.se),
+            Long(t) => t.next(ses[id as usize].run_node),
         }
     }
 
     /// The entries in key order.
     fn entries(&self) -> Box<dyn Iterator<Item = Entry> + '_> {
-        match &self.long {
-            Some(t) => Box::new(t.in_order().map(|(_, e)| e)),
-            None => Box::new(self.array.iter().copied()),
+        match &self.0 {
+            Short(a) => Box::new(a.iter().copied()),
+            Long(t) => Box::new(t.in_order().map(|(_, e)| e)),
         }
     }
 
@@ -185,13 +199,9 @@ impl Timeline {
     /// `pick_eevdf`'s search: the first entity in key order whose vruntime is `eligible`,
     /// which must hold for every vruntime below one it holds for.
     pub fn first_eligible(&self, eligible: impl Fn(u64) -> bool) -> Option<SeId> {
-        match &self.long {
-            Some(t) => t.first_eligible(eligible),
-            None => self
-                .array
-                .iter()
-                .find(|e| eligible(e.vruntime))
-                .map(|e| e.se),
+        match &self.0 {
+            Short(a) => a.iter().find(|e| eligible(e.vruntime)).map(|e| e.se),
+            Long(t) => t.first_eligible(eligible),
         }
     }
 
@@ -201,7 +211,7 @@ impl Timeline {
     pub fn check(&self, ses: &[SchedEntity], by: Key) -> Result<(), String> {
         let mut count = 0;
         let mut prev: Option<u64> = None;
-        let (len, long) = (self.len(), self.long.is_some());
+        let (len, long) = (self.len(), matches!(self.0, Long(_)));
         for e in self.entries().take(len + 1) {
             count += 1;
             let se = &ses[e.se as usize];
@@ -219,7 +229,10 @@ impl Timeline {
         if count != len {
             return Err(format!("{count} entities in order, {len} counted"));
         }
-        self.long.as_ref().map_or(Ok(()), |t| t.check())
+        match &self.0 {
+            Short(_) => Ok(()),
+            Long(t) => t.check(),
+        }
     }
 }
 
@@ -287,8 +300,8 @@ mod tests {
                     }
                     _ => prop_assert_eq!(tl.contains(&ses, id), model.contains(&id)),
                 }
-                short_again |= was_long && tl.long.is_none();
-                was_long |= tl.long.is_some();
+                short_again |= was_long && matches!(tl.0, Short(_));
+                was_long |= matches!(tl.0, Long(_));
                 prop_assert_eq!(tl.first(), model.first().copied());
                 prop_assert_eq!(tl.len(), model.len());
                 prop_assert_eq!(tl.iter().collect::<Vec<_>>(), model.clone());
@@ -313,7 +326,7 @@ mod tests {
                 ses[id as usize].vruntime = 1_000 - u64::from(id);
                 tl.insert(&mut ses, Key::Deadline, id);
             }
-            assert_eq!(tl.long.is_some(), n > 8);
+            assert_eq!(matches!(tl.0, Long(_)), n > 8);
             assert_eq!(tl.check(&ses, Key::Deadline), Ok(()));
             ses[7].vruntime = 0;
             assert!(tl.check(&ses, Key::Deadline).is_err());
