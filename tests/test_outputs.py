@@ -39,12 +39,13 @@ def test_dev_null_takes_every_output_and_stays_a_device(tmp_path, workload, cli)
 
 
 def test_a_full_device_is_an_error_naming_it_and_stays_a_device(workload, cli):
-    for args in (["--summary", "/dev/full"], ["--trace", "/dev/full", "--trace-format", "txt"]):
+    traces = [["--trace", "/dev/full", "--trace-format", f] for f in ("txt", "dat", "perfetto")]
+    for args in [["--summary", "/dev/full"], *traces]:
         r = cli("run", workload, "-q", *args)
         err = r.stderr.decode()
         assert r.returncode == 2 and "No space left on device" in err and "Traceback" not in err, err
+        assert "/dev/full" in err, err
         assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
-    assert "/dev/full" in cli("run", workload, "-q", "--summary", "/dev/full").stderr.decode()
 
 
 def test_a_fifo_gets_the_trace_as_a_file_would(tmp_path, workload, cli):

@@ -10,11 +10,12 @@ use std::rc::Rc;
 
 use super::spec::{trace_output, RunError, RunSpec};
 use crate::output::{Staged, StagedDir};
+use crate::sched::task::SchedTask;
 use crate::sim::{Sim, SIM_START};
 use crate::time::Ns;
 use crate::trace::{
-    plat_info, schedstat, DatVersion, DatWriter, Frames, FtraceWriter, Observer, PerfettoWriter,
-    RtappLogs, SharedFrames, TraceFormat,
+    plat_info, schedstat, Counter, DatVersion, DatWriter, Frames, FtraceWriter, LogRow, Observer,
+    PerfettoWriter, RtappLogs, SharedFrames, TraceFormat, Tracepoint,
 };
 use crate::workload::{pload_ns, Workload};
 
@@ -55,7 +56,11 @@ impl Outputs {
             let (observer, done) = RtappLogs::new(dir.clone(), wl.global.log_basename.clone());
             let probe = dir.join(format!("{}-probe.log", wl.global.log_basename));
             drop(Staged::create(&probe).map_err(|e| io_error("cannot write the logs", dir, e))?);
-            sim.observe(Box::new(observer));
+            sim.observe(Labelled::boxed(
+                Box::new(observer),
+                "cannot write the logs",
+                dir,
+            ));
             outputs.logs = Some(done);
         }
         if let Some(path) = &spec.schedstat {
@@ -87,7 +92,7 @@ impl Outputs {
             }
             Err(e) => {
                 drop(sim);
-                return Err(RunError::Io(format!("writing outputs: {e}")));
+                return Err(RunError::Io(e.to_string()));
             }
         }
         for staged in self.trace {
@@ -107,6 +112,50 @@ impl Outputs {
             d.commit();
         }
         Ok((sim, self.frames.map(|f| f.take())))
+    }
+}
+
+/// An output's observer whose write errors name the output, as its opening's do.
+struct Labelled {
+    inner: Box<dyn Observer>,
+    what: &'static str,
+    path: PathBuf,
+}
+
+impl Labelled {
+    fn boxed(inner: Box<dyn Observer>, what: &'static str, path: &Path) -> Box<dyn Observer> {
+        let path = path.to_path_buf();
+        Box::new(Labelled { inner, what, path })
+    }
+
+    fn label(&self, r: std::io::Result<()>) -> std::io::Result<()> {
+        let what = |e: std::io::Error| format!("{}: {}: {e}", self.path.display(), self.what);
+        r.map_err(|e| std::io::Error::new(e.kind(), what(e)))
+    }
+}
+
+impl Observer for Labelled {
+    fn record(&mut self, now: Ns, tp: &Tracepoint, tasks: &[SchedTask]) -> std::io::Result<()> {
+        let r = self.inner.record(now, tp, tasks);
+        self.label(r)
+    }
+
+    fn counter(&mut self, now: Ns, cpu: usize, c: Counter, value: f64) -> std::io::Result<()> {
+        let r = self.inner.counter(now, cpu, c, value);
+        self.label(r)
+    }
+
+    fn groups(&mut self, paths: &[String]) {
+        self.inner.groups(paths)
+    }
+
+    fn log(&mut self, task: u32, row: LogRow) {
+        self.inner.log(task, row)
+    }
+
+    fn finish(&mut self, tasks: &[SchedTask]) -> std::io::Result<()> {
+        let r = self.inner.finish(tasks);
+        self.label(r)
     }
 }
 
@@ -140,7 +189,7 @@ fn open_trace(sim: &mut Sim, spec: &RunSpec, wl: &Workload) -> Result<Vec<Staged
             Box::new(w)
         }
     };
-    sim.observe(w);
+    sim.observe(Labelled::boxed(w, "cannot write the trace", path));
     let beside = !staged.in_place();
     let mut staged = vec![staged];
     if beside {
