@@ -158,7 +158,10 @@ impl<R: Render> Deferred<R> {
     fn hand_over(&mut self) -> io::Result<()> {
         let next = self.back.try_recv().unwrap_or_default();
         let full = std::mem::replace(&mut self.batch, next);
-        let to = self.to.as_ref().expect("not finished");
+        // Gone: it stopped on an error, already returned.
+        let Some(to) = &self.to else {
+            return Err(io::Error::other("the trace's writing thread stopped"));
+        };
         if to.send(full).is_err() {
             // The thread stopped on an error: say it.
             return Err(self
@@ -172,10 +175,9 @@ impl<R: Render> Deferred<R> {
     /// Stop the thread; its renderer back, or its error.
     fn join(&mut self) -> io::Result<R> {
         self.to = None;
-        let worker = self.worker.take().expect("joined once");
-        worker
-            .join()
-            .map_err(|_| io::Error::other("the trace's writing thread failed"))?
+        let stopped = || io::Error::other("the trace's writing thread failed");
+        let worker = self.worker.take().ok_or_else(stopped)?;
+        worker.join().map_err(|_| stopped())?
     }
 
     /// Every event rendered: the renderer back.

@@ -2,15 +2,10 @@
 //! slices from sched_latency; sleeper credit at wakeup; wakeup_granularity for preemption.
 
 use super::load_avg::{self, DO_ATTACH, DO_DETACH, UPDATE_TG};
-use super::{Fair, SchedEntity, SeId};
+use super::{vdiff, Fair, SchedEntity, SeId};
 use crate::sched::features::Feat;
 use crate::sched::flags::*;
 use crate::sched::weight::{calc_delta, calc_delta_fair, scale_load_down, LoadWeight, NICE_0_LOAD};
-
-#[inline(always)]
-fn vdiff(a: u64, b: u64) -> i64 {
-    a.wrapping_sub(b) as i64
-}
 
 /// `entity_before`: smaller vruntime.
 #[inline(always)]

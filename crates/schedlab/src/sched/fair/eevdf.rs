@@ -2,7 +2,7 @@
 //! kept across sleep, slice protection (RUN_TO_PARITY), PREEMPT_SHORT and delayed dequeue.
 
 use super::load_avg::{self, DO_ATTACH, DO_DETACH, UPDATE_TG};
-use super::{Fair, SchedEntity, SeId};
+use super::{vdiff, Fair, SchedEntity, SeId};
 use crate::sched::features::Feat;
 use crate::sched::flags::*;
 use crate::sched::weight::{calc_delta_fair, scale_load_down};
@@ -102,7 +102,7 @@ pub(super) fn entity_eligible(f: &Fair, id: SeId) -> bool {
 /// `entity_before`: earlier virtual deadline.
 #[inline(always)]
 fn entity_before(a: &SchedEntity, b: &SchedEntity) -> bool {
-    (a.deadline.wrapping_sub(b.deadline) as i64) < 0
+    vdiff(a.deadline, b.deadline) < 0
 }
 
 /// `set_protect_slice`: mark the pick's deadline in vlag.
@@ -153,7 +153,7 @@ fn update_entity_lag(f: &mut Fair, id: SeId) {
 fn update_deadline(f: &mut Fair, id: SeId) -> bool {
     let base = f.tun.base_slice;
     let se = &mut f.ses[id as usize];
-    if (se.vruntime.wrapping_sub(se.deadline) as i64) < 0 {
+    if vdiff(se.vruntime, se.deadline) < 0 {
         return false;
     }
     if !se.custom_slice {

@@ -39,6 +39,12 @@ use timeline::{Key, Timeline};
 
 /// Index of an entity in the entity arena (a task's entity has its task's index).
 pub type SeId = u32;
+
+/// `(s64)(a - b)`: how the kernel compares vruntimes and deadlines, across the u64 wrap.
+#[inline(always)]
+fn vdiff(a: u64, b: u64) -> i64 {
+    a.wrapping_sub(b) as i64
+}
 /// A cfs_rq's id in `Sched::cfs_rqs`.
 pub type CfsRqId = u32;
 /// The `task` of a group entity.

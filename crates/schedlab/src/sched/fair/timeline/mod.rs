@@ -11,7 +11,7 @@
 
 mod treap;
 
-use super::{SchedEntity, SeId};
+use super::{vdiff, SchedEntity, SeId};
 use treap::Treap;
 
 /// `se.run_node` of an entity in no timeline (and an empty link in the treap).
@@ -41,10 +41,10 @@ impl Key {
     }
 }
 
-/// `(s64)(a - b) < 0`: the kernel's wrapping order of u64 keys and vruntimes.
+/// `a` before `b` in the kernel's wrapping order of keys and vruntimes.
 #[inline(always)]
 fn lt(a: u64, b: u64) -> bool {
-    (a.wrapping_sub(b) as i64) < 0
+    vdiff(a, b) < 0
 }
 
 /// The lesser of two vruntimes in that order.
@@ -58,7 +58,7 @@ fn min(a: u64, b: u64) -> u64 {
 }
 
 /// A queued entity as the timeline sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 struct Entry {
     key: u64,
     vruntime: u64,

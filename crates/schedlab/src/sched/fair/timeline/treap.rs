@@ -77,15 +77,18 @@ impl Treap {
         self.len
     }
 
-    /// `min_vruntime_update`: the subtree's least vruntime from the node's and its children's.
-    fn pull(&mut self, n: u32) -> u64 {
+    /// The least vruntime of the subtree at `n`: its own and its children's minima.
+    fn subtree_min(&self, n: u32) -> u64 {
         let Node { e, left, right, .. } = *self.n(n);
-        let mut m = e.vruntime;
-        for child in [left, right] {
-            if child != NIL {
-                m = min(m, self.n(child).min_vruntime);
-            }
-        }
+        [left, right]
+            .into_iter()
+            .filter(|&c| c != NIL)
+            .fold(e.vruntime, |m, c| min(m, self.n(c).min_vruntime))
+    }
+
+    /// `min_vruntime_update`: the subtree's least vruntime kept at `n`.
+    fn pull(&mut self, n: u32) -> u64 {
+        let m = self.subtree_min(n);
         self.n_mut(n).min_vruntime = m;
         m
     }
@@ -302,17 +305,13 @@ impl Treap {
     pub fn check(&self) -> Result<(), String> {
         for (n, e) in self.in_order() {
             let node = self.n(n);
-            let mut m = e.vruntime;
-            for child in [node.left, node.right] {
-                if child != NIL {
-                    let c = self.n(child);
-                    if c.parent != n || c.prio > node.prio || c.prio != prio(c.e.se) {
-                        return Err(format!("entity {}'s links are broken", c.e.se));
-                    }
-                    m = min(m, c.min_vruntime);
+            for child in [node.left, node.right].into_iter().filter(|&c| c != NIL) {
+                let c = self.n(child);
+                if c.parent != n || c.prio > node.prio || c.prio != prio(c.e.se) {
+                    return Err(format!("entity {}'s links are broken", c.e.se));
                 }
             }
-            if node.min_vruntime != m {
+            if node.min_vruntime != self.subtree_min(n) {
                 return Err(format!("entity {}'s subtree minimum is stale", e.se));
             }
         }
