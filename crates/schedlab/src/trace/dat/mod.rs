@@ -16,7 +16,8 @@ use std::io::{self, Write};
 use self::compress::Compressor;
 use self::events::Layout;
 use self::file::Meta;
-use self::ring_buffer::{CpuBuffer, MAX_RECORD};
+use self::ring_buffer::{CpuBuffer, PageStore, MAX_RECORD};
+use self::spill::Spill;
 use super::{span_hex, Observer, Tracepoint};
 use crate::kernel::Kernel;
 use crate::sched::task::SchedTask;
@@ -34,17 +35,16 @@ pub enum DatVersion {
 pub struct DatWriter<W: Write> {
     out: W,
     kernel: Kernel,
-    /// v7's compressor (None: v6).
-    compressor: Option<Compressor>,
     sink: Sink,
     paths: Vec<String>,
     /// The root domain's CPUs, as `sched_overutilized` records them.
     span: String,
 }
 
-/// The CPUs' buffers, with the events' layouts.
+/// The CPUs' buffers and where their pages go, with the events' layouts.
 struct Sink {
     cpus: Vec<CpuBuffer>,
+    pages: Pages,
     /// By event code.
     layouts: Vec<Layout>,
 }
@@ -62,7 +62,23 @@ impl Sink {
         let fmt = ev.format();
         let layout = &self.layouts[ev as usize];
         let len = fmt.size(layout, vals);
-        self.cpus[cpu].write(now, len, |place| fmt.write(layout, place, pid, vals))
+        let place = |place: &mut [u8]| fmt.write(layout, place, pid, vals);
+        self.cpus[cpu].write(now, len, &mut self.pages, place)
+    }
+}
+
+/// Where full pages go: kept as they are (v6), or compressed (v7).
+enum Pages {
+    Raw(Vec<Spill>),
+    Zstd(Compressor),
+}
+
+impl PageStore for Pages {
+    fn store(&mut self, cpu: usize, pages: &mut Vec<u8>) -> io::Result<()> {
+        match self {
+            Pages::Raw(spills) => spills.store(cpu, pages),
+            Pages::Zstd(c) => c.store(cpu, pages),
+        }
     }
 }
 
@@ -73,21 +89,16 @@ impl<W: Write> DatWriter<W> {
         kernel: Kernel,
         version: DatVersion,
     ) -> io::Result<DatWriter<W>> {
-        let compressor = match version {
-            DatVersion::V6 => None,
-            DatVersion::V7 => Some(Compressor::start(nr_cpus)?),
+        let pages = match version {
+            DatVersion::V6 => Pages::Raw((0..nr_cpus).map(|_| Spill::default()).collect()),
+            DatVersion::V7 => Pages::Zstd(Compressor::start(nr_cpus)?),
         };
-        let cpu = |i: usize| match &compressor {
-            Some(c) => CpuBuffer::chunked(i, c.sender()),
-            None => CpuBuffer::raw(),
-        };
-        let cpus = (0..nr_cpus).map(cpu).collect();
         Ok(DatWriter {
             out,
             kernel,
-            compressor,
             sink: Sink {
-                cpus,
+                cpus: (0..nr_cpus).map(CpuBuffer::new).collect(),
+                pages,
                 layouts: EVENTS.iter().map(Format::layout).collect(),
             },
             paths: vec!["/".into()],
@@ -134,13 +145,13 @@ impl<W: Write> Observer for DatWriter<W> {
 
     fn finish(&mut self, tasks: &[SchedTask]) -> io::Result<()> {
         let meta = self.meta(tasks);
-        let mut raw = Vec::with_capacity(self.sink.cpus.len());
-        for cpu in std::mem::take(&mut self.sink.cpus) {
-            raw.extend(cpu.finish()?);
+        let Sink { cpus, pages, .. } = &mut self.sink;
+        for cpu in std::mem::take(cpus) {
+            cpu.finish(pages)?;
         }
-        match self.compressor.take() {
-            None => file::write_v6(&mut self.out, &meta, raw)?,
-            Some(c) => file::write_v7(&mut self.out, &meta, c.finish()?)?,
+        match std::mem::replace(pages, Pages::Raw(vec![])) {
+            Pages::Raw(spills) => file::write_v6(&mut self.out, &meta, spills)?,
+            Pages::Zstd(c) => file::write_v7(&mut self.out, &meta, c.finish()?)?,
         }
         self.out.flush()
     }

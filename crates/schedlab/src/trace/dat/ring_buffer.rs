@@ -1,13 +1,13 @@
 //! One CPU's ring buffer as the kernel lays out its pages (`kernel/trace/ring_buffer.c`),
 //! which trace.dat stores as they are: a page is `struct buffer_data_page` (the time of its
 //! first event, the bytes committed, the data), and each event a 4-byte header of
-//! `type_len:5, time_delta:27` (the time since the previous event) and its record. Full
-//! pages are kept as they are (v6), or gathered in chunks for the compressor (v7).
+//! `type_len:5, time_delta:27` (the time since the previous event) and its record. Pages
+//! are filled where they will be stored: `PAGES_IN_CHUNK` of them go to the store at a time,
+//! as they are (v6) or as a chunk for the compressor (v7).
 
 use std::io;
-use std::sync::mpsc::SyncSender;
 
-pub use super::spill::Spill;
+use super::spill::Spill;
 
 /// The page size (4 KiB, as on x86_64 and most arm64 kernels).
 pub const PAGE_SIZE: usize = 4096;
@@ -24,73 +24,42 @@ const MAX_SMALL_DATA: usize = 4 * 28;
 pub const MAX_RECORD: usize = PAGE_SIZE - PAGE_HEADER - 16;
 /// Pages per compressed chunk (trace-cmd's `PAGES_IN_CHUNK`).
 pub const PAGES_IN_CHUNK: usize = 10;
+/// The bytes of a chunk's pages.
+pub const CHUNK: usize = PAGES_IN_CHUNK * PAGE_SIZE;
 
-/// Where a CPU's full pages go.
-enum Store {
-    /// As they are (trace.dat v6).
-    Raw(Spill),
-    /// In chunks of `PAGES_IN_CHUNK` pages, handed to the compressor (v7).
-    Chunks {
-        chunk: Vec<u8>,
-        cpu: usize,
-        to: SyncSender<(usize, Vec<u8>)>,
-    },
+/// Where the CPUs' full pages go.
+pub trait PageStore {
+    /// Take `cpu`'s pages (whole pages, at most a chunk), leaving `pages` empty.
+    fn store(&mut self, cpu: usize, pages: &mut Vec<u8>) -> io::Result<()>;
 }
 
-impl Store {
-    fn push(&mut self, page: &[u8]) -> io::Result<()> {
-        match self {
-            Store::Raw(raw) => raw.push(page),
-            Store::Chunks { chunk, .. } => {
-                chunk.extend_from_slice(page);
-                if chunk.len() == PAGES_IN_CHUNK * PAGE_SIZE {
-                    self.send();
-                }
-                Ok(())
-            }
-        }
-    }
-
-    /// Hand the pages gathered to the compressor.
-    fn send(&mut self) {
-        if let Store::Chunks { chunk, cpu, to } = self {
-            if !chunk.is_empty() {
-                let full = std::mem::replace(chunk, Vec::with_capacity(PAGES_IN_CHUNK * PAGE_SIZE));
-                // The compressor only stops once every sender is gone.
-                let _ = to.send((*cpu, full));
-            }
-        }
+/// Pages as they are (trace.dat v6), by CPU.
+impl PageStore for Vec<Spill> {
+    fn store(&mut self, cpu: usize, pages: &mut Vec<u8>) -> io::Result<()> {
+        self[cpu].push(pages)?;
+        pages.clear();
+        Ok(())
     }
 }
 
-/// A CPU's buffer: the page being filled, and where full ones go.
+/// A CPU's buffer: its closed pages not yet stored, then the page being filled.
 pub struct CpuBuffer {
-    page: Vec<u8>,
-    /// Bytes of events in `page` after its header (0: no page open).
+    cpu: usize,
+    /// Whole pages; the last is being filled when `used > 0`.
+    pages: Vec<u8>,
+    /// Bytes of events in the last page after its header (0: no page open).
     used: usize,
     /// The time of the last event written.
     last: u64,
-    store: Store,
 }
 
 impl CpuBuffer {
-    /// Pages kept as they are.
-    pub fn raw() -> CpuBuffer {
-        CpuBuffer::with(Store::Raw(Spill::default()))
-    }
-
-    /// Pages in chunks sent, with `cpu`, to the compressor at `to`.
-    pub fn chunked(cpu: usize, to: SyncSender<(usize, Vec<u8>)>) -> CpuBuffer {
-        let chunk = Vec::with_capacity(PAGES_IN_CHUNK * PAGE_SIZE);
-        CpuBuffer::with(Store::Chunks { chunk, cpu, to })
-    }
-
-    fn with(store: Store) -> CpuBuffer {
+    pub fn new(cpu: usize) -> CpuBuffer {
         CpuBuffer {
-            page: vec![0; PAGE_SIZE],
+            cpu,
+            pages: Vec::with_capacity(CHUNK),
             used: 0,
             last: 0,
-            store,
         }
     }
 
@@ -98,15 +67,21 @@ impl CpuBuffer {
     /// last), which `fill` writes into its zeroed place: `rb_update_event`'s header, after a
     /// time extend when the delta overflows 27 bits (`rb_add_time_stamp`); a page that
     /// cannot hold it is closed and the next starts at `ts` with a delta of 0.
-    pub fn write(&mut self, ts: u64, len: usize, fill: impl FnOnce(&mut [u8])) -> io::Result<()> {
+    pub fn write(
+        &mut self,
+        ts: u64,
+        len: usize,
+        store: &mut impl PageStore,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> io::Result<()> {
         debug_assert!(len <= MAX_RECORD && ts >= self.last);
         let padded = len.next_multiple_of(4);
         let need = if padded <= MAX_SMALL_DATA { 4 } else { 8 } + padded;
         let mut delta = ts - self.last;
         let extend = if delta >> TS_SHIFT != 0 { 8 } else { 0 };
         if self.used == 0 || PAGE_HEADER + self.used + extend + need > PAGE_SIZE {
-            self.close_page()?;
-            self.page[..8].copy_from_slice(&ts.to_le_bytes());
+            self.close_page(store)?;
+            self.open_page(ts);
             delta = 0;
         } else if extend > 0 {
             self.word(TYPE_TIME_EXTEND | ((delta as u32) << 5));
@@ -119,41 +94,53 @@ impl CpuBuffer {
             self.word((delta as u32) << 5);
             self.word(padded as u32 + 4);
         }
-        let at = PAGE_HEADER + self.used;
-        fill(&mut self.page[at..at + len]);
+        let at = self.page_at() + PAGE_HEADER + self.used;
+        fill(&mut self.pages[at..at + len]);
         self.used += padded;
         self.last = ts;
         Ok(())
     }
 
+    /// Where the last page starts.
+    fn page_at(&self) -> usize {
+        self.pages.len() - PAGE_SIZE
+    }
+
     fn word(&mut self, w: u32) {
-        let at = PAGE_HEADER + self.used;
-        self.page[at..at + 4].copy_from_slice(&w.to_le_bytes());
+        let at = self.page_at() + PAGE_HEADER + self.used;
+        self.pages[at..at + 4].copy_from_slice(&w.to_le_bytes());
         self.used += 4;
     }
 
-    /// Store the page being filled (`commit`: its bytes of events) and clear it.
-    fn close_page(&mut self) -> io::Result<()> {
+    /// A zeroed page whose first event is at `ts`.
+    fn open_page(&mut self, ts: u64) {
+        self.pages.resize(self.pages.len() + PAGE_SIZE, 0);
+        let at = self.page_at();
+        self.pages[at..at + 8].copy_from_slice(&ts.to_le_bytes());
+    }
+
+    /// Close the page being filled (`commit`: its bytes of events); a chunk's worth of
+    /// pages to the store.
+    fn close_page(&mut self, store: &mut impl PageStore) -> io::Result<()> {
         if self.used == 0 {
             return Ok(());
         }
-        self.page[8..16].copy_from_slice(&(self.used as u64).to_le_bytes());
-        self.store.push(&self.page)?;
-        self.page.fill(0);
+        let at = self.page_at();
+        self.pages[at + 8..at + 16].copy_from_slice(&(self.used as u64).to_le_bytes());
         self.used = 0;
+        if self.pages.len() == CHUNK {
+            store.store(self.cpu, &mut self.pages)?;
+        }
         Ok(())
     }
 
-    /// Close the last page: the pages as they are (None: all sent to the compressor).
-    pub fn finish(mut self) -> io::Result<Option<Spill>> {
-        self.close_page()?;
-        match self.store {
-            Store::Raw(raw) => Ok(Some(raw)),
-            mut chunks => {
-                chunks.send();
-                Ok(None)
-            }
+    /// Close the last page and store what is left.
+    pub fn finish(mut self, store: &mut impl PageStore) -> io::Result<()> {
+        self.close_page(store)?;
+        if self.pages.is_empty() {
+            return Ok(());
         }
+        store.store(self.cpu, &mut self.pages)
     }
 }
 
@@ -199,7 +186,8 @@ pub mod tests {
 
     #[test]
     fn records_read_back_with_their_times() {
-        let mut b = CpuBuffer::raw();
+        let mut raw = vec![Spill::default()];
+        let mut b = CpuBuffer::new(0);
         let mut written = vec![];
         let mut ts = 1_000_000_000u64;
         for i in 0..3000u64 {
@@ -208,11 +196,12 @@ pub mod tests {
             ts += [7, 1 << 26, (1 << 27) + 5, 3 << 30][i as usize % 4];
             let len = [8, 112, 116, 300][i as usize % 4];
             let rec: Vec<u8> = (0..len).map(|j| (i + j) as u8).collect();
-            b.write(ts, rec.len(), |place| place.copy_from_slice(&rec))
+            b.write(ts, rec.len(), &mut raw, |place| place.copy_from_slice(&rec))
                 .unwrap();
             written.push((ts, rec));
         }
-        let raw = b.finish().unwrap().unwrap();
+        b.finish(&mut raw).unwrap();
+        let raw = raw.pop().unwrap();
         let size = raw.len();
         let mut pages = vec![];
         raw.copy_to(&mut pages).unwrap();
@@ -224,6 +213,8 @@ pub mod tests {
 
     #[test]
     fn an_empty_buffer_has_no_pages() {
-        assert_eq!(CpuBuffer::raw().finish().unwrap().unwrap().len(), 0);
+        let mut raw = vec![Spill::default()];
+        CpuBuffer::new(0).finish(&mut raw).unwrap();
+        assert_eq!(raw[0].len(), 0);
     }
 }
