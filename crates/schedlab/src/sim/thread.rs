@@ -155,6 +155,9 @@ pub(super) struct Thread {
     op: usize,
     /// The iteration has begun (its settings applied; the thread may have moved since).
     in_iteration: bool,
+    /// Its next iteration's start changes its scheduling (`Engine::changes_scheduling`),
+    /// kept so that a step reads neither its phase's settings nor its CPUs.
+    setup: bool,
     start: Start,
     /// Its delay (and the seed's start delay): its timers' anchor `t_first` is `t_zero` plus
     /// this (`Engine::t_first`).
@@ -294,6 +297,7 @@ impl Engine {
             phase_loops: t.phases[0].loops,
             op: 0,
             in_iteration: false,
+            setup: self.changes_scheduling(def, 0, t.cpus.as_ref().unwrap_or(&self.all_cpus)),
             // A barrier of one returns at once: no scheduling event.
             start: Start::Fresh(
                 !forked && def < self.prog.start_barrier_tasks && self.res.start_barrier.0 > 1,
@@ -441,7 +445,7 @@ impl Engine {
     fn step(&mut self, s: &mut Sched, id: u32) -> Step {
         let now = self.now;
         let cpu = s.task_cpu(id);
-        if self.cpus[cpu].changed_at == now && self.schedules(s, id) {
+        if self.cpus[cpu].changed_at == now && self.schedules(id) {
             // Not at the instant of the CPU's last scheduling event (`Cpu::changed_at`).
             self.threads[id as usize].action = Action::Until(now + 1);
             return Step::Busy;
@@ -603,10 +607,18 @@ impl Engine {
         (ct.phases[phase].cpus.as_ref().or(ct.cpus.as_ref())).unwrap_or(&self.all_cpus)
     }
 
+    /// Whether starting an iteration of `phase` changes the scheduling of a thread of task
+    /// `def` on CPUs `mask`: the phase sets a nice, uclamp or group, or other CPUs.
+    fn changes_scheduling(&self, def: usize, phase: usize, mask: &[bool]) -> bool {
+        let p = &self.prog.tasks[def].phases[phase];
+        let settings = p.nice.is_some() || p.uclamp != (None, None) || p.group.is_some();
+        settings || mask != self.allowed(def, phase).as_slice()
+    }
+
     /// Whether the next step of thread `id` is a scheduling event: it may wake a thread,
     /// change its own scheduling or leave its CPU (a sleep until its start, an iteration
     /// that changes its settings, any operation but work, its exit).
-    fn schedules(&self, s: &Sched, id: u32) -> bool {
+    fn schedules(&self, id: u32) -> bool {
         let th = &self.threads[id as usize];
         let pc = th.code.start as usize + th.op;
         let ct = &self.prog.tasks[th.def as usize];
@@ -620,12 +632,8 @@ impl Engine {
         if pc == th.code.end as usize {
             return th.last_iteration(ct);
         }
-        if th.op == 0 && !th.in_iteration {
-            let p = &ct.phases[th.phase];
-            let settings = p.nice.is_some() || p.uclamp != (None, None) || p.group.is_some();
-            if settings || s.task(id).cpus_mask != *self.allowed(th.def as usize, th.phase) {
-                return true;
-            }
+        if th.op == 0 && !th.in_iteration && th.setup {
+            return true;
         }
         !self.prog.code.ops[pc].is_work()
     }
@@ -922,27 +930,42 @@ impl Engine {
         };
         th.iter_start = now;
         let (def, phase) = (th.def as usize, th.phase);
-        let (task_iter, phase_iter) = (th.task_iter, th.phase_iter);
+        let (task_iter, phase_iter, setup) = (th.task_iter, th.phase_iter, th.setup);
+        if setup {
+            self.set_params(s, id, def, phase);
+        }
+        if self.tracing && self.prog.ftrace.loop_ {
+            self.marker(s, id, format!("rtapp_loop: event=start thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));
+        }
+        if setup {
+            self.set_placement(s, id, def, phase);
+        }
+    }
+
+    /// Thread `id`'s nice and uclamp for an iteration of task `def`'s `phase`.
+    fn set_params(&mut self, s: &mut Sched, id: u32, def: usize, phase: usize) {
         let p = &self.prog.tasks[def].phases[phase];
-        let allowed = self.allowed(def, phase);
-        let new_mask = (s.task(id).cpus_mask != *allowed).then(|| allowed.clone());
-        let (nice, uclamp, group) = (p.nice, p.uclamp, p.group);
+        let (nice, uclamp) = (p.nice, p.uclamp);
         if let Some(nice) = nice {
             s.set_user_nice(id, nice, self);
         }
         if uclamp != (None, None) {
             s.sched_setattr_uclamp(id, uclamp.0, uclamp.1);
         }
-        if self.tracing && self.prog.ftrace.loop_ {
-            self.marker(s, id, format!("rtapp_loop: event=start thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));
-        }
-        if let Some(g) = group {
+    }
+
+    /// Thread `id`'s group and CPUs for an iteration of task `def`'s `phase`, last: the
+    /// thread may move to another CPU, where it goes on when it runs.
+    fn set_placement(&mut self, s: &mut Sched, id: u32, def: usize, phase: usize) {
+        if let Some(g) = self.prog.tasks[def].phases[phase].group {
             s.sched_move_task(id, g, self);
         }
-        // Last: the thread may move to another CPU, where it goes on when it runs.
-        if let Some(mask) = new_mask {
-            s.set_cpus_allowed(id, mask, self);
+        let allowed = self.allowed(def, phase);
+        if s.task(id).cpus_mask != *allowed {
+            s.set_cpus_allowed(id, allowed.clone(), self);
         }
+        self.threads[id as usize].setup =
+            self.changes_scheduling(def, phase, &s.task(id).cpus_mask);
     }
 
     /// End of a phase iteration: the log row, then the loop counters.
@@ -995,6 +1018,9 @@ impl Engine {
             }
             th.code = ct.phases[th.phase].ops.clone();
             th.phase_loops = ct.phases[th.phase].loops;
+            let (def, phase) = (th.def as usize, th.phase);
+            self.threads[id as usize].setup =
+                self.changes_scheduling(def, phase, &s.task(id).cpus_mask);
         }
         Step::Busy
     }
