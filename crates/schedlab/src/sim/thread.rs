@@ -152,6 +152,8 @@ pub(super) struct Thread {
     /// no program structure; the next operation's index among them.
     code: Range<u32>,
     phase_loops: i64,
+    /// The phase is its task's last in its last loop: the phase's last iteration ends it.
+    final_phase: bool,
     op: usize,
     /// The iteration has begun (its settings applied; the thread may have moved since).
     in_iteration: bool,
@@ -191,10 +193,16 @@ pub(super) struct Thread {
 
 impl Thread {
     /// Whether the iteration it is ending is its task's last: the thread exits.
-    fn last_iteration(&self, ct: &TaskProgram) -> bool {
-        self.phase_iter + 1 == self.phase_loops
-            && self.phase + 1 == ct.phases.len()
-            && self.task_iter + 1 == ct.loops
+    fn last_iteration(&self) -> bool {
+        self.final_phase && self.phase_iter + 1 == self.phase_loops
+    }
+
+    /// Enter `phase` of `ct`, the next operation its first.
+    fn enter_phase(&mut self, ct: &TaskProgram, phase: usize) {
+        self.phase = phase;
+        self.code = ct.phases[phase].ops.clone();
+        self.phase_loops = ct.phases[phase].loops;
+        self.final_phase = phase + 1 == ct.phases.len() && self.task_iter + 1 == ct.loops;
     }
 
     /// It is to wait at rt-app's start barrier.
@@ -295,6 +303,7 @@ impl Engine {
             task_iter: 0,
             code: t.phases[0].ops.clone(),
             phase_loops: t.phases[0].loops,
+            final_phase: t.phases.len() == 1 && t.loops == 1,
             op: 0,
             in_iteration: false,
             setup: self.changes_scheduling(def, 0, t.cpus.as_ref().unwrap_or(&self.all_cpus)),
@@ -621,7 +630,6 @@ impl Engine {
     fn schedules(&self, id: u32) -> bool {
         let th = &self.threads[id as usize];
         let pc = th.code.start as usize + th.op;
-        let ct = &self.prog.tasks[th.def as usize];
         match th.start {
             Start::Fresh(barrier) | Start::SetUp(barrier) => {
                 return barrier || self.t_first(id) > self.now
@@ -630,7 +638,7 @@ impl Engine {
             Start::Running => {}
         }
         if pc == th.code.end as usize {
-            return th.last_iteration(ct);
+            return th.last_iteration();
         }
         if th.op == 0 && !th.in_iteration && th.setup {
             return true;
@@ -1001,24 +1009,22 @@ impl Engine {
                 self.log(id, row);
             }
         }
-        let ct = &self.prog.tasks[def];
         let th = &mut self.threads[id as usize];
-        if th.last_iteration(ct) {
+        if th.last_iteration() {
             return self.exit(s, id);
         }
         th.op = 0;
         th.in_iteration = false;
         th.phase_iter += 1;
         if th.phase_iter == th.phase_loops {
+            let ct = &self.prog.tasks[def];
             th.phase_iter = 0;
-            th.phase += 1;
-            if th.phase == ct.phases.len() {
-                th.phase = 0;
+            let mut phase = th.phase + 1;
+            if phase == ct.phases.len() {
+                phase = 0;
                 th.task_iter += 1;
             }
-            th.code = ct.phases[th.phase].ops.clone();
-            th.phase_loops = ct.phases[th.phase].loops;
-            let (def, phase) = (th.def as usize, th.phase);
+            th.enter_phase(ct, phase);
             self.threads[id as usize].setup =
                 self.changes_scheduling(def, phase, &s.task(id).cpus_mask);
         }
