@@ -13,9 +13,11 @@
 //! - queues: 40 and 4,000 of the short tasks on smp:4 for 5 s (10 and 1,000 queued per
 //!   CPU): ns per event, and 4,000's over 40's (the fair runqueue's cost as it grows; no
 //!   goal of the issue's).
+//! - replay: a trace.dat (v7, zstd chunks; and v6) of 64 short tasks on smp:8 for 5 s read
+//!   back (`workload::replay::dat`): records per second (issue 40: ≥ 5 M).
 //!
-//! `cargo bench --bench scale -- short` (or hackbench, tasks, cpus, queues) runs one, to
-//! profile it.
+//! `cargo bench --bench scale -- short` (or hackbench, tasks, cpus, queues, replay) runs
+//! one, to profile it.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -24,8 +26,11 @@ use rand_core::{Rng, SeedableRng};
 use rand_xorshift::XorShiftRng;
 use schedlab::kernel::Kernel;
 use schedlab::platform;
+use schedlab::run::{run, RunSpec, WorkloadSource};
 use schedlab::sched::features::Features;
 use schedlab::sim::{RunOptions, Sim};
+use schedlab::trace::TraceFormat;
+use schedlab::workload::replay::dat::Trace;
 use schedlab::workload::{self, Dialect, Workload};
 
 const RUNS: usize = 3;
@@ -136,6 +141,43 @@ impl Report {
         self.add("queues.4000_over_40", many / few, "");
     }
 
+    fn replay(&mut self) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        for (name, format) in [("dat", TraceFormat::Dat), ("dat6", TraceFormat::Dat6)] {
+            let path = dir.path().join(format!("{name}.dat"));
+            let workload = WorkloadSource::Text {
+                text: short_json(64),
+                origin: "scale".into(),
+            };
+            let spec = RunSpec {
+                duration: Some(5_000_000_000),
+                trace: Some(path.clone()),
+                trace_format: Some(format),
+                ..RunSpec::new(workload, "smp:8")
+            };
+            run(&spec, |_, _| true).expect("a traced run");
+            let mut rates: Vec<f64> = (0..RUNS)
+                .map(|_| {
+                    let t = Instant::now();
+                    let trace = Trace::open(&path).expect("its own trace");
+                    let mut n = 0u64;
+                    let count = trace.for_each(|_, _, _| {
+                        n += 1;
+                        Ok(())
+                    });
+                    count.expect("readable");
+                    n as f64 / t.elapsed().as_secs_f64()
+                })
+                .collect();
+            rates.sort_by(f64::total_cmp);
+            self.add(
+                &format!("replay.{name}.records_per_s"),
+                rates[RUNS / 2],
+                ">= 5e6",
+            );
+        }
+    }
+
     /// The figures as a TOML table, and as lines with the ratio to `previous`'s.
     fn render(&self, previous: &toml::Table) -> (String, String) {
         let mut table = toml::Table::new();
@@ -157,12 +199,13 @@ fn main() {
     let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let wants = |case: &str| only.as_deref().is_none_or(|o| o == case);
     let mut report = Report::default();
-    let cases: [(&str, Case); 5] = [
+    let cases: [(&str, Case); 6] = [
         ("short", Report::short),
         ("hackbench", Report::hackbench),
         ("tasks", Report::tasks),
         ("cpus", Report::cpus),
         ("queues", Report::queues),
+        ("replay", Report::replay),
     ];
     for (name, case) in cases {
         if wants(name) {

@@ -57,6 +57,27 @@ pub enum RunError {
 }
 
 impl RunSpec {
+    /// `workload` on `platform` under the default kernel (6.12), untraced, with nothing else
+    /// asked: the other fields are set by struct update.
+    pub fn new(workload: WorkloadSource, platform: &str) -> RunSpec {
+        RunSpec {
+            workload,
+            platform: platform.into(),
+            kernel: Kernel::V6_12,
+            sets: vec![],
+            features: vec![],
+            cgroups: vec![],
+            idle_cgroups: 0,
+            duration: None,
+            trace: None,
+            trace_format: None,
+            log_dir: None,
+            schedstat: None,
+            frames: false,
+            dialect: Dialect::Workgen,
+        }
+    }
+
     /// The options the simulation takes from it.
     pub fn options(&self) -> RunOptions {
         RunOptions {

@@ -6,6 +6,7 @@ pub mod cgroups;
 pub mod gen;
 pub mod json;
 pub mod program;
+pub mod replay;
 pub mod rtapp;
 
 pub use rtapp::*;
