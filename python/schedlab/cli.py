@@ -11,7 +11,7 @@ import schedlab
 from schedlab import _core
 from schedlab.reproduce import experiments
 from schedlab.lisa import plat_info_path
-from schedlab.output import Staged, check_outputs
+from schedlab.output import Staged, check_outputs, write_text
 from schedlab.run import fair_sets
 from schedlab.units import UNITS_NS, parse_duration, unsigned
 
@@ -236,6 +236,12 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("workload", metavar="WORKLOAD.json")
     r.add_argument("--json-c", action="store_true", help="read repeated keys as rt-app's json-c does")
 
+    r = commands.add_parser("replay", help="rebuild the threads of a kernel trace (trace.dat) as an rt-app workload")
+    r.add_argument("trace", metavar="TRACE.dat")
+    r.add_argument("--platform", metavar="NAME",
+                   help="the traced machine: a built-in name, smp:N or a .toml file (default: smp:N, the trace's CPUs)")
+    r.add_argument("-o", "--output", metavar="WORKLOAD.json", help="write the workload there (default: standard output)")
+
     r = commands.add_parser("platforms", help="list the built-in platforms, or one platform's sched domains")
     r.add_argument("name", nargs="?", metavar="PLATFORM", help="a built-in name, smp:N, qemu-tcg:N or a .toml file")
     r.add_argument("--domains", action="store_true",
@@ -307,7 +313,6 @@ def _reproduce(args) -> int:
         return 0
     outcomes = _reproduce_runs(args, list(args.names or registry))
     if args.report:
-        from schedlab.output import write_text
         from schedlab.reproduce import report_html
 
         write_text(args.report, report_html(outcomes))
@@ -381,7 +386,6 @@ def _report(args) -> int:
         "the report": args.output, "the summary": args.summary, "the trace": args.trace,
         "the schedstat": args.schedstat, "the log directory": args.log_dir})
     if args.result:
-        from schedlab.output import write_text
         from schedlab.run import RunResult
 
         write_text(args.output, report.report_html(RunResult.load(args.result)))
@@ -676,6 +680,18 @@ def _check(args) -> int:
     return 0
 
 
+def _replay_trace(args) -> int:
+    check_outputs({"the trace": args.trace}, {"the workload": args.output})
+    text, notes = _core.replay(Path(args.trace), args.platform)
+    for n in notes:
+        print(f"note: {n}", file=sys.stderr)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        write_text(args.output, text)
+    return 0
+
+
 def _platforms(args) -> int:
     _, Table = _rich()
     if args.domains or args.name:
@@ -740,7 +756,7 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     args = parser().parse_args(_side_values(sys.argv[1:] if argv is None else argv))
     handlers = {"replay": _replay, "periodic": _periodic, "ramp": _ramp}
-    commands = {"run": _run, "report": _report, "compare": _compare, "sweep": _sweep, "hackbench": _hackbench, "perf-bench-pipe": _perf_bench_pipe, "check": _check, "platforms": _platforms, "features": _features,
+    commands = {"run": _run, "report": _report, "compare": _compare, "sweep": _sweep, "hackbench": _hackbench, "perf-bench-pipe": _perf_bench_pipe, "check": _check, "replay": _replay_trace, "platforms": _platforms, "features": _features,
                 "reproduce": _reproduce}
     handler = handlers[args.pelt_command] if args.command == "pelt" else commands[args.command]
     try:

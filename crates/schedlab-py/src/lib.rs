@@ -403,6 +403,15 @@ fn check(workload: std::path::PathBuf, json_c: bool) -> PyResult<(String, Vec<St
     Ok((schedlab::run::describe(&wl), wl.warnings))
 }
 
+/// `schedlab replay`: a trace.dat rebuilt as rt-app JSON on `platform` (None: the trace's
+/// CPU count); returns (the JSON, notes).
+#[pyfunction]
+#[pyo3(signature = (trace, platform=None))]
+fn replay(trace: std::path::PathBuf, platform: Option<String>) -> PyResult<(String, Vec<String>)> {
+    let r = schedlab::workload::replay::replay(&trace, platform.as_deref()).map_err(input_error)?;
+    Ok((r.rtapp_json(), r.notes))
+}
+
 /// Built-in platforms: (name, description, nr_cpus, capacities).
 #[pyfunction]
 fn platforms() -> PyResult<Vec<(String, String, usize, String)>> {
@@ -594,6 +603,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pelt_ramp, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(platforms, m)?)?;
     m.add_function(wrap_pyfunction!(domains, m)?)?;
     m.add_function(wrap_pyfunction!(features, m)?)?;

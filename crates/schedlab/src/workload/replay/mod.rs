@@ -1,4 +1,61 @@
-//! A kernel trace as a workload (`schedlab replay`): reading the trace (`dat/`: trace.dat as
-//! `trace-cmd record` writes it), so far.
+//! A kernel trace as a workload (`schedlab replay`): the trace read (`dat/`: trace.dat as
+//! `trace-cmd record` writes it), its threads rebuilt as programs (`rebuild.rs`), and
+//! written as rt-app JSON (`rtapp_json.rs`).
 
 pub mod dat;
+pub mod rebuild;
+mod rtapp_json;
+
+use std::path::Path;
+
+use self::dat::Trace;
+use self::rebuild::{Rebuild, Thread};
+use crate::error::InputError;
+use crate::run::load_platform;
+use crate::time::Ns;
+
+/// A trace rebuilt.
+pub struct Replayed {
+    pub threads: Vec<Thread>,
+    /// From its first record to its last.
+    pub length: Ns,
+    /// What the rebuild assumed.
+    pub notes: Vec<String>,
+}
+
+impl Replayed {
+    /// As rt-app JSON.
+    pub fn rtapp_json(&self) -> String {
+        rtapp_json::rtapp_json(&self.threads, self.length)
+    }
+}
+
+/// The trace.dat at `path` rebuilt, its CPUs those of `platform` (None: `smp:N` for the
+/// trace's N CPUs, said in a note).
+pub fn replay(path: &Path, platform: Option<&str>) -> Result<Replayed, InputError> {
+    let trace = Trace::open(path)?;
+    let origin = path.display().to_string();
+    let inferred = format!("smp:{}", trace.meta.nr_cpus.max(1));
+    let plat = load_platform(platform.unwrap_or(&inferred))?;
+    let mut rebuild = Rebuild::new(&trace.meta, &plat, &origin)?;
+    let lost = trace.for_each(|ts, cpu, r| {
+        rebuild.record(ts, cpu, r);
+        Ok(())
+    })?;
+    let (threads, length, mut notes) = rebuild.finish();
+    if platform.is_none() {
+        notes.push(format!(
+            "platform {inferred}, from the trace's CPUs (--platform to say)"
+        ));
+    }
+    if lost > 0 {
+        notes.push(format!(
+            "{lost} pages of the trace say events were lost before them"
+        ));
+    }
+    Ok(Replayed {
+        threads,
+        length,
+        notes,
+    })
+}

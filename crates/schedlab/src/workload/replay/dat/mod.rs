@@ -16,6 +16,7 @@ use std::path::Path;
 
 pub use self::format::{EventFormat, Field, Kind, Record};
 pub use self::header::Meta;
+pub use self::pages::PageLayout;
 use self::pages::{CpuPages, Ctx};
 use crate::error::InputError;
 

@@ -1,0 +1,95 @@
+//! Rebuilt threads as an rt-app workload: one task per thread (named `<comm>-<pid>`), its
+//! policy and priority from `sched_switch`'s prio, its first appearance as its `delay`, and
+//! its steps as one phase run once (`run`, `sleep`, `sem_wait`, `sem_post` with numbered
+//! keys, as LISA's generator numbers them), so that the same file runs on a board. Times
+//! are µs, each rounded with the previous roundings' error carried, so that a thread's
+//! total stays within 1 µs of the trace's.
+
+use std::fmt::Write as _;
+
+use super::rebuild::{Step, Thread};
+use crate::time::Ns;
+
+/// The workload's JSON text, the trace `length` long.
+pub fn rtapp_json(threads: &[Thread], length: Ns) -> String {
+    let mut s = String::new();
+    let secs = length.div_ceil(1_000_000_000).max(1);
+    let _ = write!(
+        s,
+        "{{\n  \"global\": {{\"duration\": {secs}, \"default_policy\": \"SCHED_OTHER\", \"calibration\": \"CPU0\", \"log_size\": \"disable\"}},\n  \"tasks\": {{"
+    );
+    for (i, t) in threads.iter().enumerate() {
+        let sep = if i == 0 { "" } else { "," };
+        let _ = write!(
+            s,
+            "{sep}\n    {}: {{",
+            quote(&format!("{}-{}", t.comm, t.pid))
+        );
+        let (policy, priority) = policy(t.prio);
+        let _ = write!(s, "\"policy\": \"{policy}\", \"priority\": {priority}, ");
+        let _ = write!(s, "\"delay\": {}, \"loop\": 1", (t.start + 500) / 1000);
+        let (mut run, mut sleep) = (Micros::default(), Micros::default());
+        for (k, step) in t.steps.iter().enumerate() {
+            // A stretch under 0.5 µs (its error carried) is left out.
+            let _ = match step {
+                Step::Run(ns) => match run.of(*ns) {
+                    0 => Ok(()),
+                    us => write!(s, ", \"run{k}\": {us}"),
+                },
+                Step::Sleep(ns) => match sleep.of(*ns) {
+                    0 => Ok(()),
+                    us => write!(s, ", \"sleep{k}\": {us}"),
+                },
+                Step::Wait => write!(s, ", \"sem_wait{k}\": \"w{}\"", t.pid),
+                Step::Post(pid) => write!(s, ", \"sem_post{k}\": \"w{pid}\""),
+            };
+        }
+        s.push('}');
+    }
+    s.push_str("\n  }\n}\n");
+    s
+}
+
+/// The policy and rt-app `priority` of a task of `sched_switch` prio `prio`: a real-time
+/// one's 99 − prio (FIFO: the trace does not tell RR apart), a fair one's nice 120 − prio.
+/// Simplified: a deadline task (prio −1) has no parameters in the trace; it runs as FIFO 99.
+fn policy(prio: i32) -> (&'static str, i32) {
+    match prio {
+        p if p < 0 => ("SCHED_FIFO", 99),
+        p if p < 100 => ("SCHED_FIFO", 99 - p),
+        p => ("SCHED_OTHER", (p - 120).clamp(-20, 19)),
+    }
+}
+
+/// ns to whole µs, the rounding error carried to the next.
+#[derive(Default)]
+struct Micros {
+    carry: i64,
+}
+
+impl Micros {
+    fn of(&mut self, ns: Ns) -> u64 {
+        let exact = ns as i64 + self.carry;
+        let us = ((exact + 500) / 1000).max(0);
+        self.carry = exact - us * 1000;
+        us as u64
+    }
+}
+
+/// `s` as a JSON string.
+fn quote(s: &str) -> String {
+    let mut q = String::with_capacity(s.len() + 2);
+    q.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => q.push_str("\\\""),
+            '\\' => q.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(q, "\\u{:04x}", c as u32);
+            }
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    q
+}

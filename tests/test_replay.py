@@ -1,0 +1,75 @@
+"""`schedlab replay`: a trace.dat's threads rebuilt as an rt-app workload (issue 40, in
+progress). A schedlab run traced and replayed under the same conditions gives back each
+task's CPU time and activations; bad input gets one line naming the file."""
+
+import json
+
+import pytest
+
+import schedlab
+
+# Two threads in a ping-pong through semaphores (dependencies: each waits for the other's
+# post) and a periodic one (its timer's wakeups come from interrupts: sleeps).
+WORKLOAD = {"tasks": {
+    "ping": {"loop": -1, "run": 100, "sem_post": "b", "sem_wait": "a"},
+    "pong": {"loop": -1, "sem_wait": "b", "run": 80, "sem_post": "a"},
+    "tick": {"loop": -1, "run": 300, "timer": {"ref": "tick", "period": 4000}},
+}}
+DURATION_NS = 2_000_000_000
+
+
+def by_name(summary: dict) -> dict:
+    """The summary's tasks by rt-app task name (`ping-0` and the replay's `ping-0-1000-1`
+    are both `ping`)."""
+    return {t["comm"].split("-")[0]: t for t in summary["tasks"]}
+
+
+@pytest.mark.parametrize("version", ["dat", "dat6"])
+def test_a_replayed_run_gives_back_each_tasks_cpu_time_and_activations(cli, tmp_path, version):
+    trace, rebuilt = tmp_path / "t.dat", tmp_path / "w.json"
+    first = schedlab.run(WORKLOAD, platform="smp:4", duration_ns=DURATION_NS, trace=trace,
+                         trace_format=version, frames=False)
+    r = cli("replay", trace, "-o", rebuilt)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.decode() == "note: platform smp:4, from the trace's CPUs (--platform to say)\n"
+    tasks = json.loads(rebuilt.read_text())["tasks"]
+    ping = tasks["ping-0-1000"]
+    assert ping["loop"] == 1 and ping["policy"] == "SCHED_OTHER"
+    assert any(k.startswith("sem_wait") for k in ping) and any(k.startswith("sem_post") for k in ping)
+    assert any(k.startswith("sleep") for k in tasks["tick-2-1002"])
+    again = schedlab.run(rebuilt, platform="smp:4", duration_ns=DURATION_NS, frames=False)
+    a, b = by_name(first.summary()), by_name(again.summary())
+    for name in ("ping", "pong", "tick"):
+        assert b[name]["run_ns"] == pytest.approx(a[name]["run_ns"], rel=0.01), name
+        assert b[name]["wakeups"] == pytest.approx(a[name]["wakeups"], rel=0.02), name
+
+
+def test_the_workload_goes_to_standard_output_without_o(cli, tmp_path):
+    trace = tmp_path / "t.dat"
+    schedlab.run(WORKLOAD, platform="smp:2", duration_ns=100_000_000, trace=trace, frames=False)
+    r = cli("replay", trace, "--platform", "smp:4")
+    assert r.returncode == 0
+    assert set(json.loads(r.stdout)["tasks"]) == {"rt-app-1", "ping-0-1000", "pong-1-1001", "tick-2-1002"}
+    assert "platform smp" not in r.stderr.decode()
+
+
+@pytest.mark.parametrize("make, args, message", [
+    (lambda p: p.write_text("not a trace"), [], "{trace}: not a trace.dat file (no trace-cmd magic)"),
+    (lambda p: p.write_bytes(b"\x17\x08\x44tracing9\0"), [], "{trace}: offset 12: trace.dat version \"9\""),
+    (None, ["--platform", "smp:1"], "{trace}: the trace has 2 CPUs, platform smp:1 has 1"),
+    (None, ["-o", "{trace}"], "would replace the trace"),
+    (None, ["--platform", "nowhere"], "nowhere"),
+])
+def test_bad_input_is_one_line_naming_it(cli, tmp_path, make, args, message):
+    trace = tmp_path / "t.dat"
+    if make is None:
+        schedlab.run(WORKLOAD, platform="smp:2", duration_ns=50_000_000, trace=trace, frames=False)
+    else:
+        make(trace)
+    before, files = trace.read_bytes(), sorted(tmp_path.iterdir())
+    r = cli("replay", trace, *[a.format(trace=trace) for a in args])
+    err = r.stderr.decode()
+    assert r.returncode == 2
+    assert message.format(trace=trace) in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert trace.read_bytes() == before and sorted(tmp_path.iterdir()) == files  # nothing written
