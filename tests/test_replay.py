@@ -73,3 +73,18 @@ def test_bad_input_is_one_line_naming_it(cli, tmp_path, make, args, message):
     assert message.format(trace=trace) in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert trace.read_bytes() == before and sorted(tmp_path.iterdir()) == files  # nothing written
+
+
+def test_a_timers_wakeup_while_another_thread_runs_stays_a_sleep(cli, tmp_path):
+    """On one CPU a periodic thread's timer fires while a hog runs: sched_waking then comes in
+    the hog's context, but in a hard interrupt (`common_flags` 0x09, trace-cmd's "d.h"), so
+    the periodic thread sleeps rather than waiting for the hog."""
+    trace = tmp_path / "t.dat"
+    workload = {"tasks": {"hog": {"loop": -1, "run": 100000},
+                          "tick": {"loop": -1, "run": 300, "timer": {"ref": "tick", "period": 4000}}}}
+    schedlab.run(workload, platform="smp:1", duration_ns=1_000_000_000, trace=trace, frames=False)
+    r = cli("replay", trace)
+    assert r.returncode == 0
+    tick = json.loads(r.stdout)["tasks"]["tick-1-1001"]
+    assert not any(k.startswith("sem_wait") for k in tick)
+    assert sum(k.startswith("sleep") for k in tick) > 200

@@ -655,6 +655,7 @@ impl Sched {
                     curr: s.rqs[waker_cpu].curr,
                     target: prev,
                     how: Placement::Prev,
+                    irq: h.in_interrupt(),
                 };
                 h.trace(&s.tasks, waking);
                 s.trace_wakeup(id, prev, waker_cpu, h);
@@ -675,6 +676,7 @@ impl Sched {
                 curr: self.rqs[waker_cpu].curr,
                 target: prev,
                 how,
+                irq: h.in_interrupt(),
             };
             h.trace(&self.tasks, waking);
         }

@@ -45,6 +45,11 @@ pub trait Hooks {
     fn now(&self) -> Ns;
     /// Are tracepoints recorded? (The scheduler builds none otherwise.)
     fn tracing(&self) -> bool;
+    /// Is the scheduler entered from a hard interrupt (a timer's)? Its tracepoints say so
+    /// (`common_flags`).
+    fn in_interrupt(&self) -> bool {
+        false
+    }
     /// A tracepoint fires; `tasks` names its tasks.
     fn trace(&mut self, tasks: &[SchedTask], tp: Tracepoint);
     /// Arm `timer` to expire at `at`.

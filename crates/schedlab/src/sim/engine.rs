@@ -105,6 +105,8 @@ pub(super) struct Engine {
     pub(super) going_to_sleep: Vec<bool>,
     /// Wakeups on their way (`Ev::Wakeup`): their threads are not deadlocked.
     pub(super) deferred_wakes: u32,
+    /// A timer interrupt's wakeup is under way (`Hooks::in_interrupt`).
+    pub(super) in_irq: bool,
     /// Inside `start`: frequency changes are traced when it ends, as the state boot leaves.
     pub(super) booting: bool,
     /// Fair tasks' sleep timers, with their slack.
@@ -130,6 +132,10 @@ impl Hooks for Engine {
     #[inline(always)]
     fn tracing(&self) -> bool {
         self.tracing
+    }
+
+    fn in_interrupt(&self) -> bool {
+        self.in_irq
     }
 
     /// Out of line: untraced runs keep it out of the hot paths' code.
@@ -474,6 +480,7 @@ impl Engine {
                     gen: self.threads[id as usize].wake_gen,
                     waker: waker_cpu as u16, // NR_CPUS is 4096
                     flags: wake_flags as u8,
+                    irq: self.in_irq,
                 };
                 self.queue.push(self.now + 1, self.now, ev);
                 self.deferred_wakes += 1;
@@ -542,21 +549,23 @@ impl Engine {
         }
     }
 
-    /// A wakeup of `id` from `waker_cpu` deferred to now (`Ev::Wakeup`), unless it woke
-    /// meanwhile.
+    /// A wakeup of `id` from `waker_cpu` (in its timer interrupt or not) deferred to now
+    /// (`Ev::Wakeup`), unless it woke meanwhile.
     pub(super) fn deferred_wake(
         &mut self,
         s: &mut Sched,
         id: u32,
         gen: u32,
-        waker_cpu: usize,
+        (waker_cpu, irq): (usize, bool),
         flags: u32,
     ) -> bool {
         self.deferred_wakes -= 1;
         if self.threads[id as usize].wake_gen != gen {
             return false;
         }
+        self.in_irq = irq;
         self.wake(s, id, waker_cpu, flags);
+        self.in_irq = false;
         true
     }
 
@@ -681,7 +690,10 @@ impl Engine {
         }
         if let Some((&(first, _), rest)) = fired.split_first() {
             let before = self.kernel_pending(s, cpu); // the interrupt's own work
-            if self.wake(s, first, cpu, 0) {
+            self.in_irq = true;
+            let later = self.wake(s, first, cpu, 0);
+            self.in_irq = false;
+            if later {
                 self.cpus[cpu].irq_rest.extend_from_slice(rest);
             } else {
                 let step = (self.kernel_pending(s, cpu) - before).max(1);
@@ -701,6 +713,7 @@ impl Engine {
                 gen,
                 waker: cpu as u16, // NR_CPUS is 4096
                 flags: 0,
+                irq: true,
             };
             self.queue
                 .push(self.now + (k as Ns + 1) * step, self.now, ev);

@@ -17,6 +17,8 @@ pub enum Ev {
         gen: u32,
         waker: u16,
         flags: u8,
+        /// From a timer interrupt (its sleepers after the first).
+        irq: bool,
     },
     /// A woken task's enqueue on its idle CPU, with its flags (ENQUEUE_WAKEUP, and
     /// ENQUEUE_MIGRATED), after the kernel work before it (`Engine::ttwu_queue`).

@@ -191,6 +191,7 @@ impl Sim {
             nested_runs: 0,
             woken: Vec::new(),
             going_to_sleep: vec![false; nr_cpus],
+            in_irq: false,
             deferred_wakes: 0,
             booting: false,
             hrtimers: HrTimers::new(nr_cpus),
@@ -258,7 +259,8 @@ impl Sim {
                     gen,
                     waker,
                     flags,
-                } => e.deferred_wake(s, task, gen, waker as usize, flags as u32),
+                    irq,
+                } => e.deferred_wake(s, task, gen, (waker as usize, irq), flags as u32),
                 Ev::Activate { task, flags } => {
                     e.ttwu_activate(s, task, flags as u32);
                     true

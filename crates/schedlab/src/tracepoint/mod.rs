@@ -27,6 +27,9 @@ use crate::sched::task::SchedTask;
 /// rt-app's main thread's pid: the one task that is not a thread of the workload (it creates
 /// them, and the rtapp_main markers are its).
 pub const RTAPP_MAIN_PID: u32 = 1;
+/// `common_flags`' bits (`enum trace_flag_type`): interrupts off, in a hard interrupt.
+const TRACE_FLAG_IRQS_OFF: u8 = 0x01;
+const TRACE_FLAG_HARDIRQ: u8 = 0x08;
 
 /// What a PELT or util_est tracepoint saw, captured when it fired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +107,8 @@ pub enum Tracepoint {
         curr: Option<u32>,
         target: usize,
         how: Placement,
+        /// In a timer's hard interrupt (`common_flags` say so).
+        irq: bool,
     },
     /// On `cpu`, which queues the task (the waker's, or the target's from its wake list),
     /// in the context of its current task `curr`.
@@ -218,6 +223,16 @@ impl TraceEvent {
 
 impl Tracepoint {
     /// The event it reports.
+    /// `common_flags` (`tracing_gen_ctx`): TRACE_FLAG_HARDIRQ and TRACE_FLAG_IRQS_OFF for a
+    /// wakeup in a timer's hard interrupt. Simplified: other events carry none (their
+    /// irqs-off bit is not kept).
+    pub fn common_flags(&self) -> u8 {
+        match self {
+            Tracepoint::Waking { irq: true, .. } => TRACE_FLAG_HARDIRQ | TRACE_FLAG_IRQS_OFF,
+            _ => 0,
+        }
+    }
+
     pub fn event(&self) -> TraceEvent {
         match self {
             Tracepoint::Switch { .. } => TraceEvent::SchedSwitch,

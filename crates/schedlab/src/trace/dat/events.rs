@@ -84,9 +84,9 @@ impl Format {
         layout.fixed + layout.strings.iter().map(string).sum::<usize>()
     }
 
-    /// Write its record in `pid`'s context into `out` (zeroed, `size` bytes): the common
-    /// fields, then `vals` in field order, then the dynamic strings.
-    pub fn write(&self, layout: &Layout, out: &mut [u8], pid: u32, vals: &[Val]) {
+    /// Write its record in `pid`'s context with `flags` into `out` (zeroed, `size` bytes):
+    /// the common fields, then `vals` in field order, then the dynamic strings.
+    pub fn write(&self, layout: &Layout, out: &mut [u8], (pid, flags): (u32, u8), vals: &[Val]) {
         debug_assert_eq!(
             vals.len(),
             self.fields.len() + self.extras.len(),
@@ -94,6 +94,7 @@ impl Format {
             self.name
         );
         out[..2].copy_from_slice(&self.id.to_le_bytes());
+        out[2] = flags;
         out[4..8].copy_from_slice(&(pid as i32).to_le_bytes());
         let mut tail = layout.fixed;
         for ((&(_, ty), &o), v) in self.fields.iter().zip(&layout.offsets).zip(vals) {
@@ -172,7 +173,7 @@ mod tests {
     fn encode(f: &Format, pid: u32, vals: &[Val]) -> Vec<u8> {
         let layout = f.layout();
         let mut rec = vec![0; f.size(&layout, vals)];
-        f.write(&layout, &mut rec, pid, vals);
+        f.write(&layout, &mut rec, (pid, 0), vals);
         rec
     }
 

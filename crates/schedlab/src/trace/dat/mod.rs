@@ -50,19 +50,19 @@ struct Sink {
 }
 
 impl Sink {
-    /// Record `ev` on `cpu`.
+    /// Record `ev` on `cpu` in the context of `pid` with `flags`.
     fn emit(
         &mut self,
         now: Ns,
         cpu: usize,
-        pid: u32,
+        ctx: (u32, u8),
         ev: TraceEvent,
         vals: &[Val],
     ) -> io::Result<()> {
         let fmt = ev.format();
         let layout = &self.layouts[ev as usize];
         let len = fmt.size(layout, vals);
-        let place = |place: &mut [u8]| fmt.write(layout, place, pid, vals);
+        let place = |place: &mut [u8]| fmt.write(layout, place, ctx, vals);
         self.cpus[cpu].write(now, len, &mut self.pages, place)
     }
 }
@@ -125,6 +125,7 @@ impl<W: Write> Observer for DatWriter<W> {
 
     fn record(&mut self, now: Ns, tp: &Tracepoint, tasks: &[SchedTask]) -> io::Result<()> {
         let sink = &mut self.sink;
+        let flags = tp.common_flags();
         with_values(
             tp,
             tasks,
@@ -136,9 +137,9 @@ impl<W: Write> Observer for DatWriter<W> {
                     while !text.is_char_boundary(end) {
                         end -= 1;
                     }
-                    sink.emit(now, cpu, pid, ev, &[ip, Val::S(&text[..end])])
+                    sink.emit(now, cpu, (pid, flags), ev, &[ip, Val::S(&text[..end])])
                 }
-                _ => sink.emit(now, cpu, pid, ev, vals),
+                _ => sink.emit(now, cpu, (pid, flags), ev, vals),
             },
         )
     }
