@@ -5,7 +5,9 @@
 //! context) waits for it: the sleeper waits on its own semaphore (`sem_wait`) and the waker
 //! posts it (`sem_post`) at that point of its own program, so the order survives another
 //! kernel or machine. A thread woken from an interrupt (or an idle CPU) sleeps for the time
-//! it slept. Simplified: a timer's rhythm is kept as the sleeps' lengths (no `timer`).
+//! it slept, on a timer of its own expiring when it woke: absolute times, which do not drift
+//! when a run takes longer than in the trace. Simplified: the timer expires at the observed
+//! wakeup (its slack and interrupt latency included).
 
 use std::collections::HashMap;
 
@@ -27,8 +29,10 @@ const DEAD: i64 = 0x10 | 0x20;
 pub enum Step {
     /// Work, in ns at the largest capacity and the highest frequency.
     Run(Ns),
-    /// A sleep of this long.
+    /// A sleep of this long (its end unseen: woken before the trace said how).
     Sleep(Ns),
+    /// A sleep until this time from the trace's start (an interrupt's wakeup).
+    Timer(Ns),
     /// Wait until another thread posts this one's semaphore.
     Wait,
     /// Post the semaphore of the thread of this pid.
@@ -272,9 +276,9 @@ impl Rebuild {
             self.thread(target, "", 120, since_start);
             return;
         };
-        let Some(since) = self.threads[t].asleep.take() else {
+        if self.threads[t].asleep.take().is_none() {
             return; // not asleep: nothing to wait for
-        };
+        }
         let by = self.running[cpu].filter(|&(w, _)| !irq && self.threads[w].pid == waker && w != t);
         match by {
             Some((w, _)) => {
@@ -283,7 +287,10 @@ impl Rebuild {
                 self.threads[w].steps.push(Step::Post(target));
                 self.threads[t].steps.push(Step::Wait);
             }
-            None => self.threads[t].steps.push(Step::Sleep(ts - since)),
+            None => {
+                let at = ts - self.start.unwrap_or(ts);
+                self.threads[t].steps.push(Step::Timer(at));
+            }
         }
     }
 
@@ -386,7 +393,7 @@ mod tests {
     /// waking A at 180. CPU 0: A runs 190–200. CPU 2: C runs 0–10 and sleeps; a timer
     /// interrupt on CPU 0 (A running) wakes it at 150; it runs 152–160 and exits.
     #[test]
-    fn a_ping_pong_becomes_waits_and_posts_and_a_timer_a_sleep() {
+    fn a_ping_pong_becomes_waits_and_posts_and_an_interrupt_a_timer() {
         let m = meta();
         let plat = platform::load_builtin("smp:4").unwrap();
         let mut rb = Rebuild::new(&m, &plat, "t.dat").unwrap();
@@ -426,7 +433,7 @@ mod tests {
             steps(B),
             &[Run(50 * US), Wait, Run(75 * US), Post(A), Run(5 * US)]
         );
-        assert_eq!(steps(C), &[Run(10 * US), Sleep(140 * US), Run(8 * US)]);
+        assert_eq!(steps(C), &[Run(10 * US), Timer(150 * US), Run(8 * US)]);
         assert!(threads.iter().find(|t| t.pid == C).unwrap().exited);
     }
 

@@ -1,9 +1,11 @@
 //! Rebuilt threads as an rt-app workload: one task per thread (named `<comm>-<pid>`), its
 //! policy and priority from `sched_switch`'s prio, its first appearance as its `delay`, and
-//! its steps as one phase run once (`run`, `sleep`, `sem_wait`, `sem_post` with numbered
-//! keys, as LISA's generator numbers them), so that the same file runs on a board. Times
-//! are µs, each rounded with the previous roundings' error carried, so that a thread's
-//! total stays within 1 µs of the trace's.
+//! its steps as one phase run once (`run`, `sleep`, `timer`, `sem_wait`, `sem_post` with
+//! numbered keys, as LISA's generator numbers them), so that the same file runs on a board.
+//! Times are µs, each rounded with the previous roundings' error carried, so that a
+//! thread's total stays within 1 µs of the trace's. A thread's wakeups by interrupt are one
+//! absolute timer of its own (`unique`), anchored at its start (`t_first`, its `delay`):
+//! each `timer` event's period is the time from the previous expiry to the next.
 
 use std::fmt::Write as _;
 
@@ -29,6 +31,7 @@ pub fn rtapp_json(threads: &[Thread], length: Ns) -> String {
         let _ = write!(s, "\"policy\": \"{policy}\", \"priority\": {priority}, ");
         let _ = write!(s, "\"delay\": {}, \"loop\": 1", (t.start + 500) / 1000);
         let (mut run, mut sleep) = (Micros::default(), Micros::default());
+        let mut expiry = (t.start + 500) / 1000;
         for (k, step) in t.steps.iter().enumerate() {
             // A stretch under 0.5 µs (its error carried) is left out.
             let _ = match step {
@@ -40,6 +43,11 @@ pub fn rtapp_json(threads: &[Thread], length: Ns) -> String {
                     0 => Ok(()),
                     us => write!(s, ", \"sleep{k}\": {us}"),
                 },
+                Step::Timer(at) => {
+                    let next = ((at + 500) / 1000).max(expiry);
+                    let period = next - std::mem::replace(&mut expiry, next);
+                    write!(s, ", \"timer{k}\": {{\"ref\": \"unique\", \"period\": {period}, \"mode\": \"absolute\"}}")
+                }
                 Step::Wait => write!(s, ", \"sem_wait{k}\": \"w{}\"", t.pid),
                 Step::Post(pid) => write!(s, ", \"sem_post{k}\": \"w{pid}\""),
             };
