@@ -92,3 +92,20 @@ def test_a_timers_wakeup_while_another_thread_runs_stays_a_sleep(cli, tmp_path):
     tick = json.loads(r.stdout)["tasks"]["tick-1-1001"]
     assert not any(k.startswith("sem_wait") for k in tick)
     assert sum(k.startswith("timer") for k in tick) > 200
+
+
+def test_check_sets_each_threads_figures_beside_the_traces(cli, tmp_path):
+    """`--check` runs the rebuilt workload under the trace's kernel (its uname: 6.1 here) and
+    prints each thread's CPU time, wakeups, latencies and migrations beside the trace's."""
+    trace = tmp_path / "t.dat"
+    schedlab.run(WORKLOAD, platform="smp:4", kernel="6.1", duration_ns=DURATION_NS, trace=trace, frames=False)
+    r = cli("replay", trace, "--check")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    assert "replay --check on smp:4, kernel 6.1" in out
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]
+            for line in out.splitlines() if line.startswith("│")}
+    for name in ("ping-0-1000", "pong-1-1001", "tick-2-1002"):
+        trace_ms, replay_ms, ratio, *_ = rows[name]
+        assert float(ratio) == pytest.approx(1, abs=0.01) and float(trace_ms) > 100, rows[name]
+    assert set(rows) >= {"0", "1", "2", "3"}  # the CPUs' busy time

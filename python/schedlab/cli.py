@@ -57,8 +57,9 @@ def _cpu_options(p: argparse.ArgumentParser, exclusive: bool) -> None:
                    help="scale invariance: clock_pelt (5.1+, default) or legacy (before 5.1)")
 
 
-def _switch_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--kernel", choices=["6.12", "6.1"], default="6.12", help="kernel preset (default 6.12)")
+def _switch_options(p: argparse.ArgumentParser, kernel: str | None = "6.12") -> None:
+    default = kernel or "the trace's, else 6.12"
+    p.add_argument("--kernel", choices=["6.12", "6.1"], default=kernel, help=f"kernel preset (default {default})")
     p.add_argument("--fair", choices=["eevdf", "cfs"], help="fair pick policy (default: the kernel's)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a tunable")
     p.add_argument("--feature", action="append", default=[], metavar="NAME|NO_NAME", help="turn a SCHED_FEAT on/off")
@@ -240,7 +241,13 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("trace", metavar="TRACE.dat")
     r.add_argument("--platform", metavar="NAME",
                    help="the traced machine: a built-in name, smp:N or a .toml file (default: smp:N, the trace's CPUs)")
-    r.add_argument("-o", "--output", metavar="WORKLOAD.json", help="write the workload there (default: standard output)")
+    r.add_argument("-o", "--output", metavar="WORKLOAD.json",
+                   help="write the workload there (default: standard output, unless --check)")
+    r.add_argument("--check", action="store_true",
+                   help="run the workload under the trace's conditions (the switches below: say its governor) "
+                        "and set each thread's figures beside the trace's")
+    r.add_argument("--top", type=int, default=30, metavar="N", help="--check's N busiest threads (default 30)")
+    _switch_options(r, kernel=None)
 
     r = commands.add_parser("platforms", help="list the built-in platforms, or one platform's sched domains")
     r.add_argument("name", nargs="?", metavar="PLATFORM", help="a built-in name, smp:N, qemu-tcg:N or a .toml file")
@@ -682,14 +689,60 @@ def _check(args) -> int:
 
 def _replay_trace(args) -> int:
     check_outputs({"the trace": args.trace}, {"the workload": args.output})
-    text, notes = _core.replay(Path(args.trace), args.platform)
-    for n in notes:
+    r = _core.replay(Path(args.trace), args.platform)
+    kernel = (args.kernel or _traced_kernel(r)) if args.check else None
+    for n in r["notes"]:
         print(f"note: {n}", file=sys.stderr)
-    if args.output is None:
-        sys.stdout.write(text)
-    else:
-        write_text(args.output, text)
+    if args.output is not None:
+        write_text(args.output, r["json"])
+    elif not args.check:
+        sys.stdout.write(r["json"])
+    if args.check:
+        run = schedlab.run(r["json"], platform=r["platform"], kernel=kernel, sets=_sets(args),
+                           features=args.feature, duration_ns=r["length_ns"], frames=False)
+        _print_check(r, run.summary(), kernel, args.top)
     return 0
+
+
+def _traced_kernel(r: dict) -> str:
+    """The preset of the trace's kernel (its uname's release), else 6.12 with a note."""
+    release = (r["uname"] or "").split()[2:3]
+    for k in ("6.12", "6.1"):
+        if release and release[0].startswith(k + "."):
+            return k
+    r["notes"].append(f"kernel 6.12: the trace's ({release[0] if release else 'unknown'}) is not a preset "
+                      "(--kernel to say)")
+    return "6.12"
+
+
+def _print_check(r: dict, summary: dict, kernel: str, top: int) -> None:
+    """Each thread's figures in the trace beside the replay's, the busiest first; then each
+    CPU's busy time."""
+    _, Table = _rich()
+    ran = {t["comm"].rsplit("-", 1)[0]: t for t in summary["tasks"]}
+    table = Table(title=f"replay --check on {r['platform']}, kernel {kernel}: trace | replay",
+                  title_justify="left")
+    for c in ("thread", "CPU ms", "", "ratio", "wakeups", "", "lat p50 us", "", "lat p99 us", "", "migr", ""):
+        table.add_column(c, justify="left" if c == "thread" else "right")
+    busiest = sorted(r["threads"], key=lambda t: -t[2])[:top]
+    for name, _pid, run_ns, wakeups, p50, p99, migrations in busiest:
+        s = ran.get(name)
+        if s is None:
+            continue
+        ratio = f"{s['run_ns'] / run_ns:.3f}" if run_ns else "-"
+        table.add_row(name, f"{run_ns / 1e6:.1f}", f"{s['run_ns'] / 1e6:.1f}", ratio, str(wakeups),
+                      str(s["wakeups"]), f"{p50 / 1e3:.1f}", f"{s['latency_p50_ns'] / 1e3:.1f}",
+                      f"{p99 / 1e3:.1f}", f"{s['latency_p99_ns'] / 1e3:.1f}", str(migrations),
+                      str(s["migrations"]))
+    cpus = Table(title="CPU busy %", title_justify="left")
+    for c in ("cpu", "trace", "replay"):
+        cpus.add_column(c, justify="right")
+    length = r["length_ns"] or 1
+    for cpu, (busy, s) in enumerate(zip(r["cpu_busy_ns"], summary["cpus"])):
+        cpus.add_row(str(cpu), f"{100 * busy / length:.1f}", f"{s['busy_pct']:.1f}")
+    console = _stdout_console(140)
+    console.print(table, highlight=False)
+    console.print(cpus, highlight=False)
 
 
 def _platforms(args) -> int:

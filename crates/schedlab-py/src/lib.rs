@@ -403,13 +403,36 @@ fn check(workload: std::path::PathBuf, json_c: bool) -> PyResult<(String, Vec<St
     Ok((schedlab::run::describe(&wl), wl.warnings))
 }
 
-/// `schedlab replay`: a trace.dat rebuilt as rt-app JSON on `platform` (None: the trace's
-/// CPU count); returns (the JSON, notes).
+/// `schedlab replay`: a trace.dat rebuilt on `platform` (None: the trace's CPU count): a
+/// dict of its rt-app JSON, notes, the platform, the kernel's uname, the trace's length,
+/// each thread's observed figures (task name, pid, run ns, wakeups, latency p50 and p99 ns,
+/// migrations) and each CPU's busy ns.
 #[pyfunction]
 #[pyo3(signature = (trace, platform=None))]
-fn replay(trace: std::path::PathBuf, platform: Option<String>) -> PyResult<(String, Vec<String>)> {
-    let r = schedlab::workload::replay::replay(&trace, platform.as_deref()).map_err(input_error)?;
-    Ok((r.rtapp_json(), r.notes))
+fn replay<'py>(
+    py: Python<'py>,
+    trace: std::path::PathBuf,
+    platform: Option<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let r = py
+        .detach(|| schedlab::workload::replay::replay(&trace, platform.as_deref()))
+        .map_err(input_error)?;
+    let threads: Vec<_> = (r.threads.iter())
+        .map(|t| {
+            let o = &t.observed;
+            let (p50, p99) = (o.latency.percentile(0.5), o.latency.percentile(0.99));
+            (t.name(), t.pid, o.run_ns, o.wakeups, p50, p99, o.migrations)
+        })
+        .collect();
+    let d = PyDict::new(py);
+    d.set_item("json", r.rtapp_json())?;
+    d.set_item("notes", &r.notes)?;
+    d.set_item("platform", &r.platform)?;
+    d.set_item("uname", &r.uname)?;
+    d.set_item("length_ns", r.length)?;
+    d.set_item("threads", threads)?;
+    d.set_item("cpu_busy_ns", &r.cpu_busy)?;
+    Ok(d)
 }
 
 /// Built-in platforms: (name, description, nr_cpus, capacities).

@@ -19,6 +19,12 @@ pub struct Replayed {
     pub threads: Vec<Thread>,
     /// From its first record to its last.
     pub length: Ns,
+    /// Each CPU's time running a thread.
+    pub cpu_busy: Vec<Ns>,
+    /// The platform the rebuild used.
+    pub platform: String,
+    /// The traced kernel's release (UNAME), if the trace says.
+    pub uname: Option<String>,
     /// What the rebuild assumed.
     pub notes: Vec<String>,
 }
@@ -42,7 +48,7 @@ pub fn replay(path: &Path, platform: Option<&str>) -> Result<Replayed, InputErro
         rebuild.record(ts, cpu, r);
         Ok(())
     })?;
-    let (threads, length, mut notes) = rebuild.finish();
+    let (threads, length, cpu_busy, mut notes) = rebuild.finish();
     if platform.is_none() {
         notes.push(format!(
             "platform {inferred}, from the trace's CPUs (--platform to say)"
@@ -56,6 +62,9 @@ pub fn replay(path: &Path, platform: Option<&str>) -> Result<Replayed, InputErro
     Ok(Replayed {
         threads,
         length,
+        cpu_busy,
+        platform: platform.unwrap_or(&inferred).to_string(),
+        uname: trace.meta.uname.clone(),
         notes,
     })
 }

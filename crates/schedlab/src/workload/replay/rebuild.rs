@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use super::dat::{EventFormat, Field, Meta, Record};
 use crate::error::InputError;
 use crate::platform::Platform;
+use crate::sched::latency::Latencies;
 use crate::time::Ns;
 
 /// `TRACE_FLAG_HARDIRQ`, `TRACE_FLAG_SOFTIRQ` and `TRACE_FLAG_NMI` in `common_flags`: the
@@ -39,6 +40,21 @@ pub enum Step {
     Post(i32),
 }
 
+/// What the trace shows of a thread, to set beside a run of its rebuild (`--check`).
+#[derive(Debug, Clone, Default)]
+pub struct Observed {
+    /// Time on a CPU.
+    pub run_ns: Ns,
+    /// Wakeups from a sleep.
+    pub wakeups: u64,
+    /// From each wakeup to the switch that ran it.
+    pub latency: Latencies,
+    /// Switches in on another CPU than its last.
+    pub migrations: u64,
+    woken_at: Option<Ns>,
+    last_cpu: Option<usize>,
+}
+
 /// A rebuilt thread.
 #[derive(Debug, Clone)]
 pub struct Thread {
@@ -50,11 +66,19 @@ pub struct Thread {
     /// When it first appears, from the trace's start.
     pub start: Ns,
     pub steps: Vec<Step>,
+    pub observed: Observed,
     /// Work not yet a step.
     pending: f64,
     /// Since when it sleeps (None: running or runnable).
     asleep: Option<Ns>,
     pub exited: bool,
+}
+
+impl Thread {
+    /// Its task's name in the workload: `<comm>-<pid>`.
+    pub fn name(&self) -> String {
+        format!("{}-{}", self.comm, self.pid)
+    }
 }
 
 /// The fields read, of the events the rebuild uses.
@@ -112,6 +136,8 @@ pub struct Rebuild {
     last: Ns,
     /// A `cpu_frequency` event was seen.
     frequencies: bool,
+    /// Each CPU's time running a thread.
+    busy: Vec<Ns>,
 }
 
 impl Rebuild {
@@ -151,6 +177,7 @@ impl Rebuild {
             start: None,
             last: 0,
             frequencies: false,
+            busy: vec![0; plat.cpus.len()],
         })
     }
 
@@ -164,6 +191,7 @@ impl Rebuild {
                 prio,
                 start,
                 steps: vec![],
+                observed: Observed::default(),
                 pending: 0.0,
                 asleep: None,
                 exited: false,
@@ -184,6 +212,8 @@ impl Rebuild {
         if let Some((t, since)) = self.running[cpu] {
             let w = self.work(cpu, since, now);
             self.threads[t].pending += w;
+            self.threads[t].observed.run_ns += now - since;
+            self.busy[cpu] += now - since;
             self.running[cpu] = Some((t, now));
         }
     }
@@ -263,6 +293,12 @@ impl Rebuild {
             if let Some(since) = th.asleep.take() {
                 th.steps.push(Step::Sleep(ts - since));
             }
+            let seen = &mut th.observed;
+            if let Some(w) = seen.woken_at.take() {
+                seen.latency.record(ts - w);
+            }
+            seen.migrations += seen.last_cpu.is_some_and(|c| c != cpu) as u64;
+            seen.last_cpu = Some(cpu);
             self.running[cpu] = Some((t, ts));
         }
     }
@@ -279,6 +315,9 @@ impl Rebuild {
         if self.threads[t].asleep.take().is_none() {
             return; // not asleep: nothing to wait for
         }
+        let seen = &mut self.threads[t].observed;
+        seen.wakeups += 1;
+        seen.woken_at = Some(ts);
         let by = self.running[cpu].filter(|&(w, _)| !irq && self.threads[w].pid == waker && w != t);
         match by {
             Some((w, _)) => {
@@ -294,8 +333,9 @@ impl Rebuild {
         }
     }
 
-    /// The threads, their last work counted, and the trace's length.
-    pub fn finish(mut self) -> (Vec<Thread>, Ns, Vec<String>) {
+    /// The threads, their last work counted, the trace's length, each CPU's busy time and
+    /// notes.
+    pub fn finish(mut self) -> (Vec<Thread>, Ns, Vec<Ns>, Vec<String>) {
         for cpu in 0..self.running.len() {
             self.account(cpu, self.last);
         }
@@ -307,7 +347,7 @@ impl Rebuild {
         if !self.frequencies {
             notes.push("no cpu_frequency event: every CPU at its highest frequency".into());
         }
-        (self.threads, length, notes)
+        (self.threads, length, self.busy, notes)
     }
 }
 
@@ -417,8 +457,28 @@ mod tests {
         for (ts, cpu, r) in &events {
             rb.record(*ts, *cpu, Record { data: r });
         }
-        let (threads, length, notes) = rb.finish();
+        let (threads, length, busy, notes) = rb.finish();
         assert_eq!(length, 200 * US);
+        // CPU 0: A 0–120 and 190–200; CPU 1: B 0–50, 105–185; CPU 2: C 0–10, 152–160.
+        assert_eq!(busy, [130 * US, 130 * US, 18 * US, 0]);
+        let seen = |pid: i32| &threads.iter().find(|t| t.pid == pid).unwrap().observed;
+        // A woken at 180, on at 190: 10 µs; B at 100, on at 105: 5 µs; C at 150, on at 152.
+        assert_eq!(
+            (seen(A).run_ns, seen(A).wakeups, seen(A).latency.max()),
+            (130 * US, 1, 10 * US)
+        );
+        assert_eq!(
+            (seen(B).run_ns, seen(B).wakeups, seen(B).latency.max()),
+            (130 * US, 1, 5 * US)
+        );
+        assert_eq!(
+            (seen(C).run_ns, seen(C).wakeups, seen(C).latency.max()),
+            (18 * US, 1, 2 * US)
+        );
+        assert_eq!(
+            seen(A).migrations + seen(B).migrations + seen(C).migrations,
+            0
+        );
         assert_eq!(
             notes,
             ["no cpu_frequency event: every CPU at its highest frequency"]
@@ -489,7 +549,7 @@ mod tests {
                 data: &switch(&m, B, SLEEP, 0),
             },
         );
-        let (threads, _, notes) = rb.finish();
+        let (threads, _, _, notes) = rb.finish();
         assert!(notes.is_empty());
         assert_eq!(threads[0].steps, [Step::Run(512 * US)]);
         assert_eq!(threads[1].steps, [Step::Run(462 * US)]);

@@ -22,11 +22,7 @@ pub fn rtapp_json(threads: &[Thread], length: Ns) -> String {
     );
     for (i, t) in threads.iter().enumerate() {
         let sep = if i == 0 { "" } else { "," };
-        let _ = write!(
-            s,
-            "{sep}\n    {}: {{",
-            quote(&format!("{}-{}", t.comm, t.pid))
-        );
+        let _ = write!(s, "{sep}\n    {}: {{", quote(&t.name()));
         let (policy, priority) = policy(t.prio);
         let _ = write!(s, "\"policy\": \"{policy}\", \"priority\": {priority}, ");
         let _ = write!(s, "\"delay\": {}, \"loop\": 1", (t.start + 500) / 1000);
