@@ -11,6 +11,7 @@ use std::path::Path;
 use self::dat::Trace;
 use self::rebuild::{Rebuild, Thread};
 use crate::error::InputError;
+use crate::limits::MAX_THREADS;
 use crate::run::load_platform;
 use crate::time::Ns;
 
@@ -49,6 +50,13 @@ pub fn replay(path: &Path, platform: Option<&str>) -> Result<Replayed, InputErro
         Ok(())
     })?;
     let (threads, length, cpu_busy, mut notes) = rebuild.finish();
+    if threads.len() > MAX_THREADS {
+        let msg = format!(
+            "{} threads, more than the {MAX_THREADS} a workload may start (the kernel's default pid_max)",
+            threads.len()
+        );
+        return Err(InputError::new(&origin, msg));
+    }
     if platform.is_none() {
         notes.push(format!(
             "platform {inferred}, from the trace's CPUs (--platform to say)"

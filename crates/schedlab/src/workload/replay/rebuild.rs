@@ -36,8 +36,8 @@ pub enum Step {
     Timer(Ns),
     /// Wait until another thread posts this one's semaphore.
     Wait,
-    /// Post the semaphore of the thread of this pid.
-    Post(i32),
+    /// Post the semaphore of this thread (its index among the rebuilt threads).
+    Post(usize),
 }
 
 /// What the trace shows of a thread, to set beside a run of its rebuild (`--check`).
@@ -59,6 +59,8 @@ pub struct Observed {
 #[derive(Debug, Clone)]
 pub struct Thread {
     pub pid: i32,
+    /// Earlier threads of this pid (a pid reused after an exit).
+    pub reuse: u32,
     pub comm: String,
     /// `prio` as `sched_switch` reports it (120 + nice for a fair task, 99 − priority for a
     /// real-time one).
@@ -75,9 +77,12 @@ pub struct Thread {
 }
 
 impl Thread {
-    /// Its task's name in the workload: `<comm>-<pid>`.
+    /// Its task's name in the workload: `<comm>-<pid>`, and `.N` for the pid's N-th reuse.
     pub fn name(&self) -> String {
-        format!("{}-{}", self.comm, self.pid)
+        match self.reuse {
+            0 => format!("{}-{}", self.comm, self.pid),
+            n => format!("{}-{}.{n}", self.comm, self.pid),
+        }
     }
 }
 
@@ -126,6 +131,8 @@ pub struct Rebuild {
     ev: Events,
     threads: Vec<Thread>,
     by_pid: HashMap<i32, usize>,
+    /// Each pid's threads that exited.
+    reused: HashMap<i32, u32>,
     /// Each CPU's running thread (index) and since when it runs there.
     running: Vec<Option<(usize, Ns)>>,
     /// Each CPU's capacity at its highest frequency, that frequency and its frequency now.
@@ -170,6 +177,7 @@ impl Rebuild {
             ev,
             threads: vec![],
             by_pid: HashMap::new(),
+            reused: HashMap::new(),
             running: vec![None; plat.cpus.len()],
             capacity: plat.cpus.iter().map(|c| c.capacity_orig).collect(),
             khz: max_khz.clone(),
@@ -184,9 +192,11 @@ impl Rebuild {
     /// Thread `pid`'s index, added (named `comm`, at `prio`, starting at `start` from the
     /// trace's start) when first seen.
     fn thread(&mut self, pid: i32, comm: &str, prio: i32, start: Ns) -> usize {
+        let reuse = self.reused.get(&pid).copied().unwrap_or(0);
         *self.by_pid.entry(pid).or_insert_with(|| {
             self.threads.push(Thread {
                 pid,
+                reuse,
                 comm: comm.to_string(),
                 prio,
                 start,
@@ -275,8 +285,11 @@ impl Rebuild {
             let t = self.thread(prev, "", prev_prio, 0);
             self.threads[t].prio = prev_prio;
             if state & DEAD != 0 {
+                // Its last switch: the pid's next thread is another.
                 self.flush(t);
                 self.threads[t].exited = true;
+                self.by_pid.remove(&prev);
+                *self.reused.entry(prev).or_default() += 1;
             } else if state != 0 {
                 self.flush(t);
                 self.threads[t].asleep = Some(ts);
@@ -323,7 +336,7 @@ impl Rebuild {
             Some((w, _)) => {
                 self.account(cpu, ts);
                 self.flush(w);
-                self.threads[w].steps.push(Step::Post(target));
+                self.threads[w].steps.push(Step::Post(t));
                 self.threads[t].steps.push(Step::Wait);
             }
             None => {
@@ -485,13 +498,15 @@ mod tests {
         );
         let steps = |pid: i32| &threads.iter().find(|t| t.pid == pid).unwrap().steps;
         use Step::*;
+        let index = |pid: i32| threads.iter().position(|t| t.pid == pid).unwrap();
+        let (a, b) = (index(A), index(B));
         assert_eq!(
             steps(A),
-            &[Run(100 * US), Post(B), Run(20 * US), Wait, Run(10 * US)]
+            &[Run(100 * US), Post(b), Run(20 * US), Wait, Run(10 * US)]
         );
         assert_eq!(
             steps(B),
-            &[Run(50 * US), Wait, Run(75 * US), Post(A), Run(5 * US)]
+            &[Run(50 * US), Wait, Run(75 * US), Post(a), Run(5 * US)]
         );
         assert_eq!(steps(C), &[Run(10 * US), Timer(150 * US), Run(8 * US)]);
         assert!(threads.iter().find(|t| t.pid == C).unwrap().exited);
@@ -553,6 +568,34 @@ mod tests {
         assert!(notes.is_empty());
         assert_eq!(threads[0].steps, [Step::Run(512 * US)]);
         assert_eq!(threads[1].steps, [Step::Run(462 * US)]);
+    }
+
+    /// Pid 101 runs 0–10 µs and exits; a new thread of pid 101 runs 20–50 µs: two threads.
+    #[test]
+    fn a_pid_reused_after_an_exit_is_another_thread() {
+        let m = meta();
+        let mut rb = Rebuild::new(&m, &platform::load_builtin("smp:4").unwrap(), "t.dat").unwrap();
+        for (ts, r) in [
+            (0, switch(&m, 0, 0, A)),
+            (10 * US, switch(&m, A, EXIT, 0)),
+            (20 * US, switch(&m, 0, 0, A)),
+            (50 * US, switch(&m, A, SLEEP, 0)),
+        ] {
+            rb.record(ts, 0, Record { data: &r });
+        }
+        let (threads, ..) = rb.finish();
+        let runs: Vec<_> = threads
+            .iter()
+            .map(|t| (t.pid, t.reuse, t.exited, t.steps.clone()))
+            .collect();
+        assert_eq!(
+            runs,
+            [
+                (A, 0, true, vec![Step::Run(10 * US)]),
+                (A, 1, false, vec![Step::Run(30 * US)])
+            ]
+        );
+        assert!(threads[1].name().ends_with("-101.1"));
     }
 
     #[test]

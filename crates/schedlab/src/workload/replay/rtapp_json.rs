@@ -44,8 +44,8 @@ pub fn rtapp_json(threads: &[Thread], length: Ns) -> String {
                     let period = next - std::mem::replace(&mut expiry, next);
                     write!(s, ", \"timer{k}\": {{\"ref\": \"unique\", \"period\": {period}, \"mode\": \"absolute\"}}")
                 }
-                Step::Wait => write!(s, ", \"sem_wait{k}\": \"w{}\"", t.pid),
-                Step::Post(pid) => write!(s, ", \"sem_post{k}\": \"w{pid}\""),
+                Step::Wait => write!(s, ", \"sem_wait{k}\": {}", quote(&t.name())),
+                Step::Post(i) => write!(s, ", \"sem_post{k}\": {}", quote(&threads[*i].name())),
             };
         }
         s.push('}');

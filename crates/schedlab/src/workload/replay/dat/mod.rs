@@ -215,8 +215,37 @@ mod tests {
         assert_eq!(lost, 1);
     }
 
+    /// 33,000 switches on one CPU, each to a new pid: more threads than a workload may start
+    /// (`MAX_THREADS`), which the replay refuses in one line naming the trace.
+    #[test]
+    fn a_trace_with_more_threads_than_a_workload_may_start_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut pages = vec![];
+        let mut events = vec![];
+        for pid in 1..=33_000 {
+            if events.len() + 68 > PAGE - 16 {
+                pages.extend(page(pid as u64, &events, 0));
+                events.clear();
+            }
+            events.extend_from_slice(&word(16, 1));
+            events.extend(switch(pid, pid + 1));
+        }
+        pages.extend(page(40_000, &events, 0));
+        let path = dir.path().join("many.dat");
+        std::fs::write(&path, v6([pages, vec![]])).unwrap();
+        let err = crate::workload::replay::replay(&path, Some("smp:2"))
+            .err()
+            .unwrap();
+        let want = format!(
+            "{}: 33001 threads, more than the 32768 a workload may start",
+            path.display()
+        );
+        assert!(err.to_string().starts_with(&want), "{err}");
+    }
+
     /// Each damage named where it is: not a trace, an unknown version, a file cut short, a
-    /// page committing more than it holds, an event past its page's commit.
+    /// page committing more than it holds, an event past its page's commit, a page out of
+    /// order.
     #[test]
     fn damaged_traces_are_refused_with_their_place() {
         let dir = tempfile::tempdir().unwrap();
@@ -237,6 +266,14 @@ mod tests {
             + u64::from_le_bytes(good[data_at + 8..data_at + 16].try_into().unwrap()) as usize;
         long[page_end - 4..page_end].copy_from_slice(&word(28, 0));
         cases.push((long, "past its page's commit"));
+        // CPU 1's second page (at 5000) set at 999, before its first's event at 1000.
+        let mut order = good.clone();
+        let cpu1_page2 = good.len() - PAGE;
+        order[cpu1_page2..cpu1_page2 + 8].copy_from_slice(&999u64.to_le_bytes());
+        cases.push((
+            order,
+            "CPU 1's page starts at 999 ns, before its last event (1000 ns)",
+        ));
         for (i, (bytes, message)) in cases.into_iter().enumerate() {
             let path = dir.path().join(format!("bad{i}.dat"));
             std::fs::write(&path, bytes).unwrap();

@@ -201,7 +201,15 @@ impl CpuPages {
             ));
         }
         self.lost += (commit & MISSED_EVENTS != 0) as u64;
-        self.ts = u64::from_le_bytes(self.buf[p..p + 8].try_into().unwrap());
+        let ts = u64::from_le_bytes(self.buf[p..p + 8].try_into().unwrap());
+        if ts < self.ts {
+            let msg = format!(
+                "CPU {}'s page starts at {ts} ns, before its last event ({} ns)",
+                self.cpu, self.ts
+            );
+            return Err(ctx.bad(place, &msg));
+        }
+        self.ts = ts;
         self.next = p + ctx.layout.data;
         self.end = self.next + used;
         self.record = self.next..self.next;
