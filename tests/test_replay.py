@@ -109,3 +109,20 @@ def test_check_sets_each_threads_figures_beside_the_traces(cli, tmp_path):
         trace_ms, replay_ms, ratio, *_ = rows[name]
         assert float(ratio) == pytest.approx(1, abs=0.01) and float(trace_ms) > 100, rows[name]
     assert set(rows) >= {"0", "1", "2", "3"}  # the CPUs' busy time
+
+
+def test_what_if_compares_the_trace_conditions_with_the_options_of_b(cli, tmp_path):
+    """`--b` runs the rebuilt workload under the trace's conditions and with its options on
+    top, and prints compare's tables: under powersave (every CPU at its lowest frequency)
+    the same work (capacity-invariant units) takes longer."""
+    trace = tmp_path / "t.dat"
+    schedlab.run(WORKLOAD, platform="hikey960", duration_ns=500_000_000, trace=trace, frames=False)
+    r = cli("replay", trace, "--platform", "hikey960", "--b", "--governor powersave")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    assert "trace against --governor powersave: totals" in out
+    row = next(line for line in out.splitlines() if line.startswith("│ run_ns"))
+    a, b = (float(c) for c in row.split("│")[2:4])
+    assert b > a
+    bad = cli("replay", trace, "--b", "--nonsense")
+    assert bad.returncode == 2 and "--b '--nonsense': not a run option: --nonsense" in bad.stderr.decode()

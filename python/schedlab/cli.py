@@ -247,6 +247,9 @@ def parser() -> argparse.ArgumentParser:
                    help="run the workload under the trace's conditions (the switches below: say its governor) "
                         "and set each thread's figures beside the trace's")
     r.add_argument("--top", type=int, default=30, metavar="N", help="--check's N busiest threads (default 30)")
+    r.add_argument("--b", metavar="'OPTIONS'",
+                   help="what if: the workload under the trace's conditions against the same with these run "
+                        "options on top, e.g. \"--kernel 6.1 --governor schedutil --platform pixel6\"")
     _switch_options(r, kernel=None)
 
     r = commands.add_parser("platforms", help="list the built-in platforms, or one platform's sched domains")
@@ -690,18 +693,39 @@ def _check(args) -> int:
 def _replay_trace(args) -> int:
     check_outputs({"the trace": args.trace}, {"the workload": args.output})
     r = _core.replay(Path(args.trace), args.platform)
-    kernel = (args.kernel or _traced_kernel(r)) if args.check else None
+    runs = args.check or args.b is not None
+    kernel = (args.kernel or _traced_kernel(r)) if runs else None
     for n in r["notes"]:
         print(f"note: {n}", file=sys.stderr)
     if args.output is not None:
         write_text(args.output, r["json"])
-    elif not args.check:
+    elif not runs:
         sys.stdout.write(r["json"])
     if args.check:
         run = schedlab.run(r["json"], platform=r["platform"], kernel=kernel, sets=_sets(args),
                            features=args.feature, duration_ns=r["length_ns"], frames=False)
         _print_check(r, run.summary(), kernel, args.top)
+    if args.b is not None:
+        _what_if(args, r, kernel)
     return 0
+
+
+def _what_if(args, r: dict, kernel: str) -> None:
+    """The replayed workload under the trace's conditions (its platform, kernel, length and
+    the switches given) against the same with `--b`'s options on top: compare's tables."""
+    from schedlab.comparison import compare
+    from schedlab.run import RunSpec
+
+    base = argparse.Namespace(**vars(args))
+    base.platform, base.kernel, base.duration = r["platform"], kernel, r["length_ns"]
+    sides = []
+    for name, text in (("a", ""), ("b", args.b)):
+        ns = _side_options(base, text, name)
+        _core.check_switches(ns.kernel, _sets(ns), ns.feature)
+        spec = RunSpec.of(r["json"], ns.platform, kernel=ns.kernel, sets=_sets(ns), features=ns.feature,
+                          duration_ns=ns.duration, cgroups=ns.cgroup, idle_cgroups=ns.idle_cgroups)
+        sides.append([spec.run(frames=False)])
+    _compare_tables(compare(*sides, labels=("trace", args.b)))
 
 
 def _traced_kernel(r: dict) -> str:
