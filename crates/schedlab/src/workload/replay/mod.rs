@@ -8,7 +8,7 @@ mod rtapp_json;
 
 use std::path::Path;
 
-use self::dat::Trace;
+use self::dat::{SchedFields, Trace};
 use self::rebuild::{Rebuild, Thread};
 use crate::error::InputError;
 use crate::limits::MAX_THREADS;
@@ -44,9 +44,12 @@ pub fn replay(path: &Path, platform: Option<&str>) -> Result<Replayed, InputErro
     let origin = path.display().to_string();
     let inferred = format!("smp:{}", trace.meta.nr_cpus.max(1));
     let plat = load_platform(platform.unwrap_or(&inferred))?;
-    let mut rebuild = Rebuild::new(&trace.meta, &plat, &origin)?;
+    let fields = SchedFields::of(&trace.meta, &origin)?;
+    let mut rebuild = Rebuild::new(trace.meta.nr_cpus, &plat, &origin)?;
     let lost = trace.for_each(|ts, cpu, r| {
-        rebuild.record(ts, cpu, r);
+        if let Some(ev) = fields.event(r) {
+            rebuild.event(ts, cpu as usize, ev);
+        }
         Ok(())
     })?;
     let (threads, length, cpu_busy, mut notes) = rebuild.finish();

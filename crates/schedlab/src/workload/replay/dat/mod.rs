@@ -8,6 +8,7 @@
 pub mod format;
 mod header;
 mod pages;
+mod sched;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -18,6 +19,7 @@ pub use self::format::{EventFormat, Field, Kind, Record};
 pub use self::header::Meta;
 pub use self::pages::PageLayout;
 use self::pages::{CpuPages, Ctx};
+pub use self::sched::SchedFields;
 use crate::error::InputError;
 
 /// An open trace.dat.
