@@ -58,7 +58,8 @@ def test_the_workload_goes_to_standard_output_without_o(cli, tmp_path):
 
 
 @pytest.mark.parametrize("make, args, message", [
-    (lambda p: p.write_text("not a trace"), [], "{trace}: not a trace.dat file (no trace-cmd magic)"),
+    (lambda p: p.write_text("not a trace"), [],
+     "{trace}: offset 0: not a trace: neither trace.dat's magic nor a Perfetto trace packet"),
     (lambda p: p.write_bytes(b"\x17\x08\x44tracing9\0"), [], "{trace}: offset 12: trace.dat version \"9\""),
     (None, ["--platform", "smp:1"], "{trace}: the trace has 2 CPUs, platform smp:1 has 1"),
     (None, ["-o", "{trace}"], "would replace the trace"),
@@ -126,3 +127,29 @@ def test_what_if_compares_the_trace_conditions_with_the_options_of_b(cli, tmp_pa
     assert b > a
     bad = cli("replay", trace, "--b", "--nonsense")
     assert bad.returncode == 2 and "--b '--nonsense': not a run option: --nonsense" in bad.stderr.decode()
+
+
+@pytest.mark.parametrize("workload, platform", [(WORKLOAD, "smp:4"), (
+    {"tasks": {"hog": {"loop": -1, "run": 100000}, "tick": {"loop": -1, "run": 300, "timer": {"ref": "tick", "period": 4000}}}},
+    "smp:1")])
+def test_a_perfetto_trace_and_its_trace_dat_twin_give_the_same_workload(cli, tmp_path, workload, platform):
+    """The same run traced as Perfetto and as trace.dat: the same threads, events and
+    interrupt context (`common_flags`), so the same workload, byte for byte."""
+    texts = []
+    for name in ("t.perfetto-trace", "t.dat"):
+        schedlab.run(workload, platform=platform, duration_ns=1_000_000_000, trace=tmp_path / name, frames=False)
+        r = cli("replay", tmp_path / name)
+        assert r.returncode == 0, r.stderr
+        texts.append(r.stdout)
+    assert texts[0] == texts[1] and len(json.loads(texts[0])["tasks"]) >= 3
+
+
+def test_a_perfetto_trace_cut_short_is_refused_with_its_offset(cli, tmp_path):
+    whole = tmp_path / "t.perfetto-trace"
+    schedlab.run(WORKLOAD, platform="smp:2", duration_ns=50_000_000, trace=whole, frames=False)
+    cut = tmp_path / "cut.perfetto-trace"
+    cut.write_bytes(whole.read_bytes()[:-10])
+    r = cli("replay", cut)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"schedlab: {cut}: offset ") and err.strip().endswith("the file ends within a packet")

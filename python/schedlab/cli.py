@@ -237,8 +237,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("workload", metavar="WORKLOAD.json")
     r.add_argument("--json-c", action="store_true", help="read repeated keys as rt-app's json-c does")
 
-    r = commands.add_parser("replay", help="rebuild the threads of a kernel trace (trace.dat) as an rt-app workload")
-    r.add_argument("trace", metavar="TRACE.dat")
+    r = commands.add_parser("replay", help="rebuild the threads of a kernel trace (trace.dat or Perfetto) as an "
+                                           "rt-app workload")
+    r.add_argument("trace", metavar="TRACE", help="a trace.dat (trace-cmd record) or a Perfetto trace")
     r.add_argument("--platform", metavar="NAME",
                    help="the traced machine: a built-in name, smp:N or a .toml file (default: smp:N, the trace's CPUs)")
     r.add_argument("-o", "--output", metavar="WORKLOAD.json",
@@ -729,13 +730,12 @@ def _what_if(args, r: dict, kernel: str) -> None:
 
 
 def _traced_kernel(r: dict) -> str:
-    """The preset of the trace's kernel (its uname's release), else 6.12 with a note."""
-    release = (r["uname"] or "").split()[2:3]
+    """The preset of the trace's kernel (its release), else 6.12 with a note."""
+    release = r["release"] or "unknown"
     for k in ("6.12", "6.1"):
-        if release and release[0].startswith(k + "."):
+        if release.startswith(k + "."):
             return k
-    r["notes"].append(f"kernel 6.12: the trace's ({release[0] if release else 'unknown'}) is not a preset "
-                      "(--kernel to say)")
+    r["notes"].append(f"kernel 6.12: the trace's ({release}) is not a preset (--kernel to say)")
     return "6.12"
 
 

@@ -403,8 +403,9 @@ fn check(workload: std::path::PathBuf, json_c: bool) -> PyResult<(String, Vec<St
     Ok((schedlab::run::describe(&wl), wl.warnings))
 }
 
-/// `schedlab replay`: a trace.dat rebuilt on `platform` (None: the trace's CPU count): a
-/// dict of its rt-app JSON, notes, the platform, the kernel's uname, the trace's length,
+/// `schedlab replay`: a trace (trace.dat or Perfetto) rebuilt on `platform` (None: the
+/// trace's CPU count): a dict of its rt-app JSON, notes, the platform, the kernel's
+/// release, the trace's length,
 /// each thread's observed figures (task name, pid, run ns, wakeups, latency p50 and p99 ns,
 /// migrations) and each CPU's busy ns.
 #[pyfunction]
@@ -428,7 +429,7 @@ fn replay<'py>(
     d.set_item("json", r.rtapp_json())?;
     d.set_item("notes", &r.notes)?;
     d.set_item("platform", &r.platform)?;
-    d.set_item("uname", &r.uname)?;
+    d.set_item("release", &r.release)?;
     d.set_item("length_ns", r.length)?;
     d.set_item("threads", threads)?;
     d.set_item("cpu_busy_ns", &r.cpu_busy)?;

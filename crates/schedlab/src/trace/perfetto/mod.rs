@@ -339,23 +339,26 @@ impl<W: Write> PerfettoWriter<W> {
     /// domain's span.)
     fn ftrace(&mut self, now: Ns, tp: &Tracepoint, tasks: &[SchedTask]) -> io::Result<()> {
         let (bundles, plans) = (&mut self.bundles, &self.plans);
+        let flags = tp.common_flags();
         let cpu = with_values(tp, tasks, &self.paths, "", |ev, (_, pid, cpu), vals| {
             // An event Perfetto has no message for is left out, unless `record` draws it.
             let plan = plans[ev as usize].as_ref()?;
             Msg::new(&mut bundles[cpu]).nested(bundle::EVENT, |e| {
-                e.uint(ftrace::TIMESTAMP, now)
-                    .uint(ftrace::PID, pid as u64)
-                    .nested(plan.id, |m| {
-                        for &(field, src) in &plan.fields {
-                            match src {
-                                Src::Const(x) => m.int(field, x),
-                                Src::Value(i) => match vals[i] {
-                                    Val::S(s) => m.str(field, s),
-                                    Val::I(x) => m.int(field, x),
-                                },
-                            };
-                        }
-                    });
+                e.uint(ftrace::TIMESTAMP, now).uint(ftrace::PID, pid as u64);
+                if flags != 0 {
+                    e.uint(ftrace::COMMON_FLAGS, flags as u64);
+                }
+                e.nested(plan.id, |m| {
+                    for &(field, src) in &plan.fields {
+                        match src {
+                            Src::Const(x) => m.int(field, x),
+                            Src::Value(i) => match vals[i] {
+                                Val::S(s) => m.str(field, s),
+                                Val::I(x) => m.int(field, x),
+                            },
+                        };
+                    }
+                });
             });
             Some(cpu)
         });

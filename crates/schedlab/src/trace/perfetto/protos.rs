@@ -86,6 +86,7 @@ pub mod bundle {
 pub mod ftrace {
     pub const TIMESTAMP: u32 = 1;
     pub const PID: u32 = 2;
+    pub const COMMON_FLAGS: u32 = 5;
 }
 
 /// `ProcessTree` with its `Process` and `Thread`.

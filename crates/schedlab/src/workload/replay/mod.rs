@@ -1,14 +1,18 @@
 //! A kernel trace as a workload (`schedlab replay`): the trace read (`dat/`: trace.dat as
-//! `trace-cmd record` writes it), its threads rebuilt as programs (`rebuild.rs`), and
-//! written as rt-app JSON (`rtapp_json.rs`).
+//! `trace-cmd record` writes it; `perfetto.rs`: a Perfetto trace's ftrace events), its
+//! threads rebuilt as programs (`rebuild.rs`), and written as rt-app JSON (`rtapp_json.rs`).
 
 pub mod dat;
+mod perfetto;
 pub mod rebuild;
 mod rtapp_json;
 
+use std::fs::File;
+use std::io::Read;
 use std::path::Path;
 
 use self::dat::{SchedFields, Trace};
+use self::perfetto::PerfettoTrace;
 use self::rebuild::{Rebuild, Thread};
 use crate::error::InputError;
 use crate::limits::MAX_THREADS;
@@ -24,8 +28,8 @@ pub struct Replayed {
     pub cpu_busy: Vec<Ns>,
     /// The platform the rebuild used.
     pub platform: String,
-    /// The traced kernel's release (UNAME), if the trace says.
-    pub uname: Option<String>,
+    /// The traced kernel's release (`6.12.0-...`), if the trace says.
+    pub release: Option<String>,
     /// What the rebuild assumed.
     pub notes: Vec<String>,
 }
@@ -37,45 +41,107 @@ impl Replayed {
     }
 }
 
-/// The trace.dat at `path` rebuilt, its CPUs those of `platform` (None: `smp:N` for the
-/// trace's N CPUs, said in a note).
+/// The trace at `path` (a trace.dat, or a Perfetto trace) rebuilt, its CPUs those of
+/// `platform` (None: `smp:N` for the trace's N CPUs, said in a note).
 pub fn replay(path: &Path, platform: Option<&str>) -> Result<Replayed, InputError> {
-    let trace = Trace::open(path)?;
     let origin = path.display().to_string();
-    let inferred = format!("smp:{}", trace.meta.nr_cpus.max(1));
-    let plat = load_platform(platform.unwrap_or(&inferred))?;
-    let fields = SchedFields::of(&trace.meta, &origin)?;
-    let mut rebuild = Rebuild::new(trace.meta.nr_cpus, &plat, &origin)?;
-    let lost = trace.for_each(|ts, cpu, r| {
-        if let Some(ev) = fields.event(r) {
-            rebuild.event(ts, cpu as usize, ev);
+    let mut magic = [0u8; 10];
+    let file = File::open(path).map_err(|e| InputError::new(&origin, e.to_string()))?;
+    let n = (&file)
+        .take(10)
+        .read(&mut magic)
+        .map_err(|e| InputError::new(&origin, e.to_string()))?;
+    if magic[..n] == b"\x17\x08\x44tracing"[..] {
+        let trace = Trace::open(path)?;
+        let fields = SchedFields::of(&trace.meta, &origin)?;
+        let release = (trace.meta.uname.as_deref())
+            .and_then(|u| u.split(' ').nth(2))
+            .map(str::to_string);
+        let mut r = Replay::new(trace.meta.nr_cpus, platform, release, &origin)?;
+        let lost = trace.for_each(|ts, cpu, rec| {
+            if let Some(ev) = fields.event(rec) {
+                r.rebuild.event(ts, cpu as usize, ev);
+            }
+            Ok(())
+        })?;
+        if lost > 0 {
+            r.notes.push(format!(
+                "{lost} pages of the trace say events were lost before them"
+            ));
         }
-        Ok(())
-    })?;
-    let (threads, length, cpu_busy, mut notes) = rebuild.finish();
-    if threads.len() > MAX_THREADS {
-        let msg = format!(
-            "{} threads, more than the {MAX_THREADS} a workload may start (the kernel's default pid_max)",
-            threads.len()
-        );
-        return Err(InputError::new(&origin, msg));
+        return r.finish(&origin);
     }
-    if platform.is_none() {
-        notes.push(format!(
-            "platform {inferred}, from the trace's CPUs (--platform to say)"
+    drop(file);
+    let file = File::open(path).map_err(|e| InputError::new(&origin, e.to_string()))?;
+    let trace = PerfettoTrace::read(file, &origin)?;
+    if trace.nr_cpus == 0 {
+        return Err(InputError::new(
+            &origin,
+            "a Perfetto trace without ftrace events",
         ));
     }
-    if lost > 0 {
-        notes.push(format!(
-            "{lost} pages of the trace say events were lost before them"
+    let mut r = Replay::new(trace.nr_cpus, platform, trace.release.clone(), &origin)?;
+    trace.for_each(|ts, cpu, ev| r.rebuild.event(ts, cpu, ev));
+    if trace.compact > 0 {
+        r.notes.push(format!(
+            "{} bundles of compact_sched events not read (record with ftrace_config.compact_sched off)",
+            trace.compact
         ));
     }
-    Ok(Replayed {
-        threads,
-        length,
-        cpu_busy,
-        platform: platform.unwrap_or(&inferred).to_string(),
-        uname: trace.meta.uname.clone(),
-        notes,
-    })
+    r.finish(&origin)
+}
+
+/// A replay under way: its rebuild, and what is known of the trace.
+struct Replay {
+    rebuild: Rebuild,
+    platform: String,
+    release: Option<String>,
+    notes: Vec<String>,
+}
+
+impl Replay {
+    /// For a trace of `nr_cpus` CPUs on `platform` (None: `smp:N`, said in a note).
+    fn new(
+        nr_cpus: usize,
+        platform: Option<&str>,
+        release: Option<String>,
+        origin: &str,
+    ) -> Result<Replay, InputError> {
+        let inferred = format!("smp:{}", nr_cpus.max(1));
+        let mut notes = vec![];
+        if platform.is_none() {
+            notes.push(format!(
+                "platform {inferred}, from the trace's CPUs (--platform to say)"
+            ));
+        }
+        let platform = platform.unwrap_or(&inferred).to_string();
+        let rebuild = Rebuild::new(nr_cpus, &load_platform(&platform)?, origin)?;
+        Ok(Replay {
+            rebuild,
+            platform,
+            release,
+            notes,
+        })
+    }
+
+    /// The threads rebuilt; more than a workload may start are refused.
+    fn finish(self, origin: &str) -> Result<Replayed, InputError> {
+        let (threads, length, cpu_busy, mut notes) = self.rebuild.finish();
+        if threads.len() > MAX_THREADS {
+            let msg = format!(
+                "{} threads, more than the {MAX_THREADS} a workload may start (the kernel's default pid_max)",
+                threads.len()
+            );
+            return Err(InputError::new(origin, msg));
+        }
+        notes.extend(self.notes);
+        Ok(Replayed {
+            threads,
+            length,
+            cpu_busy,
+            platform: self.platform,
+            release: self.release,
+            notes,
+        })
+    }
 }

@@ -1,0 +1,363 @@
+//! Reading a Perfetto trace's scheduler events: the `ftrace_events` bundles of its packets
+//! (`protos/perfetto/trace/ftrace/ftrace_event_bundle.proto`: a CPU, and its events, each
+//! a time, a pid, `common_flags` and one event message), as the rebuild's `SchedEvent`s;
+//! the kernel's release from `system_info`. Each event message's fields are numbered as
+//! the kernel's format orders them, which the tracepoint catalogue records
+//! (`PerfettoEvent`). Bundles of different CPUs interleave, so the events are gathered,
+//! then ordered by time (at one instant, by CPU, then as read). Simplified: the events of
+//! `compact_sched` (Android's default encoding of switches and wakings) are not read yet;
+//! a trace that has them says so.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+
+use super::rebuild::SchedEvent;
+use crate::error::InputError;
+use crate::time::Ns;
+use crate::tracepoint::EVENTS;
+
+/// Protobuf's wire types.
+const VARINT: u64 = 0;
+const I64: u64 = 1;
+const LEN: u64 = 2;
+const I32: u64 = 5;
+/// `Trace.packet`; `TracePacket.ftrace_events`, `.system_info`; `FtraceEventBundle.cpu`,
+/// `.event`, `.compact_sched`; `FtraceEvent.timestamp`, `.pid`, `.common_flags`;
+/// `SystemInfo.utsname`, `.num_cpus`, `Utsname.release`.
+const PACKET: u32 = 1;
+const FTRACE_EVENTS: u32 = 1;
+const SYSTEM_INFO: u32 = 45;
+const BUNDLE_CPU: u32 = 1;
+const BUNDLE_EVENT: u32 = 2;
+const COMPACT_SCHED: u32 = 4;
+const EVENT_TIMESTAMP: u32 = 1;
+const EVENT_PID: u32 = 2;
+const EVENT_FLAGS: u32 = 5;
+const UTSNAME: u32 = 1;
+const NUM_CPUS: u32 = 8;
+const RELEASE: u32 = 3;
+/// `common_flags`' interrupt bits (hardirq, softirq, NMI).
+const IRQ_FLAGS: u64 = 0x08 | 0x10 | 0x40;
+/// The largest packet read.
+const MAX_PACKET: u64 = 256 << 20;
+
+/// A field's value.
+#[derive(Clone, Copy)]
+enum Value<'a> {
+    Int(u64),
+    Bytes(&'a [u8]),
+}
+
+/// A message's fields, in order.
+struct Fields<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Fields<'a> {
+    fn of(b: &'a [u8]) -> Fields<'a> {
+        Fields { b, at: 0 }
+    }
+
+    fn varint(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = *self.b.get(self.at)?;
+            self.at += 1;
+            v |= ((byte & 0x7f) as u64) << shift;
+            if byte < 0x80 {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let b = self.b.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(b)
+    }
+
+    /// The next field (None: the end; Some(Err): damage).
+    fn next(&mut self) -> Option<Result<(u32, Value<'a>), ()>> {
+        if self.at >= self.b.len() {
+            return None;
+        }
+        let mut field = || -> Option<(u32, Value<'a>)> {
+            let tag = self.varint()?;
+            let n = (tag >> 3) as u32;
+            let v = match tag & 7 {
+                VARINT => Value::Int(self.varint()?),
+                I64 => Value::Int(u64::from_le_bytes(self.take(8)?.try_into().ok()?)),
+                I32 => Value::Int(u32::from_le_bytes(self.take(4)?.try_into().ok()?) as u64),
+                LEN => {
+                    let len = usize::try_from(self.varint()?).ok()?;
+                    Value::Bytes(self.take(len)?)
+                }
+                _ => return None,
+            };
+            Some((n, v))
+        };
+        Some(field().ok_or(()))
+    }
+}
+
+/// A scheduler event as read, owning its comm.
+#[derive(Debug, Clone)]
+enum Owned {
+    Switch(i32, i64, i32, i32, String, i32),
+    Waking(i32, i32, bool),
+    Exit(i32),
+    Rename(i32, String),
+    Frequency(usize, u64),
+}
+
+impl Owned {
+    fn event(&self) -> SchedEvent<'_> {
+        match *self {
+            Owned::Switch(prev, prev_state, prev_prio, next, ref comm, next_prio) => {
+                SchedEvent::Switch {
+                    prev,
+                    prev_state,
+                    prev_prio,
+                    next,
+                    next_comm: comm,
+                    next_prio,
+                }
+            }
+            Owned::Waking(waker, target, irq) => SchedEvent::Waking { waker, target, irq },
+            Owned::Exit(pid) => SchedEvent::Exit { pid },
+            Owned::Rename(pid, ref comm) => SchedEvent::Rename { pid, comm },
+            Owned::Frequency(cpu, khz) => SchedEvent::Frequency { cpu, khz },
+        }
+    }
+}
+
+/// An event's Perfetto message: its id in `FtraceEvent`, the event's name, its field
+/// numbers by the kernel's field name.
+struct Message {
+    id: u32,
+    name: &'static str,
+    fields: Vec<(&'static str, u32)>,
+}
+
+/// The messages of the events read.
+struct Messages {
+    all: Vec<Message>,
+}
+
+impl Messages {
+    fn new() -> Messages {
+        let names = [
+            "sched_switch",
+            "sched_waking",
+            "sched_process_exit",
+            "task_rename",
+            "cpu_frequency",
+        ];
+        let all = (EVENTS.iter())
+            .filter(|f| names.contains(&f.name))
+            .filter_map(|f| {
+                let p = f.perfetto.as_ref()?;
+                let fields = f
+                    .fields
+                    .iter()
+                    .zip(p.fields)
+                    .map(|(&(n, _), &num)| (n, num))
+                    .collect();
+                Some(Message {
+                    id: p.id,
+                    name: f.name,
+                    fields,
+                })
+            })
+            .collect();
+        Messages { all }
+    }
+}
+
+/// A Perfetto trace's scheduler events in time order, with the kernel's release and the
+/// highest CPU seen.
+pub struct PerfettoTrace {
+    events: Vec<(Ns, usize, Owned)>,
+    pub release: Option<String>,
+    pub nr_cpus: usize,
+    /// Bundles with `compact_sched` events, not read.
+    pub compact: u64,
+}
+
+impl PerfettoTrace {
+    /// Read `file` (named `path` in errors).
+    pub fn read(file: File, path: &str) -> Result<PerfettoTrace, InputError> {
+        let bad = |at: u64, what: &str| InputError::new(format!("{path}: offset {at}"), what);
+        let mut r = BufReader::new(file);
+        let msgs = Messages::new();
+        let mut t = PerfettoTrace {
+            events: vec![],
+            release: None,
+            nr_cpus: 0,
+            compact: 0,
+        };
+        let (mut at, mut packet) = (0u64, Vec::new());
+        while let Some((tag, len, head)) = packet_head(&mut r).map_err(|e| bad(at, &e))? {
+            if tag != ((PACKET as u64) << 3 | LEN) || len > MAX_PACKET {
+                let what = if at == 0 {
+                    "not a trace: neither trace.dat's magic nor a Perfetto trace packet"
+                } else {
+                    "not a trace packet"
+                };
+                return Err(bad(at, what));
+            }
+            packet.resize(len as usize, 0);
+            r.read_exact(&mut packet)
+                .map_err(|_| bad(at, "the file ends within a packet"))?;
+            t.packet(&packet, &msgs)
+                .map_err(|()| bad(at, "a damaged packet"))?;
+            at += head + len;
+        }
+        t.events.sort_by_key(|e| (e.0, e.1));
+        Ok(t)
+    }
+
+    fn packet(&mut self, p: &[u8], msgs: &Messages) -> Result<(), ()> {
+        let mut f = Fields::of(p);
+        while let Some(field) = f.next() {
+            match field? {
+                (FTRACE_EVENTS, Value::Bytes(b)) => self.bundle(b, msgs)?,
+                (SYSTEM_INFO, Value::Bytes(b)) => self.system(b),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn bundle(&mut self, b: &[u8], msgs: &Messages) -> Result<(), ()> {
+        let (mut cpu, mut events) = (None, vec![]);
+        let mut f = Fields::of(b);
+        while let Some(field) = f.next() {
+            match field? {
+                (BUNDLE_CPU, Value::Int(c)) => cpu = Some(c as usize),
+                (BUNDLE_EVENT, Value::Bytes(e)) => events.push(e),
+                (COMPACT_SCHED, _) => self.compact += 1,
+                _ => {}
+            }
+        }
+        let cpu = cpu.ok_or(())?;
+        self.nr_cpus = self.nr_cpus.max(cpu + 1);
+        for e in events {
+            if let Some((ts, ev)) = event(e, msgs)? {
+                self.events.push((ts, cpu, ev));
+            }
+        }
+        Ok(())
+    }
+
+    /// A `SystemInfo`: the kernel's release (`utsname`), the CPUs.
+    fn system(&mut self, b: &[u8]) {
+        let mut f = Fields::of(b);
+        while let Some(Ok(field)) = f.next() {
+            match field {
+                (NUM_CPUS, Value::Int(n)) => self.nr_cpus = self.nr_cpus.max(n as usize),
+                (UTSNAME, Value::Bytes(u)) => {
+                    let mut g = Fields::of(u);
+                    while let Some(Ok(field)) = g.next() {
+                        if let (RELEASE, Value::Bytes(s)) = field {
+                            self.release = Some(String::from_utf8_lossy(s).into_owned());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Hand `f` each event in time order with its CPU.
+    pub fn for_each(&self, mut f: impl FnMut(Ns, usize, SchedEvent)) {
+        for (ts, cpu, ev) in &self.events {
+            f(*ts, *cpu, ev.event());
+        }
+    }
+}
+
+/// A packet's tag and length, and the bytes they took (None: the file's end).
+fn packet_head(r: &mut impl Read) -> Result<Option<(u64, u64, u64)>, String> {
+    let mut read = 0u64;
+    let mut varint = |first: bool| -> Result<Option<u64>, String> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let mut byte = [0u8];
+            if r.read(&mut byte).map_err(|e| e.to_string())? == 0 {
+                return if first && shift == 0 {
+                    Ok(None)
+                } else {
+                    Err("the file ends within a packet's head".into())
+                };
+            }
+            read += 1;
+            v |= ((byte[0] & 0x7f) as u64) << shift;
+            if byte[0] < 0x80 {
+                return Ok(Some(v));
+            }
+        }
+        Err("a varint over 10 bytes".into())
+    };
+    let Some(tag) = varint(true)? else {
+        return Ok(None);
+    };
+    let len = varint(false)?.unwrap_or(0);
+    Ok(Some((tag, len, read)))
+}
+
+/// An `FtraceEvent`: its time and scheduler event (None: another event).
+fn event(b: &[u8], msgs: &Messages) -> Result<Option<(Ns, Owned)>, ()> {
+    let (mut ts, mut pid, mut flags, mut body) = (0, 0, 0, None);
+    let mut f = Fields::of(b);
+    while let Some(field) = f.next() {
+        match field? {
+            (EVENT_TIMESTAMP, Value::Int(v)) => ts = v,
+            (EVENT_PID, Value::Int(v)) => pid = v as i32,
+            (EVENT_FLAGS, Value::Int(v)) => flags = v,
+            (n, Value::Bytes(m)) => {
+                if let Some(msg) = msgs.all.iter().find(|x| x.id == n) {
+                    body = Some((msg, m));
+                }
+            }
+            _ => {}
+        }
+    }
+    let Some((msg, m)) = body else {
+        return Ok(None);
+    };
+    let mut values: Vec<(u32, Value)> = vec![];
+    let mut g = Fields::of(m);
+    while let Some(field) = g.next() {
+        values.push(field?);
+    }
+    let get = |field: &str| {
+        let num = msg.fields.iter().find(|x| x.0 == field)?.1;
+        values.iter().rev().find(|v| v.0 == num).map(|v| v.1)
+    };
+    let int = |field: &str| match get(field) {
+        Some(Value::Int(v)) => v as i64,
+        _ => 0,
+    };
+    let text = |field: &str| match get(field) {
+        Some(Value::Bytes(s)) => String::from_utf8_lossy(s).into_owned(),
+        _ => String::new(),
+    };
+    let ev = match msg.name {
+        "sched_switch" => Owned::Switch(
+            int("prev_pid") as i32,
+            int("prev_state"),
+            int("prev_prio") as i32,
+            int("next_pid") as i32,
+            text("next_comm"),
+            int("next_prio") as i32,
+        ),
+        "sched_waking" => Owned::Waking(pid, int("pid") as i32, flags & IRQ_FLAGS != 0),
+        "sched_process_exit" => Owned::Exit(int("pid") as i32),
+        "task_rename" => Owned::Rename(int("pid") as i32, text("newcomm")),
+        _ => Owned::Frequency(int("cpu_id") as usize, int("state") as u64),
+    };
+    Ok(Some((ts, ev)))
+}
