@@ -153,3 +153,17 @@ def test_a_perfetto_trace_cut_short_is_refused_with_its_offset(cli, tmp_path):
     err = r.stderr.decode()
     assert r.returncode == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert err.startswith(f"schedlab: {cut}: offset ") and err.strip().endswith("the file ends within a packet")
+
+
+def test_the_python_face_gives_a_workload_that_run_takes(tmp_path):
+    trace = tmp_path / "t.dat"
+    first = schedlab.run(WORKLOAD, platform="smp:4", duration_ns=DURATION_NS, trace=trace, frames=False)
+    r = schedlab.replay(trace, platform="smp:4")
+    assert (r.platform, r.release, r.notes) == ("smp:4", "6.12.0-schedlab", [])
+    assert r.length_ns <= DURATION_NS and len(r.cpu_busy_ns) == 4
+    # The trace's own figures: ping's CPU time as the run's summary counts it (within the
+    # cost model's kernel time, which the trace shows as the task's).
+    ping = first.summary()["tasks"][0]
+    assert r.observed.loc["ping-0-1000", "run_ns"] == pytest.approx(ping["run_ns"] + ping["sys_ns"], rel=0.01)
+    again = schedlab.run(r.workload, platform=r.platform, duration_ns=r.length_ns, frames=False)
+    assert by_name(again.summary())["ping"]["run_ns"] == pytest.approx(ping["run_ns"], rel=0.01)

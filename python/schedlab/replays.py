@@ -1,0 +1,34 @@
+"""`schedlab.replay`: a kernel trace (trace.dat or Perfetto) rebuilt as an rt-app workload,
+with what the trace shows of each thread (docs/replay.md)."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from schedlab import _core
+
+# Each thread's figures in the trace, as `schedlab replay --check` prints them.
+OBSERVED = ["task", "pid", "run_ns", "wakeups", "latency_p50_ns", "latency_p99_ns", "migrations"]
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A trace rebuilt: `workload` is rt-app JSON text that `schedlab.run`, `RunSpec.of`,
+    `compare` and `sweep` take; `observed` the trace's own figures per thread (indexed by the
+    workload's task names), `cpu_busy_ns` per CPU; `platform` the machine the rebuild used,
+    `release` the traced kernel's, `length_ns` the trace's; `notes` what it assumed."""
+    workload: str
+    notes: list
+    platform: str
+    release: str | None
+    length_ns: int
+    observed: pd.DataFrame
+    cpu_busy_ns: list
+
+
+def replay(trace, platform: str | None = None) -> Replay:
+    """Rebuild `trace`'s threads on `platform` (None: `smp:N` for the trace's N CPUs)."""
+    r = _core.replay(Path(trace), platform)
+    observed = pd.DataFrame(r["threads"], columns=OBSERVED).set_index("task")
+    return Replay(r["json"], r["notes"], r["platform"], r["release"], r["length_ns"], observed, r["cpu_busy_ns"])
