@@ -39,7 +39,7 @@ pub struct Meta {
     pub cmdlines: Vec<(i32, String)>,
     pub uname: Option<String>,
     pub clock: Option<String>,
-    /// The machine's CPUs (`CPUCOUNT`, else the CPUs with data).
+    /// The machine's CPUs (`CPUCOUNT`, and at least the CPUs with data).
     pub nr_cpus: usize,
     /// `OFFSET`: added to every time.
     pub offset: i64,
@@ -215,14 +215,14 @@ impl Meta {
         } else {
             meta.read_v7(&mut i)?;
         }
-        if meta.nr_cpus == 0 {
-            meta.nr_cpus = meta
-                .cpus
-                .iter()
-                .map(|c| c.0 as usize + 1)
-                .max()
-                .unwrap_or(0);
-        }
+        // The CPU count, and at least every CPU with data (a CPUCOUNT too small is damage).
+        let with_data = meta
+            .cpus
+            .iter()
+            .map(|c| c.0 as usize + 1)
+            .max()
+            .unwrap_or(0);
+        meta.nr_cpus = meta.nr_cpus.max(with_data);
         Ok(meta)
     }
 
