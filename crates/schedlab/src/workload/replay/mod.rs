@@ -74,11 +74,9 @@ pub fn replay(path: &Path, platform: Option<&str>) -> Result<Replayed, InputErro
     drop(file);
     let file = File::open(path).map_err(|e| InputError::new(&origin, e.to_string()))?;
     let trace = PerfettoTrace::read(file, &origin)?;
-    if trace.nr_cpus == 0 {
-        return Err(InputError::new(
-            &origin,
-            "a Perfetto trace without ftrace events",
-        ));
+    if trace.switches == 0 {
+        let msg = "the trace has no sched_switch event (record ftrace's sched/sched_switch)";
+        return Err(InputError::new(&origin, msg));
     }
     let mut r = Replay::new(trace.nr_cpus, platform, trace.release.clone(), &origin)?;
     trace.for_each(|ts, cpu, ev| r.rebuild.event(ts, cpu, ev));

@@ -184,6 +184,8 @@ pub struct PerfettoTrace {
     pub nr_cpus: usize,
     /// Bundles with `compact_sched` events, not read.
     pub compact: u64,
+    /// `sched_switch` events read.
+    pub switches: u64,
 }
 
 impl PerfettoTrace {
@@ -197,6 +199,7 @@ impl PerfettoTrace {
             release: None,
             nr_cpus: 0,
             compact: 0,
+            switches: 0,
         };
         let (mut at, mut packet) = (0u64, Vec::new());
         while let Some((tag, len, head)) = packet_head(&mut r).map_err(|e| bad(at, &e))? {
@@ -246,6 +249,7 @@ impl PerfettoTrace {
         self.nr_cpus = self.nr_cpus.max(cpu + 1);
         for e in events {
             if let Some((ts, ev)) = event(e, msgs)? {
+                self.switches += matches!(ev, Owned::Switch(..)) as u64;
                 self.events.push((ts, cpu, ev));
             }
         }
@@ -360,4 +364,122 @@ fn event(b: &[u8], msgs: &Messages) -> Result<Option<(Ns, Owned)>, ()> {
         _ => Owned::Frequency(int("cpu_id") as usize, int("state") as u64),
     };
     Ok(Some((ts, ev)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn varint(out: &mut Vec<u8>, mut v: u64) {
+        while v >= 0x80 {
+            out.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    /// Field `n` of a message: a varint, or `bytes` (length-delimited).
+    fn int(out: &mut Vec<u8>, n: u64, v: u64) {
+        varint(out, n << 3);
+        varint(out, v);
+    }
+
+    fn bytes(out: &mut Vec<u8>, n: u64, b: &[u8]) {
+        varint(out, (n << 3) | 2);
+        varint(out, b.len() as u64);
+        out.extend_from_slice(b);
+    }
+
+    /// A trace of one packet: CPU 1's bundle with `events` (each an `FtraceEvent`).
+    fn trace(events: &[Vec<u8>]) -> Vec<u8> {
+        let mut bundle = vec![];
+        int(&mut bundle, 1, 1);
+        for e in events {
+            bytes(&mut bundle, 2, e);
+        }
+        let mut packet = vec![];
+        bytes(&mut packet, 1, &bundle);
+        let mut t = vec![];
+        bytes(&mut t, 1, &packet);
+        t
+    }
+
+    /// An `FtraceEvent` at `ts` in `pid`'s context with `flags`: message `id` of `fields`.
+    fn event(ts: u64, pid: u64, flags: u64, id: u64, fields: &[(u64, u64)]) -> Vec<u8> {
+        let mut m = vec![];
+        for &(n, v) in fields {
+            int(&mut m, n, v);
+        }
+        let mut e = vec![];
+        int(&mut e, 1, ts);
+        int(&mut e, 2, pid);
+        if flags != 0 {
+            int(&mut e, 5, flags);
+        }
+        bytes(&mut e, id, &m);
+        e
+    }
+
+    fn read(bytes: &[u8]) -> Result<PerfettoTrace, InputError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.perfetto-trace");
+        std::fs::write(&path, bytes).unwrap();
+        PerfettoTrace::read(File::open(&path).unwrap(), "t.pftrace")
+    }
+
+    /// Events written by hand with Perfetto's message numbers (sched_switch 4: prev_pid 2,
+    /// prev_state 4, next_pid 6; sched_waking 20: pid 2; cpu_frequency 11: state 1, cpu_id
+    /// 2), out of time order in the bundle: read in time order, the waking's hard interrupt
+    /// kept.
+    #[test]
+    fn hand_written_events_read_in_time_order() {
+        let t = read(&trace(&[
+            event(300, 0, 0, 4, &[(2, 0), (4, 0), (6, 7)]),
+            event(100, 5, 0x09, 20, &[(2, 7)]),
+            event(200, 0, 0, 11, &[(1, 1_000_000), (2, 1)]),
+        ]))
+        .unwrap();
+        assert_eq!((t.nr_cpus, t.switches, t.compact), (2, 1, 0));
+        let mut got = vec![];
+        t.for_each(|ts, cpu, ev| got.push(format!("{ts} {cpu} {ev:?}")));
+        assert_eq!(
+            got,
+            [
+                "100 1 Waking { waker: 5, target: 7, irq: true }",
+                "200 1 Frequency { cpu: 1, khz: 1000000 }",
+                "300 1 Switch { prev: 0, prev_state: 0, prev_prio: 0, next: 7, next_comm: \"\", next_prio: 0 }",
+            ]
+        );
+    }
+
+    #[test]
+    fn damage_is_refused_with_its_offset() {
+        let good = trace(&[event(300, 0, 0, 4, &[(6, 7)])]);
+        let cut = read(&good[..good.len() - 3]).err().unwrap().to_string();
+        assert_eq!(cut, "t.pftrace: offset 0: the file ends within a packet");
+        let mut bad = good.clone();
+        bad.extend_from_slice(&[0x0a, 0x02, 0xff, 0xff]); // a packet whose field runs past it
+        let err = read(&bad).err().unwrap().to_string();
+        assert_eq!(
+            err,
+            format!("t.pftrace: offset {}: a damaged packet", good.len())
+        );
+    }
+
+    #[test]
+    fn a_trace_without_switches_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.perfetto-trace");
+        std::fs::write(
+            &path,
+            trace(&[event(200, 0, 0, 11, &[(1, 1_000_000), (2, 1)])]),
+        )
+        .unwrap();
+        let err = crate::workload::replay::replay(&path, None)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err
+            .ends_with("the trace has no sched_switch event (record ftrace's sched/sched_switch)"));
+    }
 }
