@@ -167,3 +167,13 @@ def test_the_python_face_gives_a_workload_that_run_takes(tmp_path):
     assert r.observed.loc["ping-0-1000", "run_ns"] == pytest.approx(ping["run_ns"] + ping["sys_ns"], rel=0.01)
     again = schedlab.run(r.workload, platform=r.platform, duration_ns=r.length_ns, frames=False)
     assert by_name(again.summary())["ping"]["run_ns"] == pytest.approx(ping["run_ns"], rel=0.01)
+
+
+def test_what_if_writes_compares_report(cli, tmp_path):
+    trace, report = tmp_path / "t.dat", tmp_path / "c.html"
+    schedlab.run(WORKLOAD, platform="smp:2", duration_ns=200_000_000, trace=trace, frames=False)
+    r = cli("replay", trace, "--b", "--kernel 6.1", "--report", report)
+    assert r.returncode == 0, r.stderr
+    assert report.read_text().lstrip().lower().startswith("<!doctype html") and "--kernel 6.1" in report.read_text()
+    alone = cli("replay", trace, "--report", report)
+    assert alone.returncode == 2 and "--report is the what-if's" in alone.stderr.decode()

@@ -251,6 +251,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--b", metavar="'OPTIONS'",
                    help="what if: the workload under the trace's conditions against the same with these run "
                         "options on top, e.g. \"--kernel 6.1 --governor schedutil --platform pixel6\"")
+    r.add_argument("--report", metavar="COMPARE.html", help="--b: also write compare's HTML report there")
     _switch_options(r, kernel=None)
 
     r = commands.add_parser("platforms", help="list the built-in platforms, or one platform's sched domains")
@@ -692,7 +693,9 @@ def _check(args) -> int:
 
 
 def _replay_trace(args) -> int:
-    check_outputs({"the trace": args.trace}, {"the workload": args.output})
+    if args.report is not None and args.b is None:
+        return _fail("replay: --report is the what-if's: give --b 'OPTIONS'")
+    check_outputs({"the trace": args.trace}, {"the workload": args.output, "the comparison": args.report})
     r = _core.replay(Path(args.trace), args.platform)
     runs = args.check or args.b is not None
     kernel = (args.kernel or _traced_kernel(r)) if runs else None
@@ -725,8 +728,11 @@ def _what_if(args, r: dict, kernel: str) -> None:
         _core.check_switches(ns.kernel, _sets(ns), ns.feature)
         spec = RunSpec.of(r["json"], ns.platform, kernel=ns.kernel, sets=_sets(ns), features=ns.feature,
                           duration_ns=ns.duration, cgroups=ns.cgroup, idle_cgroups=ns.idle_cgroups)
-        sides.append([spec.run(frames=False)])
-    _compare_tables(compare(*sides, labels=("trace", args.b)))
+        sides.append([spec.run(frames=args.report is not None)])
+    c = compare(*sides, labels=("trace", args.b))
+    if args.report is not None:
+        c.write(args.report)
+    _compare_tables(c)
 
 
 def _traced_kernel(r: dict) -> str:
