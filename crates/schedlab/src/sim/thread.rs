@@ -289,7 +289,7 @@ impl Engine {
                 attr.rt_priority = 0;
             }
         }
-        let thread = Thread {
+        let mut thread = Thread {
             def: def as u32,
             idx,
             created,
@@ -301,9 +301,10 @@ impl Engine {
             phase: 0,
             phase_iter: 0,
             task_iter: 0,
-            code: t.phases[0].ops.clone(),
-            phase_loops: t.phases[0].loops,
-            final_phase: t.phases.len() == 1 && t.loops == 1,
+            // (its phase's: `enter_phase` below)
+            code: 0..0,
+            phase_loops: 0,
+            final_phase: false,
             op: 0,
             in_iteration: false,
             setup: self.changes_scheduling(def, 0, t.cpus.as_ref().unwrap_or(&self.all_cpus)),
@@ -336,6 +337,7 @@ impl Engine {
             timer_expiry: None,
             stats: RtappStats::default(),
         };
+        thread.enter_phase(t, 0);
         let pid = if main { RTAPP_MAIN_PID } else { PID_BASE + idx };
         (pid, comm, attr, t.cpus.clone(), thread)
     }

@@ -6,7 +6,7 @@ mod dat;
 mod deferred;
 mod frames;
 mod ftrace;
-mod perfetto;
+pub(crate) mod perfetto;
 pub mod plat_info;
 mod print_fmt;
 mod rtapp_log;

@@ -27,9 +27,18 @@ use crate::sched::task::SchedTask;
 /// rt-app's main thread's pid: the one task that is not a thread of the workload (it creates
 /// them, and the rtapp_main markers are its).
 pub const RTAPP_MAIN_PID: u32 = 1;
-/// `common_flags`' bits (`enum trace_flag_type`): interrupts off, in a hard interrupt.
+/// `common_flags`' bits (`enum trace_flag_type`): interrupts off, in a hard interrupt, in a
+/// soft interrupt, in an NMI.
 const TRACE_FLAG_IRQS_OFF: u8 = 0x01;
 const TRACE_FLAG_HARDIRQ: u8 = 0x08;
+const TRACE_FLAG_SOFTIRQ: u8 = 0x10;
+const TRACE_FLAG_NMI: u8 = 0x40;
+
+/// Whether an event with `common_flags` came from interrupt context (hard or soft
+/// interrupt, NMI), as a trace reader tells it.
+pub fn in_interrupt(common_flags: u64) -> bool {
+    common_flags & (TRACE_FLAG_HARDIRQ | TRACE_FLAG_SOFTIRQ | TRACE_FLAG_NMI) as u64 != 0
+}
 
 /// What a PELT or util_est tracepoint saw, captured when it fired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,7 @@
 //! trace starts with the system (uname, as a kernel of the preset's version) and its CPUs
 //! (frequencies, capacity), as Perfetto's traced records them.
 
-mod protos;
+pub(crate) mod protos;
 
 use std::collections::HashMap;
 use std::io::{self, Write};

@@ -6,9 +6,10 @@
 //! its strings, per event: this writer allocates nothing.)
 
 /// Protobuf's wire types.
-const VARINT: u32 = 0;
-const I64: u32 = 1;
-const LEN: u32 = 2;
+pub const VARINT: u32 = 0;
+pub const I64: u32 = 1;
+pub const LEN: u32 = 2;
+pub const I32: u32 = 5;
 
 /// Append `v` as a base-128 varint.
 #[inline(always)]
@@ -79,6 +80,8 @@ pub mod packet {
 pub mod bundle {
     pub const CPU: u32 = 1;
     pub const EVENT: u32 = 2;
+    /// Android's compact encoding of switches and wakings (read as unsupported).
+    pub const COMPACT_SCHED: u32 = 4;
 }
 
 /// `FtraceEvent`: the time, the pid of the context, then one event (`oneof`: the

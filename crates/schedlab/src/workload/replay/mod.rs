@@ -8,7 +8,7 @@ pub mod rebuild;
 mod rtapp_json;
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::path::Path;
 
 use self::dat::{SchedFields, Trace};
@@ -45,13 +45,11 @@ impl Replayed {
 /// `platform` (None: `smp:N` for the trace's N CPUs, said in a note).
 pub fn replay(path: &Path, platform: Option<&str>) -> Result<Replayed, InputError> {
     let origin = path.display().to_string();
-    let mut magic = [0u8; 10];
-    let file = File::open(path).map_err(|e| InputError::new(&origin, e.to_string()))?;
-    let n = (&file)
-        .take(10)
-        .read(&mut magic)
-        .map_err(|e| InputError::new(&origin, e.to_string()))?;
-    if magic[..n] == b"\x17\x08\x44tracing"[..] {
+    let failed = |e: std::io::Error| InputError::new(&origin, e.to_string());
+    let mut file = File::open(path).map_err(failed)?;
+    let mut magic = Vec::with_capacity(10);
+    (&file).take(10).read_to_end(&mut magic).map_err(failed)?;
+    if magic == b"\x17\x08\x44tracing" {
         let trace = Trace::open(path)?;
         let fields = SchedFields::of(&trace.meta, &origin)?;
         let release = (trace.meta.uname.as_deref())
@@ -71,8 +69,7 @@ pub fn replay(path: &Path, platform: Option<&str>) -> Result<Replayed, InputErro
         }
         return r.finish(&origin);
     }
-    drop(file);
-    let file = File::open(path).map_err(|e| InputError::new(&origin, e.to_string()))?;
+    file.rewind().map_err(failed)?;
     let trace = PerfettoTrace::read(file, &origin)?;
     if trace.switches == 0 {
         let msg = "the trace has no sched_switch event (record ftrace's sched/sched_switch)";

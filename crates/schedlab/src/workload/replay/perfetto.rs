@@ -14,30 +14,11 @@ use std::io::{BufReader, Read};
 use super::rebuild::SchedEvent;
 use crate::error::InputError;
 use crate::time::Ns;
-use crate::tracepoint::EVENTS;
+use crate::trace::perfetto::protos::{
+    bundle, ftrace, packet, system, I32, I64, LEN, TRACE_PACKET, VARINT,
+};
+use crate::tracepoint::{in_interrupt, EVENTS};
 
-/// Protobuf's wire types.
-const VARINT: u64 = 0;
-const I64: u64 = 1;
-const LEN: u64 = 2;
-const I32: u64 = 5;
-/// `Trace.packet`; `TracePacket.ftrace_events`, `.system_info`; `FtraceEventBundle.cpu`,
-/// `.event`, `.compact_sched`; `FtraceEvent.timestamp`, `.pid`, `.common_flags`;
-/// `SystemInfo.utsname`, `.num_cpus`, `Utsname.release`.
-const PACKET: u32 = 1;
-const FTRACE_EVENTS: u32 = 1;
-const SYSTEM_INFO: u32 = 45;
-const BUNDLE_CPU: u32 = 1;
-const BUNDLE_EVENT: u32 = 2;
-const COMPACT_SCHED: u32 = 4;
-const EVENT_TIMESTAMP: u32 = 1;
-const EVENT_PID: u32 = 2;
-const EVENT_FLAGS: u32 = 5;
-const UTSNAME: u32 = 1;
-const NUM_CPUS: u32 = 8;
-const RELEASE: u32 = 3;
-/// `common_flags`' interrupt bits (hardirq, softirq, NMI).
-const IRQ_FLAGS: u64 = 0x08 | 0x10 | 0x40;
 /// The largest packet read.
 const MAX_PACKET: u64 = 256 << 20;
 
@@ -86,7 +67,7 @@ impl<'a> Fields<'a> {
         let mut field = || -> Option<(u32, Value<'a>)> {
             let tag = self.varint()?;
             let n = (tag >> 3) as u32;
-            let v = match tag & 7 {
+            let v = match (tag & 7) as u32 {
                 VARINT => Value::Int(self.varint()?),
                 I64 => Value::Int(u64::from_le_bytes(self.take(8)?.try_into().ok()?)),
                 I32 => Value::Int(u32::from_le_bytes(self.take(4)?.try_into().ok()?) as u64),
@@ -102,12 +83,12 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// A scheduler event as read, owning its comm.
+/// A scheduler event as read, owning its comms (the events are kept until all are read).
 #[derive(Debug, Clone)]
 enum Owned {
-    Switch(i32, i64, i32, i32, String, i32),
+    /// prev and its comm, prev_state, prev_prio; next and its comm, next_prio.
+    Switch((i32, String), i64, i32, (i32, String), i32),
     Waking(i32, i32, bool),
-    Exit(i32),
     Rename(i32, String),
     Frequency(usize, u64),
 }
@@ -115,18 +96,22 @@ enum Owned {
 impl Owned {
     fn event(&self) -> SchedEvent<'_> {
         match *self {
-            Owned::Switch(prev, prev_state, prev_prio, next, ref comm, next_prio) => {
-                SchedEvent::Switch {
-                    prev,
-                    prev_state,
-                    prev_prio,
-                    next,
-                    next_comm: comm,
-                    next_prio,
-                }
-            }
+            Owned::Switch(
+                (prev, ref prev_comm),
+                prev_state,
+                prev_prio,
+                (next, ref next_comm),
+                next_prio,
+            ) => SchedEvent::Switch {
+                prev,
+                prev_comm,
+                prev_state,
+                prev_prio,
+                next,
+                next_comm,
+                next_prio,
+            },
             Owned::Waking(waker, target, irq) => SchedEvent::Waking { waker, target, irq },
-            Owned::Exit(pid) => SchedEvent::Exit { pid },
             Owned::Rename(pid, ref comm) => SchedEvent::Rename { pid, comm },
             Owned::Frequency(cpu, khz) => SchedEvent::Frequency { cpu, khz },
         }
@@ -151,7 +136,6 @@ impl Messages {
         let names = [
             "sched_switch",
             "sched_waking",
-            "sched_process_exit",
             "task_rename",
             "cpu_frequency",
         ];
@@ -203,7 +187,7 @@ impl PerfettoTrace {
         };
         let (mut at, mut packet) = (0u64, Vec::new());
         while let Some((tag, len, head)) = packet_head(&mut r).map_err(|e| bad(at, &e))? {
-            if tag != ((PACKET as u64) << 3 | LEN) || len > MAX_PACKET {
+            if tag != ((TRACE_PACKET << 3) | LEN) as u64 || len > MAX_PACKET {
                 let what = if at == 0 {
                     "not a trace: neither trace.dat's magic nor a Perfetto trace packet"
                 } else {
@@ -226,8 +210,8 @@ impl PerfettoTrace {
         let mut f = Fields::of(p);
         while let Some(field) = f.next() {
             match field? {
-                (FTRACE_EVENTS, Value::Bytes(b)) => self.bundle(b, msgs)?,
-                (SYSTEM_INFO, Value::Bytes(b)) => self.system(b),
+                (packet::FTRACE_EVENTS, Value::Bytes(b)) => self.bundle(b, msgs)?,
+                (packet::SYSTEM_INFO, Value::Bytes(b)) => self.system(b),
                 _ => {}
             }
         }
@@ -239,9 +223,9 @@ impl PerfettoTrace {
         let mut f = Fields::of(b);
         while let Some(field) = f.next() {
             match field? {
-                (BUNDLE_CPU, Value::Int(c)) => cpu = Some(c as usize),
-                (BUNDLE_EVENT, Value::Bytes(e)) => events.push(e),
-                (COMPACT_SCHED, _) => self.compact += 1,
+                (bundle::CPU, Value::Int(c)) => cpu = Some(c as usize),
+                (bundle::EVENT, Value::Bytes(e)) => events.push(e),
+                (bundle::COMPACT_SCHED, _) => self.compact += 1,
                 _ => {}
             }
         }
@@ -261,11 +245,11 @@ impl PerfettoTrace {
         let mut f = Fields::of(b);
         while let Some(Ok(field)) = f.next() {
             match field {
-                (NUM_CPUS, Value::Int(n)) => self.nr_cpus = self.nr_cpus.max(n as usize),
-                (UTSNAME, Value::Bytes(u)) => {
+                (system::NUM_CPUS, Value::Int(n)) => self.nr_cpus = self.nr_cpus.max(n as usize),
+                (system::UTSNAME, Value::Bytes(u)) => {
                     let mut g = Fields::of(u);
                     while let Some(Ok(field)) = g.next() {
-                        if let (RELEASE, Value::Bytes(s)) = field {
+                        if let (system::RELEASE, Value::Bytes(s)) = field {
                             self.release = Some(String::from_utf8_lossy(s).into_owned());
                         }
                     }
@@ -318,9 +302,9 @@ fn event(b: &[u8], msgs: &Messages) -> Result<Option<(Ns, Owned)>, ()> {
     let mut f = Fields::of(b);
     while let Some(field) = f.next() {
         match field? {
-            (EVENT_TIMESTAMP, Value::Int(v)) => ts = v,
-            (EVENT_PID, Value::Int(v)) => pid = v as i32,
-            (EVENT_FLAGS, Value::Int(v)) => flags = v,
+            (ftrace::TIMESTAMP, Value::Int(v)) => ts = v,
+            (ftrace::PID, Value::Int(v)) => pid = v as i32,
+            (ftrace::COMMON_FLAGS, Value::Int(v)) => flags = v,
             (n, Value::Bytes(m)) => {
                 if let Some(msg) = msgs.all.iter().find(|x| x.id == n) {
                     body = Some((msg, m));
@@ -351,15 +335,13 @@ fn event(b: &[u8], msgs: &Messages) -> Result<Option<(Ns, Owned)>, ()> {
     };
     let ev = match msg.name {
         "sched_switch" => Owned::Switch(
-            int("prev_pid") as i32,
+            (int("prev_pid") as i32, text("prev_comm")),
             int("prev_state"),
             int("prev_prio") as i32,
-            int("next_pid") as i32,
-            text("next_comm"),
+            (int("next_pid") as i32, text("next_comm")),
             int("next_prio") as i32,
         ),
-        "sched_waking" => Owned::Waking(pid, int("pid") as i32, flags & IRQ_FLAGS != 0),
-        "sched_process_exit" => Owned::Exit(int("pid") as i32),
+        "sched_waking" => Owned::Waking(pid, int("pid") as i32, in_interrupt(flags)),
         "task_rename" => Owned::Rename(int("pid") as i32, text("newcomm")),
         _ => Owned::Frequency(int("cpu_id") as usize, int("state") as u64),
     };
@@ -447,7 +429,7 @@ mod tests {
             [
                 "100 1 Waking { waker: 5, target: 7, irq: true }",
                 "200 1 Frequency { cpu: 1, khz: 1000000 }",
-                "300 1 Switch { prev: 0, prev_state: 0, prev_prio: 0, next: 7, next_comm: \"\", next_prio: 0 }",
+                "300 1 Switch { prev: 0, prev_comm: \"\", prev_state: 0, prev_prio: 0, next: 7, next_comm: \"\", next_prio: 0 }",
             ]
         );
     }

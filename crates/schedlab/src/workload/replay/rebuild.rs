@@ -69,7 +69,6 @@ pub struct Thread {
     pending: f64,
     /// Since when it sleeps (None: running or runnable).
     asleep: Option<Ns>,
-    pub exited: bool,
 }
 
 impl Thread {
@@ -88,6 +87,7 @@ pub enum SchedEvent<'a> {
     /// `sched_switch`.
     Switch {
         prev: i32,
+        prev_comm: &'a str,
         prev_state: i64,
         prev_prio: i32,
         next: i32,
@@ -97,8 +97,6 @@ pub enum SchedEvent<'a> {
     /// `sched_waking` of `target` in the context of `waker` (0: idle), in a hard interrupt
     /// or not (`common_flags`).
     Waking { waker: i32, target: i32, irq: bool },
-    /// `sched_process_exit`.
-    Exit { pid: i32 },
     /// `task_rename`.
     Rename { pid: i32, comm: &'a str },
     /// `cpu_frequency`.
@@ -160,11 +158,11 @@ impl Rebuild {
         })
     }
 
-    /// Thread `pid`'s index, added (named `comm`, at `prio`, starting at `start` from the
-    /// trace's start) when first seen.
+    /// Thread `pid`'s index, added (starting at `start` from the trace's start) when first
+    /// seen; `comm` names it if nothing has yet, and `prio` is its prio now.
     fn thread(&mut self, pid: i32, comm: &str, prio: i32, start: Ns) -> usize {
         let reuse = self.reused.get(&pid).copied().unwrap_or(0);
-        *self.by_pid.entry(pid).or_insert_with(|| {
+        let t = *self.by_pid.entry(pid).or_insert_with(|| {
             self.threads.push(Thread {
                 pid,
                 reuse,
@@ -175,10 +173,15 @@ impl Rebuild {
                 observed: Observed::default(),
                 pending: 0.0,
                 asleep: None,
-                exited: false,
             });
             self.threads.len() - 1
-        })
+        });
+        let th = &mut self.threads[t];
+        if th.comm.is_empty() {
+            th.comm = comm.to_string();
+        }
+        th.prio = prio;
+        t
     }
 
     /// The work CPU `cpu` did from `since` to `now`.
@@ -216,21 +219,17 @@ impl Rebuild {
         match ev {
             SchedEvent::Switch {
                 prev,
+                prev_comm,
                 prev_state,
                 prev_prio,
                 next,
                 next_comm,
                 next_prio,
             } => {
-                self.switch_out(ts, cpu, (prev, prev_state, prev_prio));
+                self.switch_out(ts, cpu, (prev, prev_comm, prev_prio), prev_state);
                 self.switch_in(ts, cpu, (next, next_comm, next_prio));
             }
             SchedEvent::Waking { waker, target, irq } => self.waking(ts, cpu, waker, target, irq),
-            SchedEvent::Exit { pid } => {
-                if let Some(&t) = self.by_pid.get(&pid) {
-                    self.threads[t].exited = true;
-                }
-            }
             SchedEvent::Rename { pid, comm } => {
                 if let Some(&t) = self.by_pid.get(&pid) {
                     self.threads[t].comm = comm.to_string();
@@ -248,20 +247,24 @@ impl Rebuild {
 
     /// `prev` (0: idle) leaves `cpu` at `ts` in state `prev_state`: asleep, dead, or still
     /// runnable (preempted).
-    fn switch_out(&mut self, ts: Ns, cpu: usize, (prev, prev_state, prio): (i32, i64, i32)) {
+    fn switch_out(
+        &mut self,
+        ts: Ns,
+        cpu: usize,
+        (prev, comm, prio): (i32, &str, i32),
+        prev_state: i64,
+    ) {
         self.account(cpu, ts);
         self.running[cpu] = None;
         if prev == 0 {
             return;
         }
         // First seen leaving the CPU: it ran from before the trace.
-        let t = self.thread(prev, "", prio, 0);
-        self.threads[t].prio = prio;
+        let t = self.thread(prev, comm, prio, 0);
         let state = prev_state & STATE_MASK;
         if state & DEAD != 0 {
-            // Its last switch: the pid's next thread is another.
+            // Its last switch, where its program ends: the pid's next thread is another.
             self.flush(t);
-            self.threads[t].exited = true;
             self.by_pid.remove(&prev);
             *self.reused.entry(prev).or_default() += 1;
         } else if state != 0 {
@@ -278,10 +281,6 @@ impl Rebuild {
         let since_start = ts - self.start.unwrap_or(ts);
         let t = self.thread(next, comm, prio, since_start);
         let th = &mut self.threads[t];
-        if th.comm.is_empty() {
-            th.comm = comm.to_string();
-        }
-        th.prio = prio;
         // Woken unseen (before the trace, or its waking not recorded): its sleep ends now.
         if let Some(since) = th.asleep.take() {
             th.steps.push(Step::Sleep(ts - since));
@@ -356,13 +355,19 @@ mod tests {
     const SLEEP: i64 = 1;
     const EXIT: i64 = 0x10;
 
+    /// A, B and C's comms.
+    fn comm(pid: i32) -> &'static str {
+        ["", "a", "b", "c"][(pid - 100).clamp(0, 3) as usize]
+    }
+
     fn switch(prev: i32, prev_state: i64, next: i32) -> SchedEvent<'static> {
         SchedEvent::Switch {
             prev,
+            prev_comm: comm(prev),
             prev_state,
             prev_prio: 120,
             next,
-            next_comm: "",
+            next_comm: comm(next),
             next_prio: 120,
         }
     }
@@ -432,7 +437,8 @@ mod tests {
             thread(C).steps,
             [Run(10 * US), Timer(150 * US), Run(8 * US)]
         );
-        assert!(thread(C).exited);
+        let names: Vec<_> = threads.iter().map(Thread::name).collect();
+        assert_eq!(names, ["a-101", "b-102", "c-103"]);
         // A woken at 180, on at 190: 10 µs; B at 100, on at 105: 5 µs; C at 150, on at 152.
         let seen = |pid: i32| {
             let o = &thread(pid).observed;
@@ -494,16 +500,22 @@ mod tests {
         );
         let runs: Vec<_> = threads
             .iter()
-            .map(|t| (t.pid, t.reuse, t.exited, t.steps.clone()))
+            .map(|t| (t.name(), t.steps.clone()))
             .collect();
-        assert_eq!(
-            runs,
-            [
-                (A, 0, true, vec![Step::Run(10 * US)]),
-                (A, 1, false, vec![Step::Run(30 * US)])
-            ]
+        let (first, second) = (vec![Step::Run(10 * US)], vec![Step::Run(30 * US)]);
+        assert_eq!(runs, [("a-101".into(), first), ("a-101.1".into(), second)]);
+    }
+
+    /// B is first seen leaving CPU 1 at 5 µs: it ran from before the trace (its start is
+    /// the trace's), named by `prev_comm`; what it ran before the trace is unseen.
+    #[test]
+    fn a_thread_first_seen_leaving_a_cpu_started_with_the_trace() {
+        let (threads, ..) = rebuild(
+            "smp:4",
+            &[(0, 0, switch(0, 0, A)), (5 * US, 1, switch(B, SLEEP, 0))],
         );
-        assert!(threads[1].name().ends_with("-101.1"));
+        let b = &threads[1];
+        assert_eq!((b.name(), b.start, b.steps.len()), ("b-102".into(), 0, 0));
     }
 
     #[test]

@@ -1,15 +1,12 @@
 //! The scheduler's events in trace.dat records: each event's fields found once in its
-//! format (`sched_switch`, `sched_waking`, `sched_process_exit`, `task_rename`,
+//! format (`sched_switch`, `sched_waking`, `task_rename`,
 //! `cpu_frequency`), and a record read as the rebuild's `SchedEvent`.
 
 use super::format::{EventFormat, Field, Record};
 use super::Meta;
 use crate::error::InputError;
+use crate::tracepoint::in_interrupt;
 use crate::workload::replay::rebuild::SchedEvent;
-
-/// `TRACE_FLAG_HARDIRQ`, `TRACE_FLAG_SOFTIRQ` and `TRACE_FLAG_NMI` in `common_flags`: the
-/// event came from interrupt context.
-const IRQ_FLAGS: i64 = 0x08 | 0x10 | 0x40;
 
 /// The fields read, of the events the rebuild uses.
 pub struct SchedFields {
@@ -18,11 +15,11 @@ pub struct SchedFields {
     prev_state: Field,
     prev_prio: Field,
     next_pid: Field,
+    prev_comm: Field,
     next_comm: Field,
     next_prio: Field,
     flags: Field,
     waking: Option<(u16, Field)>,
-    exit: Option<(u16, Field)>,
     rename: Option<(u16, Field, Field)>,
     frequency: Option<(u16, Field, Field)>,
 }
@@ -48,11 +45,11 @@ impl SchedFields {
             prev_state: field("prev_state")?,
             prev_prio: field("prev_prio")?,
             next_pid: field("next_pid")?,
+            prev_comm: field("prev_comm")?,
             next_comm: field("next_comm")?,
             next_prio: field("next_prio")?,
             flags: field("common_flags")?,
             waking: one("sched_waking", "pid"),
-            exit: one("sched_process_exit", "pid"),
             rename: two("task_rename", "pid", "newcomm"),
             frequency: two("cpu_frequency", "state", "cpu_id"),
         })
@@ -65,6 +62,7 @@ impl SchedFields {
         if id == self.switch {
             return Some(SchedEvent::Switch {
                 prev: pid(&self.prev_pid),
+                prev_comm: r.str(&self.prev_comm),
                 prev_state: r.int(&self.prev_state),
                 prev_prio: r.int(&self.prev_prio) as i32,
                 next: pid(&self.next_pid),
@@ -73,15 +71,12 @@ impl SchedFields {
             });
         }
         if let Some((_, target)) = self.waking.as_ref().filter(|w| w.0 == id) {
-            let irq = r.int(&self.flags) & IRQ_FLAGS != 0;
+            let irq = in_interrupt(r.int(&self.flags) as u64);
             return Some(SchedEvent::Waking {
                 waker: r.pid(),
                 target: pid(target),
                 irq,
             });
-        }
-        if let Some((_, p)) = self.exit.as_ref().filter(|e| e.0 == id) {
-            return Some(SchedEvent::Exit { pid: pid(p) });
         }
         if let Some((_, p, comm)) = self.rename.as_ref().filter(|e| e.0 == id) {
             return Some(SchedEvent::Rename {
@@ -157,7 +152,7 @@ mod tests {
             ],
         );
         let got = format!("{:?}", s.event(Record { data: &sw }).unwrap());
-        assert_eq!(got, "Switch { prev: 7, prev_state: 1, prev_prio: 100, next: 9, next_comm: \"\", next_prio: 139 }");
+        assert_eq!(got, "Switch { prev: 7, prev_comm: \"\", prev_state: 1, prev_prio: 100, next: 9, next_comm: \"\", next_prio: 139 }");
         // A waking in a hard interrupt with interrupts off (0x09), and one in task context.
         for (flags, irq) in [(0x09, true), (0x01, false)] {
             let w = record(
