@@ -11,7 +11,7 @@
 use std::fs::File;
 use std::io::{BufReader, Read};
 
-use super::rebuild::SchedEvent;
+use super::rebuild::{SchedEvent, Switch};
 use crate::error::InputError;
 use crate::time::Ns;
 use crate::trace::perfetto::protos::{
@@ -102,7 +102,7 @@ impl Owned {
                 prev_prio,
                 (next, ref next_comm),
                 next_prio,
-            ) => SchedEvent::Switch {
+            ) => SchedEvent::Switch(Switch {
                 prev,
                 prev_comm,
                 prev_state,
@@ -110,7 +110,7 @@ impl Owned {
                 next,
                 next_comm,
                 next_prio,
-            },
+            }),
             Owned::Waking(waker, target, irq) => SchedEvent::Waking { waker, target, irq },
             Owned::Rename(pid, ref comm) => SchedEvent::Rename { pid, comm },
             Owned::Frequency(cpu, khz) => SchedEvent::Frequency { cpu, khz },
@@ -429,7 +429,7 @@ mod tests {
             [
                 "100 1 Waking { waker: 5, target: 7, irq: true }",
                 "200 1 Frequency { cpu: 1, khz: 1000000 }",
-                "300 1 Switch { prev: 0, prev_comm: \"\", prev_state: 0, prev_prio: 0, next: 7, next_comm: \"\", next_prio: 0 }",
+                "300 1 Switch(Switch { prev: 0, prev_comm: \"\", prev_state: 0, prev_prio: 0, next: 7, next_comm: \"\", next_prio: 0 })",
             ]
         );
     }

@@ -81,26 +81,39 @@ impl Thread {
     }
 }
 
+/// `sched_switch`'s fields the rebuild reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Switch<'a> {
+    pub prev: i32,
+    pub prev_comm: &'a str,
+    pub prev_state: i64,
+    pub prev_prio: i32,
+    pub next: i32,
+    pub next_comm: &'a str,
+    pub next_prio: i32,
+}
+
 /// A scheduler event as the rebuild reads it, from either trace format.
 #[derive(Debug, Clone, Copy)]
 pub enum SchedEvent<'a> {
-    /// `sched_switch`.
-    Switch {
-        prev: i32,
-        prev_comm: &'a str,
-        prev_state: i64,
-        prev_prio: i32,
-        next: i32,
-        next_comm: &'a str,
-        next_prio: i32,
-    },
+    Switch(Switch<'a>),
     /// `sched_waking` of `target` in the context of `waker` (0: idle), in a hard interrupt
     /// or not (`common_flags`).
-    Waking { waker: i32, target: i32, irq: bool },
+    Waking {
+        waker: i32,
+        target: i32,
+        irq: bool,
+    },
     /// `task_rename`.
-    Rename { pid: i32, comm: &'a str },
+    Rename {
+        pid: i32,
+        comm: &'a str,
+    },
     /// `cpu_frequency`.
-    Frequency { cpu: usize, khz: u64 },
+    Frequency {
+        cpu: usize,
+        khz: u64,
+    },
 }
 
 /// The rebuild as the trace is read.
@@ -217,17 +230,9 @@ impl Rebuild {
         self.start.get_or_insert(ts);
         self.last = ts;
         match ev {
-            SchedEvent::Switch {
-                prev,
-                prev_comm,
-                prev_state,
-                prev_prio,
-                next,
-                next_comm,
-                next_prio,
-            } => {
-                self.switch_out(ts, cpu, (prev, prev_comm, prev_prio), prev_state);
-                self.switch_in(ts, cpu, (next, next_comm, next_prio));
+            SchedEvent::Switch(sw) => {
+                self.switch_out(ts, cpu, &sw);
+                self.switch_in(ts, cpu, &sw);
             }
             SchedEvent::Waking { waker, target, irq } => self.waking(ts, cpu, waker, target, irq),
             SchedEvent::Rename { pid, comm } => {
@@ -247,21 +252,16 @@ impl Rebuild {
 
     /// `prev` (0: idle) leaves `cpu` at `ts` in state `prev_state`: asleep, dead, or still
     /// runnable (preempted).
-    fn switch_out(
-        &mut self,
-        ts: Ns,
-        cpu: usize,
-        (prev, comm, prio): (i32, &str, i32),
-        prev_state: i64,
-    ) {
+    fn switch_out(&mut self, ts: Ns, cpu: usize, sw: &Switch) {
         self.account(cpu, ts);
         self.running[cpu] = None;
+        let prev = sw.prev;
         if prev == 0 {
             return;
         }
         // First seen leaving the CPU: it ran from before the trace.
-        let t = self.thread(prev, comm, prio, 0);
-        let state = prev_state & STATE_MASK;
+        let t = self.thread(prev, sw.prev_comm, sw.prev_prio, 0);
+        let state = sw.prev_state & STATE_MASK;
         if state & DEAD != 0 {
             // Its last switch, where its program ends: the pid's next thread is another.
             self.flush(t);
@@ -274,12 +274,12 @@ impl Rebuild {
     }
 
     /// `next` (0: idle) runs on `cpu` from `ts`.
-    fn switch_in(&mut self, ts: Ns, cpu: usize, (next, comm, prio): (i32, &str, i32)) {
-        if next == 0 {
+    fn switch_in(&mut self, ts: Ns, cpu: usize, sw: &Switch) {
+        if sw.next == 0 {
             return;
         }
         let since_start = ts - self.start.unwrap_or(ts);
-        let t = self.thread(next, comm, prio, since_start);
+        let t = self.thread(sw.next, sw.next_comm, sw.next_prio, since_start);
         let th = &mut self.threads[t];
         // Woken unseen (before the trace, or its waking not recorded): its sleep ends now.
         if let Some(since) = th.asleep.take() {
@@ -361,7 +361,7 @@ mod tests {
     }
 
     fn switch(prev: i32, prev_state: i64, next: i32) -> SchedEvent<'static> {
-        SchedEvent::Switch {
+        SchedEvent::Switch(Switch {
             prev,
             prev_comm: comm(prev),
             prev_state,
@@ -369,7 +369,7 @@ mod tests {
             next,
             next_comm: comm(next),
             next_prio: 120,
-        }
+        })
     }
 
     fn waking(waker: i32, target: i32, irq: bool) -> SchedEvent<'static> {

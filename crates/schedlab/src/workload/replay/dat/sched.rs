@@ -6,7 +6,7 @@ use super::format::{EventFormat, Field, Record};
 use super::Meta;
 use crate::error::InputError;
 use crate::tracepoint::in_interrupt;
-use crate::workload::replay::rebuild::SchedEvent;
+use crate::workload::replay::rebuild::{SchedEvent, Switch};
 
 /// The fields read, of the events the rebuild uses.
 pub struct SchedFields {
@@ -60,7 +60,7 @@ impl SchedFields {
         let id = r.id();
         let pid = |f: &Field| r.int(f) as i32;
         if id == self.switch {
-            return Some(SchedEvent::Switch {
+            return Some(SchedEvent::Switch(Switch {
                 prev: pid(&self.prev_pid),
                 prev_comm: r.str(&self.prev_comm),
                 prev_state: r.int(&self.prev_state),
@@ -68,7 +68,7 @@ impl SchedFields {
                 next: pid(&self.next_pid),
                 next_comm: r.str(&self.next_comm),
                 next_prio: r.int(&self.next_prio) as i32,
-            });
+            }));
         }
         if let Some((_, target)) = self.waking.as_ref().filter(|w| w.0 == id) {
             let irq = in_interrupt(r.int(&self.flags) as u64);
@@ -152,7 +152,7 @@ mod tests {
             ],
         );
         let got = format!("{:?}", s.event(Record { data: &sw }).unwrap());
-        assert_eq!(got, "Switch { prev: 7, prev_comm: \"\", prev_state: 1, prev_prio: 100, next: 9, next_comm: \"\", next_prio: 139 }");
+        assert_eq!(got, "Switch(Switch { prev: 7, prev_comm: \"\", prev_state: 1, prev_prio: 100, next: 9, next_comm: \"\", next_prio: 139 })");
         // A waking in a hard interrupt with interrupts off (0x09), and one in task context.
         for (flags, irq) in [(0x09, true), (0x01, false)] {
             let w = record(
