@@ -15,7 +15,7 @@ export UV_PYTHON_DOWNLOADS := never
 # where Python cannot write __pycache__ (rich's import took 77 ms instead of 34).
 export UV_COMPILE_BYTECODE := 1
 
-.PHONY: run test bench bench-sweep develop lock check-lock fmt clean fuzz oracle fidelity
+.PHONY: run test bench bench-sweep develop lock check-lock fmt clean fuzz oracle fidelity replay-fidelity
 
 $(UV): requirements-uv.txt
 	$(PYTHON) -m venv $(UV_HOME)
@@ -75,6 +75,10 @@ oracle: develop
 # docs/fidelity.md: schedlab against every record.
 fidelity: develop
 	$(BIN)/python -m schedlab.conformance tests/conformance/cases.toml -o docs/fidelity.md
+
+# docs/replay-fidelity.md: the records' real-kernel traces replayed (issue 40's targets).
+replay-fidelity: develop
+	$(BIN)/python -m schedlab.conformance.replay -o docs/replay-fidelity.md
 
 fmt:
 	cargo fmt --all

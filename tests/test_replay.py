@@ -1,8 +1,12 @@
-"""`schedlab replay`: a trace.dat's threads rebuilt as an rt-app workload (issue 40, in
-progress). A schedlab run traced and replayed under the same conditions gives back each
-task's CPU time and activations; bad input gets one line naming the file."""
+"""`schedlab replay`: a trace's threads rebuilt as an rt-app workload (issue 40). A schedlab
+run traced and replayed under the same conditions gives back each task's CPU time and
+activations, and so does a real kernel's trace (the conformance records) replayed on the
+oracle's machine; bad input gets one line naming the file."""
 
+import gzip
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -59,7 +63,7 @@ def test_the_workload_goes_to_standard_output_without_o(cli, tmp_path):
 
 @pytest.mark.parametrize("make, args, message", [
     (lambda p: p.write_text("not a trace"), [],
-     "{trace}: offset 0: not a trace: neither trace.dat's magic nor a Perfetto trace packet"),
+     "{trace}: offset 0: not a trace: neither trace.dat's magic, trace text (cpus=N) nor a Perfetto trace packet"),
     (lambda p: p.write_bytes(b"\x17\x08\x44tracing9\0"), [], "{trace}: offset 12: trace.dat version \"9\""),
     (None, ["--platform", "smp:1"], "{trace}: the trace has 2 CPUs, platform smp:1 has 1"),
     (None, ["-o", "{trace}"], "would replace the trace"),
@@ -161,10 +165,10 @@ def test_the_python_face_gives_a_workload_that_run_takes(tmp_path):
     r = schedlab.replay(trace, platform="smp:4")
     assert (r.platform, r.release, r.notes) == ("smp:4", "6.12.0-schedlab", [])
     assert r.length_ns <= DURATION_NS and len(r.cpu_busy_ns) == 4
-    # The trace's own figures: ping's CPU time as the run's summary counts it (within the
-    # cost model's kernel time, which the trace shows as the task's).
+    # The trace's own figures: ping's CPU time as the run's summary counts it (its system
+    # time included, as the trace shows it).
     ping = first.summary()["tasks"][0]
-    assert r.observed.loc["ping-0-1000", "run_ns"] == pytest.approx(ping["run_ns"] + ping["sys_ns"], rel=0.01)
+    assert r.observed.loc["ping-0-1000", "run_ns"] == pytest.approx(ping["run_ns"], rel=0.001)
     again = schedlab.run(r.workload, platform=r.platform, duration_ns=r.length_ns, frames=False)
     assert by_name(again.summary())["ping"]["run_ns"] == pytest.approx(ping["run_ns"], rel=0.01)
 
@@ -177,3 +181,76 @@ def test_what_if_writes_compares_report(cli, tmp_path):
     assert report.read_text().lstrip().lower().startswith("<!doctype html") and "--kernel 6.1" in report.read_text()
     alone = cli("replay", trace, "--report", report)
     assert alone.returncode == 2 and "--report is the what-if's" in alone.stderr.decode()
+
+
+def test_a_text_trace_plain_or_gzipped_replays_as_its_trace_dat_does(cli, tmp_path):
+    """schedlab's own `trace-cmd report` text of the round trip's run: the same figures back.
+    The text has no latency columns, so the periodic thread's wakeups are told from an idle
+    CPU's (its timer fires on an idle CPU at times): a timer of its own throughout."""
+    text, rebuilt = tmp_path / "t.txt", tmp_path / "w.json"
+    first = schedlab.run(WORKLOAD, platform="smp:4", duration_ns=DURATION_NS, trace=text, trace_format="txt",
+                         frames=False)
+    with open(text, "rb") as f, gzip.open(tmp_path / "t.txt.gz", "wb") as z:
+        shutil.copyfileobj(f, z)
+    r = cli("replay", text, "-o", rebuilt)
+    assert r.returncode == 0, r.stderr
+    assert "taken as woken by timers throughout" in r.stderr.decode()
+    assert cli("replay", tmp_path / "t.txt.gz").stdout.decode() == rebuilt.read_text()
+    tick = json.loads(rebuilt.read_text())["tasks"]["tick-2-1002"]
+    assert not any(k.startswith("sem_wait") for k in tick)
+    again = schedlab.run(rebuilt, platform="smp:4", duration_ns=DURATION_NS, frames=False)
+    a, b = by_name(first.summary()), by_name(again.summary())
+    for name in ("ping", "pong", "tick"):
+        assert b[name]["run_ns"] == pytest.approx(a[name]["run_ns"], rel=0.01), name
+        assert b[name]["wakeups"] == pytest.approx(a[name]["wakeups"], rel=0.02), name
+
+
+CASES = Path(__file__).parent / "conformance" / "cases.toml"
+
+
+@pytest.mark.parametrize("name, threads", [("up-periodic-3@6.12", 3), ("up-periodic-3@6.1", 3),
+                                           ("periodic-4@6.12", 4), ("periodic-6@6.1", 6), ("pipe-1@6.12", 2)])
+def test_a_real_kernels_trace_replayed_on_its_machine_gives_back_cpu_time_and_activations(name, threads):
+    """The oracle's trace of the real kernel (trace-cmd report text, gzipped), rebuilt for
+    and run on qemu-tcg:N under the trace's kernel: each workload thread's CPU time within 5%
+    and its activations within 2% of the trace's (issue 40's targets; the cases that meet
+    them, docs/replay-fidelity.md). The pipe's writer, preempted by the reader it woke, never
+    sleeps in the trace: it waits for the reply all the same."""
+    from schedlab.conformance import replay, suite
+    case = next(c for c in suite.cases(CASES) if c.name == name)
+    row = replay.measure(case, CASES.parent / "records")
+    assert row.threads == threads
+    met = row.within()
+    assert met["cpu"] and met["activations"], row
+
+
+@pytest.mark.parametrize("text, message", [
+    ("# tracer: nop\n  a-1 [000] 1.000000: sched_switch: x\n",
+     "no CPU count before the events (trace-cmd report's cpus=N, or tracefs's #P:N)"),
+    ("cpus=1\n  a-1 [000] 1.000000: sched_switch: x\n", "line 2: sched_switch: fields not understood"),
+    ("cpus=1\nhello\n", "line 2: not a trace event line"),
+    ("cpus=1\n  a-1 [003] 1.000000: sched_waking: comm=b pid=2 prio=120 target_cpu=000\n",
+     "line 2: CPU 3 in a trace of 1 CPUs"),
+    ("cpus=1\n  a-1 [000] 2.000000: sched_waking: comm=b pid=2 prio=120 target_cpu=000\n"
+     "  a-1 [000] 1.000000: sched_waking: comm=b pid=2 prio=120 target_cpu=000\n",
+     "line 3: out of order: earlier than the line before"),
+    ("cpus=1\n  a-1 [000] 1.000000: sched_waking: comm=b pid=2 prio=120 target_cpu=000\n",
+     "the trace has no sched_switch event (record it with -e sched)"),
+])
+def test_bad_text_is_one_line_naming_the_line(cli, tmp_path, text, message):
+    trace = tmp_path / "t.txt"
+    trace.write_text(text)
+    r = cli("replay", trace)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err == f"schedlab: {trace}: {message}\n"
+    assert r.stdout == b""
+
+
+def test_a_gzipped_trace_cut_short_is_refused(cli, tmp_path):
+    whole = gzip.compress(b"cpus=1\n" + b"  a-1 [000] 1.000000: sched_waking: comm=b pid=2 prio=120 target_cpu=000\n" * 2000)
+    trace = tmp_path / "t.txt.gz"
+    trace.write_bytes(whole[:len(whole) // 2])
+    r = cli("replay", trace)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.startswith(f"schedlab: {trace}: line ")
+    assert "the gzip file is cut short or damaged" in err and len(err.splitlines()) == 1

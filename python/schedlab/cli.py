@@ -237,9 +237,10 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("workload", metavar="WORKLOAD.json")
     r.add_argument("--json-c", action="store_true", help="read repeated keys as rt-app's json-c does")
 
-    r = commands.add_parser("replay", help="rebuild the threads of a kernel trace (trace.dat or Perfetto) as an "
-                                           "rt-app workload")
-    r.add_argument("trace", metavar="TRACE", help="a trace.dat (trace-cmd record) or a Perfetto trace")
+    r = commands.add_parser("replay", help="rebuild the threads of a kernel trace (trace.dat, Perfetto or text) "
+                                           "as an rt-app workload")
+    r.add_argument("trace", metavar="TRACE", help="a trace.dat (trace-cmd record), a Perfetto trace, or "
+                                                  "trace-cmd report or tracefs text (gzipped or not)")
     r.add_argument("--platform", metavar="NAME",
                    help="the traced machine: a built-in name, smp:N or a .toml file (default: smp:N, the trace's CPUs)")
     r.add_argument("-o", "--output", metavar="WORKLOAD.json",
@@ -696,9 +697,9 @@ def _replay_trace(args) -> int:
     if args.report is not None and args.b is None:
         return _fail("replay: --report is the what-if's: give --b 'OPTIONS'")
     check_outputs({"the trace": args.trace}, {"the workload": args.output, "the comparison": args.report})
-    r = _core.replay(Path(args.trace), args.platform)
+    r = _core.replay(Path(args.trace), args.platform, args.kernel, _sets(args))
     runs = args.check or args.b is not None
-    kernel = (args.kernel or _traced_kernel(r)) if runs else None
+    kernel = r["kernel"]
     for n in r["notes"]:
         print(f"note: {n}", file=sys.stderr)
     if args.output is not None:
@@ -733,16 +734,6 @@ def _what_if(args, r: dict, kernel: str) -> None:
     if args.report is not None:
         c.write(args.report)
     _compare_tables(c)
-
-
-def _traced_kernel(r: dict) -> str:
-    """The preset of the trace's kernel (its release), else 6.12 with a note."""
-    release = r["release"] or "unknown"
-    for k in ("6.12", "6.1"):
-        if release.startswith(k + "."):
-            return k
-    r["notes"].append(f"kernel 6.12: the trace's ({release}) is not a preset (--kernel to say)")
-    return "6.12"
 
 
 def _print_check(r: dict, summary: dict, kernel: str, top: int) -> None:

@@ -1,4 +1,4 @@
-"""`schedlab.replay`: a kernel trace (trace.dat or Perfetto) rebuilt as an rt-app workload,
+"""`schedlab.replay`: a kernel trace (trace.dat, Perfetto or text) rebuilt as an rt-app workload,
 with what the trace shows of each thread (docs/replay.md)."""
 
 from dataclasses import dataclass
@@ -16,19 +16,26 @@ OBSERVED = ["task", "pid", "run_ns", "wakeups", "latency_p50_ns", "latency_p99_n
 class Replay:
     """A trace rebuilt: `workload` is rt-app JSON text that `schedlab.run`, `RunSpec.of`,
     `compare` and `sweep` take; `observed` the trace's own figures per thread (indexed by the
-    workload's task names), `cpu_busy_ns` per CPU; `platform` the machine the rebuild used,
-    `release` the traced kernel's, `length_ns` the trace's; `notes` what it assumed."""
+    workload's task names), `cpu_busy_ns` per CPU; `platform` the machine and `kernel` the
+    preset the rebuild used (the kernel's work it would charge again is taken off the running
+    stretches), `release` the traced kernel's, `length_ns` the trace's; `notes` what it
+    assumed."""
     workload: str
     notes: list
     platform: str
+    kernel: str
     release: str | None
     length_ns: int
     observed: pd.DataFrame
     cpu_busy_ns: list
 
 
-def replay(trace, platform: str | None = None) -> Replay:
-    """Rebuild `trace`'s threads on `platform` (None: `smp:N` for the trace's N CPUs)."""
-    r = _core.replay(Path(trace), platform)
+def replay(trace, platform: str | None = None, kernel: str | None = None, sets=()) -> Replay:
+    """Rebuild `trace`'s threads on `platform` (None: `smp:N` for the trace's N CPUs) for
+    runs of `kernel` (None: the trace's release, else 6.12) with switches `sets` (as `run`'s):
+    what such a run adds to the trace's times (the cost model's charges, an emulator's work
+    stretch) is taken off the running stretches."""
+    r = _core.replay(Path(trace), platform, kernel, [sets] if isinstance(sets, str) else list(sets))
     observed = pd.DataFrame(r["threads"], columns=OBSERVED).set_index("task")
-    return Replay(r["json"], r["notes"], r["platform"], r["release"], r["length_ns"], observed, r["cpu_busy_ns"])
+    return Replay(r["json"], r["notes"], r["platform"], r["kernel"], r["release"], r["length_ns"], observed,
+                  r["cpu_busy_ns"])

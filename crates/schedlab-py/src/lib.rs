@@ -403,20 +403,27 @@ fn check(workload: std::path::PathBuf, json_c: bool) -> PyResult<(String, Vec<St
     Ok((schedlab::run::describe(&wl), wl.warnings))
 }
 
-/// `schedlab replay`: a trace (trace.dat or Perfetto) rebuilt on `platform` (None: the
-/// trace's CPU count): a dict of its rt-app JSON, notes, the platform, the kernel's
-/// release, the trace's length,
-/// each thread's observed figures (task name, pid, run ns, wakeups, latency p50 and p99 ns,
-/// migrations) and each CPU's busy ns.
+/// `schedlab replay`: a trace (trace.dat, Perfetto or text) rebuilt on `platform` (None:
+/// the trace's CPU count) for runs of `kernel` (None: the trace's) with switches `sets`
+/// (what such a run adds to the trace's times is taken off): a dict of its rt-app JSON, notes, the platform, the
+/// kernel, the kernel's release, the trace's length, each thread's observed figures (task
+/// name, pid, run ns, wakeups, latency p50 and p99 ns, migrations) and each CPU's busy ns.
 #[pyfunction]
-#[pyo3(signature = (trace, platform=None))]
+#[pyo3(signature = (trace, platform=None, kernel=None, sets=vec![]))]
 fn replay<'py>(
     py: Python<'py>,
     trace: std::path::PathBuf,
     platform: Option<String>,
+    kernel: Option<String>,
+    sets: Vec<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let cond = schedlab::workload::replay::Conditions {
+        platform: platform.as_deref(),
+        kernel: kernel.as_deref().map(kernel_of).transpose()?,
+        sets: &sets,
+    };
     let r = py
-        .detach(|| schedlab::workload::replay::replay(&trace, platform.as_deref()))
+        .detach(|| schedlab::workload::replay::replay(&trace, cond))
         .map_err(input_error)?;
     let threads: Vec<_> = (r.threads.iter())
         .map(|t| {
@@ -429,6 +436,7 @@ fn replay<'py>(
     d.set_item("json", r.rtapp_json())?;
     d.set_item("notes", &r.notes)?;
     d.set_item("platform", &r.platform)?;
+    d.set_item("kernel", r.kernel.name())?;
     d.set_item("release", &r.release)?;
     d.set_item("length_ns", r.length)?;
     d.set_item("threads", threads)?;

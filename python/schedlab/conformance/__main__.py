@@ -65,16 +65,7 @@ def main(argv=None) -> int:
     p.add_argument("cases", nargs="?", type=Path, default=Path("tests/conformance/cases.toml"))
     p.add_argument("-o", "--output", type=Path)
     a = p.parse_args(argv)
-    try:
-        text = table(a.cases)
-    except (suite.RecordError, OSError) as e:
-        print(f"schedlab.conformance: {e}", file=sys.stderr)
-        return 2
-    if a.output:
-        a.output.write_text(text)
-    else:
-        sys.stdout.write(text)
-    return 0
+    return suite.write_table("schedlab.conformance", lambda: table(a.cases), a.output)
 
 
 if __name__ == "__main__":

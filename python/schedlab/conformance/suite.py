@@ -4,6 +4,7 @@ of them on a real kernel, schedlab's run of each measured the same way, and the 
 import gzip
 import json
 import statistics
+import sys
 import tempfile
 import tomllib
 from dataclasses import dataclass, field
@@ -248,6 +249,21 @@ def _bench_run(case: Case, platform: str, trace: Path, kw: dict) -> dict:
 
 def record_path(case: Case, records: Path) -> Path:
     return records / f"{case.name}.json"
+
+
+def write_table(prog: str, make, output: Path | None) -> int:
+    """A table of the records, `make()`'s text, written to `output` (None: standard output);
+    a record that cannot be read is one line and exit status 2."""
+    try:
+        text = make()
+    except (RecordError, OSError) as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
+    if output:
+        output.write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
 
 
 def load_record(path: Path) -> dict:

@@ -1,11 +1,13 @@
 //! A kernel trace as a workload (`schedlab replay`): the trace read (`dat/`: trace.dat as
-//! `trace-cmd record` writes it; `perfetto.rs`: a Perfetto trace's ftrace events), its
-//! threads rebuilt as programs (`rebuild.rs`), and written as rt-app JSON (`rtapp_json.rs`).
+//! `trace-cmd record` writes it; `perfetto.rs`: a Perfetto trace's ftrace events;
+//! `text.rs`: `trace-cmd report` or tracefs text), its threads rebuilt as programs
+//! (`rebuild.rs`), and written as rt-app JSON (`rtapp_json.rs`).
 
 pub mod dat;
 mod perfetto;
 pub mod rebuild;
 mod rtapp_json;
+mod text;
 
 use std::fs::File;
 use std::io::{Read, Seek};
@@ -13,10 +15,12 @@ use std::path::Path;
 
 use self::dat::{SchedFields, Trace};
 use self::perfetto::PerfettoTrace;
-use self::rebuild::{Rebuild, Thread};
+use self::rebuild::{Rebuild, RunAdds, SchedEvent, Thread};
+use self::text::TextTrace;
 use crate::error::InputError;
+use crate::kernel::Kernel;
 use crate::limits::MAX_THREADS;
-use crate::run::load_platform;
+use crate::run::{features, load_platform};
 use crate::time::Ns;
 
 /// A trace rebuilt.
@@ -28,6 +32,8 @@ pub struct Replayed {
     pub cpu_busy: Vec<Ns>,
     /// The platform the rebuild used.
     pub platform: String,
+    /// The kernel whose costs were taken off the stretches, and which a check runs.
+    pub kernel: Kernel,
     /// The traced kernel's release (`6.12.0-...`), if the trace says.
     pub release: Option<String>,
     /// What the rebuild assumed.
@@ -41,9 +47,22 @@ impl Replayed {
     }
 }
 
-/// The trace at `path` (a trace.dat, or a Perfetto trace) rebuilt, its CPUs those of
-/// `platform` (None: `smp:N` for the trace's N CPUs, said in a note).
-pub fn replay(path: &Path, platform: Option<&str>) -> Result<Replayed, InputError> {
+/// The conditions a trace is rebuilt for: those it was recorded under.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Conditions<'a> {
+    /// The machine (None: `smp:N` for the trace's N CPUs, said in a note).
+    pub platform: Option<&'a str>,
+    /// The kernel (None: the trace's release if a preset, else 6.12, said in a note).
+    pub kernel: Option<Kernel>,
+    /// The runs' switches (`--set KEY=VALUE`): with the cost model off (`overhead=off`) the
+    /// kernel's work stays in the stretches, without the work's jitter (`jitter.work=off`)
+    /// so does the platform's work stretch.
+    pub sets: &'a [String],
+}
+
+/// The trace at `path` (a trace.dat, a Perfetto trace, or text, gzipped or not) rebuilt for
+/// `cond`.
+pub fn replay(path: &Path, cond: Conditions) -> Result<Replayed, InputError> {
     let origin = path.display().to_string();
     let failed = |e: std::io::Error| InputError::new(&origin, e.to_string());
     let mut file = File::open(path).map_err(failed)?;
@@ -55,7 +74,10 @@ pub fn replay(path: &Path, platform: Option<&str>) -> Result<Replayed, InputErro
         let release = (trace.meta.uname.as_deref())
             .and_then(|u| u.split(' ').nth(2))
             .map(str::to_string);
-        let mut r = Replay::new(trace.meta.nr_cpus, platform, release, &origin)?;
+        let mut r = Replay::new(trace.meta.nr_cpus, release, cond, &origin)?;
+        if fields.migrations() {
+            r.rebuild.migrations_recorded();
+        }
         let lost = trace.for_each(|ts, cpu, rec| {
             if let Some(ev) = fields.event(rec) {
                 r.rebuild.event(ts, cpu as usize, ev);
@@ -70,12 +92,15 @@ pub fn replay(path: &Path, platform: Option<&str>) -> Result<Replayed, InputErro
         return r.finish(&origin);
     }
     file.rewind().map_err(failed)?;
+    if magic.starts_with(&text::GZIP_MAGIC) || text::is_text(&magic) {
+        return replay_text(file, cond, &origin);
+    }
     let trace = PerfettoTrace::read(file, &origin)?;
     if trace.switches == 0 {
         let msg = "the trace has no sched_switch event (record ftrace's sched/sched_switch)";
         return Err(InputError::new(&origin, msg));
     }
-    let mut r = Replay::new(trace.nr_cpus, platform, trace.release.clone(), &origin)?;
+    let mut r = Replay::new(trace.nr_cpus, trace.release.clone(), cond, &origin)?;
     trace.for_each(|ts, cpu, ev| r.rebuild.event(ts, cpu, ev));
     if trace.compact > 0 {
         r.notes.push(format!(
@@ -86,34 +111,80 @@ pub fn replay(path: &Path, platform: Option<&str>) -> Result<Replayed, InputErro
     r.finish(&origin)
 }
 
+/// The text trace in `file` rebuilt.
+fn replay_text(file: File, cond: Conditions, origin: &str) -> Result<Replayed, InputError> {
+    let mut trace = TextTrace::open(file, origin)?;
+    let mut r = Replay::new(trace.nr_cpus, None, cond, origin)?;
+    let mut switches = 0u64;
+    trace.for_each(|ts, cpu, ev| {
+        switches += matches!(ev, SchedEvent::Switch(_)) as u64;
+        r.rebuild.event(ts, cpu, ev)
+    })?;
+    if switches == 0 {
+        let msg = "the trace has no sched_switch event (record it with -e sched)";
+        return Err(InputError::new(origin, msg));
+    }
+    if !trace.contexts() {
+        r.rebuild.contexts_unknown();
+    }
+    if trace.lost > 0 {
+        r.notes
+            .push(format!("{} CPUs' buffers say events were lost", trace.lost));
+    }
+    r.finish(origin)
+}
+
 /// A replay under way: its rebuild, and what is known of the trace.
 struct Replay {
     rebuild: Rebuild,
     platform: String,
+    kernel: Kernel,
     release: Option<String>,
     notes: Vec<String>,
 }
 
 impl Replay {
-    /// For a trace of `nr_cpus` CPUs on `platform` (None: `smp:N`, said in a note).
+    /// For a trace of `nr_cpus` CPUs of kernel `release`, under `cond`.
     fn new(
         nr_cpus: usize,
-        platform: Option<&str>,
         release: Option<String>,
+        cond: Conditions,
         origin: &str,
     ) -> Result<Replay, InputError> {
         let inferred = format!("smp:{}", nr_cpus.max(1));
         let mut notes = vec![];
-        if platform.is_none() {
+        if cond.platform.is_none() {
             notes.push(format!(
                 "platform {inferred}, from the trace's CPUs (--platform to say)"
             ));
         }
-        let platform = platform.unwrap_or(&inferred).to_string();
-        let rebuild = Rebuild::new(nr_cpus, &load_platform(&platform)?, origin)?;
+        let traced = (release.as_deref()).and_then(|r| {
+            Kernel::ALL
+                .into_iter()
+                .find(|k| r.starts_with(&format!("{}.", k.name())))
+        });
+        let kernel = cond.kernel.or(traced).unwrap_or_else(|| {
+            let release = release.as_deref().unwrap_or("not in the trace");
+            notes.push(format!(
+                "kernel 6.12: the trace's ({release}) is not a preset (--kernel to say)"
+            ));
+            Kernel::V6_12
+        });
+        let platform = cond.platform.unwrap_or(&inferred).to_string();
+        let plat = load_platform(&platform)?;
+        let f = features(kernel, cond.sets, &[])?;
+        let added = RunAdds {
+            costs: f.overhead.then(|| plat.costs_for(kernel)),
+            stretch: (f.work_jitter && !plat.work_stretch.is_empty()).then(|| {
+                let sum: u64 = plat.work_stretch.iter().sum();
+                sum as f64 / plat.work_stretch.len() as f64 / 1000.0
+            }),
+        };
+        let rebuild = Rebuild::new(nr_cpus, &plat, added, origin)?;
         Ok(Replay {
             rebuild,
             platform,
+            kernel,
             release,
             notes,
         })
@@ -130,11 +201,21 @@ impl Replay {
             return Err(InputError::new(origin, msg));
         }
         notes.extend(self.notes);
+        let idle = threads
+            .iter()
+            .filter(|t| !rtapp_json::has_events(t))
+            .count();
+        if idle > 0 {
+            notes.push(format!(
+                "{idle} threads left out: nothing of theirs an rt-app program can hold (no run of 0.5 us or more, no wakeup)"
+            ));
+        }
         Ok(Replayed {
             threads,
             length,
             cpu_busy,
             platform: self.platform,
+            kernel: self.kernel,
             release: self.release,
             notes,
         })

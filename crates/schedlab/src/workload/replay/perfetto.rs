@@ -91,6 +91,7 @@ enum Owned {
     Waking(i32, i32, bool),
     Rename(i32, String),
     Frequency(usize, u64),
+    Migrate(i32),
 }
 
 impl Owned {
@@ -114,6 +115,7 @@ impl Owned {
             Owned::Waking(waker, target, irq) => SchedEvent::Waking { waker, target, irq },
             Owned::Rename(pid, ref comm) => SchedEvent::Rename { pid, comm },
             Owned::Frequency(cpu, khz) => SchedEvent::Frequency { cpu, khz },
+            Owned::Migrate(pid) => SchedEvent::Migrate { pid },
         }
     }
 }
@@ -138,6 +140,7 @@ impl Messages {
             "sched_waking",
             "task_rename",
             "cpu_frequency",
+            "sched_migrate_task",
         ];
         let all = (EVENTS.iter())
             .filter(|f| names.contains(&f.name))
@@ -189,7 +192,7 @@ impl PerfettoTrace {
         while let Some((tag, len, head)) = packet_head(&mut r).map_err(|e| bad(at, &e))? {
             if tag != ((TRACE_PACKET << 3) | LEN) as u64 || len > MAX_PACKET {
                 let what = if at == 0 {
-                    "not a trace: neither trace.dat's magic nor a Perfetto trace packet"
+                    "not a trace: neither trace.dat's magic, trace text (cpus=N) nor a Perfetto trace packet"
                 } else {
                     "not a trace packet"
                 };
@@ -343,6 +346,7 @@ fn event(b: &[u8], msgs: &Messages) -> Result<Option<(Ns, Owned)>, ()> {
         ),
         "sched_waking" => Owned::Waking(pid, int("pid") as i32, in_interrupt(flags)),
         "task_rename" => Owned::Rename(int("pid") as i32, text("newcomm")),
+        "sched_migrate_task" => Owned::Migrate(int("pid") as i32),
         _ => Owned::Frequency(int("cpu_id") as usize, int("state") as u64),
     };
     Ok(Some((ts, ev)))
@@ -457,7 +461,7 @@ mod tests {
             trace(&[event(200, 0, 0, 11, &[(1, 1_000_000), (2, 1)])]),
         )
         .unwrap();
-        let err = crate::workload::replay::replay(&path, None)
+        let err = crate::workload::replay::replay(&path, Default::default())
             .err()
             .unwrap()
             .to_string();

@@ -8,12 +8,29 @@
 //! it slept, on a timer of its own expiring when it woke: absolute times, which do not drift
 //! when a run takes longer than in the trace. Simplified: the timer expires at the observed
 //! wakeup (its slack and interrupt latency included).
+//!
+//! A thread preempted by one it woke in that stretch, and run again only once that one's
+//! stretch ended, is taken to wait for it: a pipe's or socket's reply, which the trace
+//! cannot show as a wakeup because the reader had not yet blocked when it came (one CPU's
+//! ping-pong: the wakee preempts the writer, replies and blocks; the writer's read finds
+//! the reply). Simplified: the reply is posted at the end of the wakee's stretch.
+//!
+//! A running stretch in the trace holds what a run of the rebuild adds again (`RunAdds`):
+//! the kernel's own work done in it (the switch that ran the thread, the wakeups it did,
+//! the sleep's system call), which the cost model charges at the platform's costs
+//! (`sim/overhead.rs`), and the platform's work stretch (an emulator's, `sim/jitter.rs`).
+//! The rebuild takes the charges off each stretch, as the cost model prices them for the
+//! trace's kernel, and divides the rest by the mean stretch. Simplified: ticks, PELT and
+//! balancing work stay in the stretches (under 1% of a stretch at the default costs), a
+//! sleep taken as a timer only where interrupt context is unknown keeps its system call,
+//! and every stretch is divided by the same mean.
 
 use std::collections::HashMap;
 
 use crate::error::InputError;
-use crate::platform::Platform;
+use crate::platform::{OpCosts, Platform};
 use crate::sched::latency::Latencies;
+use crate::sched::ops::Op;
 use crate::time::Ns;
 
 /// `prev_state`'s task-state bits (`TASK_REPORT`); 0 is a preempted, runnable task.
@@ -30,8 +47,9 @@ pub enum Step {
     Sleep(Ns),
     /// A sleep until this time from the trace's start (an interrupt's wakeup).
     Timer(Ns),
-    /// Wait until another thread posts this one's semaphore.
-    Wait,
+    /// Wait until another thread posts this one's semaphore (the trace saw the wakeup at
+    /// this time from its start).
+    Wait(Ns),
     /// Post the semaphore of this thread (its index among the rebuilt threads).
     Post(usize),
 }
@@ -45,8 +63,11 @@ pub struct Observed {
     pub wakeups: u64,
     /// From each wakeup to the switch that ran it.
     pub latency: Latencies,
-    /// Switches in on another CPU than its last.
+    /// Moves to another CPU (`sched_migrate_task`; without it, switches in on another CPU
+    /// than its last).
     pub migrations: u64,
+    /// Switches in on another CPU than its last.
+    moved: u64,
     woken_at: Option<Ns>,
     last_cpu: Option<usize>,
 }
@@ -67,8 +88,18 @@ pub struct Thread {
     pub observed: Observed,
     /// Work not yet a step.
     pending: f64,
+    /// The kernel's work in it, which a run charges again.
+    kernel: f64,
     /// Since when it sleeps (None: running or runnable).
     asleep: Option<Ns>,
+    /// Woken by an idle CPU at least once (an interrupt's wakeup).
+    idle_woken: bool,
+    /// Where its current stretch's steps start.
+    stretch: usize,
+    /// Preempted by this thread, which it woke: it waits for that one's stretch to end.
+    after: Option<usize>,
+    /// The thread waiting for this one's stretch to end.
+    then_post: Option<usize>,
 }
 
 impl Thread {
@@ -114,6 +145,19 @@ pub enum SchedEvent<'a> {
         cpu: usize,
         khz: u64,
     },
+    /// `sched_migrate_task` of `pid`.
+    Migrate {
+        pid: i32,
+    },
+}
+
+/// What a run of the rebuild adds to a stretch's time, to be taken off.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunAdds {
+    /// The cost model's prices (None: it is off).
+    pub costs: Option<OpCosts>,
+    /// The work's mean stretch (None: none).
+    pub stretch: Option<f64>,
 }
 
 /// The rebuild as the trace is read.
@@ -132,13 +176,27 @@ pub struct Rebuild {
     last: Ns,
     /// A `cpu_frequency` event was seen.
     frequencies: bool,
+    /// A `sched_migrate_task` event was seen.
+    migrates: bool,
     /// Each CPU's time running a thread.
     busy: Vec<Ns>,
+    /// The trace says which wakings ran in an interrupt.
+    contexts: bool,
+    /// What a run adds.
+    adds: RunAdds,
+    /// Each reply taken as waited for: the replier, its post's step, the waiter, its wait's.
+    replies: Vec<(usize, usize, usize, usize)>,
 }
 
 impl Rebuild {
-    /// A rebuild of the trace `origin` of `nr_cpus` CPUs, its CPUs those of `plat`.
-    pub fn new(nr_cpus: usize, plat: &Platform, origin: &str) -> Result<Rebuild, InputError> {
+    /// A rebuild of the trace `origin` of `nr_cpus` CPUs, its CPUs those of `plat`, what a
+    /// run `adds` taken off the stretches.
+    pub fn new(
+        nr_cpus: usize,
+        plat: &Platform,
+        adds: RunAdds,
+        origin: &str,
+    ) -> Result<Rebuild, InputError> {
         if nr_cpus > plat.cpus.len() {
             let msg = format!(
                 "the trace has {} CPUs, platform {} has {}",
@@ -167,7 +225,11 @@ impl Rebuild {
             start: None,
             last: 0,
             frequencies: false,
+            migrates: false,
             busy: vec![0; plat.cpus.len()],
+            contexts: true,
+            adds,
+            replies: vec![],
         })
     }
 
@@ -185,7 +247,12 @@ impl Rebuild {
                 steps: vec![],
                 observed: Observed::default(),
                 pending: 0.0,
+                kernel: 0.0,
                 asleep: None,
+                idle_woken: false,
+                stretch: 0,
+                after: None,
+                then_post: None,
             });
             self.threads.len() - 1
         });
@@ -197,11 +264,19 @@ impl Rebuild {
         t
     }
 
+    /// The work CPU `cpu` does per ns now.
+    fn scale(&self, cpu: usize) -> f64 {
+        self.capacity[cpu] as f64 / 1024.0 * self.khz[cpu] as f64 / self.max_khz[cpu] as f64
+    }
+
     /// The work CPU `cpu` did from `since` to `now`.
     fn work(&self, cpu: usize, since: Ns, now: Ns) -> f64 {
-        let scale =
-            self.capacity[cpu] as f64 / 1024.0 * self.khz[cpu] as f64 / self.max_khz[cpu] as f64;
-        (now - since) as f64 * scale
+        (now - since) as f64 * self.scale(cpu)
+    }
+
+    /// Operation `op` on `cpu`, as work: what a run charges for it.
+    fn charge(&self, cpu: usize, op: Op) -> f64 {
+        (self.adds.costs).map_or(0.0, |c| c.get(op) as f64 * self.scale(cpu))
     }
 
     /// What ran on `cpu` until `now` counted to its thread.
@@ -215,14 +290,16 @@ impl Rebuild {
         }
     }
 
-    /// Thread `t`'s pending work as a step.
+    /// Thread `t`'s pending work, what a run adds taken off, as a step.
     fn flush(&mut self, t: usize) {
+        let stretch = self.adds.stretch.unwrap_or(1.0);
         let th = &mut self.threads[t];
-        let ns = th.pending.round();
+        let work = (th.pending - std::mem::take(&mut th.kernel)).max(0.0) / stretch;
+        let ns = work.round();
         if ns >= 1.0 {
             th.steps.push(Step::Run(ns as Ns));
         }
-        th.pending -= ns;
+        th.pending = (work - ns) * stretch;
     }
 
     /// One event, at `ts` on `cpu`.
@@ -245,6 +322,12 @@ impl Rebuild {
                     self.frequencies = true;
                     self.account(c, ts);
                     self.khz[c] = khz.min(self.max_khz[c]);
+                }
+            }
+            SchedEvent::Migrate { pid } => {
+                self.migrates = true;
+                if let Some(&t) = self.by_pid.get(&pid) {
+                    self.threads[t].observed.migrations += 1;
                 }
             }
         }
@@ -270,6 +353,30 @@ impl Rebuild {
         } else if state != 0 {
             self.flush(t);
             self.threads[t].asleep = Some(ts);
+        } else if let Some(&next) = self.by_pid.get(&sw.next) {
+            let th = &self.threads[t];
+            if th.steps[th.stretch..].contains(&Step::Post(next)) {
+                self.threads[t].after = Some(next);
+                self.threads[next].then_post = Some(t);
+            }
+        }
+        self.reply(ts, t);
+    }
+
+    /// Thread `t`'s stretch ended at `ts`: the thread that waits for it (see the module's
+    /// doc) waits for a post at this point of `t`'s program.
+    fn reply(&mut self, ts: Ns, t: usize) {
+        let Some(a) = self.threads[t].then_post.take() else {
+            return;
+        };
+        if self.threads[a].after.take() == Some(t) {
+            self.flush(t);
+            self.threads[t].steps.push(Step::Post(a));
+            self.flush(a);
+            let at = ts - self.start.unwrap_or(ts);
+            self.threads[a].steps.push(Step::Wait(at));
+            let (post, wait) = (self.threads[t].steps.len(), self.threads[a].steps.len());
+            self.replies.push((t, post - 1, a, wait - 1));
         }
     }
 
@@ -280,18 +387,24 @@ impl Rebuild {
         }
         let since_start = ts - self.start.unwrap_or(ts);
         let t = self.thread(sw.next, sw.next_comm, sw.next_prio, since_start);
+        // On again before the one it waited for ended its stretch: it did not wait.
+        if let Some(b) = self.threads[t].after.take() {
+            self.threads[b].then_post = None;
+        }
         let th = &mut self.threads[t];
         // Woken unseen (before the trace, or its waking not recorded): its sleep ends now.
         if let Some(since) = th.asleep.take() {
             th.steps.push(Step::Sleep(ts - since));
         }
+        th.stretch = th.steps.len();
         let seen = &mut th.observed;
         if let Some(w) = seen.woken_at.take() {
             seen.latency.record(ts - w);
         }
-        seen.migrations += seen.last_cpu.is_some_and(|c| c != cpu) as u64;
+        seen.moved += seen.last_cpu.is_some_and(|c| c != cpu) as u64;
         seen.last_cpu = Some(cpu);
         self.running[cpu] = Some((t, ts));
+        self.threads[t].kernel += self.charge(cpu, Op::ContextSwitch);
     }
 
     /// `waker` (the pid running on `cpu`, 0: idle) wakes `target`, in interrupt context or
@@ -306,22 +419,51 @@ impl Rebuild {
         if self.threads[t].asleep.take().is_none() {
             return; // not asleep: nothing to wait for
         }
-        let seen = &mut self.threads[t].observed;
-        seen.wakeups += 1;
-        seen.woken_at = Some(ts);
-        let by = self.running[cpu].filter(|&(w, _)| !irq && self.threads[w].pid == waker && w != t);
-        match by {
+        let at = ts - self.start.unwrap_or(ts);
+        let th = &mut self.threads[t];
+        th.idle_woken |= waker == 0;
+        th.observed.wakeups += 1;
+        th.observed.woken_at = Some(ts);
+        // The wakeup's work, done on this CPU: in the stretch of the task running there.
+        let remote = th.observed.last_cpu != Some(cpu);
+        let wakeup = self.charge(cpu, [Op::WakeupLocal, Op::WakeupRemote][remote as usize]);
+        let running = self.running[cpu].filter(|&(w, _)| w != t);
+        if let Some((w, _)) = running {
+            self.threads[w].kernel += wakeup;
+        }
+        match running.filter(|&(w, _)| !irq && self.threads[w].pid == waker) {
             Some((w, _)) => {
                 self.account(cpu, ts);
                 self.flush(w);
                 self.threads[w].steps.push(Step::Post(t));
-                self.threads[t].steps.push(Step::Wait);
+                self.threads[t].steps.push(Step::Wait(at));
             }
             None => {
-                let at = ts - self.start.unwrap_or(ts);
+                let cpu = self.threads[t].observed.last_cpu.unwrap_or(cpu);
+                let stretch = self.adds.stretch.unwrap_or(1.0);
+                self.sleep_call(t, self.charge(cpu, Op::Nanosleep) / stretch);
                 self.threads[t].steps.push(Step::Timer(at));
             }
         }
+    }
+
+    /// The system call of thread `t`'s sleep, `work` long, taken off the stretch before it.
+    fn sleep_call(&mut self, t: usize, work: f64) {
+        if let Some(Step::Run(ns)) = self.threads[t].steps.last_mut() {
+            *ns -= (work.round() as Ns).min(*ns - 1);
+        }
+    }
+
+    /// The trace recorded `sched_migrate_task` (its format is in a trace.dat), whether or not
+    /// any thread migrated.
+    pub fn migrations_recorded(&mut self) {
+        self.migrates = true;
+    }
+
+    /// The trace does not say which wakings ran in an interrupt (text without latency
+    /// columns): a waking on a CPU running a task was taken as that task's.
+    pub fn contexts_unknown(&mut self) {
+        self.contexts = false;
     }
 
     /// The threads, their last work counted, the trace's length, each CPU's busy time and
@@ -338,7 +480,55 @@ impl Rebuild {
         if !self.frequencies {
             notes.push("no cpu_frequency event: every CPU at its highest frequency".into());
         }
+        if !self.migrates {
+            notes.push(
+                "no sched_migrate_task event: a migration is a switch-in on another CPU".into(),
+            );
+            for th in &mut self.threads {
+                th.observed.migrations = th.observed.moved;
+            }
+        }
+        if !self.contexts {
+            let n = self.idle_woken_by_timers();
+            notes.push(format!(
+                "the trace does not say which wakings ran in an interrupt (trace-cmd report -l \
+                 does): {n} threads an idle CPU woke are taken as woken by timers throughout"
+            ));
+        }
         (self.threads, length, self.busy, notes)
+    }
+
+    /// Where interrupt context is unknown, a thread that an idle CPU woke (which only an
+    /// interrupt does) is taken as woken by interrupts throughout: an interrupt on a busy
+    /// CPU shows the task it interrupted as the waker. Its waits become timers at the
+    /// observed wakeups, and its wakers' posts go; so does a reply taken as waited for
+    /// between it and another (the preempting "wakeup" was an interrupt's). Simplified: a
+    /// thread woken both by interrupts and by tasks loses its dependencies. Returns how many
+    /// threads.
+    fn idle_woken_by_timers(&mut self) -> usize {
+        let timed: Vec<bool> = self.threads.iter().map(|t| t.idle_woken).collect();
+        for &(b, post, a, wait) in &self.replies {
+            if timed[a] || timed[b] {
+                self.threads[b].steps[post] = Step::Run(0);
+                self.threads[a].steps[wait] = Step::Run(0);
+            }
+        }
+        for (i, th) in self.threads.iter_mut().enumerate() {
+            let mut steps = Vec::with_capacity(th.steps.len());
+            for step in th.steps.drain(..) {
+                let step = match step {
+                    Step::Post(t) if timed[t] => continue,
+                    Step::Wait(at) if timed[i] => Step::Timer(at),
+                    step => step,
+                };
+                match (steps.last_mut(), &step) {
+                    (Some(Step::Run(a)), Step::Run(b)) => *a += b,
+                    _ => steps.push(step),
+                }
+            }
+            th.steps = steps;
+        }
+        timed.iter().filter(|&&t| t).count()
     }
 }
 
@@ -380,12 +570,169 @@ mod tests {
         platform: &str,
         events: &[(Ns, usize, SchedEvent)],
     ) -> (Vec<Thread>, Ns, Vec<Ns>, Vec<String>) {
+        rebuild_with(platform, RunAdds::default(), true, events)
+    }
+
+    /// The rebuild with what a run `adds` taken off, the wakings' `contexts` known or not.
+    fn rebuild_with(
+        platform: &str,
+        adds: RunAdds,
+        contexts: bool,
+        events: &[(Ns, usize, SchedEvent)],
+    ) -> (Vec<Thread>, Ns, Vec<Ns>, Vec<String>) {
         let plat = platform::load_builtin(platform).unwrap();
-        let mut rb = Rebuild::new(plat.cpus.len(), &plat, "t.dat").unwrap();
+        let mut rb = Rebuild::new(plat.cpus.len(), &plat, adds, "t.dat").unwrap();
         for &(ts, cpu, ev) in events {
             rb.event(ts, cpu, ev);
         }
+        if !contexts {
+            rb.contexts_unknown();
+        }
         rb.finish()
+    }
+
+    /// Each thread's steps, by pid.
+    fn steps(threads: &[Thread], pid: i32) -> Vec<Step> {
+        threads.iter().find(|t| t.pid == pid).unwrap().steps.clone()
+    }
+
+    /// CPU 0, µs: B runs 0–10 and sleeps; A runs 10–32, waking B at 30; B preempts A at 32
+    /// (A runnable, `R`); then `rest`.
+    fn preempted_by_its_wakee(
+        rest: &[(Ns, usize, SchedEvent<'static>)],
+    ) -> Vec<(Ns, usize, SchedEvent<'static>)> {
+        let mut events = vec![
+            (0, 0, switch(0, 0, B)),
+            (10 * US, 0, switch(B, SLEEP, A)),
+            (30 * US, 0, waking(A, B, false)),
+            (32 * US, 0, switch(A, 0, B)),
+        ];
+        events.extend_from_slice(rest);
+        events
+    }
+
+    /// One CPU's pipe ping-pong as the kernel traces it: A preempted by B, which it woke;
+    /// B replies and sleeps at 40; A, on again, finds the reply without sleeping, wakes B
+    /// at 45 and sleeps at 50. A waits for B's stretch: a post at B's 40.
+    #[test]
+    fn a_writer_preempted_by_its_reader_waits_for_the_reply() {
+        let events = preempted_by_its_wakee(&[
+            (40 * US, 0, switch(B, SLEEP, A)),
+            (45 * US, 0, waking(A, B, false)),
+            (50 * US, 0, switch(A, SLEEP, 0)),
+        ]);
+        let (threads, ..) = rebuild("smp:1", &events);
+        use Step::*;
+        let (b, a) = (0, 1); // their indices: B first seen
+        assert_eq!((threads[b].pid, threads[a].pid), (B, A));
+        assert_eq!(
+            steps(&threads, A),
+            [
+                Run(20 * US),
+                Post(b),
+                Run(2 * US),
+                Wait(40 * US),
+                Run(5 * US),
+                Post(b),
+                Run(5 * US)
+            ]
+        );
+        assert_eq!(
+            steps(&threads, B),
+            [
+                Run(10 * US),
+                Wait(30 * US),
+                Run(8 * US),
+                Post(a),
+                Wait(45 * US)
+            ]
+        );
+        assert_eq!(threads[a].observed.wakeups, 0);
+    }
+
+    /// As above on two CPUs, but A runs again on CPU 1 at 35, before B's stretch ends: it
+    /// did not wait for B.
+    #[test]
+    fn a_writer_on_again_before_its_reader_replied_did_not_wait() {
+        let events = preempted_by_its_wakee(&[
+            (35 * US, 1, switch(0, 0, A)),
+            (40 * US, 0, switch(B, SLEEP, 0)),
+            (50 * US, 1, switch(A, SLEEP, 0)),
+        ]);
+        let (threads, ..) = rebuild("smp:2", &events);
+        use Step::*;
+        assert_eq!(steps(&threads, A), [Run(20 * US), Post(0), Run(17 * US)]);
+        assert_eq!(
+            steps(&threads, B),
+            [Run(10 * US), Wait(30 * US), Run(8 * US)]
+        );
+    }
+
+    /// What a run adds, taken off (smp:1, capacity 1024 at its highest frequency: 1 ns of
+    /// work per ns; the default costs: a context switch 610 ns, a local wakeup 305, a
+    /// nanosleep 549; a work stretch of 1.25). B: 0–10 µs less its switch, / 1.25 = 7512. A:
+    /// 10–30 less its switch and its wakeup of B, / 1.25 = 15268; then 30–40, / 1.25 = 8000,
+    /// less its sleep's call of 549 / 1.25 (439) = 7561, before its timer.
+    #[test]
+    fn what_a_run_adds_is_taken_off_the_stretches() {
+        let adds = RunAdds {
+            costs: Some(OpCosts::default()),
+            stretch: Some(1.25),
+        };
+        let events = [
+            (0, 0, switch(0, 0, B)),
+            (10 * US, 0, switch(B, SLEEP, A)),
+            (30 * US, 0, waking(A, B, false)),
+            (40 * US, 0, switch(A, SLEEP, 0)),
+            (100 * US, 0, waking(0, A, true)),
+        ];
+        let (threads, ..) = rebuild_with("smp:1", adds, true, &events);
+        use Step::*;
+        assert_eq!(
+            steps(&threads, A),
+            [Run(15_268), Post(0), Run(7_561), Timer(100 * US)]
+        );
+        assert_eq!(steps(&threads, B), [Run(7_512), Wait(30 * US)]);
+    }
+
+    /// A text trace without latency columns: C, woken once by an idle CPU (at 20 µs), is
+    /// taken as woken by interrupts throughout, so A's waking of it at 50 µs (a timer
+    /// interrupting A, as far as the trace tells) is a timer too; A's post goes and its
+    /// stretches join. Known contexts keep the dependency.
+    #[test]
+    fn without_contexts_a_thread_an_idle_cpu_woke_is_woken_by_timers() {
+        let events = [
+            (0, 0, switch(0, 0, A)),
+            (0, 1, switch(0, 0, C)),
+            (10 * US, 1, switch(C, SLEEP, 0)),
+            (20 * US, 1, waking(0, C, false)),
+            (22 * US, 1, switch(0, 0, C)),
+            (30 * US, 1, switch(C, SLEEP, 0)),
+            (50 * US, 0, waking(A, C, false)),
+            (52 * US, 1, switch(0, 0, C)),
+            (60 * US, 1, switch(C, SLEEP, 0)),
+            (70 * US, 0, switch(A, SLEEP, 0)),
+        ];
+        use Step::*;
+        let (threads, _, _, notes) = rebuild_with("smp:2", RunAdds::default(), false, &events);
+        assert_eq!(steps(&threads, A), [Run(70 * US)]);
+        assert_eq!(
+            steps(&threads, C),
+            [
+                Run(10 * US),
+                Timer(20 * US),
+                Run(8 * US),
+                Timer(50 * US),
+                Run(8 * US)
+            ]
+        );
+        let last = notes.last().unwrap();
+        assert!(
+            last.ends_with("1 threads an idle CPU woke are taken as woken by timers throughout")
+        );
+        let (threads, ..) = rebuild("smp:2", &events);
+        assert_eq!(steps(&threads, A), [Run(50 * US), Post(1), Run(20 * US)]);
+        assert_eq!(steps(&threads, C)[3], Wait(50 * US));
     }
 
     /// A pipe ping-pong worked out by hand on smp:4, µs from 0. CPU 1: B runs 0–50 and
@@ -419,7 +766,10 @@ mod tests {
         assert_eq!(busy, [130 * US, 130 * US, 18 * US, 0]);
         assert_eq!(
             notes,
-            ["no cpu_frequency event: every CPU at its highest frequency"]
+            [
+                "no cpu_frequency event: every CPU at its highest frequency",
+                "no sched_migrate_task event: a migration is a switch-in on another CPU"
+            ]
         );
         let thread = |pid: i32| threads.iter().find(|t| t.pid == pid).unwrap();
         let index = |pid: i32| threads.iter().position(|t| t.pid == pid).unwrap();
@@ -427,11 +777,23 @@ mod tests {
         let (a, b) = (index(A), index(B));
         assert_eq!(
             thread(A).steps,
-            [Run(100 * US), Post(b), Run(20 * US), Wait, Run(10 * US)]
+            [
+                Run(100 * US),
+                Post(b),
+                Run(20 * US),
+                Wait(180 * US),
+                Run(10 * US)
+            ]
         );
         assert_eq!(
             thread(B).steps,
-            [Run(50 * US), Wait, Run(75 * US), Post(a), Run(5 * US)]
+            [
+                Run(50 * US),
+                Wait(100 * US),
+                Run(75 * US),
+                Post(a),
+                Run(5 * US)
+            ]
         );
         assert_eq!(
             thread(C).steps,
@@ -481,7 +843,10 @@ mod tests {
                 (1024 * US, 0, switch(B, SLEEP, 0)),
             ],
         );
-        assert!(notes.is_empty());
+        assert_eq!(
+            notes,
+            ["no sched_migrate_task event: a migration is a switch-in on another CPU"]
+        );
         assert_eq!(threads[0].steps, [Step::Run(512 * US)]);
         assert_eq!(threads[1].steps, [Step::Run(462 * US)]);
     }
@@ -518,10 +883,35 @@ mod tests {
         assert_eq!((b.name(), b.start, b.steps.len()), ("b-102".into(), 0, 0));
     }
 
+    /// With `sched_migrate_task` recorded, a thread's migrations are its events: two here,
+    /// though it switches in on another CPU once.
+    #[test]
+    fn migrations_are_sched_migrate_task_events_when_recorded() {
+        let migrate = SchedEvent::Migrate { pid: A };
+        let (threads, _, _, notes) = rebuild(
+            "smp:2",
+            &[
+                (0, 0, switch(0, 0, A)),
+                (10 * US, 0, switch(A, SLEEP, 0)),
+                (20 * US, 1, waking(0, A, true)),
+                (20 * US, 1, migrate),
+                (21 * US, 1, migrate),
+                (22 * US, 1, switch(0, 0, A)),
+            ],
+        );
+        assert_eq!(threads[0].observed.migrations, 2);
+        assert_eq!(
+            notes,
+            ["no cpu_frequency event: every CPU at its highest frequency"]
+        );
+    }
+
     #[test]
     fn a_trace_with_more_cpus_than_the_platform_is_refused() {
         let plat = platform::load_builtin("smp:2").unwrap();
-        let err = Rebuild::new(4, &plat, "t.dat").err().unwrap().to_string();
+        let err = (Rebuild::new(4, &plat, RunAdds::default(), "t.dat").err())
+            .unwrap()
+            .to_string();
         assert_eq!(err, "t.dat: the trace has 4 CPUs, platform smp:2 has 2");
     }
 }

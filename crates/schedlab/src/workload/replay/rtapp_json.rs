@@ -20,7 +20,7 @@ pub fn rtapp_json(threads: &[Thread], length: Ns) -> String {
         s,
         "{{\n  \"global\": {{\"duration\": {secs}, \"default_policy\": \"SCHED_OTHER\", \"calibration\": \"CPU0\", \"log_size\": \"disable\"}},\n  \"tasks\": {{"
     );
-    for (i, t) in threads.iter().enumerate() {
+    for (i, t) in threads.iter().filter(|t| has_events(t)).enumerate() {
         let sep = if i == 0 { "" } else { "," };
         let _ = write!(s, "{sep}\n    {}: {{", quote(&t.name()));
         let (policy, priority) = policy(t.prio);
@@ -44,7 +44,7 @@ pub fn rtapp_json(threads: &[Thread], length: Ns) -> String {
                     let period = next - std::mem::replace(&mut expiry, next);
                     write!(s, ", \"timer{k}\": {{\"ref\": \"unique\", \"period\": {period}, \"mode\": \"absolute\"}}")
                 }
-                Step::Wait => write!(s, ", \"sem_wait{k}\": {}", quote(&t.name())),
+                Step::Wait(_) => write!(s, ", \"sem_wait{k}\": {}", quote(&t.name())),
                 Step::Post(i) => write!(s, ", \"sem_post{k}\": {}", quote(&threads[*i].name())),
             };
         }
@@ -52,6 +52,13 @@ pub fn rtapp_json(threads: &[Thread], length: Ns) -> String {
     }
     s.push_str("\n  }\n}\n");
     s
+}
+
+/// Whether thread `t`'s program has an event rt-app can hold: a phase needs one, and a
+/// stretch under 0.5 µs is none. Without, the thread is left out (a thread first seen
+/// exiting, say).
+pub fn has_events(t: &Thread) -> bool {
+    (t.steps.iter()).any(|s| !matches!(s, Step::Run(ns) | Step::Sleep(ns) if *ns < 500))
 }
 
 /// The policy and rt-app `priority` of a task of `sched_switch` prio `prio`: a real-time

@@ -235,9 +235,15 @@ mod tests {
         pages.extend(page(40_000, &events, 0));
         let path = dir.path().join("many.dat");
         std::fs::write(&path, v6([pages, vec![]])).unwrap();
-        let err = crate::workload::replay::replay(&path, Some("smp:2"))
-            .err()
-            .unwrap();
+        let err = crate::workload::replay::replay(
+            &path,
+            super::super::Conditions {
+                platform: Some("smp:2"),
+                ..Default::default()
+            },
+        )
+        .err()
+        .unwrap();
         let want = format!(
             "{}: 33001 threads, more than the 32768 a workload may start",
             path.display()

@@ -1,6 +1,6 @@
 //! The scheduler's events in trace.dat records: each event's fields found once in its
-//! format (`sched_switch`, `sched_waking`, `task_rename`,
-//! `cpu_frequency`), and a record read as the rebuild's `SchedEvent`.
+//! format (`sched_switch`, `sched_waking`, `task_rename`, `cpu_frequency`,
+//! `sched_migrate_task`), and a record read as the rebuild's `SchedEvent`.
 
 use super::format::{EventFormat, Field, Record};
 use super::Meta;
@@ -22,6 +22,7 @@ pub struct SchedFields {
     waking: Option<(u16, Field)>,
     rename: Option<(u16, Field, Field)>,
     frequency: Option<(u16, Field, Field)>,
+    migrate: Option<(u16, Field)>,
 }
 
 impl SchedFields {
@@ -52,7 +53,13 @@ impl SchedFields {
             waking: one("sched_waking", "pid"),
             rename: two("task_rename", "pid", "newcomm"),
             frequency: two("cpu_frequency", "state", "cpu_id"),
+            migrate: one("sched_migrate_task", "pid"),
         })
+    }
+
+    /// Whether the trace recorded `sched_migrate_task`.
+    pub fn migrations(&self) -> bool {
+        self.migrate.is_some()
     }
 
     /// Record `r` as a scheduler event (None: another event).
@@ -83,6 +90,9 @@ impl SchedFields {
                 pid: pid(p),
                 comm: r.str(comm),
             });
+        }
+        if let Some((_, p)) = self.migrate.as_ref().filter(|e| e.0 == id) {
+            return Some(SchedEvent::Migrate { pid: pid(p) });
         }
         let (_, state, cpu) = self.frequency.as_ref().filter(|e| e.0 == id)?;
         Some(SchedEvent::Frequency {
