@@ -254,3 +254,42 @@ def test_a_gzipped_trace_cut_short_is_refused(cli, tmp_path):
     err = r.stderr.decode()
     assert r.returncode == 2 and err.startswith(f"schedlab: {trace}: line ")
     assert "the gzip file is cut short or damaged" in err and len(err.splitlines()) == 1
+
+
+def test_a_side_file_says_what_the_trace_cannot(tmp_path):
+    """`--attrs`: a table per task name or comm of rt-app's scheduling keys. The periodic
+    thread (by task name) becomes a deadline task, whose policy replaces the rebuild's and
+    drops its priority; the ping thread (by its comm, ping-0) gets a uclamp and an affinity."""
+    trace, attrs = tmp_path / "t.dat", tmp_path / "attrs.toml"
+    schedlab.run(WORKLOAD, platform="smp:4", duration_ns=200_000_000, trace=trace, frames=False)
+    attrs.write_text('["tick-2-1002"]\npolicy = "SCHED_DEADLINE"\ndl-runtime = 400\ndl-period = 4000\n'
+                     '["ping-0"]\nutil_min = 512\ncpus = [1]\n')
+    r = schedlab.replay(trace, attrs=attrs)
+    tasks = json.loads(r.workload)["tasks"]
+    tick, ping = tasks["tick-2-1002"], tasks["ping-0-1000"]
+    assert (tick["policy"], tick["dl-runtime"], tick["dl-period"]) == ("SCHED_DEADLINE", 400, 4000)
+    assert "priority" not in tick
+    assert (ping["policy"], ping["util_min"], ping["cpus"]) == ("SCHED_OTHER", 512, [1])
+    assert "util_min" not in tasks["pong-1-1001"]
+    s = schedlab.run(r.workload, platform=r.platform, duration_ns=r.length_ns, frames=False).summary()
+    ran = {t["comm"].rsplit("-", 1)[0]: t for t in s["tasks"]}
+    assert ran["tick-2-1002"]["policy"] == "SCHED_DEADLINE"
+    assert ran["ping-0-1000"]["cpu"] == 1
+
+
+@pytest.mark.parametrize("text, message", [
+    ('["tick-2-1002"]\ndl-runtime = "x"\n', "tasks.tick-2-1002.dl-runtime: expected an integer, found a string"),
+    ('["tick-2-1002"]\nfoo = 1\n', "tick-2-1002.foo: not a task's scheduling key (one of policy, priority,"),
+    ("[nobody]\nutil_min = 1\n", "[nobody]: no thread of the trace has this task name (comm-pid) or comm"),
+    ("x = 1\n", "x: a table of rt-app task keys, not a value"),
+    ("[a\n", "attrs.toml: "),
+])
+def test_a_bad_side_file_is_one_line_naming_it_and_the_key(cli, tmp_path, text, message):
+    trace, attrs = tmp_path / "t.dat", tmp_path / "attrs.toml"
+    schedlab.run(WORKLOAD, platform="smp:2", duration_ns=50_000_000, trace=trace, frames=False)
+    attrs.write_text(text)
+    r = cli("replay", trace, "--attrs", attrs)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and r.stdout == b""
+    assert f"schedlab: {attrs}: " in err and message in err, err
+    assert len([l for l in err.splitlines() if not l.startswith("note:")]) == 1

@@ -245,6 +245,9 @@ def parser() -> argparse.ArgumentParser:
                    help="the traced machine: a built-in name, smp:N or a .toml file (default: smp:N, the trace's CPUs)")
     r.add_argument("-o", "--output", metavar="WORKLOAD.json",
                    help="write the workload there (default: standard output, unless --check)")
+    r.add_argument("--attrs", metavar="THREADS.toml",
+                   help="what the trace cannot say of its threads (deadline parameters, uclamp, cgroup, "
+                        "affinity): rt-app task keys in a table per task name (comm-pid) or comm")
     r.add_argument("--check", action="store_true",
                    help="run the workload under the trace's conditions (the switches below: say its governor) "
                         "and set each thread's figures beside the trace's")
@@ -696,8 +699,10 @@ def _check(args) -> int:
 def _replay_trace(args) -> int:
     if args.report is not None and args.b is None:
         return _fail("replay: --report is the what-if's: give --b 'OPTIONS'")
-    check_outputs({"the trace": args.trace}, {"the workload": args.output, "the comparison": args.report})
-    r = _core.replay(Path(args.trace), args.platform, args.kernel, _sets(args))
+    check_outputs({"the trace": args.trace, "the thread attributes": args.attrs},
+                  {"the workload": args.output, "the comparison": args.report})
+    r = _core.replay(Path(args.trace), args.platform, args.kernel, _sets(args),
+                     None if args.attrs is None else Path(args.attrs))
     runs = args.check or args.b is not None
     kernel = r["kernel"]
     for n in r["notes"]:

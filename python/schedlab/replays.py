@@ -30,12 +30,14 @@ class Replay:
     cpu_busy_ns: list
 
 
-def replay(trace, platform: str | None = None, kernel: str | None = None, sets=()) -> Replay:
+def replay(trace, platform: str | None = None, kernel: str | None = None, sets=(), attrs=None) -> Replay:
     """Rebuild `trace`'s threads on `platform` (None: `smp:N` for the trace's N CPUs) for
     runs of `kernel` (None: the trace's release, else 6.12) with switches `sets` (as `run`'s):
     what such a run adds to the trace's times (the cost model's charges, an emulator's work
-    stretch) is taken off the running stretches."""
-    r = _core.replay(Path(trace), platform, kernel, [sets] if isinstance(sets, str) else list(sets))
+    stretch) is taken off the running stretches. `attrs`: a side file (TOML) of rt-app task
+    keys per thread for what the trace cannot say (docs/replay.md)."""
+    r = _core.replay(Path(trace), platform, kernel, [sets] if isinstance(sets, str) else list(sets),
+                     None if attrs is None else Path(attrs))
     observed = pd.DataFrame(r["threads"], columns=OBSERVED).set_index("task")
     return Replay(r["json"], r["notes"], r["platform"], r["kernel"], r["release"], r["length_ns"], observed,
                   r["cpu_busy_ns"])

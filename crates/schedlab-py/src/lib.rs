@@ -405,22 +405,25 @@ fn check(workload: std::path::PathBuf, json_c: bool) -> PyResult<(String, Vec<St
 
 /// `schedlab replay`: a trace (trace.dat, Perfetto or text) rebuilt on `platform` (None:
 /// the trace's CPU count) for runs of `kernel` (None: the trace's) with switches `sets`
-/// (what such a run adds to the trace's times is taken off): a dict of its rt-app JSON, notes, the platform, the
+/// (what such a run adds to the trace's times is taken off), with the side file `attrs`'s
+/// task keys (None: none): a dict of its rt-app JSON, notes, the platform, the
 /// kernel, the kernel's release, the trace's length, each thread's observed figures (task
 /// name, pid, run ns, wakeups, latency p50 and p99 ns, migrations) and each CPU's busy ns.
 #[pyfunction]
-#[pyo3(signature = (trace, platform=None, kernel=None, sets=vec![]))]
+#[pyo3(signature = (trace, platform=None, kernel=None, sets=vec![], attrs=None))]
 fn replay<'py>(
     py: Python<'py>,
     trace: std::path::PathBuf,
     platform: Option<String>,
     kernel: Option<String>,
     sets: Vec<String>,
+    attrs: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let cond = schedlab::workload::replay::Conditions {
         platform: platform.as_deref(),
         kernel: kernel.as_deref().map(kernel_of).transpose()?,
         sets: &sets,
+        attrs: attrs.as_deref(),
     };
     let r = py
         .detach(|| schedlab::workload::replay::replay(&trace, cond))
@@ -433,7 +436,7 @@ fn replay<'py>(
         })
         .collect();
     let d = PyDict::new(py);
-    d.set_item("json", r.rtapp_json())?;
+    d.set_item("json", &r.json)?;
     d.set_item("notes", &r.notes)?;
     d.set_item("platform", &r.platform)?;
     d.set_item("kernel", r.kernel.name())?;

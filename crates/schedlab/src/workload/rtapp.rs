@@ -283,7 +283,8 @@ fn event_kind(key: &str) -> Option<&'static str> {
 /// Task keys of the pre-2014 grammar (doc/examples/merge, WA taskset.json).
 const OLD_GRAMMAR_KEYS: [&str; 3] = ["exec", "lock_order", "resources"];
 
-const SCHED_KEYS: [&str; 11] = [
+/// A task's (or a phase's) scheduling keys.
+pub const SCHED_KEYS: [&str; 11] = [
     "policy",
     "priority",
     "dl-runtime",

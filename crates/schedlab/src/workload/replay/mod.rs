@@ -3,6 +3,7 @@
 //! `text.rs`: `trace-cmd report` or tracefs text), its threads rebuilt as programs
 //! (`rebuild.rs`), and written as rt-app JSON (`rtapp_json.rs`).
 
+mod attrs;
 pub mod dat;
 mod perfetto;
 pub mod rebuild;
@@ -13,6 +14,7 @@ use std::fs::File;
 use std::io::{Read, Seek};
 use std::path::Path;
 
+use self::attrs::Attrs;
 use self::dat::{SchedFields, Trace};
 use self::perfetto::PerfettoTrace;
 use self::rebuild::{Rebuild, RunAdds, SchedEvent, Thread};
@@ -22,6 +24,7 @@ use crate::kernel::Kernel;
 use crate::limits::MAX_THREADS;
 use crate::run::{features, load_platform};
 use crate::time::Ns;
+use crate::workload::Dialect;
 
 /// A trace rebuilt.
 pub struct Replayed {
@@ -38,13 +41,8 @@ pub struct Replayed {
     pub release: Option<String>,
     /// What the rebuild assumed.
     pub notes: Vec<String>,
-}
-
-impl Replayed {
     /// As rt-app JSON.
-    pub fn rtapp_json(&self) -> String {
-        rtapp_json::rtapp_json(&self.threads, self.length)
-    }
+    pub json: String,
 }
 
 /// The conditions a trace is rebuilt for: those it was recorded under.
@@ -58,6 +56,8 @@ pub struct Conditions<'a> {
     /// kernel's work stays in the stretches, without the work's jitter (`jitter.work=off`)
     /// so does the platform's work stretch.
     pub sets: &'a [String],
+    /// A side file of what the trace cannot say of its threads (`--attrs`).
+    pub attrs: Option<&'a Path>,
 }
 
 /// The trace at `path` (a trace.dat, a Perfetto trace, or text, gzipped or not) rebuilt for
@@ -141,6 +141,7 @@ struct Replay {
     kernel: Kernel,
     release: Option<String>,
     notes: Vec<String>,
+    attrs: Attrs,
 }
 
 impl Replay {
@@ -164,10 +165,12 @@ impl Replay {
                 .find(|k| r.starts_with(&format!("{}.", k.name())))
         });
         let kernel = cond.kernel.or(traced).unwrap_or_else(|| {
-            let release = release.as_deref().unwrap_or("not in the trace");
-            notes.push(format!(
-                "kernel 6.12: the trace's ({release}) is not a preset (--kernel to say)"
-            ));
+            notes.push(match release.as_deref() {
+                Some(r) => {
+                    format!("kernel 6.12: the trace's ({r}) is not a preset (--kernel to say)")
+                }
+                None => "kernel 6.12: the trace does not name its kernel (--kernel to say)".into(),
+            });
             Kernel::V6_12
         });
         let platform = cond.platform.unwrap_or(&inferred).to_string();
@@ -181,12 +184,14 @@ impl Replay {
             }),
         };
         let rebuild = Rebuild::new(nr_cpus, &plat, added, origin)?;
+        let attrs = cond.attrs.map_or(Ok(Attrs::default()), Attrs::load)?;
         Ok(Replay {
             rebuild,
             platform,
             kernel,
             release,
             notes,
+            attrs,
         })
     }
 
@@ -201,6 +206,21 @@ impl Replay {
             return Err(InputError::new(origin, msg));
         }
         notes.extend(self.notes);
+        self.attrs.check(&threads)?;
+        let json = rtapp_json::rtapp_json(&threads, length, &self.attrs);
+        if !self.attrs.is_empty() {
+            // Its keys are checked as a workload's: errors name the side file and the key
+            // (not where in the workload's text).
+            crate::workload::parse(&json, &self.attrs.origin, Dialect::Workgen).map_err(|e| {
+                let msg = e.to_string();
+                let msg = msg
+                    .strip_prefix(&format!("{}: ", self.attrs.origin))
+                    .unwrap_or(&msg);
+                let key = msg.split(" (line ").next().unwrap_or(msg);
+                let what = msg.split_once("): ").map_or("", |(_, w)| w);
+                InputError::new(&self.attrs.origin, format!("{key}: {what}"))
+            })?;
+        }
         let idle = threads
             .iter()
             .filter(|t| !rtapp_json::has_events(t))
@@ -218,6 +238,7 @@ impl Replay {
             kernel: self.kernel,
             release: self.release,
             notes,
+            json,
         })
     }
 }

@@ -9,11 +9,12 @@
 
 use std::fmt::Write as _;
 
+use super::attrs::Attrs;
 use super::rebuild::{Step, Thread};
 use crate::time::Ns;
 
-/// The workload's JSON text, the trace `length` long.
-pub fn rtapp_json(threads: &[Thread], length: Ns) -> String {
+/// The workload's JSON text, the trace `length` long, each task with its side file's keys.
+pub fn rtapp_json(threads: &[Thread], length: Ns, attrs: &Attrs) -> String {
     let mut s = String::new();
     let secs = length.div_ceil(1_000_000_000).max(1);
     let _ = write!(
@@ -24,7 +25,17 @@ pub fn rtapp_json(threads: &[Thread], length: Ns) -> String {
         let sep = if i == 0 { "" } else { "," };
         let _ = write!(s, "{sep}\n    {}: {{", quote(&t.name()));
         let (policy, priority) = policy(t.prio);
-        let _ = write!(s, "\"policy\": \"{policy}\", \"priority\": {priority}, ");
+        let given = attrs.of(t);
+        let has = |key: &str| given.iter().any(|(k, _)| k == key);
+        if !has("policy") {
+            let _ = write!(s, "\"policy\": \"{policy}\", ");
+        }
+        if !has("priority") && !has("policy") {
+            let _ = write!(s, "\"priority\": {priority}, ");
+        }
+        for (key, json) in given {
+            let _ = write!(s, "{}: {json}, ", quote(key));
+        }
         let _ = write!(s, "\"delay\": {}, \"loop\": 1", (t.start + 500) / 1000);
         let (mut run, mut sleep) = (Micros::default(), Micros::default());
         let mut expiry = (t.start + 500) / 1000;
@@ -88,7 +99,7 @@ impl Micros {
 }
 
 /// `s` as a JSON string.
-fn quote(s: &str) -> String {
+pub fn quote(s: &str) -> String {
     let mut q = String::with_capacity(s.len() + 2);
     q.push('"');
     for c in s.chars() {
