@@ -35,7 +35,9 @@ def test_a_replayed_run_gives_back_each_tasks_cpu_time_and_activations(cli, tmp_
                          trace_format=version, frames=False)
     r = cli("replay", trace, "-o", rebuilt)
     assert r.returncode == 0, r.stderr
-    assert r.stderr.decode() == "note: platform smp:4, from the trace's CPUs (--platform to say)\n"
+    # The platform: LISA's description that schedlab wrote beside the trace.
+    info = trace.with_name("t.plat_info.yml")
+    assert r.stderr.decode() == f"note: platform {info}, LISA's plat_info (--platform to say): no energy model\n"
     tasks = json.loads(rebuilt.read_text())["tasks"]
     ping = tasks["ping-0-1000"]
     assert ping["loop"] == 1 and ping["policy"] == "SCHED_OTHER"
@@ -104,7 +106,7 @@ def test_check_sets_each_threads_figures_beside_the_traces(cli, tmp_path):
     prints each thread's CPU time, wakeups, latencies and migrations beside the trace's."""
     trace = tmp_path / "t.dat"
     schedlab.run(WORKLOAD, platform="smp:4", kernel="6.1", duration_ns=DURATION_NS, trace=trace, frames=False)
-    r = cli("replay", trace, "--check")
+    r = cli("replay", trace, "--check", "--platform", "smp:4")
     assert r.returncode == 0, r.stderr
     out = r.stdout.decode()
     assert "replay --check on smp:4, kernel 6.1" in out
@@ -293,3 +295,22 @@ def test_a_bad_side_file_is_one_line_naming_it_and_the_key(cli, tmp_path, text, 
     assert r.returncode == 2 and r.stdout == b""
     assert f"schedlab: {attrs}: " in err and message in err, err
     assert len([l for l in err.splitlines() if not l.startswith("note:")]) == 1
+
+
+def test_without_platform_the_plat_info_beside_the_trace_is_the_machine(cli, tmp_path):
+    """LISA's plat_info.yml beside a trace (as schedlab writes it, NAME.plat_info.yml, or
+    plat_info.yml) is the platform when --platform is not given: hikey960's capacities and
+    frequencies, without its energy model. Without one, smp:N."""
+    trace = tmp_path / "t.dat"
+    schedlab.run(WORKLOAD, platform="hikey960", duration_ns=100_000_000, trace=trace, frames=False)
+    r = schedlab.replay(trace)
+    info = tmp_path / "t.plat_info.yml"
+    assert r.platform == str(info) and r.notes == [
+        f"platform {info}, LISA's plat_info (--platform to say): no energy model"]
+    s = schedlab.run(r.workload, platform=r.platform, duration_ns=1_000_000, frames=False).summary()
+    assert [c["capacity"] for c in s["cpus"]] == [462] * 4 + [1024] * 4
+    assert s["energy_mj"]["total"] == 0
+    info.rename(tmp_path / "plat_info.yml")
+    assert schedlab.replay(trace).platform == str(tmp_path / "plat_info.yml")
+    (tmp_path / "plat_info.yml").unlink()
+    assert schedlab.replay(trace).platform == "smp:8"

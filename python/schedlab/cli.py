@@ -90,7 +90,8 @@ docs/outputs.md describes every output, the summary JSON's fields and these code
 
 def _run_options(r: argparse.ArgumentParser, units: str) -> None:
     """The platform, switches, cgroups and outputs of a run."""
-    r.add_argument("--platform", default="smp:4", help="built-in name, smp:N, qemu-tcg:N, or a .toml file (default smp:4)")
+    r.add_argument("--platform", default="smp:4", help="built-in name, smp:N, qemu-tcg:N, a .toml file, or LISA's plat_info.yml "
+                                                        "(default smp:4)")
     r.add_argument("--duration", type=_duration, help=f"simulated time, overrides global.duration ({units})")
     _switch_options(r)
     r.add_argument("--cgroup", action="append", default=[], metavar="PATH:KEY=VALUE[,KEY=VALUE]",
@@ -242,7 +243,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("trace", metavar="TRACE", help="a trace.dat (trace-cmd record), a Perfetto trace, or "
                                                   "trace-cmd report or tracefs text (gzipped or not)")
     r.add_argument("--platform", metavar="NAME",
-                   help="the traced machine: a built-in name, smp:N or a .toml file (default: smp:N, the trace's CPUs)")
+                   help="the traced machine: a built-in name, smp:N, a .toml file or LISA's plat_info.yml (default: "
+                        "the plat_info.yml beside the trace, else smp:N for the trace's CPUs)")
     r.add_argument("-o", "--output", metavar="WORKLOAD.json",
                    help="write the workload there (default: standard output, unless --check)")
     r.add_argument("--attrs", metavar="THREADS.toml",
@@ -259,7 +261,7 @@ def parser() -> argparse.ArgumentParser:
     _switch_options(r, kernel=None)
 
     r = commands.add_parser("platforms", help="list the built-in platforms, or one platform's sched domains")
-    r.add_argument("name", nargs="?", metavar="PLATFORM", help="a built-in name, smp:N, qemu-tcg:N or a .toml file")
+    r.add_argument("name", nargs="?", metavar="PLATFORM", help="a built-in name, smp:N, qemu-tcg:N, a .toml file or LISA's plat_info.yml")
     r.add_argument("--domains", action="store_true",
                    help="print PLATFORM's sched domains, per CPU, as /sys/kernel/debug/sched/domains shows them")
     commands.add_parser("features", help="list every switch and its default under each kernel preset")
@@ -781,7 +783,7 @@ def _platforms(args) -> int:
                   f"min_interval={lo} max_interval={hi} busy_factor={busy} imbalance_pct={imb} "
                   f"cache_nice_tries={cnt} flags={flags}")
         return 0
-    table = Table(title="Built-in platforms (also smp:N, qemu-tcg:N and .toml files)", title_justify="left")
+    table = Table(title="Built-in platforms (also smp:N, qemu-tcg:N, .toml files and LISA's plat_info.yml)", title_justify="left")
     for c in ("name", "CPUs", "capacities", "description"):
         table.add_column(c)
     for name, desc, n, caps in _core.platforms():

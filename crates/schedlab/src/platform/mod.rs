@@ -5,10 +5,12 @@ pub mod cache;
 mod costs;
 mod cpulist;
 mod load;
+mod plat_info;
 
 pub use costs::OpCosts;
 pub use cpulist::{format_cpulist, parse_cpulist};
 pub use load::{builtin_names, load_builtin, load_file, parse};
+pub use plat_info::{is_plat_info, load as load_plat_info};
 
 use crate::kernel::Kernel;
 use crate::time::Ns;

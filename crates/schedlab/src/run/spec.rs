@@ -88,13 +88,15 @@ impl RunSpec {
     }
 }
 
-/// A platform by name, `smp:N`, TOML file, or a TOML description itself (any text with a
+/// A platform by name, `smp:N`, TOML file, LISA plat_info.yml, or a TOML description itself (any text with a
 /// line break: what a sweep ships to workers that do not have the file).
 pub fn load_platform(name: &str) -> Result<Platform, InputError> {
     if name.contains('\n') {
         platform::parse(name, "<platform>")
     } else if name.ends_with(".toml") {
         platform::load_file(Path::new(name))
+    } else if platform::is_plat_info(name) {
+        platform::load_plat_info(Path::new(name))
     } else {
         platform::load_builtin(name)
     }
@@ -128,7 +130,7 @@ pub(super) fn check_outputs(spec: &RunSpec) -> Result<(), InputError> {
     if let WorkloadSource::File(path) = &spec.workload {
         inputs.push(("the workload", path.as_path()));
     }
-    if spec.platform.ends_with(".toml") {
+    if spec.platform.ends_with(".toml") || platform::is_plat_info(&spec.platform) {
         inputs.push(("the platform", Path::new(&spec.platform)));
     }
     let info = spec.trace.as_deref().map(plat_info::path_for);

@@ -24,6 +24,7 @@ use crate::kernel::Kernel;
 use crate::limits::MAX_THREADS;
 use crate::run::{features, load_platform};
 use crate::time::Ns;
+use crate::trace::plat_info;
 use crate::workload::Dialect;
 
 /// A trace rebuilt.
@@ -64,6 +65,18 @@ pub struct Conditions<'a> {
 /// `cond`.
 pub fn replay(path: &Path, cond: Conditions) -> Result<Replayed, InputError> {
     let origin = path.display().to_string();
+    // LISA's plat_info.yml beside the trace (schedlab writes NAME.plat_info.yml), unless told.
+    let beside = [
+        plat_info::path_for(path),
+        path.with_file_name("plat_info.yml"),
+    ]
+    .into_iter()
+    .find(|p| cond.platform.is_none() && p.is_file())
+    .map(|p| p.display().to_string());
+    let cond = Conditions {
+        platform: cond.platform.or(beside.as_deref()),
+        ..cond
+    };
     let failed = |e: std::io::Error| InputError::new(&origin, e.to_string());
     let mut file = File::open(path).map_err(failed)?;
     let mut magic = Vec::with_capacity(10);
@@ -154,10 +167,14 @@ impl Replay {
     ) -> Result<Replay, InputError> {
         let inferred = format!("smp:{}", nr_cpus.max(1));
         let mut notes = vec![];
-        if cond.platform.is_none() {
-            notes.push(format!(
+        match cond.platform {
+            None => notes.push(format!(
                 "platform {inferred}, from the trace's CPUs (--platform to say)"
-            ));
+            )),
+            Some(p) if crate::platform::is_plat_info(p) => notes.push(format!(
+                "platform {p}, LISA's plat_info (--platform to say): no energy model"
+            )),
+            Some(_) => {}
         }
         let traced = (release.as_deref()).and_then(|r| {
             Kernel::ALL
