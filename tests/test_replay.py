@@ -314,3 +314,16 @@ def test_without_platform_the_plat_info_beside_the_trace_is_the_machine(cli, tmp
     assert schedlab.replay(trace).platform == str(tmp_path / "plat_info.yml")
     (tmp_path / "plat_info.yml").unlink()
     assert schedlab.replay(trace).platform == "smp:8"
+
+
+def test_what_if_with_seeds_gives_the_differences_confidence_interval(cli, tmp_path):
+    """`--b ... --seeds 3`: each side runs with seeds 1..3, and compare's tables carry the
+    difference's 95% confidence interval; nothing but the tables on standard output, and no
+    warning on standard error."""
+    trace = tmp_path / "t.dat"
+    schedlab.run(WORKLOAD, platform="smp:2", duration_ns=200_000_000, trace=trace, frames=False)
+    r = cli("replay", trace, "--platform", "smp:2", "--b", "--kernel 6.1", "--seeds", "3")
+    assert r.returncode == 0, r.stderr
+    assert "95% CI" in r.stdout.decode()
+    assert r.stderr.decode() == ""
+    assert cli("replay", trace, "--b", "--kernel 6.1", "--seeds", "0").returncode == 2

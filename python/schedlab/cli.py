@@ -258,6 +258,9 @@ def parser() -> argparse.ArgumentParser:
                    help="what if: the workload under the trace's conditions against the same with these run "
                         "options on top, e.g. \"--kernel 6.1 --governor schedutil --platform pixel6\"")
     r.add_argument("--report", metavar="COMPARE.html", help="--b: also write compare's HTML report there")
+    r.add_argument("--seeds", type=_seeds, default=1, metavar="N",
+                   help="--b: runs a side, with --set seed=1..N, and the difference's 95%% confidence "
+                        "interval (default 1: one unseeded run)")
     _switch_options(r, kernel=None)
 
     r = commands.add_parser("platforms", help="list the built-in platforms, or one platform's sched domains")
@@ -442,7 +445,7 @@ def _side_options(shared: argparse.Namespace, text: str, side: str) -> argparse.
 
 def _compare(args) -> int:
     from schedlab.comparison import compare
-    from schedlab.run import RunResult, RunSpec
+    from schedlab.run import RunResult
 
     ignored = [f"--{o.replace('_', '-')}" for o in ("trace", "summary", "log_dir", "schedstat") if getattr(args, o)]
     if ignored:
@@ -455,16 +458,8 @@ def _compare(args) -> int:
     elif not args.workload:
         return _fail("compare: give a WORKLOAD.json (or --results A.json B.json)")
     else:
-        sides = []
-        for name in ("a", "b"):
-            ns = _side_options(args, getattr(args, name), name)
-            _core.check_switches(ns.kernel, _sets(ns), ns.feature)
-            seeds = [[f"seed={i}"] for i in range(1, args.seeds + 1)] if args.seeds > 1 else [[]]
-            sides.append([RunSpec.of(args.workload, ns.platform, kernel=ns.kernel, sets=_sets(ns) + seed,
-                                     features=ns.feature, duration_ns=ns.duration, cgroups=ns.cgroup,
-                                     idle_cgroups=ns.idle_cgroups, json_c=args.json_c)
-                          .run(frames=args.output is not None)
-                          for seed in seeds])
+        sides = [_side(args.workload, _side_options(args, getattr(args, name), name), args.seeds,
+                       args.output is not None, args.json_c) for name in ("a", "b")]
     labels = tuple(getattr(args, n) or n for n in ("a", "b")) if not args.results else tuple(args.results)
     c = compare(*sides, labels=labels)
     if args.output:
@@ -722,21 +717,27 @@ def _replay_trace(args) -> int:
     return 0
 
 
+def _side(workload, ns, seeds: int, frames: bool, json_c: bool = False) -> list:
+    """One side of a comparison: `workload` under run options `ns`, once per seed 1..`seeds`
+    (one unseeded run for 1)."""
+    from schedlab.run import RunSpec
+
+    _core.check_switches(ns.kernel, _sets(ns), ns.feature)
+    sets = [[f"seed={i}"] for i in range(1, seeds + 1)] if seeds > 1 else [[]]
+    return [RunSpec.of(workload, ns.platform, kernel=ns.kernel, sets=_sets(ns) + seed, features=ns.feature,
+                       duration_ns=ns.duration, cgroups=ns.cgroup, idle_cgroups=ns.idle_cgroups, json_c=json_c)
+            .run(frames=frames) for seed in sets]
+
+
 def _what_if(args, r: dict, kernel: str) -> None:
     """The replayed workload under the trace's conditions (its platform, kernel, length and
     the switches given) against the same with `--b`'s options on top: compare's tables."""
     from schedlab.comparison import compare
-    from schedlab.run import RunSpec
 
     base = argparse.Namespace(**vars(args))
     base.platform, base.kernel, base.duration = r["platform"], kernel, r["length_ns"]
-    sides = []
-    for name, text in (("a", ""), ("b", args.b)):
-        ns = _side_options(base, text, name)
-        _core.check_switches(ns.kernel, _sets(ns), ns.feature)
-        spec = RunSpec.of(r["json"], ns.platform, kernel=ns.kernel, sets=_sets(ns), features=ns.feature,
-                          duration_ns=ns.duration, cgroups=ns.cgroup, idle_cgroups=ns.idle_cgroups)
-        sides.append([spec.run(frames=args.report is not None)])
+    sides = [_side(r["json"], _side_options(base, text, name), args.seeds, args.report is not None)
+             for name, text in (("a", ""), ("b", args.b))]
     c = compare(*sides, labels=("trace", args.b))
     if args.report is not None:
         c.write(args.report)
