@@ -80,8 +80,23 @@ pub mod packet {
 pub mod bundle {
     pub const CPU: u32 = 1;
     pub const EVENT: u32 = 2;
-    /// Android's compact encoding of switches and wakings (read as unsupported).
+    /// Android's compact encoding of switches and wakings (`CompactSched`, below).
     pub const COMPACT_SCHED: u32 = 4;
+}
+
+/// `FtraceEventBundle.CompactSched`: a bundle's switches and wakings as parallel packed
+/// lists, each list's times delta-encoded, the comms interned.
+pub mod compact {
+    pub const SWITCH_TIMESTAMP: u32 = 1;
+    pub const SWITCH_PREV_STATE: u32 = 2;
+    pub const SWITCH_NEXT_PID: u32 = 3;
+    pub const SWITCH_NEXT_PRIO: u32 = 4;
+    pub const INTERN_TABLE: u32 = 5;
+    pub const SWITCH_NEXT_COMM_INDEX: u32 = 6;
+    pub const WAKING_TIMESTAMP: u32 = 7;
+    pub const WAKING_PID: u32 = 8;
+    pub const WAKING_COMM_INDEX: u32 = 11;
+    pub const WAKING_COMMON_FLAGS: u32 = 12;
 }
 
 /// `FtraceEvent`: the time, the pid of the context, then one event (`oneof`: the

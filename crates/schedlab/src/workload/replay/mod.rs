@@ -4,6 +4,7 @@
 //! (`rebuild.rs`), and written as rt-app JSON (`rtapp_json.rs`).
 
 mod attrs;
+mod compact_sched;
 pub mod dat;
 mod perfetto;
 pub mod rebuild;
@@ -115,12 +116,6 @@ pub fn replay(path: &Path, cond: Conditions) -> Result<Replayed, InputError> {
     }
     let mut r = Replay::new(trace.nr_cpus, trace.release.clone(), cond, &origin)?;
     trace.for_each(|ts, cpu, ev| r.rebuild.event(ts, cpu, ev));
-    if trace.compact > 0 {
-        r.notes.push(format!(
-            "{} bundles of compact_sched events not read (record with ftrace_config.compact_sched off)",
-            trace.compact
-        ));
-    }
     r.finish(&origin)
 }
 

@@ -3,14 +3,15 @@
 //! a time, a pid, `common_flags` and one event message), as the rebuild's `SchedEvent`s;
 //! the kernel's release from `system_info`. Each event message's fields are numbered as
 //! the kernel's format orders them, which the tracepoint catalogue records
-//! (`PerfettoEvent`). Bundles of different CPUs interleave, so the events are gathered,
-//! then ordered by time (at one instant, by CPU, then as read). Simplified: the events of
-//! `compact_sched` (Android's default encoding of switches and wakings) are not read yet;
-//! a trace that has them says so.
+//! (`PerfettoEvent`); a bundle's `compact_sched` (Android's default encoding of switches
+//! and wakings) is read by `compact_sched.rs`. Bundles of different CPUs interleave, so the
+//! events are gathered, then ordered by time (at one instant, by CPU, then as read).
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, Read};
 
+use super::compact_sched::{self, Current};
 use super::rebuild::{SchedEvent, Switch};
 use crate::error::InputError;
 use crate::time::Ns;
@@ -24,23 +25,28 @@ const MAX_PACKET: u64 = 256 << 20;
 
 /// A field's value.
 #[derive(Clone, Copy)]
-enum Value<'a> {
+pub(super) enum Value<'a> {
     Int(u64),
     Bytes(&'a [u8]),
 }
 
 /// A message's fields, in order.
-struct Fields<'a> {
+pub(super) struct Fields<'a> {
     b: &'a [u8],
     at: usize,
 }
 
 impl<'a> Fields<'a> {
-    fn of(b: &'a [u8]) -> Fields<'a> {
+    pub(super) fn of(b: &'a [u8]) -> Fields<'a> {
         Fields { b, at: 0 }
     }
 
-    fn varint(&mut self) -> Option<u64> {
+    /// Whether every byte was read.
+    pub(super) fn done(&self) -> bool {
+        self.at >= self.b.len()
+    }
+
+    pub(super) fn varint(&mut self) -> Option<u64> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let byte = *self.b.get(self.at)?;
@@ -60,7 +66,7 @@ impl<'a> Fields<'a> {
     }
 
     /// The next field (None: the end; Some(Err): damage).
-    fn next(&mut self) -> Option<Result<(u32, Value<'a>), ()>> {
+    pub(super) fn next(&mut self) -> Option<Result<(u32, Value<'a>), ()>> {
         if self.at >= self.b.len() {
             return None;
         }
@@ -85,10 +91,10 @@ impl<'a> Fields<'a> {
 
 /// A scheduler event as read, owning its comms (the events are kept until all are read).
 #[derive(Debug, Clone)]
-enum Owned {
+pub(super) enum Owned {
     /// prev and its comm, prev_state, prev_prio; next and its comm, next_prio.
     Switch((i32, String), i64, i32, (i32, String), i32),
-    Waking(i32, i32, bool),
+    Waking(Option<i32>, i32, bool),
     Rename(i32, String),
     Frequency(usize, u64),
     Migrate(i32),
@@ -169,10 +175,10 @@ pub struct PerfettoTrace {
     events: Vec<(Ns, usize, Owned)>,
     pub release: Option<String>,
     pub nr_cpus: usize,
-    /// Bundles with `compact_sched` events, not read.
-    pub compact: u64,
     /// `sched_switch` events read.
     pub switches: u64,
+    /// The task each CPU's last switch ran (compact_sched's switches leave it implied).
+    current: HashMap<usize, Current>,
 }
 
 impl PerfettoTrace {
@@ -185,8 +191,8 @@ impl PerfettoTrace {
             events: vec![],
             release: None,
             nr_cpus: 0,
-            compact: 0,
             switches: 0,
+            current: HashMap::new(),
         };
         let (mut at, mut packet) = (0u64, Vec::new());
         while let Some((tag, len, head)) = packet_head(&mut r).map_err(|e| bad(at, &e))? {
@@ -222,23 +228,34 @@ impl PerfettoTrace {
     }
 
     fn bundle(&mut self, b: &[u8], msgs: &Messages) -> Result<(), ()> {
-        let (mut cpu, mut events) = (None, vec![]);
+        let (mut cpu, mut events, mut compact) = (None, vec![], None);
         let mut f = Fields::of(b);
         while let Some(field) = f.next() {
             match field? {
                 (bundle::CPU, Value::Int(c)) => cpu = Some(c as usize),
                 (bundle::EVENT, Value::Bytes(e)) => events.push(e),
-                (bundle::COMPACT_SCHED, _) => self.compact += 1,
+                (bundle::COMPACT_SCHED, Value::Bytes(c)) => compact = Some(c),
                 _ => {}
             }
         }
         let cpu = cpu.ok_or(())?;
         self.nr_cpus = self.nr_cpus.max(cpu + 1);
+        let current = self.current.entry(cpu).or_default();
+        let mut read = vec![];
         for e in events {
             if let Some((ts, ev)) = event(e, msgs)? {
-                self.switches += matches!(ev, Owned::Switch(..)) as u64;
-                self.events.push((ts, cpu, ev));
+                if let Owned::Switch(_, _, _, (next, ref comm), prio) = ev {
+                    *current = Some((next, comm.clone(), prio));
+                }
+                read.push((ts, ev));
             }
+        }
+        if let Some(c) = compact {
+            read.extend(compact_sched::events(c, current)?);
+        }
+        for (ts, ev) in read {
+            self.switches += matches!(ev, Owned::Switch(..)) as u64;
+            self.events.push((ts, cpu, ev));
         }
         Ok(())
     }
@@ -344,7 +361,7 @@ fn event(b: &[u8], msgs: &Messages) -> Result<Option<(Ns, Owned)>, ()> {
             (int("next_pid") as i32, text("next_comm")),
             int("next_prio") as i32,
         ),
-        "sched_waking" => Owned::Waking(pid, int("pid") as i32, in_interrupt(flags)),
+        "sched_waking" => Owned::Waking(Some(pid), int("pid") as i32, in_interrupt(flags)),
         "task_rename" => Owned::Rename(int("pid") as i32, text("newcomm")),
         "sched_migrate_task" => Owned::Migrate(int("pid") as i32),
         _ => Owned::Frequency(int("cpu_id") as usize, int("state") as u64),
@@ -378,8 +395,13 @@ mod tests {
 
     /// A trace of one packet: CPU 1's bundle with `events` (each an `FtraceEvent`).
     fn trace(events: &[Vec<u8>]) -> Vec<u8> {
+        trace_on(1, events)
+    }
+
+    /// A trace of one packet: CPU `cpu`'s bundle with `events`.
+    fn trace_on(cpu: u64, events: &[Vec<u8>]) -> Vec<u8> {
         let mut bundle = vec![];
-        int(&mut bundle, 1, 1);
+        int(&mut bundle, 1, cpu);
         for e in events {
             bytes(&mut bundle, 2, e);
         }
@@ -425,17 +447,98 @@ mod tests {
             event(200, 0, 0, 11, &[(1, 1_000_000), (2, 1)]),
         ]))
         .unwrap();
-        assert_eq!((t.nr_cpus, t.switches, t.compact), (2, 1, 0));
+        assert_eq!((t.nr_cpus, t.switches), (2, 1));
         let mut got = vec![];
         t.for_each(|ts, cpu, ev| got.push(format!("{ts} {cpu} {ev:?}")));
         assert_eq!(
             got,
             [
-                "100 1 Waking { waker: 5, target: 7, irq: true }",
+                "100 1 Waking { waker: Some(5), target: 7, irq: true }",
                 "200 1 Frequency { cpu: 1, khz: 1000000 }",
                 "300 1 Switch(Switch { prev: 0, prev_comm: \"\", prev_state: 0, prev_prio: 0, next: 7, next_comm: \"\", next_prio: 0 })",
             ]
         );
+    }
+
+    /// Field `n`: `vals` packed.
+    fn packed(out: &mut Vec<u8>, n: u64, vals: &[u64]) {
+        let mut p = vec![];
+        for &v in vals {
+            varint(&mut p, v);
+        }
+        bytes(out, n, &p);
+    }
+
+    /// A packet of CPU 0's bundle with a `compact_sched` of switches at 100, 200 and 300 ns
+    /// to a (101), b (102) and the idle task, the previous task sleeping each time, and b's
+    /// waking at 150.
+    fn compact_packet(next_prio: &[u64]) -> Vec<u8> {
+        let mut c = vec![];
+        packed(&mut c, 1, &[100, 100, 100]); // delta-encoded: 100, 200, 300
+        packed(&mut c, 2, &[1, 1, 1]);
+        packed(&mut c, 3, &[101, 102, 0]);
+        packed(&mut c, 4, next_prio);
+        for comm in ["a", "b", "swapper/0"] {
+            bytes(&mut c, 5, comm.as_bytes());
+        }
+        packed(&mut c, 6, &[0, 1, 2]);
+        packed(&mut c, 7, &[150]);
+        packed(&mut c, 8, &[102]);
+        packed(&mut c, 11, &[1]);
+        packed(&mut c, 12, &[0]);
+        let mut bundle = vec![];
+        int(&mut bundle, 1, 0);
+        bytes(&mut bundle, 4, &c);
+        let mut packet = vec![];
+        bytes(&mut packet, 1, &bundle);
+        let mut t = vec![];
+        bytes(&mut t, 1, &packet);
+        t
+    }
+
+    /// compact_sched read by hand: each switch's previous task is the one the CPU's last
+    /// switch ran (b, first, from CPU 0's earlier bundle of regular events), a waking's
+    /// waker the task running then (unrecorded). Rebuilt, a posts b: the waking came from a.
+    #[test]
+    fn compact_sched_switches_and_wakings() {
+        let mut file = trace_on(0, &[event(50, 0, 0, 4, &[(6, 102), (7, 120)])]);
+        file.extend(compact_packet(&[120, 120, 120]));
+        let t = read(&file).unwrap();
+        assert_eq!((t.nr_cpus, t.switches), (1, 4));
+        let mut got = vec![];
+        t.for_each(|ts, cpu, ev| got.push(format!("{ts} {cpu} {ev:?}")));
+        let sw = |ts, (prev, pc, pp): (i32, &str, i32), state, (next, nc, np): (i32, &str, i32)| {
+            format!(
+                "{ts} 0 Switch(Switch {{ prev: {prev}, prev_comm: {pc:?}, prev_state: {state}, \
+                 prev_prio: {pp}, next: {next}, next_comm: {nc:?}, next_prio: {np} }})"
+            )
+        };
+        let (a, b, b0) = ((101, "a", 120), (102, "b", 120), (102, "", 120));
+        assert_eq!(
+            got,
+            [
+                sw(50, (0, "", 0), 0, b0),
+                sw(100, b0, 1, a),
+                "150 0 Waking { waker: None, target: 102, irq: false }".into(),
+                sw(200, a, 1, b),
+                sw(300, b, 1, (0, "swapper/0", 120)),
+            ]
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.pftrace");
+        std::fs::write(&path, &file).unwrap();
+        let r = crate::workload::replay::replay(&path, Default::default()).unwrap();
+        assert!(r.json.contains("\"sem_post0\": \"b-102\""), "{}", r.json);
+    }
+
+    /// Lists of one kind whose lengths differ are damage.
+    #[test]
+    fn a_compact_sched_with_lists_of_other_lengths_is_refused() {
+        let err = read(&compact_packet(&[120, 120]))
+            .err()
+            .unwrap()
+            .to_string();
+        assert_eq!(err, "t.pftrace: offset 0: a damaged packet");
     }
 
     #[test]

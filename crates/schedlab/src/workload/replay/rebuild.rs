@@ -128,10 +128,11 @@ pub struct Switch<'a> {
 #[derive(Debug, Clone, Copy)]
 pub enum SchedEvent<'a> {
     Switch(Switch<'a>),
-    /// `sched_waking` of `target` in the context of `waker` (0: idle), in a hard interrupt
-    /// or not (`common_flags`).
+    /// `sched_waking` of `target` in the context of `waker` (0: idle; None: not recorded,
+    /// the task running on the CPU, as Perfetto's compact_sched implies it), in a hard
+    /// interrupt or not (`common_flags`).
     Waking {
-        waker: i32,
+        waker: Option<i32>,
         target: i32,
         irq: bool,
     },
@@ -407,9 +408,9 @@ impl Rebuild {
         self.threads[t].kernel += self.charge(cpu, Op::ContextSwitch);
     }
 
-    /// `waker` (the pid running on `cpu`, 0: idle) wakes `target`, in interrupt context or
-    /// not.
-    fn waking(&mut self, ts: Ns, cpu: usize, waker: i32, target: i32, irq: bool) {
+    /// `waker` (the pid running on `cpu`, 0: idle; None: whichever runs there) wakes
+    /// `target`, in interrupt context or not.
+    fn waking(&mut self, ts: Ns, cpu: usize, waker: Option<i32>, target: i32, irq: bool) {
         let Some(&t) = self.by_pid.get(&target) else {
             // First seen asleep: its program starts with this wakeup.
             let since_start = ts - self.start.unwrap_or(ts);
@@ -421,7 +422,7 @@ impl Rebuild {
         }
         let at = ts - self.start.unwrap_or(ts);
         let th = &mut self.threads[t];
-        th.idle_woken |= waker == 0;
+        th.idle_woken |= waker.map_or(self.running[cpu].is_none(), |w| w == 0);
         th.observed.wakeups += 1;
         th.observed.woken_at = Some(ts);
         // The wakeup's work, done on this CPU: in the stretch of the task running there.
@@ -431,7 +432,7 @@ impl Rebuild {
         if let Some((w, _)) = running {
             self.threads[w].kernel += wakeup;
         }
-        match running.filter(|&(w, _)| !irq && self.threads[w].pid == waker) {
+        match running.filter(|&(w, _)| !irq && waker.is_none_or(|p| self.threads[w].pid == p)) {
             Some((w, _)) => {
                 self.account(cpu, ts);
                 self.flush(w);
@@ -563,7 +564,11 @@ mod tests {
     }
 
     fn waking(waker: i32, target: i32, irq: bool) -> SchedEvent<'static> {
-        SchedEvent::Waking { waker, target, irq }
+        SchedEvent::Waking {
+            waker: Some(waker),
+            target,
+            irq,
+        }
     }
 
     fn rebuild(

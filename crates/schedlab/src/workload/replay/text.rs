@@ -172,7 +172,7 @@ impl TextTrace {
         let ev = match line.event {
             "sched_switch" => SchedEvent::Switch(switch(line.body).ok_or_else(bad)?),
             "sched_waking" => SchedEvent::Waking {
-                waker: line.pid,
+                waker: Some(line.pid),
                 target: field(line.body, "pid").and_then(int).ok_or_else(bad)?,
                 irq: line.flags.is_some_and(in_interrupt),
             },

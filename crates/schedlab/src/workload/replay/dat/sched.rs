@@ -80,7 +80,7 @@ impl SchedFields {
         if let Some((_, target)) = self.waking.as_ref().filter(|w| w.0 == id) {
             let irq = in_interrupt(r.int(&self.flags) as u64);
             return Some(SchedEvent::Waking {
-                waker: r.pid(),
+                waker: Some(r.pid()),
                 target: pid(target),
                 irq,
             });
@@ -172,7 +172,7 @@ mod tests {
                 &[("common_flags", flags), ("pid", 9)],
             );
             let got = format!("{:?}", s.event(Record { data: &w }).unwrap());
-            assert_eq!(got, format!("Waking {{ waker: 7, target: 9, irq: {irq} }}"));
+            assert_eq!(got, format!("Waking {{ waker: Some(7), target: 9, irq: {irq} }}"));
         }
         let f = record(
             &m,
