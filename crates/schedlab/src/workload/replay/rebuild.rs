@@ -10,10 +10,14 @@
 //! wakeup (its slack and interrupt latency included).
 //!
 //! A thread preempted by one it woke in that stretch, and run again only once that one's
-//! stretch ended, is taken to wait for it: a pipe's or socket's reply, which the trace
-//! cannot show as a wakeup because the reader had not yet blocked when it came (one CPU's
-//! ping-pong: the wakee preempts the writer, replies and blocks; the writer's read finds
-//! the reply). Simplified: the reply is posted at the end of the wakee's stretch.
+//! stretch ended, is taken to wait for its reply when the two wake each other elsewhere in
+//! the trace (a pipe's or socket's ping-pong: on one CPU the wakee preempts the writer,
+//! replies and blocks, and the writer's read finds the reply without sleeping, so the trace
+//! shows no wakeup that would make the writer wait; without the wait the writer would run
+//! ahead of its reader). Otherwise (a thread resuming workers that never wake it) it yields
+//! there (`sched_yield`): the wakee runs first if it is queued on the same CPU, as in the
+//! trace, and nothing waits. Simplified: the reply is posted at the end of the wakee's
+//! stretch.
 //!
 //! A running stretch in the trace holds what a run of the rebuild adds again (`RunAdds`):
 //! the kernel's own work done in it (the switch that ran the thread, the wakeups it did,
@@ -25,7 +29,7 @@
 //! sleep taken as a timer only where interrupt context is unknown keeps its system call,
 //! and every stretch is divided by the same mean.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::error::InputError;
 use crate::platform::{OpCosts, Platform};
@@ -52,6 +56,8 @@ pub enum Step {
     Wait(Ns),
     /// Post the semaphore of this thread (its index among the rebuilt threads).
     Post(usize),
+    /// Give the CPU to the thread it just woke (`sched_yield`).
+    Yield,
 }
 
 /// What the trace shows of a thread, to set beside a run of its rebuild (`--check`).
@@ -96,9 +102,10 @@ pub struct Thread {
     idle_woken: bool,
     /// Where its current stretch's steps start.
     stretch: usize,
-    /// Preempted by this thread, which it woke: it waits for that one's stretch to end.
-    after: Option<usize>,
-    /// The thread waiting for this one's stretch to end.
+    /// Preempted by this thread, which it woke (the index of the preemption in
+    /// `Rebuild::preempted`).
+    after: Option<(usize, usize)>,
+    /// The thread it preempted after being woken by it.
     then_post: Option<usize>,
 }
 
@@ -185,8 +192,11 @@ pub struct Rebuild {
     contexts: bool,
     /// What a run adds.
     adds: RunAdds,
-    /// Each reply taken as waited for: the replier, its post's step, the waiter, its wait's.
-    replies: Vec<(usize, usize, usize, usize)>,
+    /// Each preemption by a thread just woken: that thread, its post's step if the reply was
+    /// taken as waited for, the preempted thread, and its step there (a yield, or the wait).
+    preempted: Vec<(usize, Option<usize>, usize, usize)>,
+    /// Each (waker, wakee) pair of a task's wakeup.
+    woke: HashSet<(usize, usize)>,
 }
 
 impl Rebuild {
@@ -230,7 +240,8 @@ impl Rebuild {
             busy: vec![0; plat.cpus.len()],
             contexts: true,
             adds,
-            replies: vec![],
+            preempted: vec![],
+            woke: HashSet::new(),
         })
     }
 
@@ -355,30 +366,36 @@ impl Rebuild {
             self.flush(t);
             self.threads[t].asleep = Some(ts);
         } else if let Some(&next) = self.by_pid.get(&sw.next) {
+            // Preempted by the thread it woke: it yields to it there, or waits for its reply.
             let th = &self.threads[t];
             if th.steps[th.stretch..].contains(&Step::Post(next)) {
-                self.threads[t].after = Some(next);
+                self.flush(t);
+                self.threads[t].steps.push(Step::Yield);
+                let step = self.threads[t].steps.len() - 1;
+                self.threads[t].after = Some((next, self.preempted.len()));
+                self.preempted.push((next, None, t, step));
                 self.threads[next].then_post = Some(t);
             }
         }
         self.reply(ts, t);
     }
 
-    /// Thread `t`'s stretch ended at `ts`: the thread that waits for it (see the module's
-    /// doc) waits for a post at this point of `t`'s program.
-    fn reply(&mut self, ts: Ns, t: usize) {
-        let Some(a) = self.threads[t].then_post.take() else {
+    /// Thread `b`'s stretch ended at `ts`: a thread it preempted after being woken by it,
+    /// and that has not run since, waits there for a post at this point of `b`'s program
+    /// (kept in `finish` if the two wake each other elsewhere).
+    fn reply(&mut self, ts: Ns, b: usize) {
+        let Some(a) = self.threads[b].then_post.take() else {
             return;
         };
-        if self.threads[a].after.take() == Some(t) {
-            self.flush(t);
-            self.threads[t].steps.push(Step::Post(a));
-            self.flush(a);
-            let at = ts - self.start.unwrap_or(ts);
-            self.threads[a].steps.push(Step::Wait(at));
-            let (post, wait) = (self.threads[t].steps.len(), self.threads[a].steps.len());
-            self.replies.push((t, post - 1, a, wait - 1));
-        }
+        let Some((_, i)) = self.threads[a].after.take_if(|(w, _)| *w == b) else {
+            return;
+        };
+        self.flush(b);
+        self.threads[b].steps.push(Step::Post(a));
+        let at = ts - self.start.unwrap_or(ts);
+        let p = &mut self.preempted[i];
+        p.1 = Some(self.threads[b].steps.len() - 1);
+        self.threads[a].steps[p.3] = Step::Wait(at);
     }
 
     /// `next` (0: idle) runs on `cpu` from `ts`.
@@ -388,8 +405,8 @@ impl Rebuild {
         }
         let since_start = ts - self.start.unwrap_or(ts);
         let t = self.thread(sw.next, sw.next_comm, sw.next_prio, since_start);
-        // On again before the one it waited for ended its stretch: it did not wait.
-        if let Some(b) = self.threads[t].after.take() {
+        // On again before the one it woke ended its stretch: it did not wait for it.
+        if let Some((b, _)) = self.threads[t].after.take() {
             self.threads[b].then_post = None;
         }
         let th = &mut self.threads[t];
@@ -438,6 +455,7 @@ impl Rebuild {
                 self.flush(w);
                 self.threads[w].steps.push(Step::Post(t));
                 self.threads[t].steps.push(Step::Wait(at));
+                self.woke.insert((w, t));
             }
             None => {
                 let cpu = self.threads[t].observed.last_cpu.unwrap_or(cpu);
@@ -489,8 +507,12 @@ impl Rebuild {
                 th.observed.migrations = th.observed.moved;
             }
         }
+        let timed: Vec<bool> = (self.threads.iter())
+            .map(|t| !self.contexts && t.idle_woken)
+            .collect();
+        self.unreplied(&timed);
         if !self.contexts {
-            let n = self.idle_woken_by_timers();
+            let n = self.idle_woken_by_timers(&timed);
             notes.push(format!(
                 "the trace does not say which wakings ran in an interrupt (trace-cmd report -l \
                  does): {n} threads an idle CPU woke are taken as woken by timers throughout"
@@ -499,21 +521,36 @@ impl Rebuild {
         (self.threads, length, self.busy, notes)
     }
 
+    /// A reply taken as waited for between two threads that never wake each other
+    /// otherwise goes: the waiter yields there instead. Where one of them is `timed` (the
+    /// "wakeup" that preempted may have been an interrupt's), neither stays.
+    fn unreplied(&mut self, timed: &[bool]) {
+        for &(b, post, a, step) in &self.preempted {
+            let (keep_wait, keep_yield) = match (timed[a] || timed[b], post) {
+                (true, _) => (false, false),
+                (false, Some(_)) => (self.woke.contains(&(b, a)), true),
+                (false, None) => (false, true),
+            };
+            if let Some(p) = post.filter(|_| !keep_wait) {
+                self.threads[b].steps[p] = Step::Run(0);
+                self.threads[a].steps[step] = Step::Yield;
+            }
+            if !keep_yield {
+                self.threads[a].steps[step] = Step::Run(0);
+            }
+        }
+        for th in &mut self.threads {
+            th.steps.retain(|s| *s != Step::Run(0));
+        }
+    }
+
     /// Where interrupt context is unknown, a thread that an idle CPU woke (which only an
     /// interrupt does) is taken as woken by interrupts throughout: an interrupt on a busy
     /// CPU shows the task it interrupted as the waker. Its waits become timers at the
-    /// observed wakeups, and its wakers' posts go; so does a reply taken as waited for
-    /// between it and another (the preempting "wakeup" was an interrupt's). Simplified: a
-    /// thread woken both by interrupts and by tasks loses its dependencies. Returns how many
-    /// threads.
-    fn idle_woken_by_timers(&mut self) -> usize {
-        let timed: Vec<bool> = self.threads.iter().map(|t| t.idle_woken).collect();
-        for &(b, post, a, wait) in &self.replies {
-            if timed[a] || timed[b] {
-                self.threads[b].steps[post] = Step::Run(0);
-                self.threads[a].steps[wait] = Step::Run(0);
-            }
-        }
+    /// observed wakeups, and its wakers' posts go. Simplified: a thread woken both by
+    /// interrupts and by tasks loses its dependencies, and a yield to it (the preempting
+    /// "wakeup" was an interrupt's) stays. Returns how many threads.
+    fn idle_woken_by_timers(&mut self, timed: &[bool]) -> usize {
         for (i, th) in self.threads.iter_mut().enumerate() {
             let mut steps = Vec::with_capacity(th.steps.len());
             for step in th.steps.drain(..) {
@@ -601,35 +638,28 @@ mod tests {
         threads.iter().find(|t| t.pid == pid).unwrap().steps.clone()
     }
 
-    /// CPU 0, µs: B runs 0–10 and sleeps; A runs 10–32, waking B at 30; B preempts A at 32
-    /// (A runnable, `R`); then `rest`.
-    fn preempted_by_its_wakee(
-        rest: &[(Ns, usize, SchedEvent<'static>)],
-    ) -> Vec<(Ns, usize, SchedEvent<'static>)> {
-        let mut events = vec![
+    /// One CPU's pipe ping-pong as the kernel traces it, µs: B runs 0–10 and sleeps; A runs
+    /// 10–32, waking B at 30; B preempts A at 32 (A runnable, `R`), replies and sleeps at
+    /// 40; A, on again, finds the reply without sleeping, wakes B at 45 and sleeps at 50;
+    /// B runs and wakes A at 55 (the two wake each other), sleeping at 60; A runs to 70.
+    /// A waits for B's reply: a post at B's 40.
+    #[test]
+    fn a_writer_preempted_by_its_reader_waits_for_the_reply() {
+        let events = [
             (0, 0, switch(0, 0, B)),
             (10 * US, 0, switch(B, SLEEP, A)),
             (30 * US, 0, waking(A, B, false)),
             (32 * US, 0, switch(A, 0, B)),
-        ];
-        events.extend_from_slice(rest);
-        events
-    }
-
-    /// One CPU's pipe ping-pong as the kernel traces it: A preempted by B, which it woke;
-    /// B replies and sleeps at 40; A, on again, finds the reply without sleeping, wakes B
-    /// at 45 and sleeps at 50. A waits for B's stretch: a post at B's 40.
-    #[test]
-    fn a_writer_preempted_by_its_reader_waits_for_the_reply() {
-        let events = preempted_by_its_wakee(&[
             (40 * US, 0, switch(B, SLEEP, A)),
             (45 * US, 0, waking(A, B, false)),
-            (50 * US, 0, switch(A, SLEEP, 0)),
-        ]);
+            (50 * US, 0, switch(A, SLEEP, B)),
+            (55 * US, 0, waking(B, A, false)),
+            (60 * US, 0, switch(B, SLEEP, A)),
+            (70 * US, 0, switch(A, SLEEP, 0)),
+        ];
         let (threads, ..) = rebuild("smp:1", &events);
         use Step::*;
         let (b, a) = (0, 1); // their indices: B first seen
-        assert_eq!((threads[b].pid, threads[a].pid), (B, A));
         assert_eq!(
             steps(&threads, A),
             [
@@ -639,7 +669,9 @@ mod tests {
                 Wait(40 * US),
                 Run(5 * US),
                 Post(b),
-                Run(5 * US)
+                Run(5 * US),
+                Wait(55 * US),
+                Run(10 * US)
             ]
         );
         assert_eq!(
@@ -649,28 +681,31 @@ mod tests {
                 Wait(30 * US),
                 Run(8 * US),
                 Post(a),
-                Wait(45 * US)
+                Wait(45 * US),
+                Run(5 * US),
+                Post(a),
+                Run(5 * US)
             ]
         );
-        assert_eq!(threads[a].observed.wakeups, 0);
-    }
-
-    /// As above on two CPUs, but A runs again on CPU 1 at 35, before B's stretch ends: it
-    /// did not wait for B.
-    #[test]
-    fn a_writer_on_again_before_its_reader_replied_did_not_wait() {
-        let events = preempted_by_its_wakee(&[
-            (35 * US, 1, switch(0, 0, A)),
-            (40 * US, 0, switch(B, SLEEP, 0)),
-            (50 * US, 1, switch(A, SLEEP, 0)),
-        ]);
-        let (threads, ..) = rebuild("smp:2", &events);
-        use Step::*;
-        assert_eq!(steps(&threads, A), [Run(20 * US), Post(0), Run(17 * US)]);
+        // B never wakes A (a thread resuming a worker): A yields to B instead, B posts nothing.
+        let (threads, ..) = rebuild("smp:1", &events[..7]);
+        assert_eq!(steps(&threads, A)[3], Yield);
         assert_eq!(
             steps(&threads, B),
-            [Run(10 * US), Wait(30 * US), Run(8 * US)]
+            [Run(10 * US), Wait(30 * US), Run(8 * US), Wait(45 * US)]
         );
+        // A runs again (on CPU 1) before B's stretch ends: it did not wait; it yielded.
+        let mut moved = events.to_vec();
+        moved.insert(4, (35 * US, 1, switch(0, 0, A)));
+        moved.insert(5, (38 * US, 1, switch(A, 0, 0)));
+        let (threads, ..) = rebuild("smp:2", &moved);
+        assert_eq!(steps(&threads, A)[3], Yield);
+        // Preempted by another thread than the one it woke: neither.
+        let mut other = events;
+        other[3] = (32 * US, 0, switch(A, 0, C));
+        let (threads, ..) = rebuild("smp:1", &other);
+        let a_steps = steps(&threads, A);
+        assert!(!a_steps.contains(&Yield) && !a_steps.contains(&Wait(40 * US)));
     }
 
     /// What a run adds, taken off (smp:1, capacity 1024 at its highest frequency: 1 ns of

@@ -57,6 +57,7 @@ pub fn rtapp_json(threads: &[Thread], length: Ns, attrs: &Attrs) -> String {
                 }
                 Step::Wait(_) => write!(s, ", \"sem_wait{k}\": {}", quote(&t.name())),
                 Step::Post(i) => write!(s, ", \"sem_post{k}\": {}", quote(&threads[*i].name())),
+                Step::Yield => write!(s, ", \"yield{k}\": 0"),
             };
         }
         s.push('}');

@@ -172,7 +172,10 @@ mod tests {
                 &[("common_flags", flags), ("pid", 9)],
             );
             let got = format!("{:?}", s.event(Record { data: &w }).unwrap());
-            assert_eq!(got, format!("Waking {{ waker: Some(7), target: 9, irq: {irq} }}"));
+            assert_eq!(
+                got,
+                format!("Waking {{ waker: Some(7), target: 9, irq: {irq} }}")
+            );
         }
         let f = record(
             &m,
