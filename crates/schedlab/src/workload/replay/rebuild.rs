@@ -442,22 +442,32 @@ impl Rebuild {
         th.idle_woken |= waker.map_or(self.running[cpu].is_none(), |w| w == 0);
         th.observed.wakeups += 1;
         th.observed.woken_at = Some(ts);
-        // The wakeup's work, done on this CPU: in the stretch of the task running there.
-        let remote = th.observed.last_cpu != Some(cpu);
-        let wakeup = self.charge(cpu, [Op::WakeupLocal, Op::WakeupRemote][remote as usize]);
+        // The wakeup's work, done on this CPU after `sched_waking` (the start of
+        // try_to_wake_up): in the stretch of the task running there, from the waking on;
+        // none for a wakeup queued to another, idle CPU (`ttwu_queue_cond`), which that CPU
+        // does. Simplified: the wakee's last CPU is taken as its target.
+        let target = th.observed.last_cpu.unwrap_or(cpu);
+        let wakeup = match (target == cpu, self.running[target].is_none()) {
+            (true, _) => self.charge(cpu, Op::WakeupLocal),
+            (false, false) => self.charge(cpu, Op::WakeupRemote),
+            (false, true) => 0.0,
+        };
         let running = self.running[cpu].filter(|&(w, _)| w != t);
-        if let Some((w, _)) = running {
-            self.threads[w].kernel += wakeup;
+        if running.is_some() {
+            self.account(cpu, ts);
         }
         match running.filter(|&(w, _)| !irq && waker.is_none_or(|p| self.threads[w].pid == p)) {
             Some((w, _)) => {
-                self.account(cpu, ts);
                 self.flush(w);
                 self.threads[w].steps.push(Step::Post(t));
+                self.threads[w].kernel += wakeup;
                 self.threads[t].steps.push(Step::Wait(at));
                 self.woke.insert((w, t));
             }
             None => {
+                if let Some((w, _)) = running {
+                    self.threads[w].kernel += wakeup;
+                }
                 let cpu = self.threads[t].observed.last_cpu.unwrap_or(cpu);
                 let stretch = self.adds.stretch.unwrap_or(1.0);
                 self.sleep_call(t, self.charge(cpu, Op::Nanosleep) / stretch);
@@ -711,8 +721,9 @@ mod tests {
     /// What a run adds, taken off (smp:1, capacity 1024 at its highest frequency: 1 ns of
     /// work per ns; the default costs: a context switch 610 ns, a local wakeup 305, a
     /// nanosleep 549; a work stretch of 1.25). B: 0–10 µs less its switch, / 1.25 = 7512. A:
-    /// 10–30 less its switch and its wakeup of B, / 1.25 = 15268; then 30–40, / 1.25 = 8000,
-    /// less its sleep's call of 549 / 1.25 (439) = 7561, before its timer.
+    /// 10–30 less its switch, / 1.25 = 15512; then 30–40 less its wakeup of B (after the
+    /// waking), / 1.25 = 7756, less its sleep's call of 549 / 1.25 (439) = 7317, before its
+    /// timer.
     #[test]
     fn what_a_run_adds_is_taken_off_the_stretches() {
         let adds = RunAdds {
@@ -730,7 +741,7 @@ mod tests {
         use Step::*;
         assert_eq!(
             steps(&threads, A),
-            [Run(15_268), Post(0), Run(7_561), Timer(100 * US)]
+            [Run(15_512), Post(0), Run(7_317), Timer(100 * US)]
         );
         assert_eq!(steps(&threads, B), [Run(7_512), Wait(30 * US)]);
     }
