@@ -37,7 +37,7 @@ def test_a_replayed_run_gives_back_each_tasks_cpu_time_and_activations(cli, tmp_
     assert r.returncode == 0, r.stderr
     # The platform: LISA's description that schedlab wrote beside the trace.
     info = trace.with_name("t.plat_info.yml")
-    assert r.stderr.decode() == f"note: platform {info}, LISA's plat_info (--platform to say): no energy model\n"
+    assert r.stderr.decode() == f"note: platform {info}: LISA's plat_info, smp:4 (no energy model; --platform to say)\n"
     tasks = json.loads(rebuilt.read_text())["tasks"]
     ping = tasks["ping-0-1000"]
     assert ping["loop"] == 1 and ping["policy"] == "SCHED_OTHER"
@@ -303,15 +303,23 @@ def test_a_bad_side_file_is_one_line_naming_it_and_the_key(cli, tmp_path, text, 
 
 def test_without_platform_the_plat_info_beside_the_trace_is_the_machine(cli, tmp_path):
     """LISA's plat_info.yml beside a trace (as schedlab writes it, NAME.plat_info.yml, or
-    plat_info.yml) is the platform when --platform is not given: hikey960's capacities and
-    frequencies, without its energy model. Without one, smp:N."""
+    plat_info.yml) is the platform when --platform is not given. Naming hikey960 and
+    describing its CPUs, it is the built-in hikey960, energy model included; under another
+    name, hikey960's capacities and frequencies without an energy model. Without one,
+    smp:N."""
     trace = tmp_path / "t.dat"
     schedlab.run(WORKLOAD, platform="hikey960", duration_ns=100_000_000, trace=trace, frames=False)
     r = schedlab.replay(trace)
     info = tmp_path / "t.plat_info.yml"
     assert r.platform == str(info) and r.notes == [
-        f"platform {info}, LISA's plat_info (--platform to say): no energy model"]
-    s = schedlab.run(r.workload, platform=r.platform, duration_ns=1_000_000, frames=False).summary()
+        f"platform {info}: LISA's plat_info, hikey960 (its energy model and costs; --platform to say)"]
+    s = schedlab.run(r.workload, platform=r.platform, duration_ns=100_000_000, frames=False).summary()
+    assert [c["capacity"] for c in s["cpus"]] == [462] * 4 + [1024] * 4
+    assert s["energy_mj"]["total"] > 0
+    info.write_text(info.read_text().replace('"hikey960"', '"my-board"'))
+    r = schedlab.replay(trace)
+    assert r.notes == [f"platform {info}: LISA's plat_info, my-board (no energy model; --platform to say)"]
+    s = schedlab.run(r.workload, platform=r.platform, duration_ns=100_000_000, frames=False).summary()
     assert [c["capacity"] for c in s["cpus"]] == [462] * 4 + [1024] * 4
     assert s["energy_mj"]["total"] == 0
     info.rename(tmp_path / "plat_info.yml")
@@ -358,3 +366,21 @@ def test_corpus_workloads_come_back_from_their_trace(tmp_path, workload):
         if t["run_ns"] >= 1_000_000:
             assert b["run_ns"] == pytest.approx(t["run_ns"], rel=0.01), t["comm"]
         assert abs(b["wakeups"] - t["wakeups"]) <= max(2, 0.02 * t["wakeups"]), t["comm"]
+
+
+def test_frequency_residency_is_read_from_cpu_frequency_and_checked(cli, tmp_path):
+    """A schedutil run's trace: each CPU's time at each frequency, from `cpu_frequency`, is
+    the run's own residency (the trace starts at its first record, within 1% of the
+    length); `--check` sets it beside the replay's."""
+    trace = tmp_path / "t.dat"
+    video = CORPUS / "video-short.json"
+    first = schedlab.run(video, platform="hikey960", governors="schedutil", duration_ns=1_000_000_000, trace=trace,
+                         frames=False)
+    r = schedlab.replay(trace, platform="hikey960")
+    assert not any("cpu_frequency" in n for n in r.notes)
+    for seen, cpu in zip(r.freq_residency_ns, first.summary()["cpus"]):
+        ran = {int(k): v for k, v in cpu["freq_residency"].items()}
+        for khz in set(seen) | set(ran):
+            assert seen.get(khz, 0) == pytest.approx(ran.get(khz, 0), abs=0.01 * r.length_ns), (cpu["cpu"], khz)
+    out = cli("replay", trace, "--platform", "hikey960", "--governor", "schedutil", "--check").stdout.decode()
+    assert "frequency residency %" in out

@@ -772,6 +772,25 @@ def _print_check(r: dict, summary: dict, kernel: str, top: int) -> None:
     console = _stdout_console(140)
     console.print(table, highlight=False)
     console.print(cpus, highlight=False)
+    if any(r["freq_residency_ns"]):
+        console.print(_residency_table(r, summary), highlight=False)
+
+
+def _residency_table(r: dict, summary: dict):
+    """Each CPU's time at each frequency, % of the trace's length: trace against replay."""
+    _, Table = _rich()
+    table = Table(title="frequency residency %", title_justify="left")
+    for c in ("cpu", "kHz", "trace", "replay"):
+        table.add_column(c, justify="right")
+    length = r["length_ns"] or 1
+    for cpu, (seen, s) in enumerate(zip(r["freq_residency_ns"], summary["cpus"])):
+        seen = dict(seen)
+        ran = {int(k): v for k, v in s["freq_residency"].items()}
+        for khz in sorted(set(seen) | set(ran)):
+            if seen.get(khz, 0) or ran.get(khz, 0):
+                table.add_row(str(cpu), str(khz), f"{100 * seen.get(khz, 0) / length:.1f}",
+                              f"{100 * ran.get(khz, 0) / length:.1f}")
+    return table
 
 
 def _platforms(args) -> int:

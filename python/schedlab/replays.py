@@ -19,7 +19,8 @@ class Replay:
     workload's task names), `cpu_busy_ns` per CPU; `platform` the machine and `kernel` the
     preset the rebuild used (the kernel's work it would charge again is taken off the running
     stretches), `release` the traced kernel's, `length_ns` the trace's; `notes` what it
-    assumed."""
+    assumed; `freq_residency_ns` each CPU's time at each frequency ({kHz: ns}; empty without
+    `cpu_frequency` events)."""
     workload: str
     notes: list
     platform: str
@@ -28,6 +29,7 @@ class Replay:
     length_ns: int
     observed: pd.DataFrame
     cpu_busy_ns: list
+    freq_residency_ns: list
 
 
 def replay(trace, platform: str | None = None, kernel: str | None = None, sets=(), attrs=None) -> Replay:
@@ -40,4 +42,4 @@ def replay(trace, platform: str | None = None, kernel: str | None = None, sets=(
                      None if attrs is None else Path(attrs))
     observed = pd.DataFrame(r["threads"], columns=OBSERVED).set_index("task")
     return Replay(r["json"], r["notes"], r["platform"], r["kernel"], r["release"], r["length_ns"], observed,
-                  r["cpu_busy_ns"])
+                  r["cpu_busy_ns"], [dict(cpu) for cpu in r["freq_residency_ns"]])

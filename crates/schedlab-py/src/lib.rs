@@ -408,7 +408,8 @@ fn check(workload: std::path::PathBuf, json_c: bool) -> PyResult<(String, Vec<St
 /// (what such a run adds to the trace's times is taken off), with the side file `attrs`'s
 /// task keys (None: none): a dict of its rt-app JSON, notes, the platform, the
 /// kernel, the kernel's release, the trace's length, each thread's observed figures (task
-/// name, pid, run ns, wakeups, latency p50 and p99 ns, migrations) and each CPU's busy ns.
+/// name, pid, run ns, wakeups, latency p50 and p99 ns, migrations), each CPU's busy ns and
+/// its time at each frequency ((kHz, ns) pairs; none without `cpu_frequency`).
 #[pyfunction]
 #[pyo3(signature = (trace, platform=None, kernel=None, sets=vec![], attrs=None))]
 fn replay<'py>(
@@ -444,6 +445,7 @@ fn replay<'py>(
     d.set_item("length_ns", r.length)?;
     d.set_item("threads", threads)?;
     d.set_item("cpu_busy_ns", &r.cpu_busy)?;
+    d.set_item("freq_residency_ns", &r.residency)?;
     Ok(d)
 }
 

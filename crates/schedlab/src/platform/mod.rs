@@ -355,6 +355,11 @@ impl Platform {
         for_kernel(&self.kernel_start_newidle_cost_ns, kernel, all).as_slice()
     }
 
+    /// Whether it has an energy model (its OPPs' power).
+    pub fn has_energy_model(&self) -> bool {
+        (self.freq_domains.iter()).any(|d| d.opps.iter().any(|o| o.power_mw.is_some()))
+    }
+
     /// The largest `capacity_orig`: the reference for rt-app's `run` work.
     pub fn max_capacity(&self) -> u32 {
         self.cpus.iter().map(|c| c.capacity_orig).max().unwrap_or(0)

@@ -1,14 +1,15 @@
 //! LISA's description of a target (`plat_info.yml`, as `PlatformInfo.to_yaml_map` and
 //! schedlab beside its traces write it) as a platform: its CPU count, frequency domains,
 //! each CPU's frequencies and capacity. It has no energy model, idle states or costs the
-//! platform files give: the platform has none (no energy figures, no EAS), the default
-//! costs, and its name says where it came from. Simplified: `nrg-model` is not read.
+//! platform files give: the platform has none (no energy figures, no EAS) and the default
+//! costs, unless it names a built-in platform whose CPUs, capacities and frequencies are
+//! its own, which it then is. Simplified: `nrg-model` is not read.
 
 use std::path::Path;
 
 use yaml_rust2::{Yaml, YamlLoader};
 
-use super::{parse, Platform};
+use super::{load_builtin, parse, Platform};
 use crate::error::InputError;
 use crate::limits::read_input;
 
@@ -31,7 +32,23 @@ pub fn load(path: &Path) -> Result<Platform, InputError> {
         &info["conf"]
     };
     let toml = platform_toml(conf, path).map_err(bad)?;
-    parse(&toml, &origin)
+    let described = parse(&toml, &origin)?;
+    Ok(builtin_twin(&described).unwrap_or(described))
+}
+
+/// The built-in platform of the description's name, if its CPUs, capacities and frequencies
+/// are the description's (a plat_info that schedlab wrote beside a run's trace, or LISA's of
+/// that board): it has what a plat_info cannot say.
+fn builtin_twin(described: &Platform) -> Option<Platform> {
+    let builtin = load_builtin(&described.name).ok()?;
+    let shape = |p: &Platform| {
+        let caps: Vec<u32> = p.cpus.iter().map(|c| c.capacity_orig).collect();
+        let doms: Vec<(Vec<usize>, Vec<u32>)> = (p.freq_domains.iter())
+            .map(|d| (d.cpus.clone(), d.opps.iter().map(|o| o.khz).collect()))
+            .collect();
+        (caps, doms)
+    };
+    (shape(&builtin) == shape(described)).then_some(builtin)
 }
 
 /// `conf`'s keys as a platform file's TOML.
@@ -124,11 +141,14 @@ mod tests {
     }
 
     /// hikey960 as schedlab describes it beside a trace reads back with its CPUs'
-    /// capacities, frequency domains and frequencies, and no energy model.
+    /// capacities, frequency domains and frequencies; under another name, with no energy
+    /// model; under its own, it is the built-in hikey960, energy model included.
     #[test]
     fn schedlab_s_own_description_reads_back() {
         let hikey = load_builtin("hikey960").unwrap();
-        let p = load_text(&crate::trace::plat_info::render(&hikey, Kernel::V6_12, 100)).unwrap();
+        let text = crate::trace::plat_info::render(&hikey, Kernel::V6_12, 100);
+        assert!(load_text(&text).unwrap().has_energy_model());
+        let p = load_text(&text.replace("\"hikey960\"", "\"my-board\"")).unwrap();
         let caps = |p: &Platform| p.cpus.iter().map(|c| c.capacity_orig).collect::<Vec<_>>();
         assert_eq!(caps(&p), caps(&hikey));
         let doms = |p: &Platform| {
@@ -142,12 +162,8 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(doms(&p), doms(&hikey));
-        assert_eq!(p.name, "hikey960");
-        assert!(p
-            .freq_domains
-            .iter()
-            .flat_map(|d| &d.opps)
-            .all(|o| o.power_mw.is_none()));
+        assert_eq!(p.name, "my-board");
+        assert!(!p.has_energy_model());
     }
 
     /// LISA's own layout, without freqs or capacities: one 1 GHz OPP, capacity 1024.

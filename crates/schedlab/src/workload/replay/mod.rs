@@ -18,7 +18,7 @@ use std::path::Path;
 use self::attrs::Attrs;
 use self::dat::{SchedFields, Trace};
 use self::perfetto::PerfettoTrace;
-use self::rebuild::{Rebuild, RunAdds, SchedEvent, Thread};
+use self::rebuild::{Rebuild, Rebuilt, RunAdds, SchedEvent, Thread};
 use self::text::TextTrace;
 use crate::error::InputError;
 use crate::kernel::Kernel;
@@ -45,6 +45,8 @@ pub struct Replayed {
     pub notes: Vec<String>,
     /// As rt-app JSON.
     pub json: String,
+    /// Each CPU's time at each frequency (kHz, ns), from `cpu_frequency` (none without).
+    pub residency: Vec<Vec<(u64, Ns)>>,
 }
 
 /// The conditions a trace is rebuilt for: those it was recorded under.
@@ -166,9 +168,6 @@ impl Replay {
             None => notes.push(format!(
                 "platform {inferred}, from the trace's CPUs (--platform to say)"
             )),
-            Some(p) if crate::platform::is_plat_info(p) => notes.push(format!(
-                "platform {p}, LISA's plat_info (--platform to say): no energy model"
-            )),
             Some(_) => {}
         }
         let traced = (release.as_deref()).and_then(|r| {
@@ -187,6 +186,16 @@ impl Replay {
         });
         let platform = cond.platform.unwrap_or(&inferred).to_string();
         let plat = load_platform(&platform)?;
+        if crate::platform::is_plat_info(&platform) {
+            let em = match plat.has_energy_model() {
+                true => "its energy model and costs",
+                false => "no energy model",
+            };
+            notes.push(format!(
+                "platform {platform}: LISA's plat_info, {} ({em}; --platform to say)",
+                plat.name
+            ));
+        }
         let f = features(kernel, cond.sets, &[])?;
         let added = RunAdds {
             costs: f.overhead.then(|| plat.costs_for(kernel)),
@@ -209,7 +218,13 @@ impl Replay {
 
     /// The threads rebuilt; more than a workload may start are refused.
     fn finish(self, origin: &str) -> Result<Replayed, InputError> {
-        let (threads, length, cpu_busy, mut notes) = self.rebuild.finish();
+        let Rebuilt {
+            threads,
+            length,
+            cpu_busy,
+            residency,
+            mut notes,
+        } = self.rebuild.finish();
         if threads.len() > MAX_THREADS {
             let msg = format!(
                 "{} threads, more than the {MAX_THREADS} a workload may start (the kernel's default pid_max)",
@@ -251,6 +266,7 @@ impl Replay {
             release: self.release,
             notes,
             json,
+            residency,
         })
     }
 }

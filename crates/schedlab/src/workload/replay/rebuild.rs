@@ -29,7 +29,7 @@
 //! sleep taken as a timer only where interrupt context is unknown keeps its system call,
 //! and every stretch is divided by the same mean.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::error::InputError;
 use crate::platform::{OpCosts, Platform};
@@ -168,6 +168,19 @@ pub struct RunAdds {
     pub stretch: Option<f64>,
 }
 
+/// A trace rebuilt.
+pub struct Rebuilt {
+    pub threads: Vec<Thread>,
+    /// From its first record to its last.
+    pub length: Ns,
+    /// Each CPU's time running a thread.
+    pub cpu_busy: Vec<Ns>,
+    /// Each CPU's time at each frequency (kHz, ns), from `cpu_frequency` (none without).
+    pub residency: Vec<Vec<(u64, Ns)>>,
+    /// What the rebuild assumed.
+    pub notes: Vec<String>,
+}
+
 /// The rebuild as the trace is read.
 pub struct Rebuild {
     threads: Vec<Thread>,
@@ -184,6 +197,9 @@ pub struct Rebuild {
     last: Ns,
     /// A `cpu_frequency` event was seen.
     frequencies: bool,
+    /// Each CPU's time at each frequency, and since when it is at its frequency now.
+    residency: Vec<BTreeMap<u64, Ns>>,
+    freq_since: Vec<Option<Ns>>,
     /// A `sched_migrate_task` event was seen.
     migrates: bool,
     /// Each CPU's time running a thread.
@@ -236,6 +252,8 @@ impl Rebuild {
             start: None,
             last: 0,
             frequencies: false,
+            residency: vec![BTreeMap::new(); plat.cpus.len()],
+            freq_since: vec![None; plat.cpus.len()],
             migrates: false,
             busy: vec![0; plat.cpus.len()],
             contexts: true,
@@ -274,6 +292,15 @@ impl Rebuild {
         }
         th.prio = prio;
         t
+    }
+
+    /// CPU `cpu`'s time at its frequency, up to `now`.
+    fn at_frequency(&mut self, cpu: usize, now: Ns) {
+        let since = self.freq_since[cpu]
+            .replace(now)
+            .or(self.start)
+            .unwrap_or(now);
+        *self.residency[cpu].entry(self.khz[cpu]).or_default() += now - since;
     }
 
     /// The work CPU `cpu` does per ns now.
@@ -333,6 +360,7 @@ impl Rebuild {
                 if c < self.khz.len() {
                     self.frequencies = true;
                     self.account(c, ts);
+                    self.at_frequency(c, ts);
                     self.khz[c] = khz.min(self.max_khz[c]);
                 }
             }
@@ -495,11 +523,13 @@ impl Rebuild {
         self.contexts = false;
     }
 
-    /// The threads, their last work counted, the trace's length, each CPU's busy time and
-    /// notes.
-    pub fn finish(mut self) -> (Vec<Thread>, Ns, Vec<Ns>, Vec<String>) {
+    /// The threads, their last work counted, and what else the trace showed.
+    pub fn finish(mut self) -> Rebuilt {
         for cpu in 0..self.running.len() {
             self.account(cpu, self.last);
+            if self.frequencies {
+                self.at_frequency(cpu, self.last);
+            }
         }
         for t in 0..self.threads.len() {
             self.flush(t);
@@ -528,7 +558,16 @@ impl Rebuild {
                  does): {n} threads an idle CPU woke are taken as woken by timers throughout"
             ));
         }
-        (self.threads, length, self.busy, notes)
+        let residency = (self.residency.into_iter())
+            .map(|r| r.into_iter().collect())
+            .collect();
+        Rebuilt {
+            threads: self.threads,
+            length,
+            cpu_busy: self.busy,
+            residency,
+            notes,
+        }
     }
 
     /// A reply taken as waited for between two threads that never wake each other
@@ -640,7 +679,8 @@ mod tests {
         if !contexts {
             rb.contexts_unknown();
         }
-        rb.finish()
+        let r = rb.finish();
+        (r.threads, r.length, r.cpu_busy, r.notes)
     }
 
     /// Each thread's steps, by pid.
