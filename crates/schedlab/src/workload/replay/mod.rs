@@ -164,11 +164,10 @@ impl Replay {
     ) -> Result<Replay, InputError> {
         let inferred = format!("smp:{}", nr_cpus.max(1));
         let mut notes = vec![];
-        match cond.platform {
-            None => notes.push(format!(
+        if cond.platform.is_none() {
+            notes.push(format!(
                 "platform {inferred}, from the trace's CPUs (--platform to say)"
-            )),
-            Some(_) => {}
+            ));
         }
         let traced = (release.as_deref()).and_then(|r| {
             Kernel::ALL
@@ -187,9 +186,10 @@ impl Replay {
         let platform = cond.platform.unwrap_or(&inferred).to_string();
         let plat = load_platform(&platform)?;
         if crate::platform::is_plat_info(&platform) {
-            let em = match plat.has_energy_model() {
-                true => "its energy model and costs",
-                false => "no energy model",
+            let em = if plat.has_energy_model() {
+                "its energy model and costs"
+            } else {
+                "no energy model"
             };
             notes.push(format!(
                 "platform {platform}: LISA's plat_info, {} ({em}; --platform to say)",
