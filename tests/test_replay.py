@@ -113,8 +113,10 @@ def test_check_sets_each_threads_figures_beside_the_traces(cli, tmp_path):
     rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]
             for line in out.splitlines() if line.startswith("│")}
     for name in ("ping-0-1000", "pong-1-1001", "tick-2-1002"):
-        trace_ms, replay_ms, ratio, *_ = rows[name]
+        trace_ms, replay_ms, ratio, *_, same_trace, same_replay = rows[name]
         assert float(ratio) == pytest.approx(1, abs=0.01) and float(trace_ms) > 100, rows[name]
+        # Placement: the share of wakeups run on the previous CPU, both sides in 0..100.
+        assert 0 <= int(same_trace) <= 100 and 0 <= int(same_replay) <= 100, rows[name]
     assert set(rows) >= {"0", "1", "2", "3"}  # the CPUs' busy time
 
 

@@ -4,6 +4,7 @@ import argparse
 import os
 import signal
 import sys
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -709,9 +710,13 @@ def _replay_trace(args) -> int:
     elif not runs:
         sys.stdout.write(r["json"])
     if args.check:
-        run = schedlab.run(r["json"], platform=r["platform"], kernel=kernel, sets=_sets(args),
-                           features=args.feature, duration_ns=r["length_ns"], frames=False)
-        _print_check(r, run.summary(), kernel, args.top)
+        # The run's own trace, read by the same code as the trace's: where each wakeup ran.
+        with tempfile.TemporaryDirectory(prefix="schedlab-check-") as d:
+            own = Path(d) / "replay.dat"
+            run = schedlab.run(r["json"], platform=r["platform"], kernel=kernel, sets=_sets(args),
+                               features=args.feature, duration_ns=r["length_ns"], trace=own, frames=False)
+            again = _core.replay(own, r["platform"], kernel, _sets(args))
+        _print_check(r, run.summary(), {t[1]: t for t in again["threads"]}, kernel, args.top)
     if args.b is not None:
         _what_if(args, r, kernel)
     return 0
@@ -744,25 +749,28 @@ def _what_if(args, r: dict, kernel: str) -> None:
     _compare_tables(c)
 
 
-def _print_check(r: dict, summary: dict, kernel: str, top: int) -> None:
-    """Each thread's figures in the trace beside the replay's, the busiest first; then each
-    CPU's busy time."""
+def _print_check(r: dict, summary: dict, placed: dict, kernel: str, top: int) -> None:
+    """Each thread's figures in the trace beside the replay's (`placed`: the replay's own
+    trace read back, by pid), the busiest first; then each CPU's busy time."""
     _, Table = _rich()
     ran = {t["comm"].rsplit("-", 1)[0]: t for t in summary["tasks"]}
     table = Table(title=f"replay --check on {r['platform']}, kernel {kernel}: trace | replay",
                   title_justify="left")
-    for c in ("thread", "CPU ms", "", "ratio", "wakeups", "", "lat p50 us", "", "lat p99 us", "", "migr", ""):
+    for c in ("thread", "CPU ms", "", "ratio", "wakeups", "", "lat p50 us", "", "lat p99 us", "", "migr", "",
+              "same CPU %", ""):
         table.add_column(c, justify="left" if c == "thread" else "right")
     busiest = sorted(r["threads"], key=lambda t: -t[2])[:top]
-    for name, _pid, run_ns, wakeups, p50, p99, migrations in busiest:
+    same = lambda wakeups, prev: f"{100 * prev / wakeups:.0f}" if wakeups else "-"
+    for name, _pid, run_ns, wakeups, p50, p99, migrations, prev in busiest:
         s = ran.get(name)
         if s is None:
             continue
+        again = placed.get(s["pid"])
         ratio = f"{s['run_ns'] / run_ns:.3f}" if run_ns else "-"
         table.add_row(name, f"{run_ns / 1e6:.1f}", f"{s['run_ns'] / 1e6:.1f}", ratio, str(wakeups),
                       str(s["wakeups"]), f"{p50 / 1e3:.1f}", f"{s['latency_p50_ns'] / 1e3:.1f}",
                       f"{p99 / 1e3:.1f}", f"{s['latency_p99_ns'] / 1e3:.1f}", str(migrations),
-                      str(s["migrations"]))
+                      str(s["migrations"]), same(wakeups, prev), same(again[3], again[7]) if again else "-")
     cpus = Table(title="CPU busy %", title_justify="left")
     for c in ("cpu", "trace", "replay"):
         cpus.add_column(c, justify="right")

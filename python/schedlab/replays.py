@@ -9,7 +9,7 @@ import pandas as pd
 from schedlab import _core
 
 # Each thread's figures in the trace, as `schedlab replay --check` prints them.
-OBSERVED = ["task", "pid", "run_ns", "wakeups", "latency_p50_ns", "latency_p99_ns", "migrations"]
+OBSERVED = ["task", "pid", "run_ns", "wakeups", "latency_p50_ns", "latency_p99_ns", "migrations", "wake_prev"]
 
 
 @dataclass(frozen=True)

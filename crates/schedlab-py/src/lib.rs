@@ -408,7 +408,8 @@ fn check(workload: std::path::PathBuf, json_c: bool) -> PyResult<(String, Vec<St
 /// (what such a run adds to the trace's times is taken off), with the side file `attrs`'s
 /// task keys (None: none): a dict of its rt-app JSON, notes, the platform, the
 /// kernel, the kernel's release, the trace's length, each thread's observed figures (task
-/// name, pid, run ns, wakeups, latency p50 and p99 ns, migrations), each CPU's busy ns and
+/// name, pid, run ns, wakeups, latency p50 and p99 ns, migrations, wakeups run on the
+/// previous CPU), each CPU's busy ns and
 /// its time at each frequency ((kHz, ns) pairs; none without `cpu_frequency`).
 #[pyfunction]
 #[pyo3(signature = (trace, platform=None, kernel=None, sets=vec![], attrs=None))]
@@ -433,7 +434,8 @@ fn replay<'py>(
         .map(|t| {
             let o = &t.observed;
             let (p50, p99) = (o.latency.percentile(0.5), o.latency.percentile(0.99));
-            (t.name(), t.pid, o.run_ns, o.wakeups, p50, p99, o.migrations)
+            let (run, wakeups, prev) = (o.run_ns, o.wakeups, o.wake_prev);
+            (t.name(), t.pid, run, wakeups, p50, p99, o.migrations, prev)
         })
         .collect();
     let d = PyDict::new(py);

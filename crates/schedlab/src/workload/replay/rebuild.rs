@@ -72,6 +72,8 @@ pub struct Observed {
     /// Moves to another CPU (`sched_migrate_task`; without it, switches in on another CPU
     /// than its last).
     pub migrations: u64,
+    /// Wakeups after which it ran on the CPU it ran on last (placement: same CPU).
+    pub wake_prev: u64,
     /// Switches in on another CPU than its last.
     moved: u64,
     woken_at: Option<Ns>,
@@ -446,6 +448,7 @@ impl Rebuild {
         let seen = &mut th.observed;
         if let Some(w) = seen.woken_at.take() {
             seen.latency.record(ts - w);
+            seen.wake_prev += (seen.last_cpu == Some(cpu)) as u64;
         }
         seen.moved += seen.last_cpu.is_some_and(|c| c != cpu) as u64;
         seen.last_cpu = Some(cpu);
