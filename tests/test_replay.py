@@ -386,3 +386,22 @@ def test_frequency_residency_is_read_from_cpu_frequency_and_checked(cli, tmp_pat
             assert seen.get(khz, 0) == pytest.approx(ran.get(khz, 0), abs=0.01 * r.length_ns), (cpu["cpu"], khz)
     out = cli("replay", trace, "--platform", "hikey960", "--governor", "schedutil", "--check").stdout.decode()
     assert "frequency residency %" in out
+
+
+def test_trace_cmd_report_l_of_a_trace_dat_replays_as_the_trace_dat(cli, tmp_path, trace_cmd):
+    """`trace-cmd report -t -l` (the CPU and the latency columns one word, `1d.h..`) tells
+    interrupt context, so its text rebuilds into the same workload as its trace.dat, byte for
+    byte; plain `trace-cmd report -t` does not tell it, and a note says so."""
+    import subprocess
+
+    trace = tmp_path / "t.dat"
+    schedlab.run(WORKLOAD, platform="smp:4", duration_ns=500_000_000, trace=trace, frames=False)
+    for flags, same in (["-t", "-l"], True), (["-t"], False):
+        text = tmp_path / "t.txt"
+        report = subprocess.run([trace_cmd, "report", *flags, "-i", trace], capture_output=True, check=True)
+        text.write_bytes(report.stdout)
+        a = cli("replay", text, "--platform", "smp:4")
+        b = cli("replay", trace, "--platform", "smp:4")
+        assert a.returncode == 0, a.stderr
+        assert a.stdout == b.stdout or not same
+        assert ("which wakings ran in an interrupt" in a.stderr.decode()) != same

@@ -1,7 +1,8 @@
 //! Reading a trace as text: `trace-cmd report` (`cpus=N`, then `comm-pid [cpu] secs.frac:
 //! event: fields`, µs or, with `-t`, ns) or tracefs's own `trace` file (`#P:N` in its
 //! header, and the latency columns `d.h2.` before the time), plain or gzipped, streamed a
-//! line at a time. `sched_switch` and `sched_wakeup*` come in two spellings: the kernel's
+//! line at a time (and `trace-cmd report -l`'s layout, the CPU and the latency columns one
+//! word). `sched_switch` and `sched_wakeup*` come in two spellings: the kernel's
 //! print fmt (`prev_comm=… ==> next_comm=…`) and trace-cmd's sched plugin (`comm:pid [prio]
 //! S ==> comm:pid [prio]`). Whether a waking ran in an interrupt is in the latency columns
 //! only; a trace without them does not say (`TextTrace::contexts`).
@@ -204,26 +205,59 @@ fn in_interrupt(flags: &str) -> bool {
         .is_some_and(|c| b"hHszZ".contains(c))
 }
 
-/// An event line split into its parts: `comm-pid [cpu] [flags] secs.frac: event: body`
-/// (tracefs may add `(tgid)` after the pid).
+/// An event line split into its parts, in either layout.
 fn split(l: &str) -> Option<Line<'_>> {
+    bracketed(l).or_else(|| latency(l))
+}
+
+/// `comm-pid [cpu] [flags] secs.frac: event: body` (trace-cmd report, and tracefs's `trace`
+/// with its latency columns and maybe a `(tgid)` after the pid).
+fn bracketed(l: &str) -> Option<Line<'_>> {
     let open = l.find(" [")?;
     let close = open + l[open..].find(']')?;
     let cpu = l[open + 2..close].parse().ok()?;
-    let mut head = l[..open].trim_end();
+    let rest = l[close + 1..].trim_start();
+    let (first, after) = rest.split_once(' ')?;
+    match first.strip_suffix(':') {
+        Some(stamp) => tail(pid_of(&l[..open])?, cpu, None, stamp, after),
+        None => {
+            let (stamp, after) = after.trim_start().split_once(": ")?;
+            tail(pid_of(&l[..open])?, cpu, Some(first), stamp, after)
+        }
+    }
+}
+
+/// `trace-cmd report -l`: `comm-pid cpuFLAGS secs.frac: event: body`, the CPU and the
+/// latency columns one word (`1d.h..`).
+fn latency(l: &str) -> Option<Line<'_>> {
+    let (head, after) = l.split_once(": ")?;
+    let (head, stamp) = head.trim_end().rsplit_once(' ')?;
+    let (head, word) = head.trim_end().rsplit_once(' ')?;
+    let digits = word.bytes().take_while(u8::is_ascii_digit).count();
+    let (cpu, flags) = word.split_at(digits);
+    if digits == 0 || flags.is_empty() {
+        return None;
+    }
+    tail(pid_of(head)?, cpu.parse().ok()?, Some(flags), stamp, after)
+}
+
+/// The pid of `comm-pid` (and tracefs's `(tgid)` after it).
+fn pid_of(head: &str) -> Option<i32> {
+    let mut head = head.trim();
     if head.ends_with(')') {
         head = head[..head.rfind('(')?].trim_end();
     }
-    let pid = head.rsplit_once('-')?.1.parse().ok()?;
-    let rest = l[close + 1..].trim_start();
-    let (first, after) = rest.split_once(' ')?;
-    let (flags, stamp, after) = match first.strip_suffix(':') {
-        Some(stamp) => (None, stamp, after),
-        None => {
-            let (stamp, after) = after.trim_start().split_once(": ")?;
-            (Some(first), stamp, after)
-        }
-    };
+    head.rsplit_once('-')?.1.parse().ok()
+}
+
+/// A line's parts from its time on: `event: body` after `stamp`.
+fn tail<'a>(
+    pid: i32,
+    cpu: usize,
+    flags: Option<&'a str>,
+    stamp: &str,
+    after: &'a str,
+) -> Option<Line<'a>> {
     let (event, body) = after.split_once(':')?;
     Some(Line {
         pid,
@@ -368,6 +402,20 @@ mod tests {
             (sw.prev_comm, sw.prev, sw.prev_prio, sw.prev_state),
             ("kworker/1:1H", 51, 100, 0x10)
         );
+    }
+
+    /// `trace-cmd report -l`: the CPU and the latency columns one word.
+    #[test]
+    fn trace_cmd_report_l_lines() {
+        let l = split("  <idle>-0       1d.h..     1.030309381: sched_waking:         comm=thread0-0 pid=1000 prio=120 target_cpu=001").unwrap();
+        assert_eq!(
+            (l.pid, l.cpu, l.flags, l.ts, l.event),
+            (0, 1, Some("d.h.."), 1_030_309_381, "sched_waking")
+        );
+        assert!(in_interrupt(l.flags.unwrap()));
+        let l = split("thread0--1009 10..... 1.000394381: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=b next_pid=2 next_prio=120").unwrap();
+        assert_eq!((l.pid, l.cpu, l.flags), (1009, 10, Some(".....")));
+        assert!(split("hello: world").is_none());
     }
 
     /// tracefs's `trace`: a tgid column, latency columns, µs.
