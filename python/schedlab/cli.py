@@ -207,6 +207,23 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("-T", "--threaded", action="store_true", help="two threads instead of two processes")
     _benchmark_options(r, units)
 
+    r = commands.add_parser("bisect", help="which switches between two configurations move a metric past a "
+                                           "threshold",
+                            description="Run WORKLOAD with side a's options plus subsets of the switches whose "
+                                        "values differ on side b, and narrow them by delta debugging to a "
+                                        "smallest set (1-minimal) that moves METRIC past THRESHOLD "
+                                        "(docs/analysis.md).")
+    r.add_argument("workload", metavar="WORKLOAD.json", help="rt-app JSON workload")
+    r.add_argument("--a", metavar="'OPTIONS'", default="", help="run options of side a, e.g. \"--kernel 6.1\"")
+    r.add_argument("--b", metavar="'OPTIONS'", default="", help="run options of side b, e.g. \"--kernel 6.12\"")
+    r.add_argument("--metric", required=True, metavar="PATH",
+                   help="a summary figure: energy_mj.total, simulated_s, or a list's field reduced, "
+                        "tasks.latency_p99_ns.max (max, min, sum, mean)")
+    r.add_argument("--threshold", required=True, type=float, metavar="X",
+                   help="the value past which (on side b's side) the metric has moved")
+    _executor_options(r, "runs")
+    _run_options(r, units)
+
     r = commands.add_parser("compare", help="one workload under two configurations, side by side",
                             description="Run WORKLOAD with the shared run options plus --a's, then plus "
                                         "--b's (or read two saved summaries with --results), and print "
@@ -734,6 +751,47 @@ def _side(workload, ns, seeds: int, frames: bool, json_c: bool = False) -> list:
             .run(frames=frames) for seed in sets]
 
 
+def _bisect(args) -> int:
+    from schedlab.bisect import bisect
+    from schedlab.run import RunSpec
+
+    check_outputs(_inputs(args, args.workload), {})
+    specs = []
+    for name in ("a", "b"):
+        ns = _side_options(args, getattr(args, name), name)
+        _core.check_switches(ns.kernel, _sets(ns), ns.feature)
+        specs.append(RunSpec.of(args.workload, ns.platform, kernel=ns.kernel, sets=_sets(ns), features=ns.feature,
+                                duration_ns=ns.duration, cgroups=ns.cgroup, idle_cgroups=ns.idle_cgroups))
+    jobs = max(1, min(args.jobs or os.cpu_count() or 1, os.cpu_count() or 1))
+    with _executor(args) as client:
+        r = bisect(*specs, args.metric, args.threshold, jobs=jobs, client=client)
+    _, Table = _rich()
+    table = Table(title=f"bisect {args.metric} past {args.threshold:g}", title_justify="left")
+    for c in ("run", "changes", args.metric, "past"):
+        table.add_column(c, justify="left" if c == "changes" else "right")
+    rows = [("a", "", r.a), ("b", "", r.b), ("a + every change", f"{len(r.changes)}", r.every)]
+    rows += [(str(i), ", ".join(keys), v) for i, (keys, v) in enumerate(r.runs, 1)]
+    for run, changes, v in rows:
+        table.add_row(run, changes, f"{v:g}", "yes" if r.crosses(v) else "no")
+    _stdout_console(140).print(table, highlight=False)
+    print(_finding(r))
+    return 0
+
+
+def _finding(r) -> str:
+    """What bisect found, in a line or a few."""
+    if not r.crosses(r.b):
+        return (f"bisect: side b's {r.metric} ({r.b:g}) is not past {r.threshold:g} from side a's ({r.a:g}): "
+                "no configuration crosses it")
+    if not r.crosses(r.every):
+        return (f"bisect: side a with all {len(r.changes)} changes gives {r.every:g}, not past {r.threshold:g}: "
+                "what moves the metric is not in the switches (the kernel's own costs, or the platform)")
+    lines = [f"bisect: {len(r.culprits)} of {len(r.changes)} changes move {r.metric} past {r.threshold:g} "
+             f"({3 + len(r.runs)} runs):"]
+    lines += [f"  {c.key}: {c.a} -> {c.b}" for c in r.culprits]
+    return "\n".join(lines)
+
+
 def _what_if(args, r: dict, kernel: str) -> None:
     """The replayed workload under the trace's conditions (its platform, kernel, length and
     the switches given) against the same with `--b`'s options on top: compare's tables."""
@@ -865,7 +923,7 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     args = parser().parse_args(_side_values(sys.argv[1:] if argv is None else argv))
     handlers = {"replay": _replay, "periodic": _periodic, "ramp": _ramp}
-    commands = {"run": _run, "report": _report, "compare": _compare, "sweep": _sweep, "hackbench": _hackbench, "perf-bench-pipe": _perf_bench_pipe, "check": _check, "replay": _replay_trace, "platforms": _platforms, "features": _features,
+    commands = {"run": _run, "report": _report, "compare": _compare, "bisect": _bisect, "sweep": _sweep, "hackbench": _hackbench, "perf-bench-pipe": _perf_bench_pipe, "check": _check, "replay": _replay_trace, "platforms": _platforms, "features": _features,
                 "reproduce": _reproduce}
     handler = handlers[args.pelt_command] if args.command == "pelt" else commands[args.command]
     try:

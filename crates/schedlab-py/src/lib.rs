@@ -568,6 +568,18 @@ fn features() -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
+/// Every switch's value under `kernel` with `sets` and `features` on top, as `run` would
+/// resolve them: (key, value); a scheduler feature's key is its NAME, its value on or off.
+#[pyfunction]
+fn switches(
+    kernel: &str,
+    sets: Vec<String>,
+    features: Vec<String>,
+) -> PyResult<Vec<(String, String)>> {
+    let f = schedlab::run::features(kernel_of(kernel)?, &sets, &features).map_err(input_error)?;
+    Ok(f.listing())
+}
+
 /// Check overrides against a preset, as `run` would.
 #[pyfunction]
 fn check_switches(kernel: &str, sets: Vec<String>, features: Vec<String>) -> PyResult<()> {
@@ -648,6 +660,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(features, m)?)?;
     m.add_function(wrap_pyfunction!(energy_model, m)?)?;
     m.add_function(wrap_pyfunction!(check_switches, m)?)?;
+    m.add_function(wrap_pyfunction!(switches, m)?)?;
     m.add_function(wrap_pyfunction!(output_clash, m)?)?;
     m.add_function(wrap_pyfunction!(read_json, m)?)?;
     m.add_function(wrap_pyfunction!(read_input, m)?)?;

@@ -1,0 +1,169 @@
+"""`schedlab bisect`: which of the switches that differ between two configurations move a
+metric past a threshold. Side a's run options plus a subset of side b's switch values are
+run, and delta debugging (Zeller and Hildebrandt's ddmin) narrows the subset to a 1-minimal
+one: it crosses the threshold, and without any one of its changes it does not. Each round's
+subsets run at once on the sweep executors (local processes or Dask). Simplified: the
+kernel itself is not a change; side a's kernel runs with side b's switch values (on
+qemu-tcg:N its per-kernel costs stay a's), and a note says when all of them together do
+not give side b's metric."""
+
+from dataclasses import dataclass, field, replace
+
+from schedlab import _core
+from schedlab.run import RunSpec
+from schedlab.sweeps import execute
+
+REDUCTIONS = {"max": max, "min": min, "sum": sum, "mean": lambda xs: sum(xs) / len(xs)}
+
+
+@dataclass(frozen=True)
+class Change:
+    """A switch that differs: its key and its value on each side."""
+    key: str
+    a: str
+    b: str
+
+    def options(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """As run options with b's value: (sets, features); a scheduler feature is NAME/NO_NAME."""
+        if self.key.isupper():
+            return (), (self.key if self.b == "on" else f"NO_{self.key}",)
+        return (f"{self.key}={self.b}",), ()
+
+
+@dataclass
+class Bisection:
+    """What bisect found: the metric on each side and with every change, the 1-minimal set of
+    changes that crosses the threshold (None: nothing crosses it), and each run beyond side a,
+    side b and a with every change: (changes, value)."""
+    metric: str
+    threshold: float
+    a: float
+    b: float
+    changes: list
+    every: float | None = None
+    culprits: list | None = None
+    runs: list = field(default_factory=list)
+
+    def crosses(self, value: float) -> bool:
+        """Whether `value` is past the threshold: on its other side from side a's value."""
+        return (value - self.threshold) * (self.a - self.threshold) < 0
+
+
+def differences(a: RunSpec, b: RunSpec) -> list[Change]:
+    """The switches whose values differ between the two sides, in the preset's order."""
+    sa = _core.switches(a.kernel, list(a.sets) + _governor_sets(a), list(a.features))
+    sb = dict(_core.switches(b.kernel, list(b.sets) + _governor_sets(b), list(b.features)))
+    return [Change(k, v, sb[k]) for k, v in sa if sb[k] != v]
+
+
+def _governor_sets(spec: RunSpec) -> list[str]:
+    return [f"cpufreq.governor.{g}" if "=" in g else f"cpufreq.governor={g}" for g in spec.governors]
+
+
+def metric_of(summary: dict, path: str) -> float:
+    """The summary's figure at dotted `path`: `energy_mj.total`, or a list's field reduced,
+    `tasks.latency_p99_ns.max` (max, min, sum, mean)."""
+    node, parts = summary, path.split(".")
+    for i, part in enumerate(parts):
+        if isinstance(node, list):
+            return _reduced(node, parts[i:], path)
+        if not isinstance(node, dict) or part not in node:
+            raise _core.InputError(f"--metric {path}: the summary has no {'.'.join(parts[:i + 1])}")
+        node = node[part]
+    if isinstance(node, list):
+        raise _core.InputError(f"--metric {path}: a list: name a field and a reduction ({', '.join(REDUCTIONS)})")
+    return _number(node, path)
+
+
+def _reduced(items: list, rest: list, path: str) -> float:
+    if len(rest) != 2 or rest[1] not in REDUCTIONS:
+        raise _core.InputError(f"--metric {path}: a list's field and a reduction ({', '.join(REDUCTIONS)}), "
+                               "e.g. tasks.latency_p99_ns.max")
+    values = [_number(x.get(rest[0]) if isinstance(x, dict) else None, path) for x in items]
+    if not values:
+        raise _core.InputError(f"--metric {path}: the list is empty")
+    return float(REDUCTIONS[rest[1]](values))
+
+
+def _number(v, path: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise _core.InputError(f"--metric {path}: not a number in the summary")
+    return float(v)
+
+
+def _value(job: tuple) -> tuple[str, object]:
+    """One run's metric (in a worker): ("ok", value), or ("error", why)."""
+    spec, path = job
+    try:
+        return "ok", metric_of(spec.run(frames=False).summary(), path)
+    except (_core.InputError, OSError) as e:
+        return "error", str(e)
+
+
+def with_changes(a: RunSpec, changes) -> RunSpec:
+    """Side a with `changes`' b values on top."""
+    sets, feats = list(a.sets), list(a.features)
+    for c in changes:
+        s, f = c.options()
+        sets += s
+        feats += f
+    return replace(a, sets=tuple(sets), features=tuple(feats))
+
+
+def bisect(a: RunSpec, b: RunSpec, metric: str, threshold: float, *, jobs: int = 1, client=None,
+           progress=None) -> Bisection:
+    """The 1-minimal set of `b`'s switch values that moves `metric` past `threshold` from `a`."""
+    changes = differences(a, b)
+    if not changes:
+        raise _core.InputError("bisect: the two sides' switches do not differ")
+    cache: dict = {}
+    values = _run([a, b, with_changes(a, changes)], metric, jobs, client)
+    r = Bisection(metric, threshold, values[0], values[1], changes, every=values[2])
+    cache[frozenset()] = r.a
+    cache[frozenset(changes)] = r.every
+    if not r.crosses(r.b) or not r.crosses(r.every):
+        return r  # nothing to narrow: reported as found
+
+    def test(sets: list) -> list[bool]:
+        todo = [s for s in sets if frozenset(s) not in cache]
+        for s, v in zip(todo, _run([with_changes(a, s) for s in todo], metric, jobs, client)):
+            cache[frozenset(s)] = v
+            r.runs.append((tuple(c.key for c in s), v))
+            if progress is not None:
+                progress(len(r.runs))
+        return [r.crosses(cache[frozenset(s)]) for s in sets]
+
+    r.culprits = _ddmin(changes, test)
+    return r
+
+
+def _ddmin(c: list, test) -> list:
+    """Zeller and Hildebrandt's ddmin: a 1-minimal subset of `c` that `test` passes (each
+    round's subsets, then their complements, tested together)."""
+    n = 2
+    while len(c) >= 2:
+        size = -(-len(c) // n)
+        parts = [c[i:i + size] for i in range(0, len(c), size)]
+        passed = test(parts)
+        if any(passed):
+            c, n = parts[passed.index(True)], 2
+            continue
+        rests = [[x for x in c if x not in p] for p in parts] if len(parts) > 2 else []
+        passed = test(rests)
+        if any(passed):
+            c, n = rests[passed.index(True)], max(n - 1, 2)
+            continue
+        if n >= len(c):
+            break
+        n = min(len(c), 2 * n)
+    return c
+
+
+def _run(specs: list, metric: str, jobs: int, client) -> list[float]:
+    """Each spec's metric, in order; a run that fails is the first failure's InputError."""
+    out = [None] * len(specs)
+    for i, (status, v) in execute(_value, [(s, metric) for s in specs], jobs=jobs, client=client):
+        if status != "ok":
+            raise _core.InputError(v)
+        out[i] = v
+    return out

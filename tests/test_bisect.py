@@ -1,0 +1,61 @@
+"""`schedlab bisect` (issue 41): the switches between two configurations that move a metric
+past a threshold, by delta debugging. Expected culprits are the switches that drive the
+metric by construction; thresholds are placed between measured values."""
+
+import pytest
+
+import schedlab
+from schedlab.bisect import bisect, metric_of
+from schedlab.run import RunSpec
+
+WORKLOAD = "tests/rtapp-corpus/mp3-short.json"
+
+
+def spec(*sets, features=()):
+    return RunSpec.of(WORKLOAD, "smp:2", sets=sets, features=features, duration_ns=500_000_000)
+
+
+def sys_ns(*sets) -> float:
+    return metric_of(spec(*sets).run(frames=False).summary(), "tasks.sys_ns.sum")
+
+
+def test_one_switch_that_drives_the_metric_is_found():
+    """System time is the cost model's: of four changes, `overhead` alone moves it."""
+    a = spec("overhead=off")
+    b = spec("overhead=on", "timer.slack_ns=0", "hz=1000", features=["NO_PLACE_LAG"])
+    r = bisect(a, b, "tasks.sys_ns.sum", 1.0)
+    assert [c.key for c in r.changes] == ["hz", "timer.slack_ns", "overhead", "PLACE_LAG"]
+    assert [(c.key, c.a, c.b) for c in r.culprits] == [("overhead", "off", "on")]
+    assert r.a == 0 and r.b > 0 and r.every == r.b
+    # One culprit among four changes: two rounds of two runs (halves, then singletons).
+    assert len(r.runs) == 4
+
+
+def test_two_switches_that_drive_the_metric_together_are_both_found():
+    """With the cost model on, HZ=1000 charges four times the ticks: a threshold above what
+    either change gives alone (hz alone: no cost model, no system time) needs both."""
+    alone = sys_ns("overhead=on")
+    both = sys_ns("overhead=on", "hz=1000")
+    assert both > alone > 0
+    a = spec("overhead=off")
+    b = spec("overhead=on", "hz=1000", "timer.slack_ns=0", features=["NO_PLACE_LAG"])
+    r = bisect(a, b, "tasks.sys_ns.sum", (alone + both) / 2, jobs=2)
+    assert sorted(c.key for c in r.culprits) == ["hz", "overhead"]
+
+
+@pytest.mark.parametrize("args, message, status", [
+    (["--metric", "tasks.nope.max"], "--metric tasks.nope.max: not a number in the summary", 2),
+    (["--metric", "energy"], "--metric energy: the summary has no energy", 2),
+    (["--metric", "tasks.sys_ns"], "a list's field and a reduction", 2),
+    (["--b", "--set overhead=off"], "bisect: the two sides' switches do not differ", 2),
+    (["--threshold", "1e15"], "no configuration crosses it", 0),
+])
+def test_bad_input_and_a_threshold_no_configuration_crosses(cli, args, message, status):
+    base = {"--a": "--set overhead=off", "--b": "--set overhead=on", "--metric": "tasks.sys_ns.sum",
+            "--threshold": "1"}
+    for k, v in zip(args[::2], args[1::2]):
+        base[k] = v
+    r = cli("bisect", WORKLOAD, "--platform", "smp:2", "--duration", "200ms", *[x for kv in base.items() for x in kv])
+    out = (r.stdout + r.stderr).decode()
+    assert r.returncode == status and message in out, out
+    assert "Traceback" not in out
