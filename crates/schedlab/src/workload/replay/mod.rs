@@ -203,6 +203,11 @@ impl Replay {
                 let sum: u64 = plat.work_stretch.iter().sum();
                 sum as f64 / plat.work_stretch.len() as f64 / 1000.0
             }),
+            tick_ns: 1_000_000_000 / f.hz as Ns,
+            irq_entry_ns: match plat.irq_entry_ns.len() {
+                0 => 0.0,
+                n => plat.irq_entry_ns.iter().sum::<Ns>() as f64 / n as f64,
+            },
         };
         let rebuild = Rebuild::new(nr_cpus, &plat, added, origin)?;
         let attrs = cond.attrs.map_or(Ok(Attrs::default()), Attrs::load)?;

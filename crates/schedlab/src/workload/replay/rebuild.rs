@@ -24,10 +24,12 @@
 //! the sleep's system call), which the cost model charges at the platform's costs
 //! (`sim/overhead.rs`), and the platform's work stretch (an emulator's, `sim/jitter.rs`).
 //! The rebuild takes the charges off each stretch, as the cost model prices them for the
-//! trace's kernel, and divides the rest by the mean stretch. Simplified: ticks, PELT and
-//! balancing work stay in the stretches (under 1% of a stretch at the default costs), a
-//! sleep taken as a timer only where interrupt context is unknown keeps its system call,
-//! and every stretch is divided by the same mean.
+//! trace's kernel, and divides the rest by the mean stretch. The ticks that came during a
+//! stretch and a timer's interrupt on a busy CPU (its entry, an emulator's, and its work)
+//! are taken off too. Simplified: PELT and balancing work stay in the stretches (under 1%
+//! of a stretch at the default costs), a sleep taken as a timer only where interrupt
+//! context is unknown keeps its system call, ticks are counted on the trace's clock from
+//! 0, and every stretch is divided by the same mean.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -168,6 +170,10 @@ pub struct RunAdds {
     pub costs: Option<OpCosts>,
     /// The work's mean stretch (None: none).
     pub stretch: Option<f64>,
+    /// The tick's period (0: no ticks taken off).
+    pub tick_ns: Ns,
+    /// The mean time a running CPU takes to enter a timer's interrupt (an emulator's).
+    pub irq_entry_ns: f64,
 }
 
 /// A trace rebuilt.
@@ -325,6 +331,11 @@ impl Rebuild {
         if let Some((t, since)) = self.running[cpu] {
             let w = self.work(cpu, since, now);
             self.threads[t].pending += w;
+            // The ticks that came while it ran, each charged to it.
+            if let Some(tick) = std::num::NonZeroU64::new(self.adds.tick_ns) {
+                let ticks = now / tick - since / tick;
+                self.threads[t].kernel += ticks as f64 * self.charge(cpu, Op::Tick);
+            }
             self.threads[t].observed.run_ns += now - since;
             self.busy[cpu] += now - since;
             self.running[cpu] = Some((t, now));
@@ -496,8 +507,10 @@ impl Rebuild {
                 self.woke.insert((w, t));
             }
             None => {
+                // A timer's interrupt on a busy CPU: its entry and its work, and the wakeup.
                 if let Some((w, _)) = running {
-                    self.threads[w].kernel += wakeup;
+                    let entry = self.adds.irq_entry_ns * self.scale(cpu);
+                    self.threads[w].kernel += wakeup + entry + self.charge(cpu, Op::HrtimerIrq);
                 }
                 let cpu = self.threads[t].observed.last_cpu.unwrap_or(cpu);
                 let stretch = self.adds.stretch.unwrap_or(1.0);
@@ -772,6 +785,7 @@ mod tests {
         let adds = RunAdds {
             costs: Some(OpCosts::default()),
             stretch: Some(1.25),
+            ..RunAdds::default()
         };
         let events = [
             (0, 0, switch(0, 0, B)),
