@@ -59,3 +59,23 @@ def test_bad_input_and_a_threshold_no_configuration_crosses(cli, args, message, 
     out = (r.stdout + r.stderr).decode()
     assert r.returncode == status and message in out, out
     assert "Traceback" not in out
+
+
+def test_features_between_lists_what_differs_and_how_to_set_it(cli):
+    """`features --between 6.1 6.12`: the switches whose presets differ (those `features`
+    lists with two values), and run options that, given to 6.1, give every one of 6.12's
+    values."""
+    from schedlab import _core
+    from schedlab.bisect import differences
+
+    changes = differences(RunSpec("", kernel="6.1"), RunSpec("", kernel="6.12"))
+    presets = {key: values for key, values in _core.features()}  # (6.12, 6.1)
+    assert {c.key for c in changes} == {k for k, (new, old) in presets.items() if new != old}
+    sets = [s for c in changes for s in c.options()[0]]
+    feats = [f for c in changes for f in c.options()[1]]
+    assert _core.switches("6.1", sets, feats) == _core.switches("6.12", [], [])
+    out = cli("features", "--between", "6.1", "6.12").stdout.decode()
+    assert f"Switches from 6.1 to 6.12: {len(changes)} differ" in out
+    assert "--set fair.policy=eevdf" in out and "--feature DELAY_DEQUEUE" in out and "--feature NO_LAST_BUDDY" in out
+    bad = cli("features", "--between", "6.1", "7.3")
+    assert bad.returncode == 2 and "invalid choice: '7.3' (choose from '6.12', '6.1')" in bad.stderr.decode()

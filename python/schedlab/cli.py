@@ -285,7 +285,10 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("name", nargs="?", metavar="PLATFORM", help="a built-in name, smp:N, qemu-tcg:N, a .toml file or LISA's plat_info.yml")
     r.add_argument("--domains", action="store_true",
                    help="print PLATFORM's sched domains, per CPU, as /sys/kernel/debug/sched/domains shows them")
-    commands.add_parser("features", help="list every switch and its default under each kernel preset")
+    r = commands.add_parser("features", help="list every switch and its default under each kernel preset")
+    r.add_argument("--between", nargs=2, metavar=("OLD", "NEW"), choices=["6.12", "6.1"],
+                   help="only the switches whose defaults differ between two kernel presets, and the run "
+                        "options that give OLD's preset NEW's value")
 
     r = commands.add_parser("reproduce", help="reproduce the published figures and judge them")
     r.add_argument("names", nargs="*", metavar="NAME", help="experiments to run (default: all)")
@@ -880,12 +883,32 @@ def _platforms(args) -> int:
 
 def _features(args) -> int:
     _, Table = _rich()
+    if args.between:
+        return _features_between(*args.between)
     table = Table(title="Switches: --set KEY=VALUE, --feature NAME|NO_NAME", title_justify="left")
     for c in ("switch", "6.12", "6.1"):
         table.add_column(c)
     for key, values in _core.features():
         table.add_row(key, *values)
     _stdout_console().print(table, highlight=False)
+    return 0
+
+
+def _features_between(old: str, new: str) -> int:
+    """The switches whose defaults differ between presets `old` and `new`, and how to set
+    each of `new`'s values on `old`."""
+    from schedlab.bisect import differences
+    from schedlab.run import RunSpec
+
+    _, Table = _rich()
+    changes = differences(RunSpec("", kernel=old), RunSpec("", kernel=new))
+    table = Table(title=f"Switches from {old} to {new}: {len(changes)} differ", title_justify="left")
+    for c in ("switch", old, new, f"on {old}"):
+        table.add_column(c)
+    for c in changes:
+        sets, feats = c.options()
+        table.add_row(c.key, c.a, c.b, " ".join([f"--set {s}" for s in sets] + [f"--feature {f}" for f in feats]))
+    _stdout_console(140).print(table, highlight=False)
     return 0
 
 
