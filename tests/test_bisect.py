@@ -79,3 +79,17 @@ def test_features_between_lists_what_differs_and_how_to_set_it(cli):
     assert "--set fair.policy=eevdf" in out and "--feature DELAY_DEQUEUE" in out and "--feature NO_LAST_BUDDY" in out
     bad = cli("features", "--between", "6.1", "7.3")
     assert bad.returncode == 2 and "invalid choice: '7.3' (choose from '6.12', '6.1')" in bad.stderr.decode()
+
+
+def test_a_governor_given_as_governors_is_a_change_like_any_switch():
+    """Sides that differ by their `governors` (as RunSpec.of takes them): on hikey960 the
+    energy moves from performance's to schedutil's, and the governor is the change found; a
+    with every change is b exactly."""
+    a = RunSpec.of("tests/rtapp-corpus/video-short.json", "hikey960", governors="performance",
+                   duration_ns=500_000_000)
+    b = RunSpec.of("tests/rtapp-corpus/video-short.json", "hikey960", governors="schedutil",
+                   duration_ns=500_000_000)
+    r = bisect(a, b, "energy_mj.total", 0.0)
+    r = bisect(a, b, "energy_mj.total", (r.a + r.b) / 2)
+    assert r.every == r.b != r.a
+    assert [(c.key, c.a, c.b) for c in r.culprits] == [("cpufreq.governor", "performance", "schedutil")]

@@ -51,13 +51,9 @@ class Bisection:
 
 def differences(a: RunSpec, b: RunSpec) -> list[Change]:
     """The switches whose values differ between the two sides, in the preset's order."""
-    sa = _core.switches(a.kernel, list(a.sets) + _governor_sets(a), list(a.features))
-    sb = dict(_core.switches(b.kernel, list(b.sets) + _governor_sets(b), list(b.features)))
+    sa = _core.switches(a.kernel, a.switches(), list(a.features))
+    sb = dict(_core.switches(b.kernel, b.switches(), list(b.features)))
     return [Change(k, v, sb[k]) for k, v in sa if sb[k] != v]
-
-
-def _governor_sets(spec: RunSpec) -> list[str]:
-    return [f"cpufreq.governor.{g}" if "=" in g else f"cpufreq.governor={g}" for g in spec.governors]
 
 
 def metric_of(summary: dict, path: str) -> float:
@@ -101,13 +97,14 @@ def _value(job: tuple) -> tuple[str, object]:
 
 
 def with_changes(a: RunSpec, changes) -> RunSpec:
-    """Side a with `changes`' b values on top."""
-    sets, feats = list(a.sets), list(a.features)
+    """Side a with `changes`' b values on top (after its governors, which `switches()`
+    would otherwise put last)."""
+    sets, feats = a.switches(), list(a.features)
     for c in changes:
         s, f = c.options()
         sets += s
         feats += f
-    return replace(a, sets=tuple(sets), features=tuple(feats))
+    return replace(a, sets=tuple(sets), governors=(), features=tuple(feats))
 
 
 def bisect(a: RunSpec, b: RunSpec, metric: str, threshold: float, *, jobs: int = 1, client=None,

@@ -13,7 +13,7 @@ from schedlab import _core
 from schedlab.reproduce import experiments
 from schedlab.lisa import plat_info_path
 from schedlab.output import Staged, check_outputs, write_text
-from schedlab.run import fair_sets
+from schedlab.run import fair_sets, governor_sets
 from schedlab.units import UNITS_NS, parse_duration, unsigned
 
 
@@ -70,9 +70,7 @@ def _switch_options(p: argparse.ArgumentParser, kernel: str | None = "6.12") -> 
 
 def _sets(args) -> list[str]:
     """--set values, with --fair and --governor folded in."""
-    govs = [f"cpufreq.governor.{g}" if "=" in g else f"cpufreq.governor={g}"
-            for g in args.governor]
-    return args.set + list(fair_sets(args.fair)) + govs
+    return args.set + list(fair_sets(args.fair)) + governor_sets(args.governor)
 
 
 # Warnings printed before the rest are counted (20,000 taskgroups would print 20,000).
@@ -742,29 +740,27 @@ def _replay_trace(args) -> int:
     return 0
 
 
-def _side(workload, ns, seeds: int, frames: bool, json_c: bool = False) -> list:
-    """One side of a comparison: `workload` under run options `ns`, once per seed 1..`seeds`
-    (one unseeded run for 1)."""
+def _spec(workload, ns, seed=(), json_c: bool = False):
+    """`workload` under run options `ns` (its switches checked first), with `seed`'s sets."""
     from schedlab.run import RunSpec
 
     _core.check_switches(ns.kernel, _sets(ns), ns.feature)
+    return RunSpec.of(workload, ns.platform, kernel=ns.kernel, sets=_sets(ns) + list(seed), features=ns.feature,
+                      duration_ns=ns.duration, cgroups=ns.cgroup, idle_cgroups=ns.idle_cgroups, json_c=json_c)
+
+
+def _side(workload, ns, seeds: int, frames: bool, json_c: bool = False) -> list:
+    """One side of a comparison: `workload` under run options `ns`, once per seed 1..`seeds`
+    (one unseeded run for 1)."""
     sets = [[f"seed={i}"] for i in range(1, seeds + 1)] if seeds > 1 else [[]]
-    return [RunSpec.of(workload, ns.platform, kernel=ns.kernel, sets=_sets(ns) + seed, features=ns.feature,
-                       duration_ns=ns.duration, cgroups=ns.cgroup, idle_cgroups=ns.idle_cgroups, json_c=json_c)
-            .run(frames=frames) for seed in sets]
+    return [_spec(workload, ns, seed, json_c).run(frames=frames) for seed in sets]
 
 
 def _bisect(args) -> int:
     from schedlab.bisect import bisect
-    from schedlab.run import RunSpec
 
     check_outputs(_inputs(args, args.workload), {})
-    specs = []
-    for name in ("a", "b"):
-        ns = _side_options(args, getattr(args, name), name)
-        _core.check_switches(ns.kernel, _sets(ns), ns.feature)
-        specs.append(RunSpec.of(args.workload, ns.platform, kernel=ns.kernel, sets=_sets(ns), features=ns.feature,
-                                duration_ns=ns.duration, cgroups=ns.cgroup, idle_cgroups=ns.idle_cgroups))
+    specs = [_spec(args.workload, _side_options(args, getattr(args, name), name)) for name in ("a", "b")]
     jobs = max(1, min(args.jobs or os.cpu_count() or 1, os.cpu_count() or 1))
     with _executor(args) as client:
         r = bisect(*specs, args.metric, args.threshold, jobs=jobs, client=client)

@@ -203,8 +203,7 @@ class RunSpec:
 
     def switches(self) -> list[str]:
         """The `--set` values, governors folded in."""
-        govs = [f"cpufreq.governor.{g}" if "=" in g else f"cpufreq.governor={g}" for g in self.governors]
-        return list(self.sets) + govs
+        return list(self.sets) + governor_sets(self.governors)
 
     def run(self, *, trace=None, trace_format: str | None = None, log_dir=None, schedstat=None,
             frames: bool = True, progress=None) -> "RunResult":
@@ -226,6 +225,11 @@ class RunSpec:
         result.spec = self
         result.workload = self.identity()
         return result
+
+
+def governor_sets(governors) -> list[str]:
+    """`--governor [POLICY=]NAME` values as `--set` values."""
+    return [f"cpufreq.governor.{g}" if "=" in g else f"cpufreq.governor={g}" for g in governors]
 
 
 def fair_sets(fair: str | None) -> tuple[str, ...]:

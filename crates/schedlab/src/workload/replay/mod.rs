@@ -85,40 +85,50 @@ pub fn replay(path: &Path, cond: Conditions) -> Result<Replayed, InputError> {
     let mut magic = Vec::with_capacity(10);
     (&file).take(10).read_to_end(&mut magic).map_err(failed)?;
     if magic == b"\x17\x08\x44tracing" {
-        let trace = Trace::open(path)?;
-        let fields = SchedFields::of(&trace.meta, &origin)?;
-        let release = (trace.meta.uname.as_deref())
-            .and_then(|u| u.split(' ').nth(2))
-            .map(str::to_string);
-        let mut r = Replay::new(trace.meta.nr_cpus, release, cond, &origin)?;
-        if fields.migrations() {
-            r.rebuild.migrations_recorded();
-        }
-        let lost = trace.for_each(|ts, cpu, rec| {
-            if let Some(ev) = fields.event(rec) {
-                r.rebuild.event(ts, cpu as usize, ev);
-            }
-            Ok(())
-        })?;
-        if lost > 0 {
-            r.notes.push(format!(
-                "{lost} pages of the trace say events were lost before them"
-            ));
-        }
-        return r.finish(&origin);
+        return replay_dat(path, cond, &origin);
     }
     file.rewind().map_err(failed)?;
     if magic.starts_with(&text::GZIP_MAGIC) || text::is_text(&magic) {
         return replay_text(file, cond, &origin);
     }
-    let trace = PerfettoTrace::read(file, &origin)?;
+    replay_perfetto(file, cond, &origin)
+}
+
+/// The trace.dat at `path` rebuilt.
+fn replay_dat(path: &Path, cond: Conditions, origin: &str) -> Result<Replayed, InputError> {
+    let trace = Trace::open(path)?;
+    let fields = SchedFields::of(&trace.meta, origin)?;
+    let release = (trace.meta.uname.as_deref())
+        .and_then(|u| u.split(' ').nth(2))
+        .map(str::to_string);
+    let mut r = Replay::new(trace.meta.nr_cpus, release, cond, origin)?;
+    if fields.migrations() {
+        r.rebuild.migrations_recorded();
+    }
+    let lost = trace.for_each(|ts, cpu, rec| {
+        if let Some(ev) = fields.event(rec) {
+            r.rebuild.event(ts, cpu as usize, ev);
+        }
+        Ok(())
+    })?;
+    if lost > 0 {
+        r.notes.push(format!(
+            "{lost} pages of the trace say events were lost before them"
+        ));
+    }
+    r.finish(origin)
+}
+
+/// The Perfetto trace in `file` rebuilt.
+fn replay_perfetto(file: File, cond: Conditions, origin: &str) -> Result<Replayed, InputError> {
+    let trace = PerfettoTrace::read(file, origin)?;
     if trace.switches == 0 {
         let msg = "the trace has no sched_switch event (record ftrace's sched/sched_switch)";
-        return Err(InputError::new(&origin, msg));
+        return Err(InputError::new(origin, msg));
     }
-    let mut r = Replay::new(trace.nr_cpus, trace.release.clone(), cond, &origin)?;
+    let mut r = Replay::new(trace.nr_cpus, trace.release.clone(), cond, origin)?;
     trace.for_each(|ts, cpu, ev| r.rebuild.event(ts, cpu, ev));
-    r.finish(&origin)
+    r.finish(origin)
 }
 
 /// The text trace in `file` rebuilt.
@@ -196,20 +206,8 @@ impl Replay {
                 plat.name
             ));
         }
-        let f = features(kernel, cond.sets, &[])?;
-        let added = RunAdds {
-            costs: f.overhead.then(|| plat.costs_for(kernel)),
-            stretch: (f.work_jitter && !plat.work_stretch.is_empty()).then(|| {
-                let sum: u64 = plat.work_stretch.iter().sum();
-                sum as f64 / plat.work_stretch.len() as f64 / 1000.0
-            }),
-            tick_ns: 1_000_000_000 / f.hz as Ns,
-            irq_entry_ns: match plat.irq_entry_ns.len() {
-                0 => 0.0,
-                n => plat.irq_entry_ns.iter().sum::<Ns>() as f64 / n as f64,
-            },
-        };
-        let rebuild = Rebuild::new(nr_cpus, &plat, added, origin)?;
+        let adds = RunAdds::of(&plat, kernel, &features(kernel, cond.sets, &[])?);
+        let rebuild = Rebuild::new(nr_cpus, &plat, adds, origin)?;
         let attrs = cond.attrs.map_or(Ok(Attrs::default()), Attrs::load)?;
         Ok(Replay {
             rebuild,
@@ -241,16 +239,15 @@ impl Replay {
         self.attrs.check(&threads)?;
         let json = rtapp_json::rtapp_json(&threads, length, &self.attrs);
         if !self.attrs.is_empty() {
-            // Its keys are checked as a workload's: errors name the side file and the key
-            // (not where in the workload's text).
-            crate::workload::parse(&json, &self.attrs.origin, Dialect::Workgen).map_err(|e| {
-                let msg = e.to_string();
-                let msg = msg
-                    .strip_prefix(&format!("{}: ", self.attrs.origin))
-                    .unwrap_or(&msg);
-                let key = msg.split(" (line ").next().unwrap_or(msg);
-                let what = msg.split_once("): ").map_or("", |(_, w)| w);
-                InputError::new(&self.attrs.origin, format!("{key}: {what}"))
+            // Its keys are checked as a workload's: errors name the side file and the key,
+            // not where in the workload's text (the reader's `ORIGIN: tasks.T.KEY (line L,
+            // column C)`).
+            let origin = &self.attrs.origin;
+            crate::workload::parse(&json, origin, Dialect::Workgen).map_err(|e| {
+                let key = (e.location.strip_prefix(&format!("{origin}: ")))
+                    .and_then(|k| k.split(" (line ").next())
+                    .unwrap_or_default();
+                InputError::new(origin, format!("{key}: {}", e.message))
             })?;
         }
         let idle = threads

@@ -34,7 +34,9 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::error::InputError;
+use crate::kernel::Kernel;
 use crate::platform::{OpCosts, Platform};
+use crate::sched::features::Features;
 use crate::sched::latency::Latencies;
 use crate::sched::ops::Op;
 use crate::time::Ns;
@@ -176,6 +178,22 @@ pub struct RunAdds {
     pub irq_entry_ns: f64,
 }
 
+impl RunAdds {
+    /// What a run on `plat` under `kernel` with switches `f` adds.
+    pub fn of(plat: &Platform, kernel: Kernel, f: &Features) -> RunAdds {
+        let mean =
+            |q: &[u64]| (!q.is_empty()).then(|| q.iter().sum::<u64>() as f64 / q.len() as f64);
+        RunAdds {
+            costs: f.overhead.then(|| plat.costs_for(kernel)),
+            stretch: mean(&plat.work_stretch)
+                .filter(|_| f.work_jitter)
+                .map(|m| m / 1000.0),
+            tick_ns: 1_000_000_000 / f.hz as Ns,
+            irq_entry_ns: mean(&plat.irq_entry_ns).unwrap_or(0.0),
+        }
+    }
+}
+
 /// A trace rebuilt.
 pub struct Rebuilt {
     pub threads: Vec<Thread>,
@@ -187,6 +205,16 @@ pub struct Rebuilt {
     pub residency: Vec<Vec<(u64, Ns)>>,
     /// What the rebuild assumed.
     pub notes: Vec<String>,
+}
+
+/// A thread preempted by one it had just woken.
+struct Preemption {
+    /// The thread it woke, and that thread's post of its reply (a step), if taken as one.
+    by: usize,
+    reply: Option<usize>,
+    /// The thread preempted, and its step there (a yield, or the wait for the reply).
+    thread: usize,
+    step: usize,
 }
 
 /// The rebuild as the trace is read.
@@ -203,9 +231,8 @@ pub struct Rebuild {
     khz: Vec<u64>,
     start: Option<Ns>,
     last: Ns,
-    /// A `cpu_frequency` event was seen.
-    frequencies: bool,
-    /// Each CPU's time at each frequency, and since when it is at its frequency now.
+    /// Each CPU's time at each frequency, and since when it is at its frequency now (None:
+    /// no `cpu_frequency` event yet).
     residency: Vec<BTreeMap<u64, Ns>>,
     freq_since: Vec<Option<Ns>>,
     /// A `sched_migrate_task` event was seen.
@@ -216,9 +243,8 @@ pub struct Rebuild {
     contexts: bool,
     /// What a run adds.
     adds: RunAdds,
-    /// Each preemption by a thread just woken: that thread, its post's step if the reply was
-    /// taken as waited for, the preempted thread, and its step there (a yield, or the wait).
-    preempted: Vec<(usize, Option<usize>, usize, usize)>,
+    /// Each preemption by a thread just woken.
+    preempted: Vec<Preemption>,
     /// Each (waker, wakee) pair of a task's wakeup.
     woke: HashSet<(usize, usize)>,
 }
@@ -259,7 +285,6 @@ impl Rebuild {
             max_khz,
             start: None,
             last: 0,
-            frequencies: false,
             residency: vec![BTreeMap::new(); plat.cpus.len()],
             freq_since: vec![None; plat.cpus.len()],
             migrates: false,
@@ -371,7 +396,6 @@ impl Rebuild {
             }
             SchedEvent::Frequency { cpu: c, khz } => {
                 if c < self.khz.len() {
-                    self.frequencies = true;
                     self.account(c, ts);
                     self.at_frequency(c, ts);
                     self.khz[c] = khz.min(self.max_khz[c]);
@@ -412,9 +436,13 @@ impl Rebuild {
             if th.steps[th.stretch..].contains(&Step::Post(next)) {
                 self.flush(t);
                 self.threads[t].steps.push(Step::Yield);
-                let step = self.threads[t].steps.len() - 1;
                 self.threads[t].after = Some((next, self.preempted.len()));
-                self.preempted.push((next, None, t, step));
+                self.preempted.push(Preemption {
+                    by: next,
+                    reply: None,
+                    thread: t,
+                    step: self.threads[t].steps.len() - 1,
+                });
                 self.threads[next].then_post = Some(t);
             }
         }
@@ -435,8 +463,8 @@ impl Rebuild {
         self.threads[b].steps.push(Step::Post(a));
         let at = ts - self.start.unwrap_or(ts);
         let p = &mut self.preempted[i];
-        p.1 = Some(self.threads[b].steps.len() - 1);
-        self.threads[a].steps[p.3] = Step::Wait(at);
+        p.reply = Some(self.threads[b].steps.len() - 1);
+        self.threads[a].steps[p.step] = Step::Wait(at);
     }
 
     /// `next` (0: idle) runs on `cpu` from `ts`.
@@ -488,8 +516,8 @@ impl Rebuild {
         // try_to_wake_up): in the stretch of the task running there, from the waking on;
         // none for a wakeup queued to another, idle CPU (`ttwu_queue_cond`), which that CPU
         // does. Simplified: the wakee's last CPU is taken as its target.
-        let target = th.observed.last_cpu.unwrap_or(cpu);
-        let wakeup = match (target == cpu, self.running[target].is_none()) {
+        let target_cpu = th.observed.last_cpu.unwrap_or(cpu);
+        let wakeup = match (target_cpu == cpu, self.running[target_cpu].is_none()) {
             (true, _) => self.charge(cpu, Op::WakeupLocal),
             (false, false) => self.charge(cpu, Op::WakeupRemote),
             (false, true) => 0.0,
@@ -541,9 +569,10 @@ impl Rebuild {
 
     /// The threads, their last work counted, and what else the trace showed.
     pub fn finish(mut self) -> Rebuilt {
+        let frequencies = self.freq_since.iter().any(Option::is_some);
         for cpu in 0..self.running.len() {
             self.account(cpu, self.last);
-            if self.frequencies {
+            if frequencies {
                 self.at_frequency(cpu, self.last);
             }
         }
@@ -552,7 +581,7 @@ impl Rebuild {
         }
         let length = self.last - self.start.unwrap_or(self.last);
         let mut notes = vec![];
-        if !self.frequencies {
+        if !frequencies {
             notes.push("no cpu_frequency event: every CPU at its highest frequency".into());
         }
         if !self.migrates {
@@ -590,19 +619,15 @@ impl Rebuild {
     /// otherwise goes: the waiter yields there instead. Where one of them is `timed` (the
     /// "wakeup" that preempted may have been an interrupt's), neither stays.
     fn unreplied(&mut self, timed: &[bool]) {
-        for &(b, post, a, step) in &self.preempted {
-            let (keep_wait, keep_yield) = match (timed[a] || timed[b], post) {
-                (true, _) => (false, false),
-                (false, Some(_)) => (self.woke.contains(&(b, a)), true),
-                (false, None) => (false, true),
-            };
-            if let Some(p) = post.filter(|_| !keep_wait) {
-                self.threads[b].steps[p] = Step::Run(0);
-                self.threads[a].steps[step] = Step::Yield;
+        for p in &self.preempted {
+            let timed = timed[p.thread] || timed[p.by];
+            if p.reply.is_some() && !timed && self.woke.contains(&(p.by, p.thread)) {
+                continue; // the wait for the reply stays
             }
-            if !keep_yield {
-                self.threads[a].steps[step] = Step::Run(0);
+            if let Some(post) = p.reply {
+                self.threads[p.by].steps[post] = Step::Run(0);
             }
+            self.threads[p.thread].steps[p.step] = if timed { Step::Run(0) } else { Step::Yield };
         }
         for th in &mut self.threads {
             th.steps.retain(|s| *s != Step::Run(0));
@@ -612,9 +637,9 @@ impl Rebuild {
     /// Where interrupt context is unknown, a thread that an idle CPU woke (which only an
     /// interrupt does) is taken as woken by interrupts throughout: an interrupt on a busy
     /// CPU shows the task it interrupted as the waker. Its waits become timers at the
-    /// observed wakeups, and its wakers' posts go. Simplified: a thread woken both by
-    /// interrupts and by tasks loses its dependencies, and a yield to it (the preempting
-    /// "wakeup" was an interrupt's) stays. Returns how many threads.
+    /// observed wakeups, and its wakers' posts go (`unreplied` has taken the yields to it
+    /// and its replies away). Simplified: a thread woken both by interrupts and by tasks
+    /// loses its dependencies. Returns how many threads.
     fn idle_woken_by_timers(&mut self, timed: &[bool]) -> usize {
         for (i, th) in self.threads.iter_mut().enumerate() {
             let mut steps = Vec::with_capacity(th.steps.len());
