@@ -20,7 +20,7 @@ from errors import OracleError
 
 MIRROR = os.environ.get("SCHEDLAB_ORACLE_MIRROR", "http://deb.debian.org/debian")
 # The kernels schedlab has presets for, and the Debian suite whose linux-image-amd64 gives each.
-KERNELS = {"6.1": "bookworm", "6.12": "bookworm-backports"}
+KERNELS = {"6.1": "bookworm", "6.12": "bookworm-backports", "7.3": "trixie-backports"}
 USERSPACE = "bookworm"
 PACKAGES = ["rt-app", "trace-cmd", "linux-perf", "procps", "util-linux", "kmod", "busybox-static",
             "gzip"]
@@ -127,16 +127,24 @@ def kernel(version: str) -> Path:
     image = next((p for p in deps if p.startswith("linux-image-") and p[12:13].isdigit()), None)
     if image is None:
         raise OracleError(f"{suite} has no linux-image-amd64 dependency")
+    release = image.removeprefix("linux-image-")
+    # Since 7.x linux-image-VER is empty and depends on linux-binary-VER (vmlinuz),
+    # linux-modules-VER and linux-base-VER, installed under /usr/lib/modules/VER.
+    parts = run(["apt-cache", *apt, "depends", image]).stdout.split()
+    parts = sorted({p for p in parts if p.startswith("linux-") and p.endswith(release)})
     debs = d / "debs"
     debs.mkdir(exist_ok=True)
-    run(["apt-get", *apt, "download", image], cwd=debs)
+    run(["apt-get", *apt, "download", image, *parts], cwd=debs)
     tree = d / "tree"
     shutil.rmtree(tree, ignore_errors=True)
     for deb in debs.glob("*.deb"):
         run(["dpkg-deb", "-x", str(deb), str(tree)])
-    release = image.removeprefix("linux-image-")
-    shutil.copy(tree / "boot" / f"vmlinuz-{release}", d / "vmlinuz")
-    _modules(tree / "lib" / "modules" / release, d / "modules.cpio")
+    modules = next(m for m in [tree / "usr/lib/modules" / release, tree / "lib/modules" / release]
+                   if (m / "modules.order").exists())
+    vmlinuz = next(v for v in [tree / "boot" / f"vmlinuz-{release}", modules / "vmlinuz"]
+                   if v.exists())
+    shutil.copy(vmlinuz, d / "vmlinuz")
+    _modules(modules, d / "modules.cpio")
     (d / "release").write_text(release + "\n")
     shutil.rmtree(tree)
     return d

@@ -61,24 +61,43 @@ def test_bad_input_and_a_threshold_no_configuration_crosses(cli, args, message, 
     assert "Traceback" not in out
 
 
-def test_features_between_lists_what_differs_and_how_to_set_it(cli):
-    """`features --between 6.1 6.12`: the switches whose presets differ (those `features`
-    lists with two values), and run options that, given to 6.1, give every one of 6.12's
-    values."""
+@pytest.mark.parametrize("old, new", [("6.1", "6.12"), ("6.12", "7.3"), ("7.3", "6.6")])
+def test_features_between_lists_what_differs_and_how_to_set_it(cli, old, new):
+    """`features --between OLD NEW`: the switches whose presets differ (those `features`
+    lists with two values in those columns), and run options that, given to OLD, give every
+    one of NEW's values."""
     from schedlab import _core
     from schedlab.bisect import differences
 
-    changes = differences(RunSpec("", kernel="6.1"), RunSpec("", kernel="6.12"))
-    presets = {key: values for key, values in _core.features()}  # (6.12, 6.1)
-    assert {c.key for c in changes} == {k for k, (new, old) in presets.items() if new != old}
+    changes = differences(RunSpec("", kernel=old), RunSpec("", kernel=new))
+    i, j = _core.kernels().index(old), _core.kernels().index(new)
+    presets = {key: values for key, values in _core.features()}  # one value per kernel
+    assert {c.key for c in changes} == {k for k, v in presets.items() if v[i] != v[j]}
     sets = [s for c in changes for s in c.options()[0]]
     feats = [f for c in changes for f in c.options()[1]]
-    assert _core.switches("6.1", sets, feats) == _core.switches("6.12", [], [])
+    assert _core.switches(old, sets, feats) == _core.switches(new, [], [])
+    out = cli("features", "--between", old, new).stdout.decode()
+    assert f"Switches from {old} to {new}: {len(changes)} differ" in out
+
+
+def test_features_between_names_each_change_and_its_commit(cli):
+    """6.1 to 6.12: EEVDF (6.6, its commit), DELAY_DEQUEUE (6.12) and LAST_BUDDY's removal
+    (6.6); 6.12 to 7.3: HRTICK on (7.3) and NI_RANDOM (6.18); a kernel that is not a preset
+    is refused with the known ones."""
+    from schedlab import _core
+
+    assert _core.history("fair.policy", "6.1", "6.12") == [
+        ("6.6", "eevdf", "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy")]
+    assert [(k, v) for k, v, _ in _core.history("LAST_BUDDY", "6.1", "7.3")] == [("6.6", "off")]
+    assert [(k, v) for k, v, _ in _core.history("HRTICK", "6.12", "7.3")] == [("7.3", "on")]
+    assert _core.history("HRTICK", "6.1", "6.18") == []
     out = cli("features", "--between", "6.1", "6.12").stdout.decode()
-    assert f"Switches from 6.1 to 6.12: {len(changes)} differ" in out
     assert "--set fair.policy=eevdf" in out and "--feature DELAY_DEQUEUE" in out and "--feature NO_LAST_BUDDY" in out
-    bad = cli("features", "--between", "6.1", "7.3")
-    assert bad.returncode == 2 and "invalid choice: '7.3' (choose from '6.12', '6.1')" in bad.stderr.decode()
+    assert "147f3efaa241" in out
+    out = cli("features", "--between", "6.12", "7.3").stdout.decode()
+    assert "--feature HRTICK" in out and "--feature NI_RANDOM" in out and "--set sched.rt_runtime_us=1000000" in out
+    bad = cli("features", "--between", "6.1", "6.2")
+    assert bad.returncode == 2 and "invalid choice: '6.2' (choose from '6.1', '6.6', '6.12', '6.18', '7.3')" in bad.stderr.decode()
 
 
 def test_a_governor_given_as_governors_is_a_change_like_any_switch():

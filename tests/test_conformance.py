@@ -1,5 +1,5 @@
 """The conformance suite (tests/conformance/): schedlab against the oracle's records of real
-6.1 and 6.12 kernels running the same workloads. It replays records; it never boots QEMU."""
+6.1, 6.12 and 7.3 kernels running the same workloads. It replays records; it never boots QEMU."""
 
 import gzip
 import json

@@ -16,6 +16,8 @@ from schedlab.output import Staged, check_outputs, write_text
 from schedlab.run import fair_sets, governor_sets
 from schedlab.units import UNITS_NS, parse_duration, unsigned
 
+KERNELS = _core.kernels()
+
 
 def _duration(text: str) -> int:
     try:
@@ -60,7 +62,7 @@ def _cpu_options(p: argparse.ArgumentParser, exclusive: bool) -> None:
 
 def _switch_options(p: argparse.ArgumentParser, kernel: str | None = "6.12") -> None:
     default = kernel or "the trace's, else 6.12"
-    p.add_argument("--kernel", choices=["6.12", "6.1"], default=kernel, help=f"kernel preset (default {default})")
+    p.add_argument("--kernel", choices=KERNELS, default=kernel, help=f"kernel preset: {', '.join(KERNELS)} (default {default})")
     p.add_argument("--fair", choices=["eevdf", "cfs"], help="fair pick policy (default: the kernel's)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a tunable")
     p.add_argument("--feature", action="append", default=[], metavar="NAME|NO_NAME", help="turn a SCHED_FEAT on/off")
@@ -155,7 +157,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--period", type=_duration, required=True, help=f"activation period ({units})")
     r.add_argument("--duration", type=_duration, default=parse_duration("2s"), help="simulated time (default 2s)")
     r.add_argument("--tick", type=_duration, default=parse_duration("4ms"), help="tick period (default 4ms, HZ=250)")
-    r.add_argument("--kernel", choices=["6.12", "6.1"], default="6.12", help="util_est form: 6.12 (EWMA) or 6.1 (enqueued/ewma)")
+    r.add_argument("--kernel", choices=KERNELS, default="6.12", help="util_est form: the kernel's (6.12+ EWMA; 6.1, 6.6 enqueued/ewma)")
     _cpu_options(r, exclusive=False)
 
     r = pelt_commands.add_parser("ramp", help="time for an always-running task to reach util_avg values")
@@ -284,7 +286,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--domains", action="store_true",
                    help="print PLATFORM's sched domains, per CPU, as /sys/kernel/debug/sched/domains shows them")
     r = commands.add_parser("features", help="list every switch and its default under each kernel preset")
-    r.add_argument("--between", nargs=2, metavar=("OLD", "NEW"), choices=["6.12", "6.1"],
+    r.add_argument("--between", nargs=2, metavar=("OLD", "NEW"), choices=KERNELS,
                    help="only the switches whose defaults differ between two kernel presets, and the run "
                         "options that give OLD's preset NEW's value")
 
@@ -882,7 +884,7 @@ def _features(args) -> int:
     if args.between:
         return _features_between(*args.between)
     table = Table(title="Switches: --set KEY=VALUE, --feature NAME|NO_NAME", title_justify="left")
-    for c in ("switch", "6.12", "6.1"):
+    for c in ("switch", *KERNELS):
         table.add_column(c)
     for key, values in _core.features():
         table.add_row(key, *values)
@@ -899,11 +901,13 @@ def _features_between(old: str, new: str) -> int:
     _, Table = _rich()
     changes = differences(RunSpec("", kernel=old), RunSpec("", kernel=new))
     table = Table(title=f"Switches from {old} to {new}: {len(changes)} differ", title_justify="left")
-    for c in ("switch", old, new, f"on {old}"):
+    for c in ("switch", old, new, f"on {old}", "upstream (first modelled kernel: commit)"):
         table.add_column(c)
     for c in changes:
         sets, feats = c.options()
-        table.add_row(c.key, c.a, c.b, " ".join([f"--set {s}" for s in sets] + [f"--feature {f}" for f in feats]))
+        commits = "; ".join(f"{since}: {commit}" for since, _, commit in _core.history(c.key, old, new))
+        table.add_row(c.key, c.a, c.b, " ".join([f"--set {s}" for s in sets] + [f"--feature {f}" for f in feats]),
+                      commits)
     _stdout_console(140).print(table, highlight=False)
     return 0
 

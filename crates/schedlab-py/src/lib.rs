@@ -18,7 +18,7 @@ use schedlab::run::{
 use schedlab::run::{RunError, RunSpec, WorkloadSource};
 use schedlab::sched::class::Placement;
 use schedlab::sched::clock_pelt::{CpuScale, Invariance};
-use schedlab::sched::features::Features;
+use schedlab::sched::features::{Features, SCHED_FEATS, SWITCHES};
 use schedlab::sched::pelt::SchedAvg;
 use schedlab::sched::topology::Span;
 use schedlab::solo::periodic::Periodic;
@@ -54,9 +54,7 @@ fn solo_config(
             "--invariance: unknown scheme '{invariance}' (clock_pelt or legacy)"
         ))
     })?;
-    let kernel = Kernel::from_name(kernel).ok_or_else(|| {
-        InputError::new_err(format!("--kernel: unknown kernel '{kernel}' (6.12 or 6.1)"))
-    })?;
+    let kernel = kernel_of(kernel)?;
     Ok(SoloConfig {
         invariance,
         scale: CpuScale { cpu, freq },
@@ -197,7 +195,10 @@ fn pelt_ramp(
 /// A Kernel from its name, or schedlab.InputError.
 fn kernel_of(name: &str) -> PyResult<Kernel> {
     Kernel::from_name(name).ok_or_else(|| {
-        InputError::new_err(format!("--kernel: unknown kernel '{name}' (6.12 or 6.1)"))
+        InputError::new_err(format!(
+            "--kernel: unknown kernel '{name}' (known: {})",
+            Kernel::names()
+        ))
     })
 }
 
@@ -554,6 +555,34 @@ fn energy_model(
     Ok(out)
 }
 
+/// The kernel presets, oldest first.
+#[pyfunction]
+fn kernels() -> Vec<&'static str> {
+    Kernel::ALL.map(Kernel::name).to_vec()
+}
+
+/// The upstream changes of `key`'s default (a `--set` key or a feature's NAME) between
+/// kernels `a` and `b`: (first kernel with it, value, commit).
+#[pyfunction]
+fn history(key: &str, a: &str, b: &str) -> PyResult<Vec<(&'static str, String, &'static str)>> {
+    let (a, b) = (kernel_of(a)?, kernel_of(b)?);
+    let row = |since: Kernel, value: String, commit| (since.name(), value, commit);
+    if let Some(s) = SWITCHES.iter().find(|s| s.key == key) {
+        let changes = s.preset.between(a, b);
+        return Ok(changes
+            .map(|c| row(c.since, c.value.into(), c.commit))
+            .collect());
+    }
+    if let Some((_, h)) = SCHED_FEATS.iter().find(|(name, _)| *name == key) {
+        let on_off = |on: bool| if on { "on" } else { "off" }.to_string();
+        return Ok(h
+            .between(a, b)
+            .map(|c| row(c.since, on_off(c.value), c.commit))
+            .collect());
+    }
+    Ok(vec![])
+}
+
 /// Every switch with its value under each kernel preset: (key, [values per preset]).
 #[pyfunction]
 fn features() -> Vec<(String, Vec<String>)> {
@@ -653,6 +682,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pelt_periodic, m)?)?;
     m.add_function(wrap_pyfunction!(pelt_ramp, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels, m)?)?;
+    m.add_function(wrap_pyfunction!(history, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(platforms, m)?)?;

@@ -180,7 +180,8 @@ def _name(pid: int, comm: str, threads: dict[int, str]) -> str:
 
 
 def schedstat(text: str) -> dict:
-    """/proc/schedstat's counters: per CPU and per domain (versions 15 and 16)."""
+    """/proc/schedstat's counters: per CPU and per domain (versions 15 to 17; 17 names each
+    domain before its cpumask)."""
     out = {"version": None, "cpus": [], "domains": []}
     for line in text.splitlines():
         words = line.split()
@@ -189,24 +190,29 @@ def schedstat(text: str) -> dict:
         elif words and words[0].startswith("cpu"):
             out["cpus"].append([int(w) for w in words[1:]])
         elif words and words[0].startswith("domain"):
-            out["domains"].append([int(w) for w in words[2:]])
+            out["domains"].append([int(w) for w in words[3 if out["version"] >= 17 else 2:]])
     return out
 
 
-# Column names of /proc/schedstat (Documentation/scheduler/sched-stats.rst, version 15/16).
+# Column names of /proc/schedstat (Documentation/scheduler/sched-stats.rst, versions 15-17).
 CPU_FIELDS = ["yld_count", "legacy", "sched_count", "sched_goidle", "ttwu_count", "ttwu_local",
               "rq_cpu_time", "run_delay", "pcount"]
-LB = ["lb_count", "lb_balanced", "lb_failed", "lb_imbalance", "lb_gained", "lb_hot_gained",
-      "lb_nobusyq", "lb_nobusyg"]
+_LB_HEAD = ["lb_count", "lb_balanced", "lb_failed"]
+_LB_TAIL = ["lb_gained", "lb_hot_gained", "lb_nobusyq", "lb_nobusyg"]
+# Version 17 splits lb_imbalance in four.
+LB = {15: _LB_HEAD + ["lb_imbalance"] + _LB_TAIL, 16: _LB_HEAD + ["lb_imbalance"] + _LB_TAIL,
+      17: _LB_HEAD + ["lb_imbalance_load", "lb_imbalance_util", "lb_imbalance_task",
+                      "lb_imbalance_misfit"] + _LB_TAIL}
 # Version 16 (6.12) orders the idle types as enum cpu_idle_type now does: busy first.
-IDLE_TYPES = {15: ("idle", "busy", "newidle"), 16: ("busy", "idle", "newidle")}
+IDLE_TYPES = {15: ("idle", "busy", "newidle"), 16: ("busy", "idle", "newidle"),
+              17: ("busy", "idle", "newidle")}
 DOMAIN_TAIL = ["alb_count", "alb_failed", "alb_pushed", "sbe_count", "sbe_balanced",
                     "sbe_pushed", "sbf_count", "sbf_balanced", "sbf_pushed", "ttwu_wake_remote",
                     "ttwu_move_affine", "ttwu_move_balance"]
 
 
 def domain_fields(version: int) -> list[str]:
-    return [f"{k}.{idle}" for idle in IDLE_TYPES[version] for k in LB] + DOMAIN_TAIL
+    return [f"{k}.{idle}" for idle in IDLE_TYPES[version] for k in LB[version]] + DOMAIN_TAIL
 
 
 def schedstat_delta(before: str, after: str, window_s: float) -> dict:

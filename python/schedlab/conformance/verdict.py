@@ -140,7 +140,8 @@ def rows(case, record: dict, sims: list[dict]) -> list[Row]:
         per_run = [observables(r, name) for r in record["runs"]]
         mine = [observables(s, name) for s in sims]
         for key in per_run[0]:
-            values = [p[key] for p in per_run]
+            # A run where the observable is undefined (no wakeup of that task) has no say.
+            values = [p[key] for p in per_run if key in p]
             lo, hi = _widen(name, min(values), max(values))
             seeds = [m.get(key, float("nan")) for m in mine]
             out.append(Row(key, values, statistics.median(seeds), lo, hi, runs=seeds))

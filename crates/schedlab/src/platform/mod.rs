@@ -176,7 +176,7 @@ pub struct Platform {
     pub freq_domains: Vec<FreqDomain>,
     /// What the kernel's operations cost here (the cost model's table).
     pub costs: OpCosts,
-    /// The table for a kernel preset whose work costs differently here (none: `costs`).
+    /// The table from a kernel preset on whose work costs differently here (none: `costs`).
     pub kernel_costs: Vec<(Kernel, OpCosts)>,
     /// Its caches, for the cache-affinity model (None: not described).
     pub cache: Option<cache::CacheSpec>,
@@ -212,7 +212,7 @@ pub struct Platform {
     /// boot's: `max_newidle_lb_cost` then): quantiles as `newidle_stall_ns`'s, each CPU's a
     /// draw from the seed. Empty: 0, a machine whose passes so far cost nothing.
     pub start_newidle_cost_ns: Vec<Ns>,
-    /// The same for a kernel preset whose passes cost differently here (none:
+    /// The same from a kernel preset on whose passes cost differently here (none:
     /// `start_newidle_cost_ns`).
     pub kernel_start_newidle_cost_ns: Vec<(Kernel, Vec<Ns>)>,
 }
@@ -366,10 +366,12 @@ impl Platform {
     }
 }
 
-/// `kernel`'s own figure in `own`, else `all`'s.
+/// The figure in `own` of the newest kernel up to `kernel`, else `all`'s: a kernel without a
+/// measurement of its own takes its nearest older one's.
 fn for_kernel<'a, T>(own: &'a [(Kernel, T)], kernel: Kernel, all: &'a T) -> &'a T {
-    own.iter()
-        .find(|(k, _)| *k == kernel)
+    (own.iter())
+        .filter(|(k, _)| *k <= kernel)
+        .max_by_key(|(k, _)| *k)
         .map_or(all, |(_, t)| t)
 }
 

@@ -15,6 +15,7 @@ use super::fair::{SchedEntity, SeId};
 use super::features::Feat;
 use super::flags::*;
 use super::hooks::{Hooks, RqHooks, SchedTimer, Switch};
+use super::hrtick;
 use super::idle;
 use super::ops::Op;
 use super::pelt::cap_scale;
@@ -886,6 +887,7 @@ impl Sched {
         };
         self.rqs[cpu].curr = next;
         if next.is_none() && prev.is_some() {
+            hrtick::cancel(&mut self.rqs[cpu]); // hrtick_schedule_exit on an idle rq
             self.update_idle_core(cpu); // set_next_task_idle
                                         // nohz_balance_enter_idle: its load is blocked now, for the NOHZ stats to decay.
             self.rqs[cpu].has_blocked_load = true;
@@ -1050,6 +1052,7 @@ impl Sched {
             SchedTimer::RtPeriod => self.rt_period_timer(h),
             SchedTimer::CfsPeriod { tg } => self.sched_cfs_period_timer(tg, h),
             SchedTimer::CfsSlack { tg } => self.sched_cfs_slack_timer(tg, h),
+            SchedTimer::Hrtick { cpu, gen } => self.hrtick(cpu as usize, gen, h),
         }
     }
 

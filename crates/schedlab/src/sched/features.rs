@@ -3,7 +3,8 @@
 
 use crate::cpufreq;
 use crate::error::InputError;
-use crate::kernel::Kernel;
+use crate::history;
+use crate::kernel::{History, Kernel};
 use crate::sched::clock_pelt::Invariance;
 use crate::sched::deadline::grub::Grub;
 use crate::sched::fair::wakeup::PrevIdleBias;
@@ -50,9 +51,9 @@ pub enum TunableScaling {
 }
 
 /// Declares the `SCHED_FEAT` switches once: each `Feat` variant, its features.h name, and
-/// whether it is on under the 6.12 and the 6.1 presets (`SCHED_FEATS`, in the same order).
+/// its default through the modelled kernels (`SCHED_FEATS`, in the same order).
 macro_rules! sched_feats {
-    ($($(#[$doc:meta])* $variant:ident = $name:literal: $presets:expr;)*) => {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal: $history:expr;)*) => {
         /// Index of a feature in [`SCHED_FEATS`].
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         #[repr(u8)]
@@ -60,37 +61,56 @@ macro_rules! sched_feats {
             $($(#[$doc])* $variant,)*
         }
 
-        /// The `SCHED_FEAT` switches schedlab models, in features.h order: name, and
-        /// whether it is on under the 6.12 and the 6.1 presets.
-        pub const SCHED_FEATS: [(&str, [bool; 2]); [$($name),*].len()] =
-            [$(($name, $presets)),*];
+        /// The `SCHED_FEAT` switches schedlab models, in features.h order: name, and its
+        /// default through the modelled kernels.
+        pub const SCHED_FEATS: [(&str, History<bool>); [$($name),*].len()] =
+            [$(($name, $history)),*];
     };
 }
 
+const COMMIT_TO_EEVDF: &str = "5e963f2bd465 sched/fair: Commit to EEVDF";
+
 sched_feats! {
-    GentleFairSleepers = "GENTLE_FAIR_SLEEPERS": [true, true];
-    StartDebit = "START_DEBIT": [true, true];
-    PlaceLag = "PLACE_LAG": [true, false];
-    PlaceDeadlineInitial = "PLACE_DEADLINE_INITIAL": [true, false];
-    PlaceRelDeadline = "PLACE_REL_DEADLINE": [true, false];
-    RunToParity = "RUN_TO_PARITY": [true, false];
-    PreemptShort = "PREEMPT_SHORT": [true, false];
-    NextBuddy = "NEXT_BUDDY": [false, false];
-    PickBuddy = "PICK_BUDDY": [true, false];
-    LastBuddy = "LAST_BUDDY": [false, true];
-    DelayDequeue = "DELAY_DEQUEUE": [true, false];
-    DelayZero = "DELAY_ZERO": [true, false];
-    WakeupPreemption = "WAKEUP_PREEMPTION": [true, true];
-    SisUtil = "SIS_UTIL": [true, true];
-    WaIdle = "WA_IDLE": [true, true];
-    WaWeight = "WA_WEIGHT": [true, true];
-    WaBias = "WA_BIAS": [true, true];
-    TtwuQueue = "TTWU_QUEUE": [true, true];
-    UtilEst = "UTIL_EST": [true, true];
-    AltPeriod = "ALT_PERIOD": [false, true];
-    BaseSlice = "BASE_SLICE": [false, true];
+    GentleFairSleepers = "GENTLE_FAIR_SLEEPERS": history![true];
+    StartDebit = "START_DEBIT": history![true];
+    PlaceLag = "PLACE_LAG": history![false;
+        V6_6 => true, "86bfbb7ce4f6 sched/fair: Add lag based placement"];
+    PlaceDeadlineInitial = "PLACE_DEADLINE_INITIAL": history![false;
+        V6_6 => true, "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy"];
+    PlaceRelDeadline = "PLACE_REL_DEADLINE": history![false;
+        V6_12 => true, "82e9d0456e06 sched/fair: Avoid re-setting virtual deadline on 'migrations'"];
+    RunToParity = "RUN_TO_PARITY": history![false;
+        V6_6 => true, "63304558ba5d sched/eevdf: Curb wakeup-preemption"];
+    PreemptShort = "PREEMPT_SHORT": history![false;
+        V6_12 => true, "85e511df3cec sched/eevdf: Allow shorter slices to wakeup-preempt"];
+    NextBuddy = "NEXT_BUDDY": history![false];
+    PickBuddy = "PICK_BUDDY": history![false;
+        V6_12 => true, "6.12's EEVDF completion series (features.h: PICK_BUDDY)"];
+    LastBuddy = "LAST_BUDDY": history![true; V6_6 => false, COMMIT_TO_EEVDF];
+    DelayDequeue = "DELAY_DEQUEUE": history![false;
+        V6_12 => true, "152e11f6df29 sched/fair: Implement delayed dequeue"];
+    DelayZero = "DELAY_ZERO": history![false;
+        V6_12 => true, "54a58a787791 sched/fair: Implement DELAY_ZERO"];
+    WakeupPreemption = "WAKEUP_PREEMPTION": history![true];
+    /// A fair slice ends on an hrtimer at its deadline, not at the next tick.
+    Hrtick = "HRTICK": history![false;
+        V7_3 => true, "7.x features.h: HRTICK on under CONFIG_HRTIMER_REARM_DEFERRED (Debian 7.3.4 boots with it)"];
+    SisUtil = "SIS_UTIL": history![true];
+    WaIdle = "WA_IDLE": history![true];
+    WaWeight = "WA_WEIGHT": history![true];
+    WaBias = "WA_BIAS": history![true];
+    TtwuQueue = "TTWU_QUEUE": history![true];
+    UtilEst = "UTIL_EST": history![true];
+    /// Newly idle balancing at random, in proportion to its success rate.
+    NiRandom = "NI_RANDOM": history![false;
+        V6_18 => true, "sched/fair: Proportional newidle balance (6.18; in 6.12.y stable, off in the 6.12 preset)"];
+    /// NI_RANDOM's rate also grows with the time 1024 newly idle passes took.
+    NiRate = "NI_RATE": history![false;
+        V7_3 => true, "7.x features.h: NI_RATE (Debian 7.3.4 boots with it)"];
+    AltPeriod = "ALT_PERIOD": history![true; V6_6 => false, COMMIT_TO_EEVDF];
+    BaseSlice = "BASE_SLICE": history![true; V6_6 => false, COMMIT_TO_EEVDF];
     // Seed 002's RFC, never merged (the definition is `fair.prev_idle_bias`).
-    WakeupBiasPrevIdle = "WAKEUP_BIAS_PREV_IDLE": [false, false];
+    WakeupBiasPrevIdle = "WAKEUP_BIAS_PREV_IDLE": history![false];
 }
 
 /// Every tunable of a run.
@@ -162,23 +182,23 @@ pub struct Features {
     bits: u32,
 }
 
-/// One `--set` switch: its key, what it means and takes, its value under the 6.12 and the
-/// 6.1 presets, and how it is read and written (`set` answers None to a value it refuses).
+/// One `--set` switch: its key, what it means and takes, its default through the modelled
+/// kernels, and how it is read and written (`set` answers None to a value it refuses).
 pub struct Switch {
     pub key: &'static str,
     pub doc: &'static str,
-    pub preset: [&'static str; 2],
+    pub preset: History<&'static str>,
     get: fn(&Features) -> String,
     set: fn(&mut Features, &str) -> Option<()>,
 }
 
-/// A switch that takes any value above zero, the same under both presets.
+/// A switch that takes any value in a range, with a default through the kernels.
 macro_rules! ranged {
-    ($key:literal, $doc:literal, $preset:literal, $field:ident, $range:expr) => {
+    ($key:literal, $doc:literal, $preset:expr, $field:ident, $range:expr) => {
         Switch {
             key: $key,
             doc: $doc,
-            preset: [$preset, $preset],
+            preset: $preset,
             get: |f| f.$field.to_string(),
             set: |f, v| {
                 f.$field = v.parse().ok().filter(|v| ($range).contains(v))?;
@@ -188,7 +208,7 @@ macro_rules! ranged {
     };
 }
 
-/// A switch naming one of an enum's values, with a preset per kernel (6.12, 6.1).
+/// A switch naming one of an enum's values, with a default through the kernels.
 macro_rules! choice {
     ($key:literal, $doc:literal, $preset:expr, $field:ident, $($name:literal => $value:path),+ $(,)?) => {
         Switch {
@@ -207,7 +227,7 @@ macro_rules! choice {
     };
 }
 
-/// An on | off switch with a preset per kernel (6.12, 6.1).
+/// An on | off switch with a default through the kernels.
 macro_rules! on_off {
     ($key:literal, $doc:literal, $preset:expr, $field:ident) => {
         Switch {
@@ -229,24 +249,24 @@ macro_rules! on_off {
 
 /// Every `--set` switch, in the order runs list them.
 pub const SWITCHES: [Switch; 32] = [
-    choice!("fair.policy", "eevdf | cfs", ["eevdf", "cfs"], fair,
+    choice!("fair.policy", "eevdf | cfs", history!["cfs"; V6_6 => "eevdf", "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
         key: "pelt.invariance",
         doc: "clock_pelt | legacy",
-        preset: ["clock_pelt", "clock_pelt"],
+        preset: history!["clock_pelt"],
         get: |f| f.invariance.name().into(),
         set: |f, v| {
             f.invariance = Invariance::from_name(v)?;
             Some(())
         },
     },
-    choice!("util_est.form", "ewma (6.8+) | enqueued_ewma (≤6.7)", ["ewma", "enqueued_ewma"], util_est,
+    choice!("util_est.form", "ewma (6.8+) | enqueued_ewma (≤6.7)", history!["enqueued_ewma"; V6_12 => "ewma", "11137d384996 sched/fair: Simplify util_est (6.8)"], util_est,
         "ewma" => UtilEstForm::Ewma, "enqueued_ewma" => UtilEstForm::EnqueuedEwma),
     Switch {
         key: "hz",
         doc: "tick rate: 100 | 250 | 300 | 1000",
-        preset: ["250", "250"],
+        preset: history!["250"],
         get: |f| f.hz.to_string(),
         set: |f, v| {
             f.hz = v
@@ -256,98 +276,98 @@ pub const SWITCHES: [Switch; 32] = [
             Some(())
         },
     },
-    choice!("sched.tunable_scaling", "none | log | linear (sysctl_sched_tunable_scaling)", ["log", "log"],
+    choice!("sched.tunable_scaling", "none | log | linear (sysctl_sched_tunable_scaling)", history!["log"],
         tunable_scaling,
         "none" => TunableScaling::None, "log" => TunableScaling::Log, "linear" => TunableScaling::Linear),
     choice!("fair.h_load", "lazy (3.12+: along the task's path) | eager (≤3.11: every group per balance pass)",
-        ["lazy", "lazy"], h_load, "lazy" => HLoad::Lazy, "eager" => HLoad::Eager),
+        history!["lazy"], h_load, "lazy" => HLoad::Lazy, "eager" => HLoad::Eager),
     choice!("fair.newidle_gate",
         "cost (3.13+: avg_idle against each domain's max_newidle_lb_cost) | migration_cost (2.6.35–3.12: avg_idle ≥ 0.5 ms) | none (≤2.6.34: always)",
-        ["cost", "cost"], newidle_gate,
+        history!["cost"], newidle_gate,
         "cost" => NewidleGate::Cost, "migration_cost" => NewidleGate::MigrationCost, "none" => NewidleGate::None),
     on_off!(
         "fair.wake_cluster",
-        "on (6.12: wakeups scan the target's cluster first) | off (6.1)",
-        ["on", "off"],
+        "on (6.7+: wakeups scan the target's cluster first) | off",
+        history!["off"; V6_12 => "on", "8881e1639f1f sched/fair: Scan cluster before scanning LLC in wake-up path (6.7)"],
         wake_cluster
     ),
     choice!("fair.prev_idle_bias",
         "what WAKEUP_BIAS_PREV_IDLE calls almost idle (seed 002): load_avg_max (cpu_load_without <= 47) | almost_idle_load (<= 50) | load_sum (load_sum <= 10 * pelt divider) | util_avg (util_avg <= 10 * capacity: always) | util_fits_capacity (UTIL_FITS_CAPACITY)",
-        ["load_avg_max", "load_avg_max"], prev_idle_bias,
+        history!["load_avg_max"], prev_idle_bias,
         "load_avg_max" => PrevIdleBias::LoadAvgMax, "almost_idle_load" => PrevIdleBias::AlmostIdleLoad,
         "load_sum" => PrevIdleBias::LoadSum, "util_avg" => PrevIdleBias::UtilAvg,
         "util_fits_capacity" => PrevIdleBias::UtilFitsCapacity),
     on_off!(
         "sched.energy_aware",
         "on | off (sysctl sched_energy_aware: energy-aware placement where the platform allows it)",
-        ["on", "on"],
+        history!["on"],
         energy_aware
     ),
     on_off!(
         "fair.tg_load_avg_ratelimit",
         "on (6.7+: tg->load_avg updated at most once per ms per cfs_rq) | off",
-        ["on", "off"],
+        history!["off"; V6_12 => "on", "1528c661c24b sched/fair: Ratelimit update to tg->load_avg (6.7)"],
         tg_load_avg_ratelimit
     ),
     ranged!(
         "fair.base_slice_ns",
         "EEVDF base slice, normalised (sysctl_sched_base_slice)",
-        "700000",
+        history!["750000"; V6_12 => "700000", "2ae891b82695 sched: Reduce the default slice to avoid tasks getting an extra tick (6.15; in 6.12.y stable)"],
         base_slice_ns,
         1..
     ),
     ranged!(
         "fair.latency_ns",
         "CFS sched_latency, normalised",
-        "6000000",
+        history!["6000000"],
         latency_ns,
         1..
     ),
     ranged!(
         "fair.min_granularity_ns",
         "CFS min_granularity, normalised",
-        "750000",
+        history!["750000"],
         min_granularity_ns,
         1..
     ),
     ranged!(
         "fair.wakeup_granularity_ns",
         "CFS wakeup_granularity, normalised",
-        "1000000",
+        history!["1000000"],
         wakeup_granularity_ns,
         1..
     ),
     on_off!(
         "rt.throttling",
-        "on (6.1: the root rt_rq's bandwidth) | off (6.12)",
-        ["off", "on"],
+        "on (≤6.11: the root rt_rq's bandwidth) | off (6.12+: the fair server instead)",
+        history!["on"; V6_12 => "off", "5f6bd380c7bd sched/rt: Remove default bandwidth control"],
         rt_throttling
     ),
     ranged!(
         "timer.slack_ns",
         "a fair task's sleep timer slack (timer_slack_ns): 0 .. 1000000000",
-        "50000",
+        history!["50000"],
         timer_slack_ns,
         0..=1_000_000_000
     ),
     ranged!(
         "seed",
         "0: every thread starts when its workload says | N: each start later by a draw of seed N in [0, seed.start_spread_ns); any seed also draws the timer interrupts' lateness (jitter.irq_ns)",
-        "0",
+        history!["0"],
         seed,
         0..
     ),
     ranged!(
         "seed.start_spread_ns",
         "the spread of a seeded run's thread starts: 1 .. 1000000000",
-        "1000000",
+        history!["1000000"],
         start_spread_ns,
         1..=1_000_000_000
     ),
     Switch {
         key: "jitter.irq_ns",
         doc: "how late a timer interrupt (a tick, a sleep timer) may come after its expiry (its entry latency), drawn from the seed per CPU and expiry: platform (the platform's: qemu-tcg:N measured, others 0) | 0 (on the expiry) .. 1000000",
-        preset: ["platform", "platform"],
+        preset: history!["platform"],
         get: |f| f.irq_jitter_ns.map_or("platform".into(), |v| v.to_string()),
         set: |f, v| {
             f.irq_jitter_ns = match v {
@@ -360,51 +380,51 @@ pub const SWITCHES: [Switch; 32] = [
     on_off!(
         "jitter.work",
         "on (each job's run work takes as much longer than rt-app's calibration as a draw of the seed from the platform's work_stretch says: qemu-tcg:N measured, others none) | off (as calibrated)",
-        ["on", "on"],
+        history!["on"],
         work_jitter
     ),
     on_off!(
         "overhead",
         "on (the kernel's work is charged as system time at the platform's costs) | off (it is free: the idealized machine)",
-        ["on", "on"],
+        history!["on"],
         overhead
     ),
     on_off!(
         "cache",
         "on (a thread whose working set went cold stalls while the platform's caches refill) | off",
-        ["off", "off"],
+        history!["off"],
         cache
     ),
     on_off!(
         "rtapp.custom_slice",
         "off (rt-app 1.0, as Debian ships it: fair tasks keep the default slice) | on (upstream rt-app: a fair task's dl-runtime, or a phase-less task's runtime event, asks a custom slice)",
-        ["off", "off"],
+        history!["off"],
         rtapp_custom_slice
     ),
     on_off!(
         "rtapp.start_barrier",
         "on (rt-app's threads wait at its start barrier, the last to come waking the others) | off (every thread starts at once)",
-        ["on", "on"],
+        history!["on"],
         rtapp_start_barrier
     ),
     ranged!(
         "rtapp.start_ns",
         "how long after the run's start, which falls on a tick, the workload begins (rt-app's main thread, or its threads at once), as when a shell starts rt-app at any point of a jiffy: 0 .. 1000000000",
-        "0",
+        history!["0"],
         rtapp_start_ns,
         0..=1_000_000_000
     ),
     ranged!(
         "rt.rr_timeslice_ms",
         "sched_rr_timeslice_ms: SCHED_RR slice, > 0",
-        "100",
+        history!["100"],
         rr_timeslice_ms,
         1..
     ),
     Switch {
         key: "dl.grub",
         doc: "classic (<6.5) | pillai-2023 (seed 004) | mainline (6.5+)",
-        preset: ["mainline", "classic"],
+        preset: history!["classic"; V6_6 => "mainline", "6a9d623aad89 sched/deadline: Fix reclaim inaccuracy with SMP (6.5)"],
         get: |f| f.grub.name().into(),
         set: |f, v| {
             f.grub = Grub::from_name(v)?;
@@ -414,7 +434,7 @@ pub const SWITCHES: [Switch; 32] = [
     Switch {
         key: "dl.fair_server_runtime_ns",
         doc: "fair server budget per CPU: 0 (none, 6.1) .. period (6.12: 50000000)",
-        preset: ["50000000", "0"],
+        preset: history!["0"; V6_12 => "50000000", "a110a81c52a9 sched/fair: Add trivial fair server"],
         get: |f| f.fair_server_runtime_ns.to_string(),
         set: |f, v| {
             let v = v.parse().ok().filter(|&v| v <= f.fair_server_period_ns)?;
@@ -425,7 +445,7 @@ pub const SWITCHES: [Switch; 32] = [
     Switch {
         key: "dl.fair_server_period_ns",
         doc: "fair server period: 100000 .. 4194304000 (1000000000)",
-        preset: ["1000000000", "1000000000"],
+        preset: history!["1000000000"],
         get: |f| f.fair_server_period_ns.to_string(),
         set: |f, v| {
             let v = v.parse().ok().filter(|&v| {
@@ -438,7 +458,7 @@ pub const SWITCHES: [Switch; 32] = [
     Switch {
         key: "sched.rt_period_us",
         doc: "sched_rt_period_us: 1 .. 2^31-1",
-        preset: ["1000000", "1000000"],
+        preset: history!["1000000"],
         get: |f| f.rt_period_us.to_string(),
         set: |f, v| {
             let v = v.parse().ok().filter(|&v| {
@@ -451,7 +471,7 @@ pub const SWITCHES: [Switch; 32] = [
     Switch {
         key: "sched.rt_runtime_us",
         doc: "sched_rt_runtime_us: -1 (unlimited) | 0 .. sched_rt_period_us",
-        preset: ["950000", "950000"],
+        preset: history!["950000"; V7_3 => "1000000", "7.x kernel/sched/rt.c: sysctl_sched_rt_runtime = 1000000 (Debian 7.3.4 boots with it)"],
         get: |f| f.rt_runtime_us.map_or("-1".into(), |r| r.to_string()),
         set: |f, v| {
             f.rt_runtime_us = match v.parse::<i64>().ok()? {
@@ -468,10 +488,6 @@ impl Features {
     /// The coherent defaults of a kernel version: every switch and feature at its value in
     /// the kernel's row.
     pub fn preset(kernel: Kernel) -> Features {
-        let k = Kernel::ALL
-            .iter()
-            .position(|&x| x == kernel)
-            .expect("a known kernel");
         let mut f = Features {
             kernel,
             fair: FairPolicy::Eevdf,
@@ -511,10 +527,10 @@ impl Features {
             bits: 0,
         };
         for s in &SWITCHES {
-            (s.set)(&mut f, s.preset[k]).expect("a preset's value is valid");
+            (s.set)(&mut f, s.preset.at(kernel)).expect("a preset's value is valid");
         }
         f.bits = (SCHED_FEATS.iter().enumerate())
-            .filter(|(_, (_, on))| on[k])
+            .filter(|(_, (_, on))| on.at(kernel))
             .fold(0, |b, (i, _)| b | 1 << i);
         f
     }
@@ -642,9 +658,8 @@ mod tests {
     fn every_switch_reads_back_what_it_was_set_to() {
         for k in Kernel::ALL {
             let f = Features::preset(k);
-            let i = Kernel::ALL.iter().position(|&x| x == k).unwrap();
             for s in &SWITCHES {
-                assert_eq!((s.get)(&f), s.preset[i], "{}", s.key);
+                assert_eq!((s.get)(&f), s.preset.at(k), "{}", s.key);
             }
         }
     }

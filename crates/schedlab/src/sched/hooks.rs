@@ -28,6 +28,11 @@ pub enum SchedTimer {
     CfsSlack {
         tg: u32,
     },
+    /// `rq->hrtick_timer` (HRTICK): the running fair task's slice ends.
+    Hrtick {
+        cpu: u32,
+        gen: u32,
+    },
 }
 
 /// A context switch `__schedule` decided: who ran, who runs now.

@@ -14,12 +14,14 @@ pub mod fair;
 pub mod features;
 pub mod flags;
 pub mod hooks;
+pub mod hrtick;
 pub mod idle;
 #[cfg(debug_assertions)]
 mod invariants;
 pub mod latency;
 pub mod ops;
 pub mod pelt;
+pub mod prandom;
 pub mod rq;
 pub mod rt;
 pub mod rtmutex;
@@ -43,6 +45,7 @@ use fair::group::TaskGroup;
 use fair::{cpu_util, CfsRq, SchedEntity, Tunables};
 use features::{Feat, Features};
 use ops::{Op, OpLedger};
+use prandom::RndState;
 use rq::Rq;
 use rt::{RtRq, SchedRtEntity};
 use rtmutex::RtMutex;
@@ -146,9 +149,10 @@ impl Sched {
                 Rq::new(RqClock::new(feat.invariance, scale, now), cap, dl, rt)
             })
             .collect();
-        for (rq, c) in rqs.iter_mut().zip(&plat.cpus) {
+        for (cpu, (rq, c)) in rqs.iter_mut().zip(&plat.cpus).enumerate() {
             let states = &plat.freq_domains[c.freq_domain].idle_states;
             rq.idle_exit_latency = states.first().map(|s| s.exit_latency);
+            rq.rng = RndState::seeded(feat.seed ^ ((cpu as u64) << 32));
         }
         let caps = plat.cpus.iter().map(|c| c.capacity_orig as u64);
         let mut dl_bw = DlBw::new(feat.rt_bandwidth(), caps.clone());

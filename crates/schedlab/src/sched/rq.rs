@@ -8,6 +8,7 @@ use super::fair::cfs_tasks::CfsTasks;
 use super::fair::wakeup::Wakee;
 use super::fair::CfsRqId;
 use super::pelt::{update_class_avg, SchedAvg};
+use super::prandom::RndState;
 use super::rt::RtRq;
 use super::stats::RqStats;
 use super::uclamp::UclampRq;
@@ -75,6 +76,12 @@ pub struct Rq {
     pub max_idle_balance_cost: u64,
     pub has_blocked_load: bool,
     pub last_blocked_load_update_tick: u64,
+    /// `rq->hrtick_timer`: its expiry while queued, and its generation (a newer arming or a
+    /// cancel makes an older expiry stale).
+    pub hrtick: Option<Ns>,
+    pub hrtick_gen: u32,
+    /// `sched_rnd_state`: the CPU's generator (NI_RANDOM's die).
+    pub rng: RndState,
 }
 
 impl Rq {
@@ -111,6 +118,9 @@ impl Rq {
             max_idle_balance_cost: MIGRATION_COST_NS,
             has_blocked_load: false,
             last_blocked_load_update_tick: 0,
+            hrtick: None,
+            hrtick_gen: 0,
+            rng: RndState::seeded(0),
         }
     }
 

@@ -15,6 +15,7 @@ use std::ops::Index;
 use std::sync::Arc;
 
 use crate::platform::{Cpu, Platform};
+use crate::sched::fair::balance::ni_random::NewidleStats;
 use crate::sched::stats::SdStats;
 use crate::time::Ns;
 
@@ -87,6 +88,8 @@ pub struct SchedDomain {
     pub imb_numa_nr: u32,
     /// Its schedstat counters.
     pub stats: SdStats,
+    /// How often its newly idle passes pull (NI_RANDOM).
+    pub newidle: NewidleStats,
 }
 
 /// CPUs, ascending: one allocation shared by every domain and group that spans them, as
@@ -368,6 +371,7 @@ fn sd_init(level: usize, span: Span, groups: Groups, asym: u32, now: Ns) -> Sche
         last_decay_max_lb_cost: 0,
         imb_numa_nr: 0,
         stats: SdStats::default(),
+        newidle: NewidleStats::default(),
     }
 }
 

@@ -1,6 +1,10 @@
-//! `/proc/schedstat` at the end of a run (kernel/sched/stats.c `show_schedstat`): version 16
-//! under 6.12 (each domain's balance counters for busy, idle, then newly idle CPUs) or 15
-//! under 6.1 (idle, busy, newly idle); `timestamp` in jiffies since boot.
+//! `/proc/schedstat` at the end of a run (kernel/sched/stats.c `show_schedstat`): version 17
+//! under 7.3 (domain names; lb_imbalance by migration type), 16 under 6.6 to 6.18 (each
+//! domain's balance counters for busy, idle, then newly idle CPUs) or 15 under 6.1 (idle,
+//! busy, newly idle); `timestamp` in jiffies since boot.
+//!
+//! Simplified: 6.18 prints version 16 here; the version 17 change ("sched: Report the
+//! different kinds of imbalances in /proc/schedstat") was not read in a 6.18 source.
 
 use std::fmt::Write;
 
@@ -11,7 +15,8 @@ use crate::sched::Sched;
 pub fn render(sched: &Sched, kernel: Kernel, jiffies: u64) -> String {
     // Which `cpu_idle_type` each of the three column groups shows, by schedlab's (6.12) index.
     let (version, order) = match kernel {
-        Kernel::V6_12 => (16, [0, 1, 2]),
+        Kernel::V7_3 => (17, [0, 1, 2]),
+        Kernel::V6_6 | Kernel::V6_12 | Kernel::V6_18 => (16, [0, 1, 2]),
         Kernel::V6_1 => (15, [1, 0, 2]),
     };
     let nr_cpus = sched.nr_cpu_ids();
@@ -31,20 +36,29 @@ pub fn render(sched: &Sched, kernel: Kernel, jiffies: u64) -> String {
             s.pcount
         );
         for (d, sd) in sched.topology().domains[cpu].iter().enumerate() {
-            let _ = write!(out, "domain{d} {}", cpumask(&sd.span, nr_cpus));
+            let _ = write!(out, "domain{d} ");
+            if version >= 17 {
+                let _ = write!(out, "{} ", sd.name);
+            }
+            out.push_str(&cpumask(&sd.span, nr_cpus));
             let st = &sd.stats;
             for i in order {
                 let _ = write!(
                     out,
-                    " {} {} {} {} {} {} {} {}",
-                    st.lb_count[i],
-                    st.lb_balanced[i],
-                    st.lb_failed[i],
-                    st.lb_imbalance[i],
-                    st.lb_gained[i],
-                    st.lb_hot_gained[i],
-                    st.lb_nobusyq[i],
-                    st.lb_nobusyg[i]
+                    " {} {} {}",
+                    st.lb_count[i], st.lb_balanced[i], st.lb_failed[i]
+                );
+                if version >= 17 {
+                    for imbalance in st.lb_imbalance[i] {
+                        let _ = write!(out, " {imbalance}");
+                    }
+                } else {
+                    let _ = write!(out, " {}", st.lb_imbalance[i].iter().sum::<u64>());
+                }
+                let _ = write!(
+                    out,
+                    " {} {} {} {}",
+                    st.lb_gained[i], st.lb_hot_gained[i], st.lb_nobusyq[i], st.lb_nobusyg[i]
                 );
             }
             // alb_*, then sched_balance_exec's and _fork's (unused), then the wakeup counts.

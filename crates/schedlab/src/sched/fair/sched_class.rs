@@ -6,14 +6,15 @@ use super::capacity::task_fits_cpu;
 use super::h_load::HLoadCtx;
 use super::overutilized::check_update_overutilized_status;
 use super::{load_avg, CfsRq, CfsRqId, Fair, SeId};
-use crate::sched::class::{Dequeued, Env, Placement, SchedClass, Wake};
+use crate::sched::class::{Class, Dequeued, Env, Placement, SchedClass, Wake};
 use crate::sched::deadline::sched_class::fair_server;
 use crate::sched::deadline::Dl;
 use crate::sched::features::{FairPolicy, Feat};
 use crate::sched::flags::*;
+use crate::sched::hrtick;
 use crate::sched::idle;
 use crate::sched::rq::Rq;
-use crate::sched::weight::LoadWeight;
+use crate::sched::weight::{LoadWeight, NICE_0_LOAD};
 use crate::sched::Sched;
 
 pub struct FairClass;
@@ -368,12 +369,63 @@ pub fn put_prev_set_next_fair(rq: &mut Rq, env: &mut Env, prev: u32, next: u32) 
 }
 
 /// `__set_next_task_fair`: a queued task moves to the head of `rq->cfs_tasks` (most
-/// recently picked); its misfit status is updated.
+/// recently picked); the hrtick is armed for its slice; its misfit status is updated.
 fn set_next_task_tail(rq: &mut Rq, env: &mut Env, p: u32) {
     if rq.cfs_tasks.contains(env.group_nodes, p) {
         rq.cfs_tasks.move_to_recent(env.group_nodes, p);
     }
+    if env.feat.has(Feat::Hrtick) {
+        hrtick_start_fair(rq, env, p);
+    }
     update_misfit_status(rq, env, p);
+}
+
+/// `hrtick_start_fair` (7.x): the hrtick at the time `p` takes to reach its virtual
+/// deadline at its weight, when another fair task is queued; past it, a resched.
+/// Simplified: no correction for the CPU's interrupt time (`cpu_util_irq`).
+fn hrtick_start_fair(rq: &mut Rq, env: &mut Env, p: u32) {
+    if env.cfs().h_nr_queued <= 1 {
+        return;
+    }
+    let se = &env.ses[se_of(env, p) as usize];
+    let vdelta = se.deadline.wrapping_sub(se.vruntime) as i64;
+    if vdelta < 0 {
+        rq.need_resched = true;
+        return;
+    }
+    let delta = (se.load.weight as u128 * vdelta as u128 / NICE_0_LOAD as u128) as u64;
+    hrtick::start(rq, env, delta);
+}
+
+/// `hrtick_update`, on an enqueue: a running fair task whose hrtick is not armed gets one
+/// now that it may share the CPU.
+fn hrtick_update(rq: &mut Rq, env: &mut Env) {
+    let Some(curr) = rq
+        .curr
+        .filter(|&c| env.tasks()[c as usize].class == Class::Fair)
+    else {
+        return;
+    };
+    if env.feat.has(Feat::Hrtick) && rq.hrtick.is_none() {
+        hrtick_start_fair(rq, env, curr);
+    }
+}
+
+/// `task_tick_fair` with `queued` set (the hrtick): `entity_tick` at each level, the slice
+/// over whatever it says.
+pub fn task_tick_queued(rq: &mut Rq, env: &mut Env, p: u32) {
+    entity_ticks(rq, env, p);
+}
+
+/// `entity_tick` from `p`'s entity up: true when one asks for a resched.
+fn entity_ticks(rq: &mut Rq, env: &mut Env, p: u32) -> bool {
+    let (mut se, mut resched) = (Some(se_of(env, p)), false);
+    while let Some(e) = se {
+        let (q, parent) = level_of(env, e);
+        resched |= fair(rq, env, q, |f| f.entity_tick(e));
+        se = parent;
+    }
+    resched
 }
 
 impl SchedClass for FairClass {
@@ -402,6 +454,7 @@ impl SchedClass for FairClass {
         if flags & ENQUEUE_INITIAL == 0 {
             check_update_overutilized_status(rq, env);
         }
+        hrtick_update(rq, env);
     }
 
     /// `dequeue_task_fair`: util_est first, then `dequeue_entities`.
@@ -536,12 +589,7 @@ impl SchedClass for FairClass {
 
     /// `task_tick_fair` → `entity_tick` at each level.
     fn task_tick(&self, rq: &mut Rq, env: &mut Env, p: u32) -> bool {
-        let (mut se, mut resched) = (Some(se_of(env, p)), false);
-        while let Some(e) = se {
-            let (q, parent) = level_of(env, e);
-            resched |= fair(rq, env, q, |f| f.entity_tick(e));
-            se = parent;
-        }
+        let resched = entity_ticks(rq, env, p);
         update_misfit_status(rq, env, p);
         check_update_overutilized_status(rq, env);
         resched

@@ -6,6 +6,7 @@
 //! no asym packing, no `sgc->imbalance` hand-over between levels.
 
 mod migrate;
+pub mod ni_random;
 mod nohz;
 pub mod stats;
 
@@ -156,7 +157,9 @@ impl Sched {
                     return (0, true);
                 }
             };
-            self.topo.domains[cpu][level].stats.lb_imbalance[i] += imb.imbalance as u64;
+            // update_lb_imbalance_stat
+            self.topo.domains[cpu][level].stats.lb_imbalance[i][imb.migration_type as usize] +=
+                imb.imbalance as u64;
             let mut env = LbEnv::new(cpu, src, idle, imb, &self.topo.domains[cpu][level]);
             // With one task there, nothing to detach: straight to the failure (and perhaps
             // the active balance), not to the all-pinned case, which needs tasks examined.
@@ -484,12 +487,27 @@ impl Sched {
                 break;
             }
             if sd.flags & SD_BALANCE_NEWIDLE != 0 {
+                let rate = self.feat.has(Feat::NiRate);
+                let weight = if self.feat.has(Feat::NiRandom) {
+                    let sd = &mut self.topo.domains[cpu][level];
+                    match sd.newidle.throw(&mut self.rqs[cpu].rng, now, rate) {
+                        Some(weight) => weight,
+                        None => continue,
+                    }
+                } else {
+                    1
+                };
                 let (moved, _) = self.sched_balance_rq(cpu, level, CpuIdleType::NewlyIdle, h);
                 pulled = moved > 0;
                 let t1 = self.ops_cost_ns(cpu);
                 let cost = t1 - t0 + h.newidle_stall(cpu);
-                let hz = self.feat.hz as u64;
-                update_newidle_cost(&mut self.topo.domains[cpu][level], cost, jiffies, hz);
+                let (hz, sd) = (self.feat.hz as u64, &mut self.topo.domains[cpu][level]);
+                update_newidle_cost(sd, cost, jiffies, hz);
+                // The kernel's `if (cost)` always holds (a pass takes time); a pass on the
+                // idealized machine (overhead=off) costs 0 here and counts all the same.
+                if self.feat.has(Feat::NiRandom) {
+                    sd.newidle.update(weight * u32::from(pulled), now, rate);
+                }
                 (curr_cost, t0) = (curr_cost + cost, t1);
             }
             if pulled || self.nr_running(cpu) > 0 {

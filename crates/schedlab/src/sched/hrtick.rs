@@ -1,0 +1,63 @@
+//! HRTICK (kernel/sched/core.c `hrtick_start`, fair.c `hrtick_start_fair`; on by default in
+//! 7.x): an hrtimer ends the running fair task's slice at its virtual deadline, where
+//! without it the slice ends at the first tick past the deadline. Simplified: the timer
+//! fires on its expiry (no interrupt entry latency), and one that expires while an RT or
+//! deadline task runs does nothing (the kernel calls that class's `task_tick`).
+
+use super::class::{Class, Env};
+use super::hooks::{Hooks, SchedTimer};
+use super::ops::Op;
+use super::rq::Rq;
+use super::Sched;
+use crate::time::Ns;
+
+/// `hrtick_start`'s floor: shorter slices "just don't make sense and can cause timer DoS".
+const MIN_DELAY_NS: Ns = 10_000;
+/// `hrtick_needs_rearm`: a queued timer within this of the new expiry is left as it is.
+const REARM_SLACK_NS: Ns = 5_000;
+
+/// `hrtick_start`: arm the CPU's hrtick `delay` ns from now.
+pub fn start(rq: &mut Rq, env: &mut Env, delay: Ns) {
+    let at = env.hooks.now() + delay.max(MIN_DELAY_NS);
+    if rq
+        .hrtick
+        .is_some_and(|queued| queued.abs_diff(at) <= REARM_SLACK_NS)
+    {
+        return;
+    }
+    rq.hrtick_gen = rq.hrtick_gen.wrapping_add(1);
+    rq.hrtick = Some(at);
+    let (cpu, gen) = (env.hooks.cpu as u32, rq.hrtick_gen);
+    env.hooks.arm(at, SchedTimer::Hrtick { cpu, gen });
+}
+
+/// `hrtimer_cancel` of the hrtick (`hrtick_schedule_exit` when the CPU goes idle).
+pub fn cancel(rq: &mut Rq) {
+    if rq.hrtick.take().is_some() {
+        rq.hrtick_gen = rq.hrtick_gen.wrapping_add(1);
+    }
+}
+
+impl Sched {
+    /// `hrtick`: the running fair task's `task_tick(queued = 1)`, then a resched (its slice
+    /// is over). False when the timer was stale.
+    pub(super) fn hrtick<H: Hooks>(&mut self, cpu: usize, gen: u32, h: &mut H) -> bool {
+        let rq = &mut self.rqs[cpu];
+        if rq.hrtick_gen != gen || rq.hrtick.take().is_none() {
+            return false;
+        }
+        self.ops.add(cpu, Op::HrtimerIrq, 1);
+        let Some(curr) = rq
+            .curr
+            .filter(|&c| self.tasks[c as usize].class == Class::Fair)
+        else {
+            return true;
+        };
+        self.update_rq_clock(cpu, h.now());
+        self.on_rq(cpu, h, |rq, env| {
+            super::fair::sched_class::task_tick_queued(rq, env, curr)
+        });
+        self.resched_curr(cpu, h);
+        true
+    }
+}
