@@ -18,10 +18,12 @@ REDUCTIONS = {"max": max, "min": min, "sum": sum, "mean": lambda xs: sum(xs) / l
 
 @dataclass(frozen=True)
 class Change:
-    """A switch that differs: its key and its value on each side."""
+    """A switch that differs: its key, its value on each side, and the upstream changes of its
+    default between the sides' kernels: (first modelled kernel, value, commit)."""
     key: str
     a: str
     b: str
+    upstream: tuple = ()
 
     def options(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """As run options with b's value: (sets, features); a scheduler feature is NAME/NO_NAME."""
@@ -53,7 +55,8 @@ def differences(a: RunSpec, b: RunSpec) -> list[Change]:
     """The switches whose values differ between the two sides, in the preset's order."""
     sa = _core.switches(a.kernel, a.switches(), list(a.features))
     sb = dict(_core.switches(b.kernel, b.switches(), list(b.features)))
-    return [Change(k, v, sb[k]) for k, v in sa if sb[k] != v]
+    return [Change(k, v, sb[k], tuple(_core.history(k, a.kernel, b.kernel)))
+            for k, v in sa if sb[k] != v]
 
 
 def metric_of(summary: dict, path: str) -> float:

@@ -789,7 +789,8 @@ def _finding(r) -> str:
                 "what moves the metric is not in the switches (the kernel's own costs, or the platform)")
     lines = [f"bisect: {len(r.culprits)} of {len(r.changes)} changes move {r.metric} past {r.threshold:g} "
              f"({3 + len(r.runs)} runs):"]
-    lines += [f"  {c.key}: {c.a} -> {c.b}" for c in r.culprits]
+    lines += [f"  {c.key}: {c.a} -> {c.b}" + "".join(f"  [{k}: {commit}]" for k, _, commit in c.upstream)
+              for c in r.culprits]
     return "\n".join(lines)
 
 
