@@ -63,7 +63,7 @@ impl RunSpec {
         RunSpec {
             workload,
             platform: platform.into(),
-            kernel: Kernel::V6_12,
+            kernel: Kernel::DEFAULT,
             sets: vec![],
             features: vec![],
             cgroups: vec![],

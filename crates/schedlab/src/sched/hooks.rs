@@ -31,7 +31,6 @@ pub enum SchedTimer {
     /// `rq->hrtick_timer` (HRTICK): the running fair task's slice ends.
     Hrtick {
         cpu: u32,
-        gen: u32,
     },
 }
 

@@ -25,27 +25,26 @@ pub fn start(rq: &mut Rq, env: &mut Env, delay: Ns) {
     {
         return;
     }
-    rq.hrtick_gen = rq.hrtick_gen.wrapping_add(1);
     rq.hrtick = Some(at);
-    let (cpu, gen) = (env.hooks.cpu as u32, rq.hrtick_gen);
-    env.hooks.arm(at, SchedTimer::Hrtick { cpu, gen });
+    let cpu = env.hooks.cpu as u32;
+    env.hooks.arm(at, SchedTimer::Hrtick { cpu });
 }
 
 /// `hrtimer_cancel` of the hrtick (`hrtick_schedule_exit` when the CPU goes idle).
 pub fn cancel(rq: &mut Rq) {
-    if rq.hrtick.take().is_some() {
-        rq.hrtick_gen = rq.hrtick_gen.wrapping_add(1);
-    }
+    rq.hrtick = None;
 }
 
 impl Sched {
     /// `hrtick`: the running fair task's `task_tick(queued = 1)`, then a resched (its slice
-    /// is over). False when the timer was stale.
-    pub(super) fn hrtick<H: Hooks>(&mut self, cpu: usize, gen: u32, h: &mut H) -> bool {
+    /// is over). False when the timer was stale: cancelled, or armed again for another
+    /// instant (an expiry is the arming it belongs to).
+    pub(super) fn hrtick<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> bool {
         let rq = &mut self.rqs[cpu];
-        if rq.hrtick_gen != gen || rq.hrtick.take().is_none() {
+        if rq.hrtick != Some(h.now()) {
             return false;
         }
+        rq.hrtick = None;
         self.ops.add(cpu, Op::HrtimerIrq, 1);
         let Some(curr) = rq
             .curr
@@ -54,8 +53,9 @@ impl Sched {
             return true;
         };
         self.update_rq_clock(cpu, h.now());
+        // task_tick_fair with queued set: entity_tick at each level, the slice over.
         self.on_rq(cpu, h, |rq, env| {
-            super::fair::sched_class::task_tick_queued(rq, env, curr)
+            super::fair::sched_class::entity_ticks(rq, env, curr)
         });
         self.resched_curr(cpu, h);
         true

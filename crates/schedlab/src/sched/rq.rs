@@ -76,10 +76,8 @@ pub struct Rq {
     pub max_idle_balance_cost: u64,
     pub has_blocked_load: bool,
     pub last_blocked_load_update_tick: u64,
-    /// `rq->hrtick_timer`: its expiry while queued, and its generation (a newer arming or a
-    /// cancel makes an older expiry stale).
+    /// `rq->hrtick_timer`: its expiry while queued.
     pub hrtick: Option<Ns>,
-    pub hrtick_gen: u32,
     /// `sched_rnd_state`: the CPU's generator (NI_RANDOM's die).
     pub rng: RndState,
 }
@@ -119,7 +117,6 @@ impl Rq {
             has_blocked_load: false,
             last_blocked_load_update_tick: 0,
             hrtick: None,
-            hrtick_gen: 0,
             rng: RndState::seeded(0),
         }
     }

@@ -400,25 +400,16 @@ fn hrtick_start_fair(rq: &mut Rq, env: &mut Env, p: u32) {
 /// `hrtick_update`, on an enqueue: a running fair task whose hrtick is not armed gets one
 /// now that it may share the CPU.
 fn hrtick_update(rq: &mut Rq, env: &mut Env) {
-    let Some(curr) = rq
-        .curr
-        .filter(|&c| env.tasks()[c as usize].class == Class::Fair)
-    else {
+    if !env.feat.has(Feat::Hrtick) || rq.hrtick.is_some() {
         return;
-    };
-    if env.feat.has(Feat::Hrtick) && rq.hrtick.is_none() {
+    }
+    if let Some(curr) = (rq.curr).filter(|&c| env.tasks()[c as usize].class == Class::Fair) {
         hrtick_start_fair(rq, env, curr);
     }
 }
 
-/// `task_tick_fair` with `queued` set (the hrtick): `entity_tick` at each level, the slice
-/// over whatever it says.
-pub fn task_tick_queued(rq: &mut Rq, env: &mut Env, p: u32) {
-    entity_ticks(rq, env, p);
-}
-
 /// `entity_tick` from `p`'s entity up: true when one asks for a resched.
-fn entity_ticks(rq: &mut Rq, env: &mut Env, p: u32) -> bool {
+pub fn entity_ticks(rq: &mut Rq, env: &mut Env, p: u32) -> bool {
     let (mut se, mut resched) = (Some(se_of(env, p)), false);
     while let Some(e) = se {
         let (q, parent) = level_of(env, e);

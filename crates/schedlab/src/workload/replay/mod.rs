@@ -185,13 +185,14 @@ impl Replay {
                 .find(|k| r.starts_with(&format!("{}.", k.name())))
         });
         let kernel = cond.kernel.or(traced).unwrap_or_else(|| {
+            let k = Kernel::DEFAULT.name();
             notes.push(match release.as_deref() {
                 Some(r) => {
-                    format!("kernel 6.12: the trace's ({r}) is not a preset (--kernel to say)")
+                    format!("kernel {k}: the trace's ({r}) is not a preset (--kernel to say)")
                 }
-                None => "kernel 6.12: the trace does not name its kernel (--kernel to say)".into(),
+                None => format!("kernel {k}: the trace does not name its kernel (--kernel to say)"),
             });
-            Kernel::V6_12
+            Kernel::DEFAULT
         });
         let platform = cond.platform.unwrap_or(&inferred).to_string();
         let plat = load_platform(&platform)?;

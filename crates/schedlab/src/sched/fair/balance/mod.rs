@@ -487,16 +487,16 @@ impl Sched {
                 break;
             }
             if sd.flags & SD_BALANCE_NEWIDLE != 0 {
-                let rate = self.feat.has(Feat::NiRate);
-                let weight = if self.feat.has(Feat::NiRandom) {
+                // NI_RANDOM, and whether NI_RATE counts time too.
+                let ni_rate = (self.feat.has(Feat::NiRandom)).then(|| self.feat.has(Feat::NiRate));
+                let mut weight = 1;
+                if let Some(rate) = ni_rate {
                     let sd = &mut self.topo.domains[cpu][level];
                     match sd.newidle.throw(&mut self.rqs[cpu].rng, now, rate) {
-                        Some(weight) => weight,
+                        Some(w) => weight = w,
                         None => continue,
                     }
-                } else {
-                    1
-                };
+                }
                 let (moved, _) = self.sched_balance_rq(cpu, level, CpuIdleType::NewlyIdle, h);
                 pulled = moved > 0;
                 let t1 = self.ops_cost_ns(cpu);
@@ -505,7 +505,7 @@ impl Sched {
                 update_newidle_cost(sd, cost, jiffies, hz);
                 // The kernel's `if (cost)` always holds (a pass takes time); a pass on the
                 // idealized machine (overhead=off) costs 0 here and counts all the same.
-                if self.feat.has(Feat::NiRandom) {
+                if let Some(rate) = ni_rate {
                     sd.newidle.update(weight * u32::from(pulled), now, rate);
                 }
                 (curr_cost, t0) = (curr_cost + cost, t1);
