@@ -45,6 +45,12 @@ def _seeds(text: str) -> int:
     return int(text)
 
 
+def _divergences(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 10_000:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of divergences (1 to 10000)")
+    return int(text)
+
+
 def _targets(text: str) -> list[int]:
     try:
         return [int(t) for t in text.split(",")]
@@ -238,6 +244,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--results", nargs=2, metavar=("A.json", "B.json"),
                    help="compare two saved run summaries (run --summary) instead of running")
     r.add_argument("-o", "--output", metavar="COMPARE.html", help="write the comparison report")
+    r.add_argument("--explain", nargs="?", const=1, type=_divergences, metavar="N",
+                   help="run both sides in lock-step and print the first N (default 1) scheduling decisions "
+                        "they take differently, with the values each kernel function weighed")
     _run_options(r, units)
     r.add_argument("--json-c", action="store_true", help="read repeated keys as rt-app's json-c does")
 
@@ -472,6 +481,8 @@ def _compare(args) -> int:
     if ignored:
         return _fail(f"compare: {ignored[0]} is not for compare, which writes its comparison (-o COMPARE.html); "
                      "run each side with schedlab run for its outputs")
+    if args.explain:
+        return _explain(args)
     results = dict(zip(("the first result", "the second result"), args.results or ()))
     check_outputs({**_inputs(args, args.workload), **results}, {"the comparison": args.output})
     if args.results:
@@ -486,6 +497,27 @@ def _compare(args) -> int:
     if args.output:
         c.write(args.output)
     _compare_tables(c)
+    return 0
+
+
+def _explain(args) -> int:
+    """compare --explain N: the first N divergences of the two sides, printed."""
+    from schedlab.explain import explain
+
+    clash = next((o for o, given in (("--results", args.results), ("--seeds", args.seeds > 1),
+                                     ("-o", args.output)) if given), None)
+    if clash:
+        return _fail(f"compare: --explain runs both sides once in lock-step and prints what it finds: "
+                     f"{clash} is not for it")
+    if not args.workload:
+        return _fail("compare: --explain needs a WORKLOAD.json")
+    check_outputs(_inputs(args, args.workload), {})
+    specs = [_spec(args.workload, _side_options(args, getattr(args, name), name), json_c=args.json_c)
+             for name in ("a", "b")]
+    with _progress("explain") as progress:
+        e = explain(*specs, args.explain, progress=progress)
+    print(f"a: {args.a or '(the shared options)'}\nb: {args.b or '(the shared options)'}\n")
+    print(e.text(), end="")
     return 0
 
 
@@ -581,28 +613,33 @@ def _benchmark(args, bench) -> int:
     return status
 
 
+@contextmanager
+def _progress(label: str):
+    """A progress bar on stderr (a terminal's only) of simulated seconds: the function a run
+    calls with (simulated_ns, total_ns or None)."""
+    from rich.progress import Progress
+
+    console = _rich()[0](stderr=True, soft_wrap=True)
+    with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
+        job = bar.add_task(label, total=None)
+        yield lambda now, total: bar.update(job, completed=now / 1e9, total=None if total is None else total / 1e9)
+
+
 def _simulate(args, workload, sets, origin=None, json_c=False, frames=False):
     """Run `workload` with the run options in `args`: the result and the exit status. The
     summary file is written whole or not at all; warnings go to stderr."""
-    from rich.progress import Progress
-
     from schedlab.run import RunSpec
 
     Console, _ = _rich()
+    console = Console(stderr=True, soft_wrap=True)
     _core.check_switches(args.kernel, sets, args.feature)
     check_outputs(_inputs(args, workload), {
         "the summary": args.summary, "the trace": args.trace,
         "the platform description": args.trace and plat_info_path(Path(args.trace)),
         "the schedstat": args.schedstat, "the log directory": args.log_dir})
     summary = Staged(args.summary) if args.summary else None
-    console = Console(stderr=True, soft_wrap=True)
     try:
-        with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
-            job = bar.add_task("simulating", total=None)
-
-            def progress(now, total):
-                bar.update(job, completed=now / 1e9, total=None if total is None else total / 1e9)
-
+        with _progress("simulating") as progress:
             spec = RunSpec.of(workload, args.platform, kernel=args.kernel, sets=sets, features=args.feature,
                               duration_ns=args.duration, cgroups=args.cgroup, idle_cgroups=args.idle_cgroups,
                               json_c=json_c, origin=origin)

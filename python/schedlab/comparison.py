@@ -52,6 +52,17 @@ class Comparison:
         return "".join(report.section(heading, report.table_html(df)) for heading, df in
                        (("Totals", self.totals), ("Energy per cluster (mJ)", self.clusters)))
 
+    def explain(self, n: int = 1, progress=None):
+        """The first `n` scheduling decisions the two sides take differently, their first runs
+        rerun in lock-step (`schedlab.explain.explain`)."""
+        from schedlab.explain import explain
+
+        specs = [side[0].spec for side in (self.a, self.b)]
+        if any(spec is None for spec in specs):
+            raise InputError("explain: it reruns both sides, and a result loaded from its summary has no run "
+                             "to rerun: compare results of schedlab.run")
+        return explain(*specs, n, labels=self.labels, progress=progress)
+
     def write(self, path, title: str | None = None) -> None:
         """The comparison report, written whole or not at all."""
         write_text(path, self.to_html(title))

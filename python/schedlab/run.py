@@ -205,20 +205,23 @@ class RunSpec:
         """The `--set` values, governors folded in."""
         return list(self.sets) + governor_sets(self.governors)
 
-    def run(self, *, trace=None, trace_format: str | None = None, log_dir=None, schedstat=None,
-            frames: bool = True, progress=None) -> "RunResult":
-        """Simulate; the GIL is released meanwhile. Ctrl-C (or an exception raised by
-        `progress(simulated_ns, total_ns)`) stops the run, leaving no partial output."""
+    def core_args(self) -> tuple:
+        """The run's inputs as the core takes them, checked."""
         text = self.origin is not None
         if self.duration_ns is not None:
             unsigned("--duration", self.duration_ns)
         unsigned("--idle-cgroups", self.idle_cgroups)
-        r = _core.run(None if text else Path(self.workload), self.workload if text else None,
-                      self.origin or "", self.platform, self.kernel, self.switches(), list(self.features),
-                      list(self.cgroups), self.idle_cgroups, self.duration_ns, None if trace is None else Path(trace),
-                      trace_format, None if log_dir is None else Path(log_dir),
-                      None if schedstat is None else Path(schedstat), self.json_c, frames,
-                      progress or (lambda now, total: None))
+        return (None if text else Path(self.workload), self.workload if text else None, self.origin or "",
+                self.platform, self.kernel, self.switches(), list(self.features), list(self.cgroups),
+                self.idle_cgroups, self.duration_ns, self.json_c)
+
+    def run(self, *, trace=None, trace_format: str | None = None, log_dir=None, schedstat=None,
+            frames: bool = True, progress=None) -> "RunResult":
+        """Simulate; the GIL is released meanwhile. Ctrl-C (or an exception raised by
+        `progress(simulated_ns, total_ns)`) stops the run, leaving no partial output."""
+        r = _core.run(self.core_args(), None if trace is None else Path(trace), trace_format,
+                      None if log_dir is None else Path(log_dir), None if schedstat is None else Path(schedstat),
+                      frames, progress or (lambda now, total: None))
         result = _result(r, frames)
         result.trace = None if trace is None else Path(trace)
         result.log_dir = None if log_dir is None else Path(log_dir)

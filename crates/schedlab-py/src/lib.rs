@@ -12,6 +12,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use schedlab::columns::Column;
 use schedlab::kernel::Kernel;
+use schedlab::run::explain::Shown;
 use schedlab::run::{
     CpuSummary, DomainSummary, GroupSummary, OpSummary, PolicySummary, TaskSummary,
 };
@@ -211,76 +212,117 @@ fn trace_format_of(name: &str) -> PyResult<TraceFormat> {
     })
 }
 
-/// Run a workload, from a file (`path`) or JSON `text` named `origin` in messages, with
-/// the GIL released; `progress(simulated_ns, total_ns or None)` is called as it goes, and
-/// an exception it raises (or a pending Ctrl-C) stops the run and is raised again here.
+/// A run's inputs as `RunSpec.core_args()` gives them: the workload's path or JSON text
+/// (named `origin` in messages), platform, kernel, switches, features, cgroups, idle
+/// cgroups, duration and dialect.
+#[derive(FromPyObject)]
+struct SpecArgs(
+    Option<PathBuf>,
+    Option<String>,
+    String,
+    String,
+    String,
+    Vec<String>,
+    Vec<String>,
+    Vec<String>,
+    u64,
+    Option<u64>,
+    bool,
+);
+
+impl SpecArgs {
+    /// The run it asks for, untraced.
+    fn spec(self) -> PyResult<RunSpec> {
+        let SpecArgs(
+            path,
+            text,
+            origin,
+            platform,
+            kernel,
+            sets,
+            features,
+            cgroups,
+            idle,
+            duration,
+            json_c,
+        ) = self;
+        let workload = match (path, text) {
+            (Some(p), None) => WorkloadSource::File(p),
+            (None, Some(text)) => WorkloadSource::Text { text, origin },
+            _ => return Err(PyValueError::new_err("give a workload's path or its text")),
+        };
+        Ok(RunSpec {
+            kernel: kernel_of(&kernel)?,
+            sets,
+            features,
+            cgroups,
+            idle_cgroups: idle,
+            duration,
+            dialect: if json_c {
+                Dialect::JsonC
+            } else {
+                Dialect::Workgen
+            },
+            ..RunSpec::new(workload, &platform)
+        })
+    }
+}
+
+/// `progress(simulated_ns, total_ns or None)` as the core calls it: false once it raised
+/// (or a Ctrl-C is pending), the exception kept in `raised`.
+fn progress_of<'a>(
+    progress: &'a Py<PyAny>,
+    raised: &'a mut Option<PyErr>,
+) -> impl FnMut(u64, Option<u64>) -> bool + 'a {
+    move |now, total| {
+        Python::attach(|py| {
+            let r = progress
+                .call1(py, (now, total))
+                .and_then(|_| py.check_signals());
+            r.map_err(|e| *raised = Some(e)).is_ok()
+        })
+    }
+}
+
+/// The core's run error as Python's: an interrupted run raises what stopped it.
+fn run_error(e: RunError, raised: Option<PyErr>) -> PyErr {
+    match e {
+        RunError::Input(e) => input_error(e),
+        RunError::Io(m) => pyo3::exceptions::PyOSError::new_err(m),
+        RunError::Interrupted => {
+            raised.unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err(()))
+        }
+    }
+}
+
+/// Run a workload (`args`: `SpecArgs`) with the GIL released; `progress(simulated_ns,
+/// total_ns or None)` is called as it goes, and an exception it raises (or a pending Ctrl-C)
+/// stops the run and is raised again here.
 #[pyfunction]
-#[pyo3(signature = (path, text, origin, platform, kernel, sets, features, cgroups, idle_cgroups, duration_ns, trace, trace_format, log_dir, schedstat, json_c, frames, progress))]
+#[pyo3(signature = (args, trace, trace_format, log_dir, schedstat, frames, progress))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
-    path: Option<std::path::PathBuf>,
-    text: Option<String>,
-    origin: String,
-    platform: String,
-    kernel: &str,
-    sets: Vec<String>,
-    features: Vec<String>,
-    cgroups: Vec<String>,
-    idle_cgroups: u64,
-    duration_ns: Option<u64>,
+    args: SpecArgs,
     trace: Option<std::path::PathBuf>,
     trace_format: Option<&str>,
     log_dir: Option<std::path::PathBuf>,
     schedstat: Option<std::path::PathBuf>,
-    json_c: bool,
     frames: bool,
     progress: Py<PyAny>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let workload = match (path, text) {
-        (Some(p), None) => WorkloadSource::File(p),
-        (None, Some(text)) => WorkloadSource::Text { text, origin },
-        _ => return Err(PyValueError::new_err("give a workload's path or its text")),
-    };
     let spec = RunSpec {
-        workload,
-        platform,
-        kernel: kernel_of(kernel)?,
-        sets,
-        features,
-        cgroups,
-        idle_cgroups,
-        duration: duration_ns,
         trace,
         trace_format: trace_format.map(trace_format_of).transpose()?,
         log_dir,
         schedstat,
         frames,
-        dialect: if json_c {
-            Dialect::JsonC
-        } else {
-            Dialect::Workgen
-        },
+        ..args.spec()?
     };
     let mut raised: Option<PyErr> = None;
     let r = py
-        .detach(|| {
-            schedlab::run::run(&spec, |now, total| {
-                Python::attach(|py| {
-                    let r = progress
-                        .call1(py, (now, total))
-                        .and_then(|_| py.check_signals());
-                    r.map_err(|e| raised = Some(e)).is_ok()
-                })
-            })
-        })
-        .map_err(|e| match e {
-            RunError::Input(e) => input_error(e),
-            RunError::Io(m) => pyo3::exceptions::PyOSError::new_err(m),
-            RunError::Interrupted => raised
-                .take()
-                .unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err(())),
-        })?;
+        .detach(|| schedlab::run::run(&spec, progress_of(&progress, &mut raised)))
+        .map_err(|e| run_error(e, raised))?;
     let d = PyDict::new(py);
     d.set_item("platform", r.platform)?;
     d.set_item("kernel", r.kernel)?;
@@ -370,6 +412,63 @@ where
     } else {
         Ok(pyo3::types::PyList::new(py, v)?.into_any())
     }
+}
+
+/// `schedlab compare --explain`: runs `a` and `b` (`SpecArgs`) in lock-step to their
+/// first `n` differing decisions, with the GIL released.
+#[pyfunction]
+fn explain<'py>(
+    py: Python<'py>,
+    a: SpecArgs,
+    b: SpecArgs,
+    n: usize,
+    progress: Py<PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let (a, b) = (a.spec()?, b.spec()?);
+    let mut raised: Option<PyErr> = None;
+    let found = py
+        .detach(|| schedlab::run::explain::explain(&a, &b, n, progress_of(&progress, &mut raised)))
+        .map_err(|e| run_error(e, raised))?;
+    let d = PyDict::new(py);
+    d.set_item("compared", found.compared)?;
+    d.set_item("simulated_ns", found.simulated.to_vec())?;
+    let shown = |v: &[Shown]| -> PyResult<Vec<Bound<'py, PyDict>>> {
+        v.iter().map(|s| shown_dict(py, s)).collect()
+    };
+    let mut divs = Vec::new();
+    for div in &found.divergences {
+        let x = PyDict::new(py);
+        x.set_item("ordinal", div.ordinal)?;
+        let sides: PyResult<Vec<_>> = div
+            .sides
+            .iter()
+            .map(|s| s.as_ref().map(|s| shown_dict(py, s)).transpose())
+            .collect();
+        x.set_item("sides", sides?)?;
+        x.set_item("before", [shown(&div.before[0])?, shown(&div.before[1])?])?;
+        x.set_item("after", [shown(&div.after[0])?, shown(&div.after[1])?])?;
+        divs.push(x);
+    }
+    d.set_item("divergences", divs)?;
+    Ok(d)
+}
+
+/// One decision as a dict: `at_ns` (from the run's start), `kind`, `cpu`, `task`,
+/// `outcome`, `how` and `why` (func, about, [(name, value)]).
+fn shown_dict<'py>(py: Python<'py>, s: &Shown) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let dec = &s.decision;
+    d.set_item("at_ns", dec.at - schedlab::sim::SIM_START)?;
+    d.set_item("kind", dec.kind.name())?;
+    d.set_item("cpu", dec.cpu)?;
+    d.set_item("task", &s.task)?;
+    d.set_item("outcome", &s.outcome)?;
+    d.set_item("how", dec.how)?;
+    let why: Vec<_> = (s.why.iter())
+        .map(|(func, about, values)| (*func, about, values.to_vec()))
+        .collect();
+    d.set_item("why", why)?;
+    Ok(d)
 }
 
 /// The events columns, plus the code names.
@@ -682,6 +781,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pelt_periodic, m)?)?;
     m.add_function(wrap_pyfunction!(pelt_ramp, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(kernels, m)?)?;
     m.add_function(wrap_pyfunction!(history, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;

@@ -2,6 +2,7 @@
 //! `spec.rs` says what is asked and checks it, `outputs.rs` stages the files, `result.rs`
 //! builds what the run returns.
 
+pub mod explain;
 mod outputs;
 mod result;
 mod spec;

@@ -132,6 +132,10 @@ impl Placement {
         "class",
         "fallback",
     ];
+
+    pub fn name(self) -> &'static str {
+        Placement::NAMES[self as usize]
+    }
 }
 
 /// The operations of `struct sched_class` that schedlab's core calls (`p` is a task id;

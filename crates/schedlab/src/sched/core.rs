@@ -5,6 +5,7 @@ use super::class::{self, Class, Dequeued, Env, Placement, SchedClass, Wake};
 use super::clock_pelt::Invariance;
 use super::deadline::SchedDlEntity;
 use super::deadline::BW_UNIT;
+use super::explain::Kind;
 use super::fair::balance::stats::CpuIdleType;
 use super::fair::balance::update_avg_idle;
 use super::fair::cfs_tasks::GroupNode;
@@ -309,6 +310,13 @@ impl Sched {
             now: h.now(),
         };
         let (cpu, how) = self.select_task_rq(id, parent_cpu, fork);
+        self.decide(
+            Kind::SelectTaskRq,
+            (h.now(), parent_cpu),
+            Some(id),
+            cpu as i64,
+            how.name(),
+        );
         self.set_task_rq(id, cpu);
         self.tasks[id as usize].recent_used_cpu = cpu;
         // The parent's CPU records the fork and the wakeup (rt-app's main thread, when not
@@ -648,6 +656,13 @@ impl Sched {
             // ttwu_runnable: still queued (delayed dequeue); requeue where it is.
             self.tasks[id as usize].stats.placements[Placement::Prev as usize] += 1;
             self.update_rq_clock(prev, now);
+            self.decide(
+                Kind::SelectTaskRq,
+                (now, waker_cpu),
+                Some(id),
+                prev as i64,
+                "ttwu_runnable",
+            );
             let flags = (ENQUEUE_WAKEUP, WF_TTWU);
             self.ttwu_do_activate(id, prev, flags, h, |s, h| {
                 let waking = Tracepoint::Waking {
@@ -669,6 +684,13 @@ impl Sched {
             now,
         };
         let (cpu, how) = self.select_task_rq(id, prev, wake);
+        self.decide(
+            Kind::SelectTaskRq,
+            (now, waker_cpu),
+            Some(id),
+            cpu as i64,
+            how.name(),
+        );
         let queued = self.ttwu_queue_cond(waker_cpu, cpu);
         if h.tracing() {
             let waking = Tracepoint::Waking {
@@ -821,10 +843,18 @@ impl Sched {
         let resched = match self.rqs[cpu].curr {
             None => true,
             Some(curr) if self.tasks[curr as usize].class == p => {
+                self.note_entities(cpu, "check_preempt_wakeup_fair");
                 self.on_rq(cpu, h, |rq, env| p.wakeup_preempt(rq, env, id, wake_flags))
             }
             Some(curr) => p.above(self.tasks[curr as usize].class),
         };
+        self.decide(
+            Kind::WakeupPreempt,
+            (h.now(), cpu),
+            Some(id),
+            resched as i64,
+            "",
+        );
         if resched || self.rqs[cpu].need_resched {
             // A queue event with a schedule to come: no back-to-back clock update (the idle
             // task counts as queued: init_idle sets its on_rq).
@@ -869,6 +899,7 @@ impl Sched {
             self.in_schedule(cpu, |s| s.prev_balance(cpu, p, h));
         }
         let from = prev.zip(prev_class);
+        self.note_entities(cpu, "pick_eevdf");
         // One pass over the runqueue unless the fast path's pick leaves nothing.
         let picked = self.on_rq(cpu, h, |rq, env| {
             let next = class::pick_next_task(rq, env);
@@ -886,6 +917,8 @@ impl Sched {
             }
         };
         self.rqs[cpu].curr = next;
+        let outcome = next.map_or(-1, |n| n as i64);
+        self.decide(Kind::PickNextTask, (h.now(), cpu), None, outcome, "");
         if next.is_none() && prev.is_some() {
             hrtick::cancel(&mut self.rqs[cpu]); // hrtick_schedule_exit on an idle rq
             self.update_idle_core(cpu); // set_next_task_idle

@@ -10,6 +10,7 @@ pub use self::core::Ttwu;
 pub use self::fair::balance::MIGRATION_COST_NS;
 pub mod cpupri;
 pub mod deadline;
+pub mod explain;
 pub mod fair;
 pub mod features;
 pub mod flags;
@@ -126,6 +127,8 @@ pub struct Sched {
     /// decay, at the earliest then.
     pub(in crate::sched) nohz_has_blocked: bool,
     pub(in crate::sched) nohz_next_blocked: Ns,
+    /// The decisions being recorded for `compare --explain` (None: not asked).
+    pub(in crate::sched) explain: std::cell::RefCell<Option<explain::Explain>>,
 }
 
 impl Sched {
@@ -198,6 +201,7 @@ impl Sched {
             nohz_next_balance: 0,
             nohz_has_blocked: false,
             nohz_next_blocked: 0,
+            explain: Default::default(),
         }
     }
 

@@ -141,6 +141,7 @@ impl Engine {
         }
         self.cpufreq.settle(d, self.now);
         self.cpufreq.stats[d].transitions += 1;
+        s.explain_frequency(&self.cpufreq.policies[d].cpus, self.now, khz);
         self.apply_freq(s, d, khz);
     }
 

@@ -72,6 +72,18 @@ pub struct Totals {
 pub struct Sim {
     sched: Sched,
     eng: Engine,
+    /// Events in a row at the current instant (a livelock past `MAX_EVENTS_AT_ONE_INSTANT`).
+    same_instant: u32,
+}
+
+/// What one event did to the run.
+pub(crate) enum Step {
+    Go,
+    /// The run is over: stopped at its duration (`shutdown`), or every thread ended or none
+    /// can proceed.
+    End {
+        shutdown: bool,
+    },
 }
 
 impl Sim {
@@ -199,7 +211,11 @@ impl Sim {
             fired: Vec::new(),
             all_cpus: vec![true; nr_cpus],
         };
-        Ok(Sim { sched, eng })
+        Ok(Sim {
+            sched,
+            eng,
+            same_instant: 0,
+        })
     }
 
     /// Attach an observer (trace writer, logs): records are built only when one is attached.
@@ -222,73 +238,106 @@ impl Sim {
         &mut self,
         mut progress: impl FnMut(Ns, Option<Ns>) -> bool,
     ) -> std::io::Result<bool> {
-        let (s, e) = (&mut self.sched, &mut self.eng);
-        e.start(s);
-        if let Some(at) = e.stop_at {
-            e.queue.push(at, e.now, Ev::Stop);
-        }
-        s.start_bandwidth(e);
-        let (mut next_report, mut same_instant) = (e.now, 0u32);
-        let mut shutdown = false;
-        loop {
-            if e.deferred_wakes == 0 && s.deadlocked() {
-                e.report_deadlock(s);
+        self.start();
+        let mut next_report = self.eng.now;
+        let shutdown = loop {
+            if let Step::End { shutdown } = self.step()? {
+                break shutdown;
             }
-            if e.totals.deadlock.is_some() {
-                break;
-            }
-            let Some((at, ev)) = e.queue.pop() else { break };
-            if at - SIM_START > MAX_SIM_NS {
-                e.totals.deadlock = Some(format!("the workload runs past the longest simulated time ({} s, 366 days) without ending: give a shorter duration", MAX_SIM_NS / 1_000_000_000));
-                break;
-            }
-            same_instant = if at == e.now { same_instant + 1 } else { 0 };
-            e.now = at;
-            let live = match ev {
-                Ev::Stop => {
-                    shutdown = true;
-                    break;
-                }
-                Ev::Begin => {
-                    e.begin(s);
-                    true
-                }
-                Ev::Wake { task, gen, kicked } => e.timer_fired(s, task, gen, kicked),
-                Ev::Wakeup {
-                    task,
-                    gen,
-                    waker,
-                    flags,
-                    irq,
-                } => e.deferred_wake(s, task, gen, (waker as usize, irq), flags as u32),
-                Ev::Activate { task, flags } => {
-                    e.ttwu_activate(s, task, flags as u32);
-                    true
-                }
-                Ev::Done { cpu, gen } => e.work_done(s, cpu as usize, gen),
-                Ev::Tick { cpu } => e.tick(s, cpu as usize),
-                Ev::Sched(t) => s.timer(t, e),
-            };
-            e.totals.events += live as u64;
-            while let Some(cpu) = s.take_counted_cpu() {
-                e.overhead.sync(cpu, e.now, s.ops().of(cpu));
-            }
-            #[cfg(debug_assertions)]
-            e.check_invariants(s);
-            if let Some(err) = e.io_error.take() {
-                return Err(err);
-            }
+            let e = &self.eng;
             if e.now >= next_report {
                 if !progress(e.now - SIM_START, e.stop_at.map(|s| s - SIM_START)) {
                     return Ok(false);
                 }
                 next_report = e.now + 100_000_000;
             }
-            if same_instant > MAX_EVENTS_AT_ONE_INSTANT {
-                e.livelock(s, e.now);
-            }
+        };
+        self.eng.finish(&mut self.sched, shutdown).map(|()| true)
+    }
+
+    /// Boot the machine and queue the run's first events.
+    pub(crate) fn start(&mut self) {
+        let (s, e) = (&mut self.sched, &mut self.eng);
+        e.start(s);
+        if let Some(at) = e.stop_at {
+            e.queue.push(at, e.now, Ev::Stop);
         }
-        e.finish(s, shutdown).map(|()| true)
+        s.start_bandwidth(e);
+    }
+
+    /// The next event: what it did to the run.
+    #[inline(always)]
+    pub(crate) fn step(&mut self) -> std::io::Result<Step> {
+        let (s, e) = (&mut self.sched, &mut self.eng);
+        if e.deferred_wakes == 0 && s.deadlocked() {
+            e.report_deadlock(s);
+        }
+        if e.totals.deadlock.is_some() {
+            return Ok(Step::End { shutdown: false });
+        }
+        let Some((at, ev)) = e.queue.pop() else {
+            return Ok(Step::End { shutdown: false });
+        };
+        if at - SIM_START > MAX_SIM_NS {
+            e.totals.deadlock = Some(format!("the workload runs past the longest simulated time ({} s, 366 days) without ending: give a shorter duration", MAX_SIM_NS / 1_000_000_000));
+            return Ok(Step::End { shutdown: false });
+        }
+        self.same_instant = if at == e.now {
+            self.same_instant + 1
+        } else {
+            0
+        };
+        e.now = at;
+        let live = match ev {
+            Ev::Stop => return Ok(Step::End { shutdown: true }),
+            Ev::Begin => {
+                e.begin(s);
+                true
+            }
+            Ev::Wake { task, gen, kicked } => e.timer_fired(s, task, gen, kicked),
+            Ev::Wakeup {
+                task,
+                gen,
+                waker,
+                flags,
+                irq,
+            } => e.deferred_wake(s, task, gen, (waker as usize, irq), flags as u32),
+            Ev::Activate { task, flags } => {
+                e.ttwu_activate(s, task, flags as u32);
+                true
+            }
+            Ev::Done { cpu, gen } => e.work_done(s, cpu as usize, gen),
+            Ev::Tick { cpu } => e.tick(s, cpu as usize),
+            Ev::Sched(t) => s.timer(t, e),
+        };
+        e.totals.events += live as u64;
+        while let Some(cpu) = s.take_counted_cpu() {
+            e.overhead.sync(cpu, e.now, s.ops().of(cpu));
+        }
+        #[cfg(debug_assertions)]
+        e.check_invariants(s);
+        if let Some(err) = e.io_error.take() {
+            return Err(err);
+        }
+        if self.same_instant > MAX_EVENTS_AT_ONE_INSTANT {
+            e.livelock(s, e.now);
+        }
+        Ok(Step::Go)
+    }
+
+    /// Record every scheduling decision from now on (`Sched::take_decisions`).
+    pub fn explain(&mut self) {
+        self.sched.explain();
+    }
+
+    /// The scheduler's decisions since last taken, moved into `into` (empty).
+    pub fn take_decisions(&mut self, into: &mut Vec<crate::sched::explain::Decision>) {
+        self.sched.take_decisions(into)
+    }
+
+    /// The simulated clock.
+    pub fn now(&self) -> Ns {
+        self.eng.now
     }
 
     /// The scheduler's state.

@@ -2,7 +2,7 @@
 //! kept across sleep, slice protection (RUN_TO_PARITY), PREEMPT_SHORT and delayed dequeue.
 
 use super::load_avg::{self, DO_ATTACH, DO_DETACH, UPDATE_TG};
-use super::{vdiff, Fair, SchedEntity, SeId};
+use super::{vdiff, CfsRq, Fair, SchedEntity, SeId};
 use crate::sched::features::Feat;
 use crate::sched::flags::*;
 use crate::sched::weight::{calc_delta_fair, scale_load_down};
@@ -73,18 +73,22 @@ struct Eligibility {
 
 impl Eligibility {
     fn of(f: &Fair) -> Eligibility {
-        let mut avg = f.cfs.avg_vruntime;
-        let mut load = f.cfs.avg_load as i64;
-        if let Some(c) = curr_on_rq(f) {
-            let se = &f.ses[c as usize];
+        Eligibility::of_rq(f.cfs, f.ses)
+    }
+
+    fn of_rq(cfs: &CfsRq, ses: &[SchedEntity]) -> Eligibility {
+        let mut avg = cfs.avg_vruntime;
+        let mut load = cfs.avg_load as i64;
+        if let Some(se) = cfs.curr.map(|c| &ses[c as usize]).filter(|se| se.on_rq) {
             let w = se.weight() as i64;
-            avg = avg.wrapping_add(entity_key(f, se).wrapping_mul(w));
+            avg = avg
+                .wrapping_add((se.vruntime.wrapping_sub(cfs.zero_vruntime) as i64).wrapping_mul(w));
             load += w;
         }
         Eligibility {
             avg,
             load,
-            zero: f.cfs.zero_vruntime,
+            zero: cfs.zero_vruntime,
         }
     }
 
@@ -92,6 +96,20 @@ impl Eligibility {
     fn holds(&self, vruntime: u64) -> bool {
         self.avg >= (vruntime.wrapping_sub(self.zero) as i64).wrapping_mul(self.load)
     }
+}
+
+/// `entity_lag`'s view without its clamp, for `compare --explain`: entity `id`'s lag V − v
+/// on `cfs` (V rounded toward −∞, as `avg_vruntime`), and whether it is eligible.
+pub(in crate::sched) fn lag_of(cfs: &CfsRq, ses: &[SchedEntity], id: SeId) -> (i64, bool) {
+    let e = Eligibility::of_rq(cfs, ses);
+    let v = ses[id as usize].vruntime;
+    let key = v.wrapping_sub(e.zero) as i64;
+    let avg = if e.load == 0 {
+        key
+    } else {
+        e.avg.div_euclid(e.load)
+    };
+    (avg - key, e.holds(v))
 }
 
 /// `entity_eligible`.

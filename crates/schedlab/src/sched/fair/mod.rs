@@ -13,7 +13,7 @@ pub mod capacity;
 mod cfs;
 pub mod cfs_tasks;
 pub mod cpu_util;
-mod eevdf;
+pub(in crate::sched) mod eevdf;
 pub mod group;
 pub mod h_load;
 pub mod load_avg;

@@ -5,11 +5,14 @@
 use super::stats::{CpuIdleType, Imbalance, MigrationType};
 use super::MIGRATION_COST_NS;
 use crate::sched::class::Class;
+use crate::sched::explain::About;
+use crate::sched::explain::Kind;
 use crate::sched::fair::capacity::{task_fits_cpu, task_util_est};
 use crate::sched::hooks::Hooks;
 use crate::sched::ops::Op;
 use crate::sched::topology::{SchedDomain, SD_SHARE_CPUCAPACITY};
 use crate::sched::Sched;
+use smallvec::smallvec;
 
 /// `sysctl_sched_nr_migrate` and `SCHED_NR_MIGRATE_BREAK`: tasks examined per pass, and
 /// between breathers.
@@ -155,6 +158,23 @@ impl Sched {
                 (self.rqs[src].cfs_tasks).move_to_recent(&mut self.group_nodes, p);
                 continue;
             }
+            self.note("detach_tasks", || {
+                let imb = &env.imb;
+                let values = smallvec![
+                    ("src_cpu", src as i64),
+                    ("migration_type", imb.migration_type as i64),
+                    ("imbalance_left", imb.imbalance),
+                    ("idle", env.idle as i64),
+                ];
+                (About::Subject, values)
+            });
+            self.decide(
+                Kind::DetachTasks,
+                (h.now(), env.this_cpu),
+                Some(p),
+                env.dst_cpu as i64,
+                "",
+            );
             self.detach_task(p, src, h);
             detached.push(p);
             env.hot_gained += std::mem::take(&mut env.task_hot) as u32;

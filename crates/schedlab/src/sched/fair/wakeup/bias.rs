@@ -14,10 +14,12 @@
 //! `select_idle_sibling`; the fifth makes any target, prev or recent CPU acceptable in
 //! `select_idle_sibling`.
 
+use crate::sched::explain::About;
 use crate::sched::fair::capacity::{fits_capacity, scale_rt_capacity};
 use crate::sched::features::Feat;
 use crate::sched::pelt::{get_pelt_divider, LOAD_AVG_MAX};
 use crate::sched::Sched;
+use smallvec::smallvec;
 
 /// The thread's definitions of "almost idle" (`--set fair.prev_idle_bias`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,17 +43,25 @@ impl Sched {
             return false;
         }
         let avg = &self.cfs_rqs[cpu].avg;
-        match self.feat.prev_idle_bias {
-            PrevIdleBias::LoadAvgMax => {
-                self.cpu_load_without(cpu, p, by) <= LOAD_AVG_MAX as u64 / 1000
-            }
+        let (value, limit) = match self.feat.prev_idle_bias {
+            PrevIdleBias::LoadAvgMax => (
+                self.cpu_load_without(cpu, p, by),
+                LOAD_AVG_MAX as u64 / 1000,
+            ),
             PrevIdleBias::AlmostIdleLoad => {
-                self.cpu_load_without(cpu, p, by) <= ALMOST_IDLE_CPU_LOAD
+                (self.cpu_load_without(cpu, p, by), ALMOST_IDLE_CPU_LOAD)
             }
-            PrevIdleBias::LoadSum => avg.load_sum <= 10 * get_pelt_divider(avg) as u64,
-            PrevIdleBias::UtilAvg => avg.util_avg <= 10 * self.capacity_of(cpu),
-            PrevIdleBias::UtilFitsCapacity => false,
-        }
+            PrevIdleBias::LoadSum => (avg.load_sum, 10 * get_pelt_divider(avg) as u64),
+            PrevIdleBias::UtilAvg => (avg.util_avg, 10 * self.capacity_of(cpu)),
+            PrevIdleBias::UtilFitsCapacity => return false,
+        };
+        self.note("almost_idle_cpu", || {
+            (
+                About::Cpu(cpu),
+                smallvec![("value", value as i64), ("limit", limit as i64)],
+            )
+        });
+        value <= limit
     }
 
     /// `task_fits_remaining_cpu_capacity(task_util, cpu)` of `UTIL_FITS_CAPACITY`: the

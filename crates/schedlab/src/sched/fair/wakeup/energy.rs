@@ -5,11 +5,13 @@
 
 use crate::cpufreq::schedutil::cpu_perf;
 use crate::energy::em::em_cpu_energy;
+use crate::sched::explain::About;
 use crate::sched::fair::capacity::{task_util_est, util_fits_cpu};
 use crate::sched::pelt::SCHED_CAPACITY_SCALE;
 use crate::sched::topology::perf_domain::PerfDomain;
 use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
 use crate::sched::Sched;
+use smallvec::smallvec;
 
 /// `struct energy_env`: the task's busy time, its perf domain's without it, one CPU's
 /// capacity and the domain's.
@@ -110,6 +112,7 @@ impl Sched {
                 else {
                     return prev; // the CPUs' utilization changed meanwhile
                 };
+                self.note_energy(prev, delta, prev_spare, prev_choice.fits);
                 (prev_choice.delta, prev_choice.cap) = (delta, eenv.cpu_cap);
                 best.delta = best.delta.min(delta);
             }
@@ -125,6 +128,7 @@ impl Sched {
             else {
                 return prev;
             };
+            self.note_energy(cpu, delta, max_spare, max_fits);
             if max_fits > 0 && best.fits > 0 && delta >= best.delta {
                 continue;
             }
@@ -143,6 +147,18 @@ impl Sched {
         } else {
             prev
         }
+    }
+
+    /// For `compare --explain`: a candidate's energy delta, spare capacity and fit.
+    fn note_energy(&self, cpu: usize, delta: u64, spare: i64, fits: i32) {
+        self.note("find_energy_efficient_cpu", || {
+            let values = smallvec![
+                ("energy_delta", delta as i64),
+                ("spare_cap", spare),
+                ("fits", fits as i64)
+            ];
+            (About::Cpu(cpu), values)
+        });
     }
 
     /// The task's effective util_min and util_max (none without uclamp).

@@ -10,12 +10,14 @@
 
 use super::PrevIdleBias;
 use crate::sched::class::Placement;
+use crate::sched::explain::About;
 use crate::sched::fair::capacity::{task_util_est, util_fits_cpu};
 use crate::sched::features::Feat;
 use crate::sched::topology::SD_CLUSTER;
 use crate::sched::uapi::Policy;
 use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
 use crate::sched::Sched;
+use smallvec::smallvec;
 
 /// The task's utilization and clamps, for the capacity checks of an asymmetric machine.
 #[derive(Clone, Copy)]
@@ -40,6 +42,18 @@ impl Sched {
         let fit = (self.asym || bias_util).then(|| self.task_fit(p));
         let fits = |s: &Sched, cpu: usize| !s.asym || fit.is_some_and(|f| s.fits(f, cpu));
         let task_util = fit.map_or(0, |f| f.util);
+        self.note("select_idle_sibling", || {
+            let recent = self.tasks[p as usize].recent_used_cpu;
+            let values = smallvec![
+                ("target", target as i64),
+                ("prev", prev as i64),
+                ("recent_used_cpu", recent as i64),
+                ("target_idle", self.idle_cpu(target) as i64),
+                ("prev_idle", self.idle_cpu(prev) as i64),
+                ("recent_idle", self.idle_cpu(recent) as i64),
+            ];
+            (About::Subject, values)
+        });
         let at_target = if target == prev {
             Placement::Prev
         } else {

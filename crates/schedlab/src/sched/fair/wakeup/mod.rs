@@ -12,11 +12,13 @@ mod idle_sibling;
 pub use bias::PrevIdleBias;
 
 use crate::sched::class::{Class, Placement, Wake};
+use crate::sched::explain::About;
 use crate::sched::features::Feat;
 use crate::sched::flags::{WF_CURRENT_CPU, WF_SYNC, WF_TTWU};
 use crate::sched::topology::SD_WAKE_AFFINE;
 use crate::sched::Sched;
 use crate::time::Ns;
+use smallvec::smallvec;
 
 /// A waker's record of whom it wakes (`wakee_flips`, `wakee_flip_decay_ts` in jiffies,
 /// `last_wakee`).
@@ -167,6 +169,12 @@ impl Sched {
                 .filter(|&c| self.class(c) == Class::Fair);
             let current_load = current.map_or(0, |c| self.task_h_load(c, this)) as i64;
             if current_load > this_eff {
+                self.note("wake_affine_weight", || {
+                    (
+                        About::Subject,
+                        smallvec![("this_load", this_eff), ("current_load", current_load)],
+                    )
+                });
                 return Some(this);
             }
             this_eff -= current_load;
@@ -189,6 +197,16 @@ impl Sched {
         if sync {
             prev_eff += 1;
         }
+        self.note("wake_affine_weight", || {
+            let values = smallvec![
+                ("this_cpu", this as i64),
+                ("prev_cpu", prev as i64),
+                ("task_load", task_load),
+                ("this_eff_load", this_eff),
+                ("prev_eff_load", prev_eff),
+            ];
+            (About::Subject, values)
+        });
         (this_eff < prev_eff).then_some(this)
     }
 
