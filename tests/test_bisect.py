@@ -82,8 +82,8 @@ def test_features_between_lists_what_differs_and_how_to_set_it(cli, old, new):
 
 def test_features_between_names_each_change_and_its_commit(cli):
     """6.1 to 6.12: EEVDF (6.6, its commit), DELAY_DEQUEUE (6.12) and LAST_BUDDY's removal
-    (6.6); 6.12 to 7.3: HRTICK on (7.3) and NI_RANDOM (6.18); a kernel that is not a preset
-    is refused with the known ones."""
+    (6.6); 6.12 to 7.3: HRTICK and NI_RATE on (7.3); 6.6 to 6.12: NI_RANDOM, backported to
+    6.12.y; a kernel that is not a preset is refused with the known ones."""
     from schedlab import _core
 
     assert _core.history("fair.policy", "6.1", "6.12") == [
@@ -95,7 +95,9 @@ def test_features_between_names_each_change_and_its_commit(cli):
     assert "--set fair.policy=eevdf" in out and "--feature DELAY_DEQUEUE" in out and "--feature NO_LAST_BUDDY" in out
     assert "147f3efaa241" in out
     out = cli("features", "--between", "6.12", "7.3").stdout.decode()
-    assert "--feature HRTICK" in out and "--feature NI_RANDOM" in out and "--set sched.rt_runtime_us=1000000" in out
+    assert "--feature HRTICK" in out and "--feature NI_RATE" in out and "--set sched.rt_runtime_us=1000000" in out
+    assert "NI_RANDOM" not in out
+    assert [(k, v) for k, v, _ in _core.history("NI_RANDOM", "6.6", "6.12")] == [("6.12", "on")]
     bad = cli("features", "--between", "6.1", "6.2")
     assert bad.returncode == 2 and "invalid choice: '6.2' (choose from '6.1', '6.6', '6.12', '6.18', '7.3')" in bad.stderr.decode()
 

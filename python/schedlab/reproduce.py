@@ -36,6 +36,11 @@ class Figure:
     explained: str = ""
 
 
+# The sources' kernels (2015-2023) balance newly idle CPUs at every chance: NI_RANDOM came
+# with 6.18 (in 6.12.y stable since), after the experiments' costs were calibrated without it.
+BEFORE_NI_RANDOM = ("NO_NI_RANDOM",)
+
+
 @dataclass(frozen=True)
 class Job:
     """A run an experiment needs, and what its judge reads of it besides the summary: the

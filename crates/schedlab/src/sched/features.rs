@@ -103,7 +103,7 @@ sched_feats! {
     UtilEst = "UTIL_EST": history![true];
     /// Newly idle balancing at random, in proportion to its success rate.
     NiRandom = "NI_RANDOM": history![false;
-        V6_18 => true, "sched/fair: Proportional newidle balance (6.18; in 6.12.y stable, off in the 6.12 preset)"];
+        V6_12 => true, "sched/fair: Proportional newidle balance (6.18; in 6.12.y stable: Debian's 6.12.117 boots with it)"];
     /// NI_RANDOM's rate also grows with the time 1024 newly idle passes took.
     NiRate = "NI_RATE": history![false;
         V7_3 => true, "7.x features.h: NI_RATE (Debian 7.3.4 boots with it)"];
