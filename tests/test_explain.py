@@ -30,9 +30,10 @@ def sides():
 
 
 def test_the_first_divergence_is_the_wakeup_the_bias_placed():
-    """The wakee's placements: its fork (the 1st, alike), then its first wakeup (the 2nd),
-    from the timer on CPU 1 (this = prev = target = 1). select_idle_sibling finds CPU 1
-    busy with the hog. Without the bias it takes the task's recent CPU 0, idle. With it,
+    """The wakee's placements: its fork (the 1st, alike: CPU 0, as the hog is queued on CPU 1,
+    so its recent_used_cpu is 0 when the phase's affinity moves it to CPU 1), then its first
+    wakeup (the 2nd), from the timer on CPU 1 (this = prev = target = 1). select_idle_sibling
+    finds CPU 1 busy with the hog. Without the bias it takes the task's recent CPU 0, idle. With it,
     `almost_idle_cpu(1)` holds: util_avg ≤ 10 · capacity_of(1) = 10 · 1024 (no RT, deadline
     or IRQ time on smp:2), and util_avg never exceeds 1024, so CPU 1 keeps it, by the bias."""
     e = explain(*sides())
@@ -68,6 +69,25 @@ def test_a_pick_notes_each_entity_with_its_lag_and_eligibility():
         assert -(len(notes) - 1) <= sum(v["lag"] for v in notes) <= 0
         assert all(v["eligible"] == (v["lag"] >= 0) for v in notes)
     assert e.divergences[0].sides[0].at_ns <= min(s.at_ns for s in d.sides)
+
+
+def test_under_cfs_a_preemption_notes_each_entitys_vruntime():
+    """6.1 (CFS), the same workload, b without WAKEUP_PREEMPTION: the first divergence is a
+    wakeup on CPU 1 that preempts the hog in a and not in b. CFS keeps no V, so the notes
+    (check_preempt_wakeup's) give each entity's vruntime only, the running one first. a's
+    preemption is wakeup_preempt_entity's: the hog's vruntime leads the wakee's by more than
+    the wakeup granularity, 1 ms · (1 + ilog2(2 CPUs)) = 2 ms at nice 0."""
+    a = RunSpec.of(HOG_AND_SLEEPER, "smp:2", kernel="6.1")
+    b = RunSpec.of(HOG_AND_SLEEPER, "smp:2", kernel="6.1", features=("NO_WAKEUP_PREEMPTION",))
+    d = explain(a, b).divergences[0]
+    assert [(s.kind, s.cpu, s.outcome) for s in d.sides] == [("wakeup_preempt", 1, "resched"),
+                                                             ("wakeup_preempt", 1, "none")]
+    for side in d.sides:
+        assert {func for func, _, _ in side.why} == {"check_preempt_wakeup"}
+        (hog, curr), (wakee, other) = [(about, values) for _, about, values in side.why]
+        assert hog.startswith("hog-") and wakee.startswith("wakee-")
+        assert curr == {"vruntime": curr["vruntime"], "running": 1} and other["running"] == 0
+        assert curr["vruntime"] - other["vruntime"] > 2_000_000
 
 
 def test_identical_configurations_never_diverge():

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use super::spec::{features, load_platform, load_workload, RunError, RunSpec};
+use super::spec::{inputs, RunError, RunSpec};
 use crate::sched::explain::{About, Decision, Kind, Values};
 use crate::sim::{Sim, Step, SIM_START};
 use crate::time::Ns;
@@ -33,15 +33,31 @@ pub struct Shown {
 }
 
 /// A decision the runs took differently: each side's (None: that run made no such decision
-/// before it ended), the decisions before it and the first ones after it.
+/// before it ended), the decisions before it and the first ones after it; `D` is a
+/// `Decision` while the search goes on, `Shown` once named.
 #[derive(Debug, Clone)]
-pub struct Divergence {
+pub struct Divergence<D = Shown> {
     /// This decision's place among its subject's (0: the first).
     pub ordinal: u64,
-    pub sides: [Option<Shown>; 2],
-    pub before: [Vec<Shown>; 2],
-    pub after: [Vec<Shown>; 2],
+    pub sides: [Option<D>; 2],
+    pub before: [Vec<D>; 2],
+    pub after: [Vec<D>; 2],
 }
+
+impl<D> Divergence<D> {
+    /// Rank `ordinal`'s, its sides and context to fill in.
+    fn new(ordinal: u64) -> Divergence<D> {
+        Divergence {
+            ordinal,
+            sides: [None, None],
+            before: [Vec::new(), Vec::new()],
+            after: [Vec::new(), Vec::new()],
+        }
+    }
+}
+
+/// A divergence being found: its decisions not yet named (their notes only on the pair).
+type Found = Divergence<Decision>;
 
 /// What the lock-step found: up to `n` divergences, and how far each run got.
 #[derive(Debug, Clone)]
@@ -51,14 +67,6 @@ pub struct Explained {
     pub compared: u64,
     /// Each run's simulated time when the search stopped.
     pub simulated: [Ns; 2],
-}
-
-/// A divergence found, its decisions not yet shown (their notes only on the pair).
-struct Found {
-    ordinal: u64,
-    sides: [Option<Decision>; 2],
-    before: [Vec<Decision>; 2],
-    after: [Vec<Decision>; 2],
 }
 
 /// One run of the pair.
@@ -91,9 +99,7 @@ fn brief(d: &Decision) -> Decision {
 
 impl Side {
     fn new(spec: &RunSpec) -> Result<Side, RunError> {
-        let wl = load_workload(spec)?;
-        let plat = load_platform(&spec.platform)?;
-        let feat = features(spec.kernel, &spec.sets, &spec.features)?;
+        let (wl, plat, feat) = inputs(spec)?;
         let mut sim = Sim::new(&wl, plat, feat, &spec.options())?;
         sim.explain();
         sim.start();
@@ -221,11 +227,11 @@ pub fn explain(
     }
     unmatched(&mut sides, n, &mut found);
     let divergences = (found.into_iter())
-        .map(|f| Divergence {
+        .map(|mut f| Divergence {
             ordinal: f.ordinal,
-            sides: [0, 1].map(|i| f.sides[i].clone().map(|d| sides[i].show(d))),
-            before: [0, 1].map(|i| sides[i].shown(f.before[i].clone())),
-            after: [0, 1].map(|i| sides[i].shown(f.after[i].clone())),
+            sides: [0, 1].map(|i| f.sides[i].take().map(|d| sides[i].show(d))),
+            before: [0, 1].map(|i| sides[i].shown(std::mem::take(&mut f.before[i]))),
+            after: [0, 1].map(|i| sides[i].shown(std::mem::take(&mut f.after[i]))),
         })
         .collect();
     Ok(Explained {
@@ -259,12 +265,7 @@ fn match_decision(
         return false;
     };
     if !theirs.decision.same(&d) {
-        let mut f = Found {
-            ordinal,
-            sides: [None, None],
-            before: [Vec::new(), Vec::new()],
-            after: [Vec::new(), Vec::new()],
-        };
+        let mut f = Found::new(ordinal);
         (f.before[i], _) = sides[i].around(seq);
         (f.before[other], f.after[other]) = sides[other].around(theirs.seq);
         f.sides[i] = Some(d);
@@ -286,13 +287,8 @@ fn unmatched(sides: &mut [Side; 2], n: usize, found: &mut Vec<Found>) {
     // Earliest first; at one instant, run a's first, each in the order it made them.
     left.sort_by_key(|(i, x)| (x.decision.at, *i, x.seq));
     for (i, x) in left.into_iter().take(n.saturating_sub(found.len())) {
-        let mut sides = [None, None];
-        sides[i] = Some(x.decision);
-        found.push(Found {
-            ordinal: x.ordinal,
-            sides,
-            before: [Vec::new(), Vec::new()],
-            after: [Vec::new(), Vec::new()],
-        });
+        let mut f = Found::new(x.ordinal);
+        f.sides[i] = Some(x.decision);
+        found.push(f);
     }
 }

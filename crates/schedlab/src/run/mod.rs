@@ -26,9 +26,7 @@ pub fn run(
     spec: &RunSpec,
     progress: impl FnMut(Ns, Option<Ns>) -> bool,
 ) -> Result<RunResult, RunError> {
-    let wl = load_workload(spec)?;
-    let plat = load_platform(&spec.platform)?;
-    let feat = features(spec.kernel, &spec.sets, &spec.features)?;
+    let (wl, plat, feat) = spec::inputs(spec)?;
     spec::check_outputs(spec)?;
     let listing = feat.listing();
     let mut sim = Sim::new(&wl, plat, feat, &spec.options())?;

@@ -114,6 +114,14 @@ pub fn features(kernel: Kernel, sets: &[String], feats: &[String]) -> Result<Fea
     Ok(f)
 }
 
+/// What a run simulates, each checked in turn: its workload, its platform and its
+/// switches.
+pub(super) fn inputs(spec: &RunSpec) -> Result<(Workload, Platform, Features), InputError> {
+    let wl = load_workload(spec)?;
+    let plat = load_platform(&spec.platform)?;
+    Ok((wl, plat, features(spec.kernel, &spec.sets, &spec.features)?))
+}
+
 /// Load and check the workload.
 pub fn load_workload(spec: &RunSpec) -> Result<Workload, InputError> {
     match &spec.workload {

@@ -843,7 +843,7 @@ impl Sched {
         let resched = match self.rqs[cpu].curr {
             None => true,
             Some(curr) if self.tasks[curr as usize].class == p => {
-                self.note_entities(cpu, "check_preempt_wakeup_fair");
+                self.note_entities(cpu, ("check_preempt_wakeup_fair", "check_preempt_wakeup"));
                 self.on_rq(cpu, h, |rq, env| p.wakeup_preempt(rq, env, id, wake_flags))
             }
             Some(curr) => p.above(self.tasks[curr as usize].class),
@@ -899,7 +899,7 @@ impl Sched {
             self.in_schedule(cpu, |s| s.prev_balance(cpu, p, h));
         }
         let from = prev.zip(prev_class);
-        self.note_entities(cpu, "pick_eevdf");
+        self.note_entities(cpu, ("pick_eevdf", "pick_next_entity"));
         // One pass over the runqueue unless the fast path's pick leaves nothing.
         let picked = self.on_rq(cpu, h, |rq, env| {
             let next = class::pick_next_task(rq, env);

@@ -5,6 +5,7 @@
 //! slot and builds nothing.
 
 use super::fair::SeId;
+use super::features::FairPolicy;
 use super::Sched;
 use crate::time::Ns;
 use smallvec::{smallvec, SmallVec};
@@ -51,8 +52,8 @@ pub enum About {
     Entity(SeId),
 }
 
-/// Values one kernel function used on the way to a decision (inline: a pick notes every
-/// queued entity, so no note allocates).
+/// Values one kernel function used on the way to a decision (inline: a pick notes up to
+/// `ENTITIES` entities, and no note allocates).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Note {
     pub func: &'static str,
@@ -188,29 +189,38 @@ impl Sched {
         }
     }
 
-    /// Note the fair entities `cpu`'s root cfs_rq would pick from (`pick_eevdf`'s view):
-    /// each one's vruntime, virtual deadline, lag (V − v) and eligibility; the running one
-    /// first, then the queued ones by deadline. Simplified: the first `ENTITIES` only.
-    pub(crate) fn note_entities(&self, cpu: usize, func: &'static str) {
+    /// Note the fair entities `cpu`'s root cfs_rq would pick from, as `func` (its EEVDF
+    /// and its CFS name) sees them: the running one first, then the queued ones in the
+    /// timeline's order. Under EEVDF (by deadline) each one's vruntime, virtual deadline,
+    /// lag (V − v) and eligibility; under CFS (by vruntime, no V kept) its vruntime.
+    /// Simplified: the first `ENTITIES` only.
+    pub(crate) fn note_entities(&self, cpu: usize, func: (&'static str, &'static str)) {
         if !self.explaining() {
             return;
         }
         let cfs = &self.cfs_rqs[cpu];
+        let eevdf = self.tun.policy == FairPolicy::Eevdf;
         let running = cfs.curr.filter(|&c| self.ses[c as usize].on_rq);
         for se in running
             .into_iter()
             .chain(cfs.timeline.iter())
             .take(ENTITIES)
         {
-            let (lag, eligible) = super::fair::eevdf::lag_of(cfs, &self.ses, se);
             let e = &self.ses[se as usize];
-            self.note(func, || {
+            let is_running = ("running", (Some(se) == running) as i64);
+            if !eevdf {
+                let values = smallvec![("vruntime", e.vruntime as i64), is_running];
+                self.note(func.1, || (About::Entity(se), values));
+                continue;
+            }
+            let (lag, eligible) = super::fair::eevdf::lag_of(cfs, &self.ses, se);
+            self.note(func.0, || {
                 let values = smallvec![
                     ("vruntime", e.vruntime as i64),
                     ("deadline", e.deadline as i64),
                     ("lag", lag),
                     ("eligible", eligible as i64),
-                    ("running", (Some(se) == running) as i64),
+                    is_running,
                 ];
                 (About::Entity(se), values)
             });
