@@ -1,7 +1,8 @@
-"""hackbench and perf bench sched pipe, simulated: the run file a command line means, the
-time the benchmark measures (to its last task's exit) and the real tools' reports.
+"""hackbench, perf bench sched pipe and cyclictest, simulated: the run file a command line
+means, what the benchmark measures (hackbench's and perf's time to their last task's exit,
+cyclictest's latencies) and the real tools' reports.
 
-The engine builds both from a run file's `generators` object (docs/benchmarks.md); these
+The engine builds them from a run file's `generators` object (docs/benchmarks.md); these
 helpers write that object from the tools' options."""
 
 from __future__ import annotations
@@ -71,6 +72,88 @@ class PipeBench:
         return int(self.loops / (usecs / 1e6)) if usecs else 0
 
 
+@dataclass(frozen=True)
+class Cyclictest:
+    """rt-tests' `cyclictest -t THREADS -p PRIORITY -i INTERVAL -d DISTANCE -l LOOPS [-D SECONDS]
+    [-h HISTOGRAM] [-N] [-q] [-a CPUS]` (its defaults; threads 0: one per CPU, loops 0: until
+    `duration`), in the cgroup `taskgroup`."""
+
+    threads: int = 1
+    priority: int = 0
+    policy: str = "other"
+    priospread: bool = False
+    interval: int = 1000
+    distance: int = 500
+    loops: int = 0
+    histogram: int = 0
+    nsecs: bool = False
+    affinity: tuple[int, ...] | None = None
+    taskgroup: str | None = None
+    # What the run and the report do, not the generator: -D's seconds, -H, -q.
+    duration: int = 0
+    histofall: bool = False
+    quiet: bool = False
+    OPTIONS: ClassVar[dict] = {"threads": "-t/--threads", "priority": "-p/--priority", "policy": "--policy",
+                               "interval": "-i/--interval", "distance": "-d/--distance", "loops": "-l/--loops",
+                               "histogram": "-h/--histogram", "affinity": "-a/--affinity",
+                               "taskgroup": "--taskgroup", "duration": "-D/--duration"}
+
+    def workload(self) -> dict:
+        gen = {k: v for k, v in _options(self).items() if k not in ("duration", "histofall", "quiet")}
+        if self.affinity is not None:
+            gen["affinity"] = list(self.affinity)
+        wl = {"generators": {"cyclictest": gen}}
+        return {**wl, "global": {"duration": self.duration}} if self.duration else wl
+
+    def report(self, r: RunResult) -> str:
+        """What cyclictest prints (rt-tests' cyclictest.c): its latency target, then each
+        thread's line (`print_stat`) unless -q with a histogram, then the histogram
+        (`print_hist`)."""
+        rows = r.cyclictest_rows
+        out = ["# /dev/cpu_dma_latency set to 0us\n"]
+        if not (self.quiet and self.histogram):
+            out += [self._stat(i, t) for i, t in enumerate(rows)]
+        if self.histogram:
+            out.append(self._hist(rows))
+        return "".join(out)
+
+    def _stat(self, i: int, t: dict) -> str:
+        """`print_stat`'s line of thread `i`."""
+        act = "%8d" if self.nsecs else "%5d"
+        return (f"T:{i:2d} ({t['pid']:5d}) P:{t['priority']:2d} I:{t['interval_us']} C:{t['cycles']:7d} "
+                f"Min:{t['min']:7d} Act:{act % t['act']} Avg:{act % _avg(t)} Max:{t['max']:8d}\n")
+
+    def _hist(self, rows: list[dict]) -> str:
+        """`print_hist`: one line per bucket (and, -H, the threads' sum), then the totals."""
+        every = self.histofall and len(rows) > 1
+        lines = ["# Histogram"]
+        for i in range(self.histogram):
+            counts = [t["hist"][i] for t in rows]
+            lines.append(f"{i:06d} " + "\t".join(f"{n:06d}" for n in counts) + (f"\t{sum(counts):06d}" if every else ""))
+
+        def row(label: str, values: list[int], width: int, total=None) -> str:
+            values = values + ([total] if every and total is not None else [])
+            return f"# {label}:" + "".join(f" {v:0{width}d}" for v in values)
+
+        totals = [sum(t["hist"]) for t in rows]
+        lines += [row("Total", totals, 9, sum(totals)),
+                  row("Min Latencies", [t["min"] for t in rows], 5),
+                  row("Avg Latencies", [_avg(t) for t in rows], 5),
+                  row("Max Latencies", [t["max"] for t in rows], 5, max(t["max"] for t in rows)),
+                  row("Histogram Overflows", [t["overflows"] for t in rows], 5, sum(t["overflows"] for t in rows)),
+                  "# Histogram Overflow at cycle number:"]
+        for i, t in enumerate(rows):
+            others = t["overflows"] - len(t["outliers"])
+            lines.append(f"# Thread {i}:" + "".join(f" {c:05d}" for c in t["outliers"])
+                         + (f" # {others:05d} others" if others > 0 else ""))
+        return "\n".join(lines) + "\n\n"
+
+
+def _avg(t: dict) -> int:
+    """cyclictest's `(long)(avg / cycles)`: its double sum over the cycles, truncated."""
+    return int(t["sum"] / t["cycles"]) if t["cycles"] else 0
+
+
 def elapsed_ns(r: RunResult) -> int:
     """The benchmark's time: from when it started its tasks (hackbench's clock, once they are
     all ready; else the run's start) to the last task's exit (the run goes on while kernel
@@ -78,13 +161,13 @@ def elapsed_ns(r: RunResult) -> int:
     return max(t["ended_ns"] for t in r.task_rows) - (r.bench_start_ns or 0)
 
 
-def spec(bench: Hackbench | PipeBench, platform: str, *, sets=(), **options) -> RunSpec:
+def spec(bench: Hackbench | PipeBench | Cyclictest, platform: str, *, sets=(), **options) -> RunSpec:
     """`bench` on `platform` (with the cost model, on by default: without it system calls
     are free and the benchmark takes no time)."""
     return RunSpec.of(bench.workload(), platform, sets=tuple(sets), **options)
 
 
-def option_error(bench: Hackbench | PipeBench, message: str) -> str:
+def option_error(bench: Hackbench | PipeBench | Cyclictest, message: str) -> str:
     """The core's message about the generated run file's `generators.NAME.KEY (line, column)`
     (or `generators[N].KEY`), naming the command-line option instead."""
     m = re.search(r"generators(?:\.\w+|\[\d+\])\.(\w+)(?: \(line \d+, column \d+\))?", message)

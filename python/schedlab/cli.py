@@ -32,6 +32,15 @@ def _count(text: str) -> int:
     return int(text)
 
 
+def _seconds(text: str) -> int:
+    """cyclictest's -D (`parse_time_string`): seconds, or minutes, hours or days with m, h, d."""
+    scale = {"m": 60, "h": 3600, "d": 86400}.get(text[-1:].lower(), 1)
+    digits = text[:-1] if scale > 1 or text[-1:].lower() == "s" else text
+    if not digits.isdigit() or int(digits) * scale > 366 * 86400:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a time (seconds, or a number with m, h or d; at most 366d)")
+    return int(digits) * scale
+
+
 def _whole(text: str) -> int:
     """A whole number for an option whose range the core checks (and names)."""
     if not text.isdigit() or int(text) >= 1 << 64:
@@ -95,11 +104,12 @@ EXIT_CODES = """exit status:
 docs/outputs.md describes every output, the summary JSON's fields and these codes."""
 
 
-def _run_options(r: argparse.ArgumentParser, units: str) -> None:
-    """The platform, switches, cgroups and outputs of a run."""
+def _run_options(r: argparse.ArgumentParser, units: str, duration: bool = True) -> None:
+    """The platform, switches, cgroups and outputs of a run (and its --duration)."""
     r.add_argument("--platform", default="smp:4", help="built-in name, smp:N, qemu-tcg:N, a .toml file, or LISA's plat_info.yml "
                                                         "(default smp:4)")
-    r.add_argument("--duration", type=_duration, help=f"simulated time, overrides global.duration ({units})")
+    if duration:
+        r.add_argument("--duration", type=_duration, help=f"simulated time, overrides global.duration ({units})")
     _switch_options(r)
     r.add_argument("--cgroup", action="append", default=[], metavar="PATH:KEY=VALUE[,KEY=VALUE]",
                    help="describe a cgroup (repeatable): weight=1..10000 (cpu.weight), weight.nice=-20..19, "
@@ -137,6 +147,41 @@ def _benchmark_options(r: argparse.ArgumentParser, units: str) -> None:
     r.add_argument("--taskgroup", metavar="PATH", help="run its tasks in this cgroup (e.g. /a/b; default: the root)")
     _run_options(r, units)
     _table_options(r, report=True)
+
+
+def _cyclictest_parser(commands, units: str) -> None:
+    """cyclictest's own options (rt-tests 2.x: `-h` is its histogram, `-q` its summary, `-D`
+    its duration), then a run's."""
+    r = commands.add_parser("cyclictest", add_help=False, help="simulate rt-tests' cyclictest; print its report",
+                            description="Measuring threads that wake every interval on an absolute timer and "
+                                        "report how late they ran (docs/benchmarks.md).")
+    r.add_argument("--help", action="help", help="show this help message and exit")
+    r.add_argument("-t", "--threads", type=_whole, nargs="?", const=0, default=1, metavar="NUM",
+                   help="measuring threads (default 1; -t alone: one per CPU)")
+    r.add_argument("-p", "--priority", type=_whole, metavar="PRIO",
+                   help="priority of the highest-priority thread (SCHED_FIFO unless --policy rr)")
+    r.add_argument("--policy", choices=["other", "normal", "batch", "idle", "fifo", "rr"],
+                   help="the threads' policy (without a priority cyclictest runs them SCHED_OTHER)")
+    r.add_argument("--priospread", action="store_true", help="each thread one priority below the one before")
+    r.add_argument("-i", "--interval", type=_whole, default=1000, metavar="INTV",
+                   help="base interval of the threads in µs (default 1000)")
+    r.add_argument("-d", "--distance", type=_whole, default=500, metavar="DIST",
+                   help="distance of the threads' intervals in µs (default 500)")
+    r.add_argument("-l", "--loops", type=_whole, default=0, metavar="LOOPS", help="periods per thread (default 0: until -D)")
+    r.add_argument("-D", "--duration", dest="ct_duration", type=_seconds, default=0, metavar="TIME",
+                   help="length of the test in seconds (suffix m, h or d: minutes, hours, days)")
+    r.add_argument("-h", "--histogram", type=_whole, default=0, metavar="US",
+                   help="dump a latency histogram of US buckets after the run (sets the distance to 0)")
+    r.add_argument("-H", "--histofall", type=_whole, metavar="US", help="as -h, with a column summing the threads")
+    r.add_argument("-N", "--nsecs", action="store_true", help="latencies in ns instead of µs")
+    r.add_argument("-a", "--affinity", nargs="?", const="", metavar="CPUSET",
+                   help="pin thread N to the set's CPU N mod its size (default: every CPU in turn)")
+    r.add_argument("-m", "--mlockall", action="store_true", help="accepted; memory is not modelled")
+    r.add_argument("-q", "--quiet", dest="ct_quiet", action="store_true", help="print a summary only on exit")
+    r.add_argument("--taskgroup", metavar="PATH", help="run its threads in this cgroup (e.g. /a/b; default: the root)")
+    _run_options(r, units, duration=False)
+    r.add_argument("--top", type=_count, metavar="N", help="after the report, show the N tasks with the most run time")
+    r.set_defaults(duration=None, quiet=False)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -204,6 +249,8 @@ def parser() -> argparse.ArgumentParser:
     mode.add_argument("-T", "--threads", action="store_true", help="threads of one process")
     mode.add_argument("-P", "--process", action="store_true", help="processes (the default)")
     _benchmark_options(r, units)
+
+    _cyclictest_parser(commands, units)
 
     r = commands.add_parser("perf-bench-pipe", help="simulate `perf bench sched pipe`; print its report",
                             description="Two tasks passing an int back and forth over two pipes "
@@ -589,6 +636,30 @@ def _hackbench(args) -> int:
     bench = Hackbench(args.groups, args.fds, args.loops, args.datasize, args.pipe, args.threads,
                       taskgroup=args.taskgroup)
     return _benchmark(args, bench)
+
+
+def _cyclictest(args) -> int:
+    from schedlab.benchmarks import Cyclictest
+
+    if args.loops == 0 and args.ct_duration == 0:
+        return _fail("cyclictest: -l 0 (the default) runs until -D's time: give -l LOOPS or -D TIME")
+    policy = args.policy or ("fifo" if args.priority is not None else "other")
+    bench = Cyclictest(args.threads, args.priority or 0, policy, args.priospread, args.interval, args.distance,
+                       args.loops, args.histofall or args.histogram, args.nsecs,
+                       _cpuset(args.affinity) if args.affinity else None, args.taskgroup,
+                       args.ct_duration, args.histofall is not None, args.ct_quiet)
+    return _benchmark(args, bench)
+
+
+def _cpuset(text: str) -> tuple[int, ...]:
+    """A CPU list as cyclictest's -a takes it: `3-5,0`."""
+    cpus = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        if not lo.isdigit() or not (hi or lo).isdigit() or int(hi or lo) < int(lo):
+            raise schedlab.InputError(f"-a/--affinity: {text!r} is not a CPU list (e.g. 3-5,0)")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return tuple(sorted(cpus))
 
 
 def _perf_bench_pipe(args) -> int:
@@ -984,7 +1055,7 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     args = parser().parse_args(_side_values(sys.argv[1:] if argv is None else argv))
     handlers = {"replay": _replay, "periodic": _periodic, "ramp": _ramp}
-    commands = {"run": _run, "report": _report, "compare": _compare, "bisect": _bisect, "sweep": _sweep, "hackbench": _hackbench, "perf-bench-pipe": _perf_bench_pipe, "check": _check, "replay": _replay_trace, "platforms": _platforms, "features": _features,
+    commands = {"run": _run, "report": _report, "compare": _compare, "bisect": _bisect, "sweep": _sweep, "hackbench": _hackbench, "cyclictest": _cyclictest, "perf-bench-pipe": _perf_bench_pipe, "check": _check, "replay": _replay_trace, "platforms": _platforms, "features": _features,
                 "reproduce": _reproduce}
     handler = handlers[args.pelt_command] if args.command == "pelt" else commands[args.command]
     try:

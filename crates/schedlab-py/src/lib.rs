@@ -14,7 +14,7 @@ use schedlab::columns::Column;
 use schedlab::kernel::Kernel;
 use schedlab::run::explain::Shown;
 use schedlab::run::{
-    CpuSummary, DomainSummary, GroupSummary, OpSummary, PolicySummary, TaskSummary,
+    CpuSummary, CyclicSummary, DomainSummary, GroupSummary, OpSummary, PolicySummary, TaskSummary,
 };
 use schedlab::run::{RunError, RunSpec, WorkloadSource};
 use schedlab::sched::class::Placement;
@@ -340,6 +340,10 @@ fn run<'py>(
     d.set_item("ops", lists(py, OpSummary::columns(&r.ops))?)?;
     d.set_item("groups", lists(py, GroupSummary::columns(&r.groups))?)?;
     d.set_item("policies", lists(py, PolicySummary::columns(&r.policies))?)?;
+    d.set_item(
+        "cyclictest",
+        lists(py, CyclicSummary::columns(&r.cyclictest))?,
+    )?;
     d.set_item("cluster_energy_mj", r.cluster_energy_mj)?;
     d.set_item("energy_mj", r.energy_mj)?;
     if let Some(f) = r.frames {
@@ -397,6 +401,7 @@ fn dict<'py>(
             Column::Cpus(v) => d.set_item(name, cpu_lists(py, &v)?),
             Column::Residency(v) => d.set_item(name, v),
             Column::Texts(v) => d.set_item(name, v),
+            Column::Counts(v) => d.set_item(name, v),
         }?;
     }
     Ok(d)

@@ -22,6 +22,8 @@ pub enum Column {
     Residency(Vec<Vec<(u32, Ns)>>),
     /// (row, text) of the rows that carry a text.
     Texts(Vec<(usize, String)>),
+    /// A list of counts per row (a histogram's buckets).
+    Counts(Vec<Vec<u64>>),
 }
 
 macro_rules! column_from {
@@ -46,6 +48,7 @@ column_from!(
     Vec<Span> => Cpus,
     Vec<Vec<(u32, Ns)>> => Residency,
     Vec<(usize, String)> => Texts,
+    Vec<Vec<u64>> => Counts,
 );
 
 /// A struct of one row per item, and `columns(rows)`: its fields as columns, in order.

@@ -12,7 +12,7 @@ pub use self::spec::{features, load_platform, load_workload, RunError, RunSpec, 
 pub use crate::sched::fair::bandwidth::GroupSummary;
 pub use crate::sched::ops::OpSummary;
 pub use crate::sched::stats::DomainSummary;
-pub use crate::sim::summary::{CpuSummary, PolicySummary, TaskSummary};
+pub use crate::sim::summary::{CpuSummary, CyclicSummary, PolicySummary, TaskSummary};
 
 use self::outputs::Outputs;
 use crate::platform;

@@ -6,7 +6,7 @@
 use crate::sched::fair::bandwidth::GroupSummary;
 use crate::sched::ops::OpSummary;
 use crate::sched::stats::DomainSummary;
-use crate::sim::summary::{CpuSummary, PolicySummary, TaskSummary};
+use crate::sim::summary::{CpuSummary, CyclicSummary, PolicySummary, TaskSummary};
 use crate::sim::{Sim, SIM_START};
 use crate::time::Ns;
 use crate::trace::Frames;
@@ -26,6 +26,8 @@ pub struct RunResult {
     pub ops: Vec<OpSummary>,
     pub groups: Vec<GroupSummary>,
     pub policies: Vec<PolicySummary>,
+    /// cyclictest's measuring threads.
+    pub cyclictest: Vec<CyclicSummary>,
     /// Energy of each cluster's shared logic, and of everything (mJ).
     pub cluster_energy_mj: Vec<f64>,
     pub energy_mj: f64,
@@ -63,6 +65,7 @@ impl RunResult {
             ops: sched.op_summaries(),
             groups: sched.group_summaries(),
             policies,
+            cyclictest: sim.cyclic_summaries(),
             cluster_energy_mj: sim.energy().cluster_mj.clone(),
             energy_mj: sim.energy().total_mj(),
             warnings: (wl.warnings.into_iter())

@@ -7,6 +7,7 @@ pub mod cache;
 mod channel;
 pub mod cpufreq;
 mod cpuidle;
+pub mod cyclictest;
 mod engine;
 pub mod event;
 mod hrtimer;

@@ -104,7 +104,54 @@ table! {
     }
 }
 
+table! {
+    /// A cyclictest measuring thread's statistics (cyclictest's `struct thread_stat`), in
+    /// µs (ns with `-N`), in the order the threads were created.
+    #[derive(Debug, Clone)]
+    pub struct CyclicSummary {
+        pub pid: u32,
+        /// Its interval (µs) and priority (0: SCHED_OTHER).
+        pub interval_us: u64,
+        pub priority: u32,
+        pub cycles: u64,
+        pub min: u64,
+        pub act: u64,
+        /// Of every period's latency (cyclictest's `avg` before it divides by `cycles`).
+        pub sum: u64,
+        pub max: u64,
+        /// `-h`: periods per latency unit, those beyond, and the first ones' cycle numbers.
+        pub hist: Vec<u64>,
+        pub overflows: u64,
+        pub outliers: Vec<u64>,
+    }
+}
+
 impl Sim {
+    /// The cyclictest threads' rows.
+    pub fn cyclic_summaries(&self) -> Vec<CyclicSummary> {
+        let (sched, eng) = (&self.sched, &self.eng);
+        let threads = eng.threads.iter().enumerate();
+        let cyclic = threads.filter_map(|(id, th)| Some((id, th.cyclic.as_deref()?)));
+        cyclic
+            .map(|(id, c)| {
+                let (t, st) = (&sched.tasks()[id], &c.stats);
+                CyclicSummary {
+                    pid: t.pid,
+                    interval_us: c.interval / 1000,
+                    priority: t.rt_priority,
+                    cycles: st.cycles,
+                    min: st.min,
+                    act: st.act,
+                    sum: st.sum,
+                    max: st.max,
+                    hist: st.hist.clone(),
+                    overflows: st.overflows,
+                    outliers: st.outliers.clone(),
+                }
+            })
+            .collect()
+    }
+
     /// The workload's threads' rows.
     pub fn task_summaries(&self) -> Vec<TaskSummary> {
         let (sched, eng, elapsed) = (&self.sched, &self.eng, self.elapsed());

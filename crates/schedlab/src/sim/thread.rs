@@ -10,6 +10,7 @@ use smallvec::SmallVec;
 
 use super::cache::Warm;
 use super::channel::{Blocked, Channel, Wakes};
+use super::cyclictest::Cyclic;
 use super::engine::{Action, Engine};
 use super::SIM_START;
 use crate::limits::MAX_THREADS;
@@ -189,6 +190,8 @@ pub(super) struct Thread {
     sleep_at: Option<Ns>,
     timer_expiry: Option<Ns>,
     pub(super) stats: RtappStats,
+    /// A cyclictest measuring thread's period and statistics (boxed: most threads have none).
+    pub(super) cyclic: Option<Box<Cyclic>>,
 }
 
 impl Thread {
@@ -211,10 +214,13 @@ impl Thread {
     }
 
     /// Back at `now` from its timer's sleep, if it slept on one: rt-app's `wu_lat` counts
-    /// the µs from the expiry (rounded).
+    /// the µs from the expiry (rounded); cyclictest's thread takes the time.
     fn timer_woken(&mut self, now: Ns) {
         if let Some(exp) = self.timer_expiry.take() {
             self.row.wu_lat += (now - exp + 500) / 1000;
+            if let Some(c) = &mut self.cyclic {
+                c.record(now, exp);
+            }
         }
     }
 }
@@ -336,6 +342,7 @@ impl Engine {
             sleep_at: None,
             timer_expiry: None,
             stats: RtappStats::default(),
+            cyclic: None,
         };
         thread.enter_phase(t, 0);
         let pid = if main { RTAPP_MAIN_PID } else { PID_BASE + idx };
@@ -512,11 +519,29 @@ impl Engine {
                 th.action = Action::Until(now.saturating_add(ns));
                 Step::Busy
             }
-            Op::Sleep(_) | Op::Timer { .. } if self.threads[id as usize].sleep_at.is_some() => {
+            Op::Sleep(_) | Op::Timer { .. } | Op::Cyclic { .. }
+                if self.threads[id as usize].sleep_at.is_some() =>
+            {
                 self.nanosleep_return(s, id)
             }
             Op::Sleep(ns) => self.nanosleep(s, id, now + ns),
             Op::Timer { timer, period } => self.timer(s, id, timer, period),
+            Op::Cyclic {
+                interval,
+                hist,
+                nsecs,
+            } => {
+                let th = &mut self.threads[id as usize];
+                let new = || Box::new(Cyclic::new(interval, hist, nsecs));
+                let expiry = th.cyclic.get_or_insert_with(new).arm(now);
+                th.timer_expiry = Some(expiry);
+                if expiry > now {
+                    self.nanosleep(s, id, expiry)
+                } else {
+                    th.timer_woken(now); // clock_nanosleep returns at once
+                    Step::Busy
+                }
+            }
             Op::Lock(m) => self.lock(s, id, m),
             Op::Unlock(m) => {
                 self.unlock(s, id, m);

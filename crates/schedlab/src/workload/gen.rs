@@ -1,8 +1,9 @@
 //! Workload generators compiled to the program format: hackbench (rt-tests' `hackbench`,
-//! the kernel's tools/perf/bench/sched-messaging.c) and perf bench sched pipe
-//! (tools/perf/bench/sched-pipe.c), with the real tools' structure and defaults. A run file
-//! names them in its `generators` object; `schedlab hackbench` and `schedlab
-//! perf-bench-pipe` write one for a command line.
+//! the kernel's tools/perf/bench/sched-messaging.c), perf bench sched pipe
+//! (tools/perf/bench/sched-pipe.c) and cyclictest (rt-tests' cyclictest.c), with the real
+//! tools' structure and defaults. A run file names them in its `generators` object;
+//! `schedlab hackbench`, `schedlab perf-bench-pipe` and `schedlab cyclictest` write one for
+//! a command line.
 
 use super::program::{ChanKind, Op, Phase, Program, TaskProgram};
 use crate::sched::uapi::{Policy, SchedAttr};
@@ -11,6 +12,8 @@ use crate::sched::uapi::{Policy, SchedAttr};
 pub const MAX_DATASIZE: u32 = 4096;
 /// The most loops a generator may ask for (each is at least one system call per task).
 pub const MAX_LOOPS: u64 = 1 << 40;
+/// cyclictest's `HIST_MAX`: the most histogram buckets (`-h` above it is cut to it).
+pub const HIST_MAX: u32 = 1_000_000;
 
 /// `hackbench [-g GROUPS] [-f FDS] [-l LOOPS] [-s DATASIZE] [--pipe] [--threads]`: each group
 /// has FDS receivers, each reading from its own pipe or socket, and FDS senders, each writing
@@ -70,11 +73,62 @@ impl Default for PipeBench {
     }
 }
 
+/// `cyclictest [-t [N]] [-p PRIO] [--policy P] [--priospread] [-i INTV] [-d DIST] [-l LOOPS]
+/// [-h US] [-N] [-a CPUSET]` (rt-tests 2.x): measuring threads that each wake every interval
+/// on an absolute timer and count how late they run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cyclictest {
+    /// `-t`: measuring threads (0: one per CPU, `-t` without a number).
+    pub threads: u32,
+    /// `-p`: the (highest) thread's priority; 0 with an RT policy: threads + 1.
+    pub priority: u32,
+    /// `--policy` (`-p` makes it SCHED_FIFO unless it is SCHED_RR): with a priority, the
+    /// threads' RT policy (SCHED_RR, else SCHED_FIFO); without, SCHED_OTHER.
+    pub policy: Policy,
+    /// `--priospread`: each thread one priority below the one before.
+    pub priospread: bool,
+    /// `-i`, `-d` (µs): thread i's interval is INTV + i·DIST (without a histogram).
+    pub interval: u64,
+    pub distance: u64,
+    /// `-l`: periods per thread (0: until the run's end, `-D`).
+    pub loops: u64,
+    /// `-h`: histogram buckets (0: none).
+    pub histogram: u32,
+    /// `-N`: latencies in ns.
+    pub nsecs: bool,
+    /// `-a CPUSET`: pin thread i to the set's (i mod size)-th CPU (None: every CPU's, as
+    /// rt-tests 2.x pins by default, `AFFINITY_USEALL`).
+    pub affinity: Option<Vec<usize>>,
+    /// The cgroup its threads run in.
+    pub taskgroup: Option<String>,
+}
+
+impl Default for Cyclictest {
+    /// cyclictest's defaults: one SCHED_OTHER thread, 1000 µs apart (`DEFAULT_INTERVAL`),
+    /// 500 µs distance (`DEFAULT_DISTANCE`), endless.
+    fn default() -> Cyclictest {
+        Cyclictest {
+            threads: 1,
+            priority: 0,
+            policy: Policy::Other,
+            priospread: false,
+            interval: 1000,
+            distance: 500,
+            loops: 0,
+            histogram: 0,
+            nsecs: false,
+            affinity: None,
+            taskgroup: None,
+        }
+    }
+}
+
 /// A generator entry of a run file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Generator {
     Hackbench(Hackbench),
     PipeBench(PipeBench),
+    Cyclictest(Cyclictest),
 }
 
 impl Generator {
@@ -83,6 +137,7 @@ impl Generator {
         match self {
             Generator::Hackbench(h) => h.kick as usize + 2 * h.groups as usize * h.fds as usize,
             Generator::PipeBench(p) => 2 + p.threaded as usize,
+            Generator::Cyclictest(c) => 1 + c.threads.max(1) as usize,
         }
     }
 
@@ -91,15 +146,19 @@ impl Generator {
         match self {
             Generator::Hackbench(h) => h.taskgroup.as_deref(),
             Generator::PipeBench(p) => p.taskgroup.as_deref(),
+            Generator::Cyclictest(c) => c.taskgroup.as_deref(),
         }
     }
 
-    /// Add its tasks and channels to `prog`, its tasks in the task group `group`.
-    pub fn append(&self, prog: &mut Program, group: u32) {
+    /// Add its tasks and channels to `prog`, its tasks in the task group `group`, for a
+    /// machine of `nr_cpus` CPUs; a CPU it names that is not there is refused.
+    pub fn append(&self, prog: &mut Program, group: u32, nr_cpus: usize) -> Result<(), usize> {
         match self {
             Generator::Hackbench(h) => h.append(prog, group),
             Generator::PipeBench(p) => p.append(prog, group),
+            Generator::Cyclictest(c) => return c.append(prog, group, nr_cpus),
         }
+        Ok(())
     }
 }
 
@@ -269,5 +328,90 @@ impl PipeBench {
             ("sched-pipe-1", phases)
         };
         task(prog, name.into(), main, 1, group);
+    }
+}
+
+/// cyclictest's main thread polls its threads every 10 ms (`usleep(10000)`).
+const POLL_NS: u64 = 10_000_000;
+/// ... and sleeps 50 ms once they are done, before it joins them.
+const SHUTDOWN_NS: u64 = 50_000_000;
+
+impl Cyclictest {
+    /// rt-tests' cyclictest: the main thread creates the measuring threads one by one
+    /// (`pthread_create`), then polls every 10 ms until each has run its loops, sleeps 50 ms
+    /// and joins them (without `-l`, it polls until the run ends). Thread i runs SCHED_FIFO
+    /// (or RR) at the priority given (or one below thread i−1's, `--priospread`), or
+    /// SCHED_OTHER, pinned to a CPU of the set in turn. Simplified: each thread is created
+    /// with its policy and CPU (the real one sets them first thing), and the main thread
+    /// polls for the time the threads take without a missed period.
+    fn append(&self, prog: &mut Program, group: u32, nr_cpus: usize) -> Result<(), usize> {
+        let all: Vec<usize> = (0..nr_cpus).collect();
+        let set = self.affinity.as_deref().unwrap_or(&all);
+        if let Some(&cpu) = set.iter().find(|&&c| c >= nr_cpus) {
+            return Err(cpu);
+        }
+        let threads = if self.threads == 0 {
+            set.len() as u32
+        } else {
+            self.threads
+        };
+        // process_options: an RT policy (or --priospread) without a priority takes
+        // threads + 1; a priority makes the policy SCHED_FIFO unless it is SCHED_RR.
+        let rt = matches!(self.policy, Policy::Fifo | Policy::Rr);
+        let mut priority = match self.priority {
+            0 if rt || self.priospread => threads + 1,
+            p => p,
+        };
+        let policy = match self.policy {
+            Policy::Rr => Policy::Rr,
+            _ => Policy::Fifo,
+        };
+        let distance = if self.histogram > 0 { 0 } else { self.distance };
+        let mut spawns = Vec::new();
+        let mut longest = 0;
+        for i in 0..threads {
+            let interval = (self.interval + i as u64 * distance) * 1000;
+            longest = longest.max(interval * self.loops);
+            let op = Op::Cyclic {
+                interval,
+                hist: self.histogram,
+                nsecs: self.nsecs,
+            };
+            let loops = if self.loops == 0 {
+                -1
+            } else {
+                self.loops as i64
+            };
+            let def = task(prog, "cyclictest".into(), vec![(vec![op], 1)], 0, group);
+            let t = &mut prog.tasks[def as usize];
+            t.phases[0].loops = loops;
+            t.attr = SchedAttr {
+                group,
+                rt_priority: priority,
+                ..SchedAttr::of(if priority > 0 { policy } else { Policy::Other })
+            };
+            let cpu = set[i as usize % set.len()];
+            t.cpus = Some((0..nr_cpus).map(|c| c == cpu).collect());
+            spawns.push(Op::Spawn {
+                def,
+                process: false,
+            });
+            if self.priospread {
+                priority = priority.saturating_sub(1);
+            }
+        }
+        let n = spawns.len();
+        let poll = vec![Op::Sleep(POLL_NS)];
+        let main = match self.loops {
+            0 => vec![(spawns, 1), (poll, 0)],
+            _ => vec![
+                (spawns, 1),
+                (poll, longest / POLL_NS + 1),
+                (vec![Op::Sleep(SHUTDOWN_NS)], 1),
+                (vec![Op::Reap; n], 1),
+            ],
+        };
+        task(prog, "cyclictest".into(), main, 1, group);
+        Ok(())
     }
 }

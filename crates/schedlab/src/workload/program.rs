@@ -36,6 +36,15 @@ pub enum Op {
         timer: TimerRef,
         period: u64,
     },
+    /// cyclictest's period (rt-tests' `timerthread`): `clock_nanosleep(TIMER_ABSTIME)` to
+    /// the next expiry, `interval` ns after the last (the first after the thread's start;
+    /// missed ones skipped), then the latency from the expiry to the thread's return, in µs
+    /// (`nsecs`: ns), counted in its statistics and its histogram of `hist` buckets.
+    Cyclic {
+        interval: u64,
+        hist: u32,
+        nsecs: bool,
+    },
     Lock(u32),
     Unlock(u32),
     /// `pthread_cond_wait`: release the mutex, wait for a signal, take the mutex back.

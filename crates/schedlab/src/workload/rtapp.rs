@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::gen::{Generator, Hackbench, PipeBench, MAX_DATASIZE, MAX_LOOPS};
+use super::gen::{Cyclictest, Generator, Hackbench, PipeBench, HIST_MAX, MAX_DATASIZE, MAX_LOOPS};
 use super::json::{self, Node, Value};
 use crate::error::InputError;
 use crate::limits::{MAX_DURATION_S, MAX_THREADS, MAX_TIME_US};
@@ -474,8 +474,8 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// The `generators` object: `hackbench` and `perf_bench_pipe`, each with the real
-    /// tool's options by their long names.
+    /// The `generators` object: `hackbench`, `perf_bench_pipe` and `cyclictest`, each with
+    /// the real tool's options by their long names.
     fn generators(&mut self, node: &Node) -> Result<Vec<Generator>, InputError> {
         let mut out = Vec::new();
         for (key, v) in self.entries("generators", node, |_| false)? {
@@ -483,11 +483,12 @@ impl<'a> Reader<'a> {
             out.push(match key {
                 "hackbench" => Generator::Hackbench(self.hackbench(&path, v)?),
                 "perf_bench_pipe" => Generator::PipeBench(self.pipe_bench(&path, v)?),
+                "cyclictest" => Generator::Cyclictest(self.cyclictest(&path, v)?),
                 _ => {
                     return Err(self.err(
                         &path,
                         v,
-                        "unknown generator: hackbench or perf_bench_pipe",
+                        "unknown generator: hackbench, perf_bench_pipe or cyclictest",
                     ))
                 }
             });
@@ -534,11 +535,58 @@ impl<'a> Reader<'a> {
         Ok(p)
     }
 
+    fn cyclictest(&mut self, at: &str, node: &Node) -> Result<Cyclictest, InputError> {
+        let mut c = Cyclictest::default();
+        let max_us = MAX_DURATION_S * 1_000_000;
+        for (key, v) in self.entries(at, node, |_| false)? {
+            let path = format!("{at}.{key}");
+            match key {
+                "threads" => c.threads = self.ranged(&path, v, 0, MAX_THREADS as u64 - 1)? as u32,
+                "priority" => c.priority = self.ranged(&path, v, 0, 99)? as u32,
+                "policy" => c.policy = self.cyclictest_policy(&path, v)?,
+                "priospread" => c.priospread = self.boolean(&path, v)?,
+                "interval" => c.interval = self.count(&path, v, max_us)?,
+                "distance" => c.distance = self.ranged(&path, v, 0, max_us)?,
+                "loops" => c.loops = self.ranged(&path, v, 0, MAX_LOOPS)?,
+                // (cyclictest cuts a longer histogram to HIST_MAX buckets)
+                "histogram" => c.histogram = self.non_negative(&path, v)?.min(HIST_MAX as u64) as u32,
+                "nsecs" => c.nsecs = self.boolean(&path, v)?,
+                "affinity" => c.affinity = Some(self.cpus(&path, v)?),
+                "taskgroup" => c.taskgroup = Some(self.string(&path, v)?),
+                _ => return Err(self.err(&path, v, "unknown cyclictest option: threads, priority, policy, priospread, interval, distance, loops, histogram, nsecs, affinity, taskgroup")),
+            }
+        }
+        Ok(c)
+    }
+
+    /// cyclictest's `--policy` names (`handlepolicy`).
+    fn cyclictest_policy(&self, path: &str, v: &Node) -> Result<Policy, InputError> {
+        Ok(match self.string(path, v)?.as_str() {
+            "other" | "normal" => Policy::Other,
+            "batch" => Policy::Batch,
+            "idle" => Policy::Idle,
+            "fifo" => Policy::Fifo,
+            "rr" => Policy::Rr,
+            name => {
+                return Err(self.err(
+                    path,
+                    v,
+                    format!("unknown policy {name:?}: other, normal, batch, idle, fifo or rr"),
+                ))
+            }
+        })
+    }
+
     /// An integer from 1 to `max`.
     fn count(&self, path: &str, v: &Node, max: u64) -> Result<u64, InputError> {
+        self.ranged(path, v, 1, max)
+    }
+
+    /// An integer from `lo` to `hi`.
+    fn ranged(&self, path: &str, v: &Node, lo: u64, hi: u64) -> Result<u64, InputError> {
         match self.int(path, v)? {
-            n if n >= 1 && n as u64 <= max => Ok(n as u64),
-            n => Err(self.err(path, v, format!("{n} is out of range: 1 to {max}"))),
+            n if n >= lo as i64 && n as u64 <= hi => Ok(n as u64),
+            n => Err(self.err(path, v, format!("{n} is out of range: {lo} to {hi}"))),
         }
     }
 

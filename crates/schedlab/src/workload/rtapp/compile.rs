@@ -231,7 +231,16 @@ pub fn compile(wl: &Workload, plat: &Platform, rtapp: RtappModel) -> Result<Prog
             .map(|path| prog.groups.intern(path, &at))
             .transpose()?
             .unwrap_or(0);
-        g.append(&mut prog, group);
+        g.append(&mut prog, group, n).map_err(|cpu| {
+            InputError::new(
+                format!("generators[{i}].affinity"),
+                format!(
+                    "CPU {cpu} is outside the platform {} (CPUs 0-{})",
+                    plat.name,
+                    n - 1
+                ),
+            )
+        })?;
     }
     Ok(prog)
 }
