@@ -22,8 +22,8 @@ MIRROR = os.environ.get("SCHEDLAB_ORACLE_MIRROR", "http://deb.debian.org/debian"
 # The kernels schedlab has presets for, and the Debian suite whose linux-image-amd64 gives each.
 KERNELS = {"6.1": "bookworm", "6.12": "bookworm-backports", "7.3": "trixie-backports"}
 USERSPACE = "bookworm"
-PACKAGES = ["rt-app", "trace-cmd", "linux-perf", "procps", "util-linux", "kmod", "busybox-static",
-            "gzip"]
+PACKAGES = ["rt-app", "trace-cmd", "linux-perf", "rt-tests", "procps", "util-linux", "kmod",
+            "busybox-static", "gzip"]
 # The guest's result disk; everything else it needs (serial, tracefs) is built in.
 MODULE_ROOTS = ["virtio_pci", "virtio_blk"]
 HOST_TOOLS = {"qemu-system-x86_64": "qemu-system-x86", "mmdebstrap": "mmdebstrap",

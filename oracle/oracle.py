@@ -76,8 +76,12 @@ def _job(case: suite.Case) -> tuple[dict[str, bytes], int]:
     """The guest's job files for a case, and its time limit (s)."""
     if case.perf:
         case.bench  # refuses arguments schedlab cannot run too
-        return {"run.sh": (GUEST / "perf.sh").read_bytes(),
+        return {"run.sh": (GUEST / "perf.sh").read_bytes(), "trace.sh": (GUEST / "trace.sh").read_bytes(),
                 "params": f"PERF_ARGS='{case.perf}'\n".encode()}, 600
+    if case.cyclictest:
+        case.tool  # refuses arguments schedlab cannot run too
+        return {"run.sh": (GUEST / "cyclictest.sh").read_bytes(), "trace.sh": (GUEST / "trace.sh").read_bytes(),
+                "params": f"CYCLICTEST_ARGS='{case.cyclictest}'\n".encode()}, 600
     return {
         "run.sh": (GUEST / "rtapp.sh").read_bytes(),
         "workload.json": case.workload.read_bytes(),
@@ -98,9 +102,12 @@ def one_run(case: suite.Case) -> tuple[dict, str, dict]:
     text = {k: v.decode(errors="replace") for k, v in files.items() if k != "trace.dat"}
     status = text.get("status", "").strip()
     if not status.endswith("=0"):
-        log = text.get("perf.log" if case.perf else "rt-app.log", text.get("job.log", ""))
+        tool = ("perf.log", f"perf bench sched {case.perf}") if case.perf else \
+            ("cyclictest.log", f"cyclictest {case.cyclictest}") if case.cyclictest else \
+            ("rt-app.log", f"{case.workload}: rt-app")
+        log = text.get(tool[0], text.get("job.log", ""))
         tail = " / ".join(log.strip().splitlines()[-2:])
-        what = f"perf bench sched {case.perf}" if case.perf else f"{case.workload}: rt-app"
+        what = tool[1]
         raise OracleError(f"{what} failed in the guest ({status or 'no status'}): {tail}")
     if any(int(line.split()[-1]) for line in text["trace.overruns"].splitlines()):
         raise OracleError(f"{case.name}: the trace buffer overran")
@@ -124,8 +131,8 @@ def record(case: suite.Case) -> None:
            "features": guest.get("features"),
            "made": {"command": f"make oracle CASES={case.name}", "qemu": qemu,
                     "date": datetime.date.today().isoformat(),
-                    "how": "oracle/oracle.py: Debian's stock kernel under QEMU TCG, rt-app 1.0 "
-                           "or perf bench (bookworm) under trace-cmd, schedstats on"},
+                    "how": "oracle/oracle.py: Debian's stock kernel under QEMU TCG, rt-app 1.0, "
+                           "perf bench or cyclictest (bookworm) under trace-cmd, schedstats on"},
            "runs": runs}
     RECORDS.mkdir(parents=True, exist_ok=True)
     out = record_path(case)

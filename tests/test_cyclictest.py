@@ -183,3 +183,22 @@ def test_summary_round_trips_the_cyclictest_table(tmp_path):
     p = tmp_path / "s.json"
     p.write_text(json.dumps(r.summary(), default=int))
     assert schedlab.RunResult.load(p).cyclictest_rows == r.cyclictest_rows
+
+
+def test_the_conformance_suite_measures_both_sides_on_the_tools_histogram():
+    from schedlab.conformance import measure
+
+    # Two threads, 5 buckets, one overflow each (n = 10). Thread 0: 5 periods at 1 µs, 4 at
+    # 2: nearest ranks 5, 9 and 10 give p50 1, p90 2, p99 the overflow (the histogram's size,
+    # 5). Thread 1: 1 at 2 µs, 8 at 3: p50 3, p90 3, p99 5.
+    report = ("# /dev/cpu_dma_latency set to 0us\n# Histogram\n"
+              "000000 000000\t000000\n000001 000005\t000000\n000002 000004\t000001\n"
+              "000003 000000\t000008\n000004 000000\t000000\n"
+              "# Total: 000000009 000000009\n# Min Latencies: 00001 00002\n"
+              "# Avg Latencies: 00001 00002\n# Max Latencies: 00002 00007\n"
+              "# Histogram Overflows: 00001 00001\n# Histogram Overflow at cycle number:\n"
+              "# Thread 0: 00003\n# Thread 1: 00000\n\n")
+    assert measure.cyclictest(report) == {"cyclictest": [
+        {"latency_us": [1, 2, 5], "avg_us": 1}, {"latency_us": [3, 3, 5], "avg_us": 2}]}
+    with pytest.raises(ValueError, match="cyclictest printed no histogram"):
+        measure.cyclictest("T: 0 ( 100) P:80 I:1000 C:      5 Min:      1 Act:    1 Avg:    1 Max:       1\n")

@@ -1,11 +1,12 @@
 """The `schedlab` command: a thin layer over the library."""
 
 import argparse
+import io
 import os
 import signal
 import sys
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr
 from pathlib import Path
 
 import schedlab
@@ -639,16 +640,32 @@ def _hackbench(args) -> int:
 
 
 def _cyclictest(args) -> int:
-    from schedlab.benchmarks import Cyclictest
-
     if args.loops == 0 and args.ct_duration == 0:
         return _fail("cyclictest: -l 0 (the default) runs until -D's time: give -l LOOPS or -D TIME")
+    return _benchmark(args, _cyclictest_bench(args))
+
+
+def _cyclictest_bench(args):
+    """The `Cyclictest` cyclictest's options mean (`-p` makes the policy SCHED_FIFO unless
+    --policy says otherwise)."""
+    from schedlab.benchmarks import Cyclictest
+
     policy = args.policy or ("fifo" if args.priority is not None else "other")
-    bench = Cyclictest(args.threads, args.priority or 0, policy, args.priospread, args.interval, args.distance,
-                       args.loops, args.histofall or args.histogram, args.nsecs,
-                       _cpuset(args.affinity) if args.affinity else None, args.taskgroup,
-                       args.ct_duration, args.histofall is not None, args.ct_quiet)
-    return _benchmark(args, bench)
+    return Cyclictest(args.threads, args.priority or 0, policy, args.priospread, args.interval, args.distance,
+                      args.loops, args.histofall or args.histogram, args.nsecs,
+                      _cpuset(args.affinity) if args.affinity else None, args.taskgroup,
+                      args.ct_duration, args.histofall is not None, args.ct_quiet)
+
+
+def cyclictest_of(words: list[str]):
+    """The `Cyclictest` of cyclictest's arguments (those the real tool takes too), or None if
+    they are not `schedlab cyclictest`'s or run for ever."""
+    try:
+        with redirect_stderr(io.StringIO()):
+            args = parser().parse_args(["cyclictest", *words])
+    except SystemExit:
+        return None
+    return _cyclictest_bench(args) if args.loops or args.ct_duration else None
 
 
 def _cpuset(text: str) -> tuple[int, ...]:

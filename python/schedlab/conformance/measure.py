@@ -223,3 +223,29 @@ def schedstat_delta(before: str, after: str, window_s: float) -> dict:
     dom = [sum(col) for col in zip(*([x - y for x, y in zip(r, s)]
                                      for r, s in zip(a["domains"], b["domains"])))]
     return {k: v / window_s for k, v in zip(names, cpu + dom) if k != "legacy"}
+
+
+def cyclictest(report: str) -> dict:
+    """A cyclictest run, from its report's histogram (`-q -h US`, cyclictest.c's print_hist):
+    each thread's latency p50, p90 and p99 (nearest rank over its periods, an overflow counting
+    as the histogram's size) and its average (`# Avg Latencies`), in µs."""
+    lines = report.splitlines()
+    if "# Histogram" not in lines:
+        raise ValueError(f"cyclictest printed no histogram: {report.strip()[-200:]!r}")
+    rows = [[int(w) for w in line.split()]
+            for line in lines[lines.index("# Histogram") + 1:] if line[:1].isdigit()]
+    labelled = {line.split(":")[0][2:]: [int(w) for w in line.split(":")[1].split()]
+                for line in lines if line.startswith("# ") and ":" in line}
+    overflows, avgs = labelled["Histogram Overflows"], labelled["Avg Latencies"]
+    threads = []
+    for i, avg in enumerate(avgs):
+        counts = [row[1 + i] for row in rows]
+        n = sum(counts) + overflows[i]
+        ranks = [max(1, (n * p + 99) // 100) for p in (50, 90, 99)]
+        cumulative, values = 0, []
+        for us, count in enumerate(counts):
+            cumulative += count
+            values += [us] * sum(1 for r in ranks[len(values):] if r <= cumulative)
+        values += [len(counts)] * (3 - len(values))
+        threads.append({"latency_us": values, "avg_us": avg})
+    return {"cyclictest": threads}

@@ -25,12 +25,24 @@ class Case:
     kernel: str
     vcpus: int
     runs: int
-    workload: Path | None  # an rt-app JSON, or None for a perf bench case
+    workload: Path | None  # an rt-app JSON, or None for a perf bench or cyclictest case
     cgroups: tuple[str, ...]
     compare: tuple[str, ...]
     known: dict = field(default_factory=dict)  # observable -> why schedlab is outside
     about: str = ""
     perf: str | None = None  # `perf bench sched` arguments: "pipe -l LOOPS [-T]"
+    cyclictest: str | None = None  # rt-tests' cyclictest arguments, with -q and -h
+
+    @property
+    def tool(self):
+        """A cyclictest case's `Cyclictest`: its arguments as `schedlab cyclictest` reads them;
+        they must ask for the histogram alone (-q -h), which both sides' reports are measured on."""
+        from ..cli import cyclictest_of
+        bench = cyclictest_of(self.cyclictest.split())
+        if bench is None or not (bench.quiet and bench.histogram):
+            raise RecordError(f"{self.name}: cyclictest = {self.cyclictest!r}: the suite runs "
+                              "cyclictest with -l LOOPS, -q and -h US")
+        return bench
 
     @property
     def bench(self):
@@ -89,7 +101,7 @@ def cases(path: Path) -> list[Case]:
                             c.get("runs", 3 if c.get("vcpus", 2) > 1 else 2),
                             path.parent / c["workload"] if "workload" in c else None,
                             tuple(c.get("cgroups", ())), tuple(c["compare"]), known,
-                            c.get("about", ""), c.get("perf")))
+                            c.get("about", ""), c.get("perf"), c.get("cyclictest")))
     return out
 
 
@@ -98,6 +110,8 @@ def kernel_run(files: dict[str, str], case: Case, trace_text: str) -> dict:
     evs = list(ftrace.events(trace_text))
     if case.perf:
         return measure.bench(evs, case.ops, _perf_rate(files["perf.log"], case.ops))
+    if case.cyclictest:
+        return measure.cyclictest(files["cyclictest.log"])
     m = measure.measure(evs, case.tasks, case.duration_s, case.vcpus)
     if m["snapshots_s"] is None:
         raise RecordError(f"{case.name}: the trace has no schedstat marks")
@@ -174,10 +188,11 @@ def start_phase(case: Case, platform: str, record: dict | None, sets=()) -> tupl
     started at: its first thread is created as far past a tick as the kernel's rt-app created
     its own (`first_fork_phase_ns`, from the record's trace excerpt). Only on one vCPU, whose
     icount runs all start at one phase; on two each run starts at its own. None for perf
-    bench cases and records without an excerpt. Measured on a run with the case's `sets`."""
+    bench and cyclictest cases and records without an excerpt. Measured on a run with the
+    case's `sets`."""
     from .. import run
     phase = (record or {}).get("first_fork_phase_ns")
-    if case.perf or phase is None or case.vcpus != 1:
+    if case.workload is None or phase is None or case.vcpus != 1:
         return ()
     with tempfile.TemporaryDirectory() as t:
         trace = Path(t) / "start.txt"
@@ -216,6 +231,9 @@ def schedlab_run(case: Case, record: dict | None = None, platform: str | None = 
         trace = Path(t) / "trace.txt"
         if case.perf:
             return _bench_run(case, platform, trace, kw)
+        if case.cyclictest:
+            bench = case.tool
+            return measure.cyclictest(bench.report(run(bench.workload(), platform, **kw)))
         run(case.workload, platform, trace=trace, **kw)
         m = measure.measure(list(ftrace.events(trace.read_text())), case.tasks, case.duration_s,
                             case.vcpus)

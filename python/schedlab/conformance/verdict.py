@@ -58,6 +58,11 @@ def observables(run: dict, name: str) -> dict[str, float]:
         return {f"{k} per op": v for k, v in run["per_op"].items()}
     if name == "wake_latency":
         return {f"wakeup latency p{p} µs": run["latency_us"][i] for i, p in enumerate((50, 90))}
+    if name == "cyclictest":  # the threads' mean of each figure cyclictest reports
+        threads = run["cyclictest"]
+        return {**{f"cyclictest p{p} µs": statistics.fmean(t["latency_us"][i] for t in threads)
+                   for i, p in enumerate((50, 90, 99))},
+                "cyclictest avg µs": statistics.fmean(t["avg_us"] for t in threads)}
     tasks = _by_task(run)
     if name == "share":  # the least and the most any thread of a task got
         return {f"share {t} {f.__name__}": f(x["share"] for x in ts)
@@ -113,7 +118,7 @@ def switch_time_p90(a: list, b: list) -> float:
 
 
 def _widen(name: str, lo: float, hi: float) -> tuple[float, float]:
-    family = "lb" if name.startswith("lb.") else "latency" if name == "wake_latency" else name
+    family = "lb" if name.startswith("lb.") else "latency" if name in ("wake_latency", "cyclictest") else name
     rel, ab = WIDEN[family]
     return lo - rel * abs(lo) - ab, hi + rel * abs(hi) + ab
 
