@@ -74,14 +74,12 @@ def _report(trace_dat: bytes) -> str:
 
 def _job(case: suite.Case) -> tuple[dict[str, bytes], int]:
     """The guest's job files for a case, and its time limit (s)."""
-    if case.perf:
+    if case.perf or case.cyclictest:
         case.bench  # refuses arguments schedlab cannot run too
-        return {"run.sh": (GUEST / "perf.sh").read_bytes(), "trace.sh": (GUEST / "trace.sh").read_bytes(),
-                "params": f"PERF_ARGS='{case.perf}'\n".encode()}, 600
-    if case.cyclictest:
-        case.tool  # refuses arguments schedlab cannot run too
-        return {"run.sh": (GUEST / "cyclictest.sh").read_bytes(), "trace.sh": (GUEST / "trace.sh").read_bytes(),
-                "params": f"CYCLICTEST_ARGS='{case.cyclictest}'\n".encode()}, 600
+        script, var, args = (("perf.sh", "PERF_ARGS", case.perf) if case.perf
+                             else ("cyclictest.sh", "CYCLICTEST_ARGS", case.cyclictest))
+        return {"run.sh": (GUEST / script).read_bytes(), "trace.sh": (GUEST / "trace.sh").read_bytes(),
+                "params": f"{var}='{args}'\n".encode()}, 600
     return {
         "run.sh": (GUEST / "rtapp.sh").read_bytes(),
         "workload.json": case.workload.read_bytes(),
@@ -102,12 +100,11 @@ def one_run(case: suite.Case) -> tuple[dict, str, dict]:
     text = {k: v.decode(errors="replace") for k, v in files.items() if k != "trace.dat"}
     status = text.get("status", "").strip()
     if not status.endswith("=0"):
-        tool = ("perf.log", f"perf bench sched {case.perf}") if case.perf else \
-            ("cyclictest.log", f"cyclictest {case.cyclictest}") if case.cyclictest else \
-            ("rt-app.log", f"{case.workload}: rt-app")
-        log = text.get(tool[0], text.get("job.log", ""))
+        name, what = (("perf.log", f"perf bench sched {case.perf}") if case.perf
+                      else ("cyclictest.log", f"cyclictest {case.cyclictest}") if case.cyclictest
+                      else ("rt-app.log", f"{case.workload}: rt-app"))
+        log = text.get(name, text.get("job.log", ""))
         tail = " / ".join(log.strip().splitlines()[-2:])
-        what = tool[1]
         raise OracleError(f"{what} failed in the guest ({status or 'no status'}): {tail}")
     if any(int(line.split()[-1]) for line in text["trace.overruns"].splitlines()):
         raise OracleError(f"{case.name}: the trace buffer overran")

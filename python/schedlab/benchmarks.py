@@ -100,8 +100,6 @@ class Cyclictest:
 
     def workload(self) -> dict:
         gen = {k: v for k, v in _options(self).items() if k not in ("duration", "histofall", "quiet")}
-        if self.affinity is not None:
-            gen["affinity"] = list(self.affinity)
         wl = {"generators": {"cyclictest": gen}}
         return {**wl, "global": {"duration": self.duration}} if self.duration else wl
 

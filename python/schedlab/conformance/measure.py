@@ -239,13 +239,7 @@ def cyclictest(report: str) -> dict:
     overflows, avgs = labelled["Histogram Overflows"], labelled["Avg Latencies"]
     threads = []
     for i, avg in enumerate(avgs):
-        counts = [row[1 + i] for row in rows]
-        n = sum(counts) + overflows[i]
-        ranks = [max(1, (n * p + 99) // 100) for p in (50, 90, 99)]
-        cumulative, values = 0, []
-        for us, count in enumerate(counts):
-            cumulative += count
-            values += [us] * sum(1 for r in ranks[len(values):] if r <= cumulative)
-        values += [len(counts)] * (3 - len(values))
-        threads.append({"latency_us": values, "avg_us": avg})
+        ns = [us * 1000 for us, row in enumerate(rows) for _ in range(row[1 + i])]
+        ns += [len(rows) * 1000] * overflows[i]
+        threads.append({"latency_us": _percentiles(ns), "avg_us": avg})
     return {"cyclictest": threads}

@@ -34,22 +34,15 @@ class Case:
     cyclictest: str | None = None  # rt-tests' cyclictest arguments, with -q and -h
 
     @property
-    def tool(self):
-        """A cyclictest case's `Cyclictest`: its arguments as `schedlab cyclictest` reads them;
-        they must ask for the histogram alone (-q -h), which both sides' reports are measured on."""
-        from ..cli import cyclictest_of
-        bench = cyclictest_of(self.cyclictest.split())
-        if bench is None or not (bench.quiet and bench.histogram):
-            raise RecordError(f"{self.name}: cyclictest = {self.cyclictest!r}: the suite runs "
-                              "cyclictest with -l LOOPS, -q and -h US")
-        return bench
-
-    @property
     def bench(self):
-        """The benchmark a perf case runs, as schedlab's PipeBench or Hackbench: `pipe -l LOOPS
-        [-T]`, or `messaging -g GROUPS -l LOOPS [-p] [-t]` (perf's messaging is hackbench with
-        20 senders and receivers per group and 100-byte messages)."""
+        """The benchmark a perf or cyclictest case runs, as schedlab's PipeBench or Hackbench:
+        `pipe -l LOOPS [-T]`, or `messaging -g GROUPS -l LOOPS [-p] [-t]` (perf's messaging is
+        hackbench with 20 senders and receivers per group and 100-byte messages); or its
+        Cyclictest, whose arguments must ask for the histogram alone (-q -h), which both sides'
+        reports are measured on."""
         from ..benchmarks import Hackbench, PipeBench
+        if self.cyclictest:
+            return self._cyclictest()
         words = self.perf.split()
         flags, values = set(), {}
         it = iter(words[1:])
@@ -67,6 +60,14 @@ class Case:
                              "-t" in flags)
         raise RecordError(f"{self.name}: perf = {self.perf!r}: the suite runs only "
                           "\"pipe -l LOOPS [-T]\" and \"messaging -g GROUPS -l LOOPS [-p] [-t]\"")
+
+    def _cyclictest(self):
+        from ..cli import cyclictest_of
+        bench = cyclictest_of(self.cyclictest.split())
+        if bench is None or not (bench.quiet and bench.histogram):
+            raise RecordError(f"{self.name}: cyclictest = {self.cyclictest!r}: the suite runs "
+                              "cyclictest with -l LOOPS, -q and -h US")
+        return bench
 
     @property
     def ops(self) -> int:
@@ -232,7 +233,7 @@ def schedlab_run(case: Case, record: dict | None = None, platform: str | None = 
         if case.perf:
             return _bench_run(case, platform, trace, kw)
         if case.cyclictest:
-            bench = case.tool
+            bench = case.bench
             return measure.cyclictest(bench.report(run(bench.workload(), platform, **kw)))
         run(case.workload, platform, trace=trace, **kw)
         m = measure.measure(list(ftrace.events(trace.read_text())), case.tasks, case.duration_s,

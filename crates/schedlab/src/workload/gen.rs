@@ -377,14 +377,15 @@ impl Cyclictest {
                 hist: self.histogram,
                 nsecs: self.nsecs,
             };
-            let loops = if self.loops == 0 {
-                -1
-            } else {
-                self.loops as i64
-            };
-            let def = task(prog, "cyclictest".into(), vec![(vec![op], 1)], 0, group);
+            // (loops 0: a phase of no loop count runs for ever, until the run's end)
+            let def = task(
+                prog,
+                "cyclictest".into(),
+                vec![(vec![op], self.loops)],
+                0,
+                group,
+            );
             let t = &mut prog.tasks[def as usize];
-            t.phases[0].loops = loops;
             t.attr = SchedAttr {
                 group,
                 rt_priority: priority,
