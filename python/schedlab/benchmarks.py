@@ -1,12 +1,13 @@
-"""hackbench, perf bench sched pipe and cyclictest, simulated: the run file a command line
-means, what the benchmark measures (hackbench's and perf's time to their last task's exit,
-cyclictest's latencies) and the real tools' reports.
+"""hackbench, perf bench sched pipe, cyclictest and schbench, simulated: the run file a command
+line means, what the benchmark measures (hackbench's and perf's time to their last task's exit,
+cyclictest's and schbench's latencies) and the real tools' reports.
 
 The engine builds them from a run file's `generators` object (docs/benchmarks.md); these
 helpers write that object from the tools' options."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass
 from typing import ClassVar
@@ -147,6 +148,100 @@ class Cyclictest:
         return "\n".join(lines) + "\n\n"
 
 
+@dataclass(frozen=True)
+class Schbench:
+    """schbench's `-m MESSAGE_THREADS -t THREADS -r RUNTIME -w WARMUP -i INTERVAL -z ZERO
+    -F KB -n OPERATIONS -s SLEEP_USEC -R RPS [-C] [-L] [--split PCT] [-M CPUS] [-W CPUS]`
+    (its defaults; threads 0: the CPUs shared out), in the cgroup `taskgroup`; `matrix_ps`
+    (schedlab's): a multiply-add of its work at the reference CPU's top speed, in ps (None: the
+    engine's default)."""
+
+    message_threads: int = 1
+    threads: int = 0
+    runtime: int = 30
+    warmuptime: int = 0
+    intervaltime: int = 10
+    zerotime: int = 0
+    cache_footprint: int = 256
+    operations: int = 5
+    sleep_usec: int = 100
+    rps: int = 0
+    calibrate: bool = False
+    no_locking: bool = False
+    split: int | None = None
+    auto_pin: bool = False
+    message_cpus: tuple[int, ...] | None = None
+    worker_cpus: tuple[int, ...] | None = None
+    matrix_ps: int | None = None
+    taskgroup: str | None = None
+    OPTIONS: ClassVar[dict] = {"message_threads": "-m/--message-threads", "threads": "-t/--threads",
+                               "runtime": "-r/--runtime", "warmuptime": "-w/--warmuptime",
+                               "intervaltime": "-i/--intervaltime", "zerotime": "-z/--zerotime",
+                               "cache_footprint": "-F/--cache_footprint", "operations": "-n/--operations",
+                               "sleep_usec": "-s/--sleep_usec", "rps": "-R/--rps", "split": "--split",
+                               "message_cpus": "-M/--message-cpus", "worker_cpus": "-W/--worker-cpus",
+                               "matrix_ps": "--matrix-ps", "taskgroup": "--taskgroup"}
+
+    def workload(self) -> dict:
+        return {"generators": {"schbench": _options(self)}}
+
+    def report(self, r: RunResult) -> str:
+        """What schbench prints (on its stderr): the worker count it chose, the split and the
+        pinning, each interval's report, then the last (schbench.c `sleep_for_runtime`,
+        `main`)."""
+        out = ["auto pinning message and worker threads\n"] if self.auto_pin else []
+        if not self.threads:
+            nr_cpus = len(r.cpu_rows)
+            out.append(f"setting worker threads to {-(-nr_cpus // self.message_threads)}\n")
+        if self.split is not None:
+            shared_kb = self.cache_footprint * (100 - self.split) // 100
+            private_kb = self.cache_footprint * self.split // 100
+            out += [f"split mode: {self.split}% private ({private_kb} KB per thread), "
+                    f"{100 - self.split}% shared ({shared_kb} KB total)\n",
+                    f"matrix sizes: private={_side(private_kb)}, shared={_side(shared_kb)}\n"]
+        cpus = tuple(range(self.message_threads)) if self.auto_pin else self.message_cpus
+        out += [f"Pinning to message thread index {i} cpu {cpus[i % len(cpus)]}\n"
+                for i in range(self.message_threads) if cpus]
+        reports: dict[int, dict[str, dict]] = {}
+        for row in r.schbench_rows:
+            reports.setdefault(row["report"], {})[row["stat"]] = row
+        for rep in reports.values():
+            out.append(self._report(rep))
+        return "".join(out)
+
+    @staticmethod
+    def _report(rep: dict[str, dict]) -> str:
+        """One report: the three histograms (`show_latencies`), then its rates and delays."""
+        w = rep["wakeup"]
+        lines = [_latencies(rep["wakeup"], "Wakeup Latencies", "usec", (50, 90, 99, 99.9), 99),
+                 _latencies(rep["request"], "Request Latencies", "usec", (50, 90, 99, 99.9), 99),
+                 _latencies(rep["rps"], "RPS", "requests", (20, 50, 90), 50)]
+        delay = f"sched delay: message {w['delay_message_us']} (usec) worker {w['delay_worker_us']} (usec)\n"
+        if w["last"]:
+            return "".join(lines) + f"average rps: {w['rps_now']:.2f}\n" + delay
+        return "".join(lines) + delay + f"current rps: {w['rps_now']:.2f}\n"
+
+
+# The percentiles schbench computes (`plist`); a report prints some of them.
+_PLIST = (20, 50, 90, 99, 99.9)
+
+
+def _latencies(row: dict, label: str, units: str, shown: tuple, star: float) -> str:
+    """`show_latencies`: the header, the chosen percentiles (the starred one marked), min and
+    max."""
+    out = [f"{label} percentiles ({units}) runtime {row['runtime_s']} (s) ({row['samples']} total samples)\n"]
+    for p, value, count in zip(_PLIST, row["values"], row["counts"]):
+        if p in shown:
+            out.append(f"\t{'* ' if p == star else '  '}{p:2.1f}th: {value:<10d} ({count} samples)\n")
+    out.append(f"\t  min={row['min']}, max={row['max']}\n")
+    return "".join(out)
+
+
+def _side(kb: int) -> int:
+    """A matrix's side for KB of footprint: sqrt(KB·1024/3/8), truncated as schbench does."""
+    return int(math.sqrt(kb * 1024 // 3 // 8))
+
+
 def _avg(t: dict) -> int:
     """cyclictest's `(long)(avg / cycles)`: its double sum over the cycles, truncated."""
     return int(t["sum"] / t["cycles"]) if t["cycles"] else 0
@@ -165,7 +260,7 @@ def spec(bench: Hackbench | PipeBench | Cyclictest, platform: str, *, sets=(), *
     return RunSpec.of(bench.workload(), platform, sets=tuple(sets), **options)
 
 
-def option_error(bench: Hackbench | PipeBench | Cyclictest, message: str) -> str:
+def option_error(bench: Hackbench | PipeBench | Cyclictest | Schbench, message: str) -> str:
     """The core's message about the generated run file's `generators.NAME.KEY (line, column)`
     (or `generators[N].KEY`), naming the command-line option instead."""
     m = re.search(r"generators(?:\.\w+|\[\d+\])\.(\w+)(?: \(line \d+, column \d+\))?", message)

@@ -185,6 +185,51 @@ def _cyclictest_parser(commands, units: str) -> None:
     r.set_defaults(duration=None, quiet=False)
 
 
+def _schbench_parser(commands, units: str) -> None:
+    """schbench's own options (schbench.c's `long_options`), then a run's."""
+    r = commands.add_parser("schbench", add_help=False, help="simulate schbench; print its report",
+                            description="Message threads waking worker threads that sleep, then multiply "
+                                        "matrices under their CPU's lock; wakeup and request latency "
+                                        "percentiles and requests per second (docs/benchmarks.md).")
+    r.add_argument("--help", action="help", help="show this help message and exit")
+    r.add_argument("-m", "--message-threads", type=_whole, default=1, metavar="N",
+                   help="number of message threads (def: 1)")
+    r.add_argument("-t", "--threads", type=_whole, default=0, metavar="N",
+                   help="worker threads per message thread (def: num_cpus)")
+    r.add_argument("-r", "--runtime", type=_whole, default=30, metavar="S",
+                   help="How long to run before exiting (seconds, def: 30)")
+    r.add_argument("-w", "--warmuptime", type=_whole, default=0, metavar="S",
+                   help="how long to warmup before resetting stats (seconds, def: 0)")
+    r.add_argument("-i", "--intervaltime", type=_whole, default=10, metavar="S",
+                   help="interval for printing latencies (seconds, def: 10)")
+    r.add_argument("-z", "--zerotime", type=_whole, default=0, metavar="S",
+                   help="interval for zeroing latencies (seconds, def: never)")
+    r.add_argument("-F", "--cache_footprint", type=_whole, default=256, metavar="KB",
+                   help="cache footprint (kb, def: 256)")
+    r.add_argument("-n", "--operations", type=_whole, default=5, metavar="N",
+                   help="think time operations to perform (def: 5)")
+    r.add_argument("-s", "--sleep_usec", type=_whole, default=100, metavar="US",
+                   help="think time sleep (usecs) per request (def: 100)")
+    r.add_argument("-R", "--rps", type=_whole, default=0, metavar="N", help="requests per second mode (count, def: 0)")
+    r.add_argument("-C", "--calibrate", action="store_true", help="sleep before the request's clock starts; no locking")
+    r.add_argument("-L", "--no-locking", action="store_true", help="don't spinlock during CPU work (def: locking on)")
+    r.add_argument("--split", type=_whole, metavar="PCT",
+                   help="percent of cache footprint that is private per thread (0-100, def: all private)")
+    r.add_argument("-M", "--message-cpus", metavar="CPUS",
+                   help="pin message threads to these CPUs 'a-m,n-z' or 'auto' (def: no pinning)")
+    r.add_argument("-W", "--worker-cpus", metavar="CPUS",
+                   help="pin worker threads to these CPUs 'a-m,n-z' or 'auto' (def: no pinning)")
+    for flag, name in (("-A", "--auto-rps"), ("-p", "--pipe"), ("-j", "--json"), ("-J", "--jobname")):
+        r.add_argument(flag, name, dest=f"sb_{name[2:].replace('-', '_')}", metavar="ARG", help="not simulated")
+    r.add_argument("--matrix-ps", type=_whole, metavar="PS",
+                   help="schedlab's: one multiply-add of the work at the reference CPU's top speed, in ps "
+                        "(default 377, measured on an x86-64 host)")
+    r.add_argument("--taskgroup", metavar="PATH", help="run its threads in this cgroup (e.g. /a/b; default: the root)")
+    _run_options(r, units, duration=False)
+    r.add_argument("--top", type=_count, metavar="N", help="after the report, show the N tasks with the most run time")
+    r.set_defaults(duration=None, quiet=False)
+
+
 def parser() -> argparse.ArgumentParser:
     units = "/".join(UNITS_NS)
     top = argparse.ArgumentParser(
@@ -252,6 +297,7 @@ def parser() -> argparse.ArgumentParser:
     _benchmark_options(r, units)
 
     _cyclictest_parser(commands, units)
+    _schbench_parser(commands, units)
 
     r = commands.add_parser("perf-bench-pipe", help="simulate `perf bench sched pipe`; print its report",
                             description="Two tasks passing an int back and forth over two pipes "
@@ -668,13 +714,31 @@ def cyclictest_of(words: list[str]):
     return _cyclictest_bench(args) if args.loops or args.ct_duration else None
 
 
-def _cpuset(text: str) -> tuple[int, ...]:
-    """A CPU list as cyclictest's -a takes it: `3-5,0`."""
+def _schbench(args) -> int:
+    from schedlab.benchmarks import Schbench
+
+    unsupported = [o for o, v in (("-A/--auto-rps", args.sb_auto_rps), ("-p/--pipe", args.sb_pipe),
+                                  ("-j/--json", args.sb_json), ("-J/--jobname", args.sb_jobname)) if v is not None]
+    if unsupported:
+        return _fail(f"schbench: {unsupported[0]} is not simulated yet")
+    if args.runtime == 0:
+        return _fail("schbench: -r/--runtime 0 runs for ever: give the seconds to run")
+    auto = "auto" in (args.message_cpus, args.worker_cpus)
+    cpus = {o: _cpuset(v, o) if v not in (None, "auto") else None
+            for o, v in (("-M/--message-cpus", args.message_cpus), ("-W/--worker-cpus", args.worker_cpus))}
+    return _benchmark(args, Schbench(
+        args.message_threads, args.threads, args.runtime, args.warmuptime, args.intervaltime, args.zerotime,
+        args.cache_footprint, args.operations, args.sleep_usec, args.rps, args.calibrate, args.no_locking,
+        args.split, auto, *([None, None] if auto else cpus.values()), args.matrix_ps, args.taskgroup))
+
+
+def _cpuset(text: str, option: str = "-a/--affinity") -> tuple[int, ...]:
+    """A CPU list as cyclictest's -a and schbench's -M and -W take it: `3-5,0`."""
     cpus = set()
     for part in text.split(","):
         lo, _, hi = part.partition("-")
         if not lo.isdigit() or not (hi or lo).isdigit() or int(hi or lo) < int(lo):
-            raise schedlab.InputError(f"-a/--affinity: {text!r} is not a CPU list (e.g. 3-5,0)")
+            raise schedlab.InputError(f"{option}: {text!r} is not a CPU list (e.g. 3-5,0)")
         cpus.update(range(int(lo), int(hi or lo) + 1))
     return tuple(sorted(cpus))
 
@@ -1072,7 +1136,7 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     args = parser().parse_args(_side_values(sys.argv[1:] if argv is None else argv))
     handlers = {"replay": _replay, "periodic": _periodic, "ramp": _ramp}
-    commands = {"run": _run, "report": _report, "compare": _compare, "bisect": _bisect, "sweep": _sweep, "hackbench": _hackbench, "cyclictest": _cyclictest, "perf-bench-pipe": _perf_bench_pipe, "check": _check, "replay": _replay_trace, "platforms": _platforms, "features": _features,
+    commands = {"run": _run, "report": _report, "compare": _compare, "bisect": _bisect, "sweep": _sweep, "hackbench": _hackbench, "cyclictest": _cyclictest, "schbench": _schbench, "perf-bench-pipe": _perf_bench_pipe, "check": _check, "replay": _replay_trace, "platforms": _platforms, "features": _features,
                 "reproduce": _reproduce}
     handler = handlers[args.pelt_command] if args.command == "pelt" else commands[args.command]
     try:

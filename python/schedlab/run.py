@@ -69,6 +69,8 @@ class RunResult:
     rtapp_stats: pd.DataFrame | None = None
     # cyclictest's measuring threads' statistics (a `cyclictest` generator's), by thread.
     cyclictest_rows: list[dict] = field(default_factory=list)
+    # schbench's reports (a `schbench` generator's), three rows each.
+    schbench_rows: list[dict] = field(default_factory=list)
 
     tasks = _frame_of("task_rows")
     cpus = _frame_of("cpu_rows")
@@ -126,7 +128,8 @@ class RunResult:
                          data["policies"], data["energy_mj"]["total"], data["energy_mj"]["clusters"],
                          warnings=data["warnings"], refusals=data["refusals"], deadlock=data["deadlock"],
                          bench_start_ns=data["bench_start_ns"], switches=data["switches"],
-                         workload=data["workload"], cyclictest_rows=data["cyclictest"])
+                         workload=data["workload"], cyclictest_rows=data["cyclictest"],
+                         schbench_rows=data["schbench"])
         except RecursionError:
             raise _core.InputError(f"{name}: not a schedlab run summary (nested too deep)") from None
         except (ValueError, KeyError, TypeError, AttributeError) as e:
@@ -152,6 +155,7 @@ class RunResult:
             "groups": self.group_rows,
             "policies": self.policy_rows,
             "cyclictest": self.cyclictest_rows,
+            "schbench": self.schbench_rows,
             "energy_mj": {"total": self.energy_mj, "clusters": self.cluster_energy_mj},
             "warnings": self.warnings,
             "refusals": self.refusals,
@@ -280,7 +284,7 @@ _NUMBER = (int, float)
 _SUMMARY_TYPES = {
     "workload": (dict, type(None)), "platform": str, "kernel": str, "simulated_s": _NUMBER, "events": int,
     "deadlock": (str, type(None)), "bench_start_ns": (int, type(None)), "switches": dict, "tasks": list, "cpus": list, "domains": list, "ops": list,
-    "groups": list, "policies": list, "cyclictest": list, "energy_mj": {"total": _NUMBER, "clusters": list}, "warnings": list,
+    "groups": list, "policies": list, "cyclictest": list, "schbench": list, "energy_mj": {"total": _NUMBER, "clusters": list}, "warnings": list,
     "refusals": list,
 }
 
@@ -291,6 +295,7 @@ _ROW_FIELDS = {
     "ops": {"op": str}, "groups": {"path": str},
     "policies": {"policy": str, "governor": str, "cpus": list, "residency": dict},
     "cyclictest": {"hist": list, "outliers": list},
+    "schbench": {"last": bool, "stat": str, "values": list, "counts": list},
 }
 
 
@@ -357,7 +362,8 @@ def _result(r: dict, frames: bool) -> RunResult:
     return RunResult(r["platform"], r["kernel"], r["simulated_ns"], r["nr_events"], tasks, cpus,
                      _rows(r["domains"]), _rows(r["ops"]), _rows(r["groups"]), policies, r["energy_mj"], list(r["cluster_energy_mj"]), events, signals,
                      r["warnings"], r["refusals"], r["deadlock"], r["bench_start_ns"], dict(r["switches"]),
-                     start_ns=r["start_ns"], cyclictest_rows=_rows(r["cyclictest"]))
+                     start_ns=r["start_ns"], cyclictest_rows=_rows(r["cyclictest"]),
+                     schbench_rows=_rows(r["schbench"]))
 
 
 def _nullable(values):

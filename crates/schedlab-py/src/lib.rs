@@ -14,7 +14,8 @@ use schedlab::columns::Column;
 use schedlab::kernel::Kernel;
 use schedlab::run::explain::Shown;
 use schedlab::run::{
-    CpuSummary, CyclicSummary, DomainSummary, GroupSummary, OpSummary, PolicySummary, TaskSummary,
+    CpuSummary, CyclicSummary, DomainSummary, GroupSummary, OpSummary, PolicySummary,
+    SchbenchSummary, TaskSummary,
 };
 use schedlab::run::{RunError, RunSpec, WorkloadSource};
 use schedlab::sched::class::Placement;
@@ -343,6 +344,10 @@ fn run<'py>(
     d.set_item(
         "cyclictest",
         lists(py, CyclicSummary::columns(&r.cyclictest))?,
+    )?;
+    d.set_item(
+        "schbench",
+        lists(py, SchbenchSummary::columns(&r.schbench))?,
     )?;
     d.set_item("cluster_energy_mj", r.cluster_energy_mj)?;
     d.set_item("energy_mj", r.energy_mj)?;

@@ -12,7 +12,9 @@ pub use self::spec::{features, load_platform, load_workload, RunError, RunSpec, 
 pub use crate::sched::fair::bandwidth::GroupSummary;
 pub use crate::sched::ops::OpSummary;
 pub use crate::sched::stats::DomainSummary;
-pub use crate::sim::summary::{CpuSummary, CyclicSummary, PolicySummary, TaskSummary};
+pub use crate::sim::summary::{
+    CpuSummary, CyclicSummary, PolicySummary, SchbenchSummary, TaskSummary,
+};
 
 use self::outputs::Outputs;
 use crate::platform;

@@ -6,7 +6,7 @@
 use crate::sched::fair::bandwidth::GroupSummary;
 use crate::sched::ops::OpSummary;
 use crate::sched::stats::DomainSummary;
-use crate::sim::summary::{CpuSummary, CyclicSummary, PolicySummary, TaskSummary};
+use crate::sim::summary::{CpuSummary, CyclicSummary, PolicySummary, SchbenchSummary, TaskSummary};
 use crate::sim::{Sim, SIM_START};
 use crate::time::Ns;
 use crate::trace::Frames;
@@ -28,6 +28,8 @@ pub struct RunResult {
     pub policies: Vec<PolicySummary>,
     /// cyclictest's measuring threads.
     pub cyclictest: Vec<CyclicSummary>,
+    /// schbench's reports.
+    pub schbench: Vec<SchbenchSummary>,
     /// Energy of each cluster's shared logic, and of everything (mJ).
     pub cluster_energy_mj: Vec<f64>,
     pub energy_mj: f64,
@@ -66,6 +68,7 @@ impl RunResult {
             groups: sched.group_summaries(),
             policies,
             cyclictest: sim.cyclic_summaries(),
+            schbench: sim.schbench_summaries(),
             cluster_energy_mj: sim.energy().cluster_mj.clone(),
             energy_mj: sim.energy().total_mj(),
             warnings: (wl.warnings.into_iter())

@@ -50,6 +50,9 @@ pub struct SdStats {
 pub struct SchedInfo {
     pub last_queued: Option<Ns>,
     pub last_arrival: Ns,
+    /// The task's own run_delay and pcount (/proc/PID/schedstat's second and third).
+    pub run_delay: Ns,
+    pub pcount: u64,
 }
 
 impl SchedInfo {
@@ -61,6 +64,7 @@ impl SchedInfo {
     /// `sched_info_dequeue`: the wait ends without running; the rq keeps it.
     pub fn dequeue(&mut self, rq: &mut RqStats, now: Ns) {
         if let Some(q) = self.last_queued.take() {
+            self.run_delay += now - q;
             rq.run_delay += now - q;
         }
     }
@@ -68,6 +72,8 @@ impl SchedInfo {
     /// `sched_info_arrive`: the task gets the CPU.
     pub fn arrive(&mut self, rq: &mut RqStats, now: Ns) {
         if let Some(q) = self.last_queued.take() {
+            self.run_delay += now - q;
+            self.pcount += 1;
             rq.run_delay += now - q;
             rq.pcount += 1;
             self.last_arrival = now;

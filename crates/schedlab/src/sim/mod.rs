@@ -15,6 +15,7 @@ mod hrtimer;
 mod invariants;
 mod jitter;
 mod overhead;
+pub mod schbench;
 pub mod summary;
 mod thread;
 
@@ -174,7 +175,7 @@ impl Sim {
             let max = g.max.map(|(quota, period)| (quota * 1000, period * 1000));
             sched.sched_create_group(g.path.clone(), g.parent, g.shares, g.idle, max);
         }
-        let res = Resources::new(&prog);
+        let res = Resources::new(&prog, nr_cpus);
         sched.init_mutexes(prog.nr_mutexes(), prog.pi);
         let eng = Engine {
             overhead: Overhead::new(sched.feat().overhead, *sched.costs(), nr_cpus),

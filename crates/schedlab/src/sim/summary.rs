@@ -126,7 +126,65 @@ table! {
     }
 }
 
+table! {
+    /// A schbench report's histogram (wakeup or request latencies in µs, or RPS samples),
+    /// three rows per report, in the order schbench prints them.
+    #[derive(Debug, Clone)]
+    pub struct SchbenchSummary {
+        /// The report's number, the seconds it names, and whether it is the last (the
+        /// others are the `-i` intervals').
+        pub report: u64,
+        pub runtime_s: u64,
+        pub last: bool,
+        /// "wakeup", "request" or "rps".
+        pub stat: String,
+        pub samples: u64,
+        pub min: u64,
+        pub max: u64,
+        /// The 20th, 50th, 90th, 99th and 99.9th percentiles, and the samples from each
+        /// one's predecessor to it.
+        pub values: Vec<u64>,
+        pub counts: Vec<u64>,
+        /// The report's "current rps" (the last's: "average rps"), requests done, and
+        /// "sched delay" of the message threads and the workers (µs).
+        pub rps_now: f64,
+        pub loops: u64,
+        pub delay_message_us: u64,
+        pub delay_worker_us: u64,
+    }
+}
+
 impl Sim {
+    /// A schbench run's reports, three rows each.
+    pub fn schbench_summaries(&self) -> Vec<SchbenchSummary> {
+        let Some(sb) = self.eng.res.schbench.as_deref() else {
+            return Vec::new();
+        };
+        let rows = sb.reports.iter().enumerate().flat_map(|(i, r)| {
+            [
+                ("wakeup", &r.wakeup),
+                ("request", &r.request),
+                ("rps", &r.rps),
+            ]
+            .map(|(stat, f)| SchbenchSummary {
+                report: i as u64,
+                runtime_s: r.runtime_s,
+                last: r.last,
+                stat: stat.into(),
+                samples: f.samples,
+                min: f.min as u64,
+                max: f.max as u64,
+                values: f.values.iter().map(|&v| v as u64).collect(),
+                counts: f.counts.to_vec(),
+                rps_now: r.rps_now,
+                loops: r.loops,
+                delay_message_us: r.delay_message_us,
+                delay_worker_us: r.delay_worker_us,
+            })
+        });
+        rows.collect()
+    }
+
     /// The cyclictest threads' rows.
     pub fn cyclic_summaries(&self) -> Vec<CyclicSummary> {
         let (sched, eng) = (&self.sched, &self.eng);

@@ -12,6 +12,7 @@ use super::cache::Warm;
 use super::channel::{Blocked, Channel, Wakes};
 use super::cyclictest::Cyclic;
 use super::engine::{Action, Engine};
+use super::schbench::Schbench;
 use super::SIM_START;
 use crate::limits::MAX_THREADS;
 use crate::sched::flags::WF_SYNC;
@@ -22,7 +23,7 @@ use crate::sched::Sched;
 use crate::time::Ns;
 use crate::trace::{LogRow, RTAPP_MAIN_PID};
 use crate::tracepoint::Tracepoint;
-use crate::workload::program::{ChanKind, Op, Program, TaskProgram, TimerRef};
+use crate::workload::program::{ChanKind, Op, Program, SchOp, TaskProgram, TimerRef};
 
 const PID_BASE: u32 = 1000;
 /// Zero-length events one thread may run without time moving before the run is stopped.
@@ -62,11 +63,13 @@ pub(super) struct Resources {
     /// once it waits for them (`pthread_join`).
     created: u32,
     pub(super) joiner: Option<u32>,
+    /// A schbench process's shared memory.
+    pub(super) schbench: Option<Box<Schbench>>,
 }
 
 impl Resources {
     /// None taken, none waiting.
-    pub(super) fn new(prog: &Program) -> Resources {
+    pub(super) fn new(prog: &Program, nr_cpus: usize) -> Resources {
         let n = &prog.names;
         Resources {
             conds: vec![Vec::new(); n.conds.len()],
@@ -91,6 +94,7 @@ impl Resources {
             t_zero: SIM_START,
             created: 0,
             joiner: None,
+            schbench: (prog.schbench.as_ref()).map(|sh| Box::new(Schbench::new(sh, nr_cpus))),
         }
     }
 
@@ -252,7 +256,7 @@ enum ChanCall {
 }
 
 /// What the program does next with the thread.
-enum Step {
+pub(super) enum Step {
     /// It stays on the CPU with work to do.
     Busy,
     /// It left the CPU (sleep, block, exit, yield).
@@ -452,11 +456,16 @@ impl Engine {
 
     /// Wake the threads in `all`, in order, from the CPU of `id`.
     pub(super) fn wake_all(&mut self, s: &mut Sched, id: u32, all: Vec<u32>) {
-        let cpu = s.task_cpu(id);
         for w in all {
-            self.res.waiting.remove(&s.task(w).pid);
-            self.wake(s, w, cpu, 0);
+            self.wake_one(s, id, w);
         }
+    }
+
+    /// Wake the blocked thread `w` from the CPU of `id`.
+    pub(super) fn wake_one(&mut self, s: &mut Sched, id: u32, w: u32) {
+        let cpu = s.task_cpu(id);
+        self.res.waiting.remove(&s.task(w).pid);
+        self.wake(s, w, cpu, 0);
     }
 
     /// One event, or the end of a phase iteration.
@@ -519,7 +528,7 @@ impl Engine {
                 th.action = Action::Until(now.saturating_add(ns));
                 Step::Busy
             }
-            Op::Sleep(_) | Op::Timer { .. } | Op::Cyclic { .. }
+            Op::Sleep(_) | Op::Timer { .. } | Op::Cyclic { .. } | Op::Schbench(SchOp::Nap(_))
                 if self.threads[id as usize].sleep_at.is_some() =>
             {
                 self.nanosleep_return(s, id)
@@ -624,6 +633,7 @@ impl Engine {
                 self.totals.bench_start = Some(now);
                 Step::Busy
             }
+            Op::Schbench(op) => self.schbench(s, id, op),
             Op::Fork(_) => {
                 // fork() fails with EAGAIN past pid_max: the run stops there.
                 self.totals.deadlock = Some(format!(
@@ -751,7 +761,7 @@ impl Engine {
     /// `clock_nanosleep` until `at` by the running thread `id`: the system call, which arms
     /// the timer, costs the CPU's kernel time before the thread leaves it (in its own time,
     /// as the kernel charges it).
-    fn nanosleep(&mut self, s: &mut Sched, id: u32, at: Ns) -> Step {
+    pub(super) fn nanosleep(&mut self, s: &mut Sched, id: u32, at: Ns) -> Step {
         if self.kernel_time(s, id, &[(SchedOp::Nanosleep, 1)]) {
             self.threads[id as usize].sleep_at = Some(at);
             return self.again(id);
@@ -787,8 +797,25 @@ impl Engine {
 
     /// Thread `id` does its operation again (once its kernel time is done, or when woken).
     fn again(&mut self, id: u32) -> Step {
-        self.threads[id as usize].op -= 1;
+        self.rewind(id);
         Step::Busy
+    }
+
+    /// Thread `id`'s next operation is the one it is doing.
+    pub(super) fn rewind(&mut self, id: u32) {
+        self.threads[id as usize].op -= 1;
+    }
+
+    /// Thread `id` goes on at operation `op` of its phase.
+    pub(super) fn jump(&mut self, id: u32, op: usize) {
+        self.threads[id as usize].op = op;
+    }
+
+    /// `break` out of thread `id`'s phase: its iteration ends now, as its phase's last.
+    pub(super) fn break_loop(&mut self, id: u32) {
+        let th = &mut self.threads[id as usize];
+        th.phase_loops = th.phase_iter + 1;
+        th.op = th.code.len();
     }
 
     /// Count `ops` on the CPU of the running thread `id`; true when the kernel's time on that
@@ -874,7 +901,7 @@ impl Engine {
         self.woken = woken;
     }
 
-    fn block(&mut self, s: &mut Sched, id: u32, what: String) -> Step {
+    pub(super) fn block(&mut self, s: &mut Sched, id: u32, what: String) -> Step {
         self.res.waiting.insert(s.task(id).pid, what);
         self.block_current(s, id, TaskState::Blocked);
         Step::Off

@@ -99,6 +99,54 @@ pub enum Op {
     /// A benchmark's `gettimeofday` before it starts its tasks: the start of the time it
     /// reports (`RunResult::bench_start_ns`).
     Clock,
+    /// A step of schbench's threads (`sim/schbench.rs`).
+    Schbench(SchOp),
+}
+
+/// What a schbench thread does (schbench.c), message thread `m` or worker `w` by index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchOp {
+    /// The main thread's second (`sleep_for_runtime`): an RPS sample, a report at each
+    /// interval, and at the runtime's end `stopping`, which ends its loop.
+    Tick,
+    /// `fpost` of message thread `m`'s futex (the main thread's, before it joins `m`).
+    PostMessage(u32),
+    /// The main thread's last report, once every thread has been joined.
+    End,
+    /// `run_msg_thread`'s loop: wake every worker on its list, then wait on its futex.
+    Message(u32),
+    /// `run_rps_thread`'s loop: queue the second's next request on a worker and wake it,
+    /// or sleep (`Nap`) until the second is over.
+    Rps(u32),
+    /// The sleep `Rps` chose.
+    Nap(u32),
+    /// `fpost` of worker `w`'s futex (its message thread's, before it joins `w`).
+    PostWorker(u32),
+    /// `msg_and_wait`: enlist with the message thread, wake it, wait to be woken; count the
+    /// wakeup latency. (In RPS mode: take the requests queued.)
+    Request(u32),
+    /// `gettimeofday(&work_start)`.
+    WorkStart(u32),
+    /// `lock_this_cpu`: spin on the CPU's lock until it is free.
+    Lock(u32),
+    Unlock(u32),
+    /// The request's end: count it and its latency; on to the next request queued.
+    Done(u32),
+}
+
+/// A schbench run's shape (the state its threads share is `sim/schbench.rs`'s).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchbenchShape {
+    pub message_threads: u32,
+    /// Worker threads per message thread.
+    pub workers: u32,
+    /// Requests per second per message thread (0: not RPS mode).
+    pub rps: u32,
+    /// `-r`, `-w`, `-i`, `-z` (s).
+    pub runtime: u64,
+    pub warmup: u64,
+    pub interval: u64,
+    pub zero: u64,
 }
 
 impl Op {
@@ -211,6 +259,8 @@ pub struct Program {
     pub groups: Cgroups,
     /// Settings the engine does not simulate yet, one message each.
     pub warnings: Vec<String>,
+    /// A schbench generator's shape, if the workload has one.
+    pub schbench: Option<SchbenchShape>,
 }
 
 /// Resource names, by kind, in order of first use.
@@ -234,12 +284,16 @@ impl Program {
         })
     }
 
-    /// A task whose loops never end, if any.
+    /// A task whose loops never end, if any (schbench's end theirs at its runtime's end).
     pub fn runs_for_ever(&self) -> Option<&str> {
+        let schbench = |t: &TaskProgram| {
+            (t.phases.iter().flat_map(|p| self.code.of(p))).any(|o| matches!(o, Op::Schbench(_)))
+        };
         self.tasks
             .iter()
             .find(|t| {
                 t.instance > 0
+                    && !schbench(t)
                     && (t.loops < 0
                         || t.phases.iter().any(|p| p.loops <= 0)
                         || t.phases.iter().flat_map(|p| self.code.of(p)).any(|o| {

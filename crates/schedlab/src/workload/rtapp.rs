@@ -8,7 +8,9 @@
 
 use std::collections::HashMap;
 
-use super::gen::{Cyclictest, Generator, Hackbench, PipeBench, HIST_MAX, MAX_DATASIZE, MAX_LOOPS};
+use super::gen::{
+    Cyclictest, Generator, Hackbench, PipeBench, Schbench, HIST_MAX, MAX_DATASIZE, MAX_LOOPS,
+};
 use super::json::{self, Node, Value};
 use crate::error::InputError;
 use crate::limits::{MAX_DURATION_S, MAX_THREADS, MAX_TIME_US};
@@ -474,8 +476,8 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// The `generators` object: `hackbench`, `perf_bench_pipe` and `cyclictest`, each with
-    /// the real tool's options by their long names.
+    /// The `generators` object: `hackbench`, `perf_bench_pipe`, `cyclictest` and
+    /// `schbench`, each with the real tool's options by their long names.
     fn generators(&mut self, node: &Node) -> Result<Vec<Generator>, InputError> {
         let mut out = Vec::new();
         for (key, v) in self.entries("generators", node, |_| false)? {
@@ -484,11 +486,12 @@ impl<'a> Reader<'a> {
                 "hackbench" => Generator::Hackbench(self.hackbench(&path, v)?),
                 "perf_bench_pipe" => Generator::PipeBench(self.pipe_bench(&path, v)?),
                 "cyclictest" => Generator::Cyclictest(self.cyclictest(&path, v)?),
+                "schbench" => Generator::Schbench(self.schbench(&path, v)?),
                 _ => {
                     return Err(self.err(
                         &path,
                         v,
-                        "unknown generator: hackbench, perf_bench_pipe or cyclictest",
+                        "unknown generator: hackbench, perf_bench_pipe, cyclictest or schbench",
                     ))
                 }
             });
@@ -557,6 +560,37 @@ impl<'a> Reader<'a> {
             }
         }
         Ok(c)
+    }
+
+    fn schbench(&mut self, at: &str, node: &Node) -> Result<Schbench, InputError> {
+        let mut b = Schbench::default();
+        let threads = MAX_THREADS as u64 - 1;
+        for (key, v) in self.entries(at, node, |_| false)? {
+            let path = format!("{at}.{key}");
+            let p = path.as_str();
+            match key {
+                "message_threads" => b.message_threads = self.count(p, v, threads)? as u32,
+                "threads" => b.workers = self.ranged(p, v, 0, threads)? as u32,
+                "runtime" => b.runtime = self.count(p, v, MAX_DURATION_S)?,
+                "warmuptime" => b.warmup = self.ranged(p, v, 0, MAX_DURATION_S)?,
+                "intervaltime" => b.interval = self.ranged(p, v, 0, MAX_DURATION_S)?,
+                "zerotime" => b.zero = self.ranged(p, v, 0, MAX_DURATION_S)?,
+                "cache_footprint" => b.footprint_kb = self.ranged(p, v, 0, 1 << 20)?,
+                "operations" => b.operations = self.ranged(p, v, 0, 1_000_000)?,
+                "sleep_usec" => b.sleep_usec = self.ranged(p, v, 0, MAX_DURATION_S * 1_000_000)?,
+                "rps" => b.rps = self.ranged(p, v, 0, 1 << 30)? as u32,
+                "calibrate" => b.calibrate = self.boolean(p, v)?,
+                "no_locking" => b.no_locking = self.boolean(p, v)?,
+                "split" => b.split = Some(self.ranged(p, v, 0, 100)? as u32),
+                "auto_pin" => b.auto_pin = self.boolean(p, v)?,
+                "message_cpus" => b.message_cpus = Some(self.cpus(p, v)?),
+                "worker_cpus" => b.worker_cpus = Some(self.cpus(p, v)?),
+                "matrix_ps" => b.matrix_ps = self.ranged(p, v, 0, 1_000_000_000)?,
+                "taskgroup" => b.taskgroup = Some(self.string(p, v)?),
+                _ => return Err(self.err(p, v, "unknown schbench option: message_threads, threads, runtime, warmuptime, intervaltime, zerotime, cache_footprint, operations, sleep_usec, rps, calibrate, no_locking, split, auto_pin, message_cpus, worker_cpus, matrix_ps, taskgroup")),
+            }
+        }
+        Ok(b)
     }
 
     /// cyclictest's `--policy` names (`handlepolicy`).

@@ -224,6 +224,7 @@ pub fn compile(wl: &Workload, plat: &Platform, rtapp: RtappModel) -> Result<Prog
         pi: wl.global.pi_enabled,
         groups,
         warnings: unsimulated(wl),
+        schbench: None,
     };
     for (i, g) in wl.generators.iter().enumerate() {
         let at = format!("generators[{i}].taskgroup");
@@ -231,9 +232,9 @@ pub fn compile(wl: &Workload, plat: &Platform, rtapp: RtappModel) -> Result<Prog
             .map(|path| prog.groups.intern(path, &at))
             .transpose()?
             .unwrap_or(0);
-        g.append(&mut prog, group, n).map_err(|cpu| {
+        g.append(&mut prog, group, n).map_err(|(key, cpu)| {
             InputError::new(
-                format!("generators[{i}].affinity"),
+                format!("generators[{i}].{key}"),
                 format!(
                     "CPU {cpu} is outside the platform {} (CPUs 0-{})",
                     plat.name,
