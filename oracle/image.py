@@ -5,6 +5,8 @@ Pieces under the cache (SCHEDLAB_ORACLE_CACHE, default /var/tmp/schedlab-oracle)
   userspace.cpio            bookworm minbase + rt-app, trace-cmd (shared by every kernel)
   <kernel>/vmlinuz          the kernel of KERNELS[<kernel>]'s suite
   <kernel>/modules.cpio     the few modules the guest needs (virtio-blk for the result disk)
+  schbench-<commit>         schbench, built static on the host from its repository at SCHBENCH
+                            (it is in no Debian suite); a schbench job carries it under /job
 A job adds a third piece (its files under /job); see oracle.py.
 """
 
@@ -28,6 +30,9 @@ PACKAGES = ["rt-app", "trace-cmd", "linux-perf", "rt-tests", "procps", "util-lin
 MODULE_ROOTS = ["virtio_pci", "virtio_blk"]
 HOST_TOOLS = {"qemu-system-x86_64": "qemu-system-x86", "mmdebstrap": "mmdebstrap",
               "cpio": "cpio", "dpkg-deb": "dpkg", "apt-get": "apt"}
+# schbench's repository (SCHEDLAB_SCHBENCH_GIT: a URL or a local clone) and the commit built.
+SCHBENCH_GIT = os.environ.get("SCHEDLAB_SCHBENCH_GIT", "https://github.com/masoncl/schbench")
+SCHBENCH = "24e32b8ef67cbafb0761aed68747d90a291767ae"
 GUEST = Path(__file__).parent / "guest"
 
 
@@ -99,6 +104,26 @@ def userspace() -> Path:
         (pack_dir / ".complete").unlink()
         pack(pack_dir, out)
     return out
+
+
+def schbench() -> bytes:
+    """schbench at SCHBENCH, as its Makefile builds it (gcc -O2) but static: the guest's
+    bookworm libc need not match the host's. Cached."""
+    out = cache() / f"schbench-{SCHBENCH[:12]}"
+    if not out.exists():
+        for tool, pkg in (("git", "git"), ("gcc", "gcc")):
+            if shutil.which(tool) is None:
+                raise OracleError(f"missing host package for schbench: apt-get install {pkg}")
+        with tempfile.TemporaryDirectory() as t:
+            src = Path(t) / "schbench"
+            run(["git", "clone", "--quiet", SCHBENCH_GIT, str(src)])
+            run(["git", "-C", str(src), "checkout", "--quiet", SCHBENCH])
+            run(["gcc", "-Wall", "-O2", "-static", "-o", str(src / "schbench.bin"),
+                 str(src / "schbench.c"), "-lpthread", "-lm"])
+            out.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src / "schbench.bin", out.with_suffix(".tmp"))
+            out.with_suffix(".tmp").rename(out)
+    return out.read_bytes()
 
 
 def _apt(suite: str) -> list[str]:

@@ -74,12 +74,16 @@ def _report(trace_dat: bytes) -> str:
 
 def _job(case: suite.Case) -> tuple[dict[str, bytes], int]:
     """The guest's job files for a case, and its time limit (s)."""
-    if case.perf or case.cyclictest:
+    if case.perf or case.cyclictest or case.schbench:
         case.bench  # refuses arguments schedlab cannot run too
         script, var, args = (("perf.sh", "PERF_ARGS", case.perf) if case.perf
-                             else ("cyclictest.sh", "CYCLICTEST_ARGS", case.cyclictest))
-        return {"run.sh": (GUEST / script).read_bytes(), "trace.sh": (GUEST / "trace.sh").read_bytes(),
-                "params": f"{var}='{args}'\n".encode()}, 600
+                             else ("cyclictest.sh", "CYCLICTEST_ARGS", case.cyclictest) if case.cyclictest
+                             else ("schbench.sh", "SCHBENCH_ARGS", case.schbench))
+        job = {"run.sh": (GUEST / script).read_bytes(), "trace.sh": (GUEST / "trace.sh").read_bytes(),
+               "params": f"{var}='{args}'\n".encode()}
+        if case.schbench:
+            job["schbench"] = image.schbench()
+        return job, 600
     return {
         "run.sh": (GUEST / "rtapp.sh").read_bytes(),
         "workload.json": case.workload.read_bytes(),
@@ -102,6 +106,7 @@ def one_run(case: suite.Case) -> tuple[dict, str, dict]:
     if not status.endswith("=0"):
         name, what = (("perf.log", f"perf bench sched {case.perf}") if case.perf
                       else ("cyclictest.log", f"cyclictest {case.cyclictest}") if case.cyclictest
+                      else ("schbench.log", f"schbench {case.schbench}") if case.schbench
                       else ("rt-app.log", f"{case.workload}: rt-app"))
         log = text.get(name, text.get("job.log", ""))
         tail = " / ".join(log.strip().splitlines()[-2:])
@@ -129,7 +134,8 @@ def record(case: suite.Case) -> None:
            "made": {"command": f"make oracle CASES={case.name}", "qemu": qemu,
                     "date": datetime.date.today().isoformat(),
                     "how": "oracle/oracle.py: Debian's stock kernel under QEMU TCG, rt-app 1.0, "
-                           "perf bench or cyclictest (bookworm) under trace-cmd, schedstats on"},
+                           "perf bench or cyclictest (bookworm) or schbench (built static) under "
+                                  "trace-cmd, schedstats on"},
            "runs": runs}
     RECORDS.mkdir(parents=True, exist_ok=True)
     out = record_path(case)

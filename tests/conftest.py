@@ -31,3 +31,18 @@ def trace_cmd() -> str:
             path = get_bin("trace-cmd")
     assert path, "trace-cmd is needed: apt-get install trace-cmd, or install schedlab[lisa]"
     return path
+
+
+@pytest.fixture
+def reload(tmp_path):
+    """A run's result as its saved summary loads back (`RunResult.load`)."""
+    import json
+
+    import schedlab
+
+    def load(r):
+        p = tmp_path / "summary.json"
+        p.write_text(json.dumps(r.summary(), default=int))
+        return schedlab.RunResult.load(p)
+
+    return load

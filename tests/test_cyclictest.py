@@ -7,7 +7,6 @@ import re
 
 import pytest
 
-import schedlab
 from schedlab.benchmarks import Cyclictest
 from schedlab.run import RunSpec
 
@@ -178,11 +177,9 @@ def test_help_offers_the_real_tools_options(cli):
         assert re.search(rf"(^|[\s,\[]){re.escape(opt)}\b", text), opt
 
 
-def test_summary_round_trips_the_cyclictest_table(tmp_path):
+def test_summary_round_trips_the_cyclictest_table(reload):
     r = cyclic(Cyclictest(threads=2, priority=50, loops=10, histogram=5).workload(), "smp:2")
-    p = tmp_path / "s.json"
-    p.write_text(json.dumps(r.summary(), default=int))
-    assert schedlab.RunResult.load(p).cyclictest_rows == r.cyclictest_rows
+    assert reload(r).cyclictest_rows == r.cyclictest_rows
 
 
 def test_the_conformance_suite_measures_both_sides_on_the_tools_histogram():

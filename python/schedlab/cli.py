@@ -715,21 +715,36 @@ def cyclictest_of(words: list[str]):
 
 
 def _schbench(args) -> int:
-    from schedlab.benchmarks import Schbench
-
     unsupported = [o for o, v in (("-A/--auto-rps", args.sb_auto_rps), ("-p/--pipe", args.sb_pipe),
                                   ("-j/--json", args.sb_json), ("-J/--jobname", args.sb_jobname)) if v is not None]
     if unsupported:
         return _fail(f"schbench: {unsupported[0]} is not simulated yet")
     if args.runtime == 0:
         return _fail("schbench: -r/--runtime 0 runs for ever: give the seconds to run")
+    return _benchmark(args, _schbench_bench(args))
+
+
+def _schbench_bench(args):
+    """The `Schbench` schbench's options mean (`auto` for -M or -W pins both, as
+    `thread_auto_pin` does)."""
+    from schedlab.benchmarks import Schbench
+
     auto = "auto" in (args.message_cpus, args.worker_cpus)
-    cpus = {o: _cpuset(v, o) if v not in (None, "auto") else None
-            for o, v in (("-M/--message-cpus", args.message_cpus), ("-W/--worker-cpus", args.worker_cpus))}
-    return _benchmark(args, Schbench(
-        args.message_threads, args.threads, args.runtime, args.warmuptime, args.intervaltime, args.zerotime,
-        args.cache_footprint, args.operations, args.sleep_usec, args.rps, args.calibrate, args.no_locking,
-        args.split, auto, *([None, None] if auto else cpus.values()), args.matrix_ps, args.taskgroup))
+    cpus = [_cpuset(v, o) if v not in (None, "auto") and not auto else None
+            for o, v in (("-M/--message-cpus", args.message_cpus), ("-W/--worker-cpus", args.worker_cpus))]
+    return Schbench(args.message_threads, args.threads, args.runtime, args.warmuptime, args.intervaltime,
+                    args.zerotime, args.cache_footprint, args.operations, args.sleep_usec, args.rps,
+                    args.calibrate, args.no_locking, args.split, auto, *cpus, args.matrix_ps, args.taskgroup)
+
+
+def schbench_of(words: list[str]):
+    """The `Schbench` of schbench's arguments, or None if they are not `schedlab schbench`'s."""
+    try:
+        with redirect_stderr(io.StringIO()):
+            args = parser().parse_args(["schbench", *words])
+    except SystemExit:
+        return None
+    return _schbench_bench(args)
 
 
 def _cpuset(text: str, option: str = "-a/--affinity") -> tuple[int, ...]:

@@ -243,3 +243,30 @@ def cyclictest(report: str) -> dict:
         ns += [len(rows) * 1000] * overflows[i]
         threads.append({"latency_us": _percentiles(ns), "avg_us": avg})
     return {"cyclictest": threads}
+
+
+# The multiply-adds of `schbench -C -m 1 -t 1` with its defaults' work (-n 5, -F 256: 104³
+# each), which the oracle's calibration run times.
+SCHBENCH_CALIBRATION_MACS = 5 * 104 ** 3
+
+
+def schbench(report: str) -> dict:
+    """A schbench run, from its last report (schbench.c's `show_latencies`): the wakeup and
+    request latencies' p50, p90 and p99 (µs, as its histogram gives them) and the average
+    RPS."""
+    block = report[report.rfind("Wakeup Latencies percentiles"):]
+    rps = re.search(r"^average rps: ([0-9.]+)$", block, re.M)
+    if not block or rps is None:
+        raise ValueError(f"schbench printed no last report: {report.strip()[-200:]!r}")
+    figures = {}
+    for label, key in (("Wakeup Latencies", "wakeup_us"), ("Request Latencies", "request_us")):
+        part = block[block.index(label):]
+        values = dict(re.findall(r"^\t(?:\* |  )(\d+\.\d)th: (\d+)", part, re.M)[:4])
+        figures[key] = [int(values[p]) for p in ("50.0", "90.0", "99.0")]
+    return {"schbench": {**figures, "rps": float(rps[1])}}
+
+
+def schbench_matrix_ps(calibration: str) -> float:
+    """A multiply-add's time (ps) at the guest's speed: `schbench -C`'s request latency p50
+    (its work loop alone) over the multiply-adds it does."""
+    return schbench(calibration)["schbench"]["request_us"][0] * 1e6 / SCHBENCH_CALIBRATION_MACS

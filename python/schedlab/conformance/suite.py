@@ -7,7 +7,7 @@ import statistics
 import sys
 import tempfile
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import ftrace, measure
@@ -32,6 +32,7 @@ class Case:
     about: str = ""
     perf: str | None = None  # `perf bench sched` arguments: "pipe -l LOOPS [-T]"
     cyclictest: str | None = None  # rt-tests' cyclictest arguments, with -q and -h
+    schbench: str | None = None  # schbench's arguments
 
     @property
     def bench(self):
@@ -43,6 +44,13 @@ class Case:
         from ..benchmarks import Hackbench, PipeBench
         if self.cyclictest:
             return self._cyclictest()
+        if self.schbench:
+            from ..cli import schbench_of
+            bench = schbench_of(self.schbench.split())
+            if bench is None:
+                raise RecordError(f"{self.name}: schbench = {self.schbench!r}: not arguments "
+                                  "schedlab schbench runs")
+            return bench
         words = self.perf.split()
         flags, values = set(), {}
         it = iter(words[1:])
@@ -102,7 +110,8 @@ def cases(path: Path) -> list[Case]:
                             c.get("runs", 3 if c.get("vcpus", 2) > 1 else 2),
                             path.parent / c["workload"] if "workload" in c else None,
                             tuple(c.get("cgroups", ())), tuple(c["compare"]), known,
-                            c.get("about", ""), c.get("perf"), c.get("cyclictest")))
+                            c.get("about", ""), c.get("perf"), c.get("cyclictest"),
+                            c.get("schbench")))
     return out
 
 
@@ -113,6 +122,9 @@ def kernel_run(files: dict[str, str], case: Case, trace_text: str) -> dict:
         return measure.bench(evs, case.ops, _perf_rate(files["perf.log"], case.ops))
     if case.cyclictest:
         return measure.cyclictest(files["cyclictest.log"])
+    if case.schbench:
+        return {**measure.schbench(files["schbench.log"]),
+                "matrix_ps": measure.schbench_matrix_ps(files["calibrate.log"])}
     m = measure.measure(evs, case.tasks, case.duration_s, case.vcpus)
     if m["snapshots_s"] is None:
         raise RecordError(f"{case.name}: the trace has no schedstat marks")
@@ -235,6 +247,9 @@ def schedlab_run(case: Case, record: dict | None = None, platform: str | None = 
         if case.cyclictest:
             bench = case.bench
             return measure.cyclictest(bench.report(run(bench.workload(), platform, **kw)))
+        if case.schbench:
+            bench = _calibrated(case.bench, record)
+            return measure.schbench(bench.report(run(bench.workload(), platform, **kw)))
         run(case.workload, platform, trace=trace, **kw)
         m = measure.measure(list(ftrace.events(trace.read_text())), case.tasks, case.duration_s,
                             case.vcpus)
@@ -252,6 +267,15 @@ def schedlab_run(case: Case, record: dict | None = None, platform: str | None = 
     m["schedstat"] = measure.schedstat_delta(ends[0][0], ends[1][0], b - a)
     m["cgroups"] = _cpu_stat_delta(ends[0][1], ends[1][1], b - a)
     return m
+
+
+def _calibrated(bench, record: dict | None):
+    """A schbench case's benchmark with the work's speed the record's runs timed in the guest
+    (their mean `schbench -C`): the emulator's, not the engine's default."""
+    if not record:
+        return bench
+    ps = statistics.fmean(r["matrix_ps"] for r in record["runs"])
+    return replace(bench, matrix_ps=round(ps))
 
 
 def _bench_run(case: Case, platform: str, trace: Path, kw: dict) -> dict:

@@ -63,6 +63,11 @@ def observables(run: dict, name: str) -> dict[str, float]:
         return {**{f"cyclictest p{p} µs": statistics.fmean(t["latency_us"][i] for t in threads)
                    for i, p in enumerate((50, 90, 99))},
                 "cyclictest avg µs": statistics.fmean(t["avg_us"] for t in threads)}
+    if name == "schbench":  # the last report's figures
+        sb = run["schbench"]
+        return {**{f"schbench {k} p{p} µs": sb[f"{k}_us"][i]
+                   for k in ("wakeup", "request") for i, p in enumerate((50, 90, 99))},
+                "schbench rps": sb["rps"]}
     tasks = _by_task(run)
     if name == "share":  # the least and the most any thread of a task got
         return {f"share {t} {f.__name__}": f(x["share"] for x in ts)
@@ -118,7 +123,7 @@ def switch_time_p90(a: list, b: list) -> float:
 
 
 def _widen(name: str, lo: float, hi: float) -> tuple[float, float]:
-    family = "lb" if name.startswith("lb.") else "latency" if name in ("wake_latency", "cyclictest") else name
+    family = "lb" if name.startswith("lb.") else "latency" if name in ("wake_latency", "cyclictest", "schbench") else name
     rel, ab = WIDEN[family]
     return lo - rel * abs(lo) - ab, hi + rel * abs(hi) + ab
 

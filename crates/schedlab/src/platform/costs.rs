@@ -51,6 +51,9 @@ impl Default for OpCosts {
                 Op::PipeWrite | Op::PipeRead => 400,
                 Op::UnixSend => 1_000,
                 Op::UnixRecv => 800,
+                // First estimate, as a pipe call's: a futex call hashes its address and takes
+                // one bucket's lock.
+                Op::Futex => 400,
                 // A cache line copied at about 10 GB/s.
                 Op::CopyLine => 6,
                 // Estimated from the oracle's icount traces (docs/overhead.md): rt-app 1.0's

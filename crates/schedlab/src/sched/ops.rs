@@ -51,6 +51,9 @@ pub enum Op {
     UnixSend,
     /// A `read` from one (`unix_stream_recvmsg`: the skb consumed and freed).
     UnixRecv,
+    /// A `futex` system call (`FUTEX_WAKE` or `FUTEX_WAIT`): its entry and exit and the hash
+    /// bucket's lock, without the wakeup it makes or the switch away.
+    Futex,
     /// 64 bytes copied between user space and the kernel (`copy_page_from_iter`,
     /// `skb_copy_datagram_iter`): the per-byte part of a pipe or socket call.
     CopyLine,
@@ -75,7 +78,7 @@ pub enum Op {
 }
 
 /// Every kind, in order.
-pub const OPS: [Op; 28] = [
+pub const OPS: [Op; 29] = [
     Op::ContextSwitch,
     Op::WakeupLocal,
     Op::WakeupRemote,
@@ -97,6 +100,7 @@ pub const OPS: [Op; 28] = [
     Op::PipeRead,
     Op::UnixSend,
     Op::UnixRecv,
+    Op::Futex,
     Op::CopyLine,
     Op::AppInit,
     Op::Clone,
@@ -131,6 +135,7 @@ impl Op {
             Op::PipeRead => "pipe_read",
             Op::UnixSend => "unix_stream_sendmsg",
             Op::UnixRecv => "unix_stream_recvmsg",
+            Op::Futex => "futex",
             Op::CopyLine => "copy_line",
             Op::AppInit => "rtapp_init",
             Op::Clone => "clone",

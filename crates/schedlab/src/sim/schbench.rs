@@ -7,6 +7,7 @@
 
 use super::engine::{Action, Engine};
 use super::thread::Step;
+use crate::sched::ops::Op as SchedOp;
 use crate::sched::Sched;
 use crate::time::Ns;
 use crate::workload::program::{SchOp, SchbenchShape};
@@ -89,7 +90,6 @@ impl Default for Plat {
 }
 
 impl Plat {
-
     /// `add_lat`.
     pub fn add(&mut self, us: u32) {
         self.max = self.max.max(us);
@@ -203,6 +203,8 @@ struct Msg {
     tid: Option<u32>,
     /// In `fwait`: it resumes there when woken.
     waiting: bool,
+    /// Its `gettimeofday` (µs) before the futex calls whose time it is spending.
+    stamp: Option<u64>,
     /// The workers on its list (`xlist_add` order; `xlist_splice` hands them back newest
     /// first).
     list: Vec<u32>,
@@ -344,11 +346,19 @@ impl Engine {
         match op {
             SchOp::Tick => self.sch_tick(s, id),
             SchOp::PostMessage(m) => {
+                let calls = !self.sb().msgs[m as usize].futex.running as u64;
+                if self.futex_calls(s, id, calls) {
+                    return self.again(id);
+                }
                 let to = self.sb().msgs[m as usize].futex.post();
                 self.futex_wake(s, id, to);
                 Step::Busy
             }
             SchOp::PostWorker(w) => {
+                let calls = !self.sb().workers[w as usize].futex.running as u64;
+                if self.futex_calls(s, id, calls) {
+                    return self.again(id);
+                }
                 let to = self.sb().workers[w as usize].futex.post();
                 self.futex_wake(s, id, to);
                 Step::Busy
@@ -399,6 +409,13 @@ impl Engine {
         }
     }
 
+    /// The running thread `id` is to make `n` futex system calls: true while their kernel
+    /// time takes its CPU's (it takes the step again after, without charging them again).
+    /// Simplified: the calls' time comes before the step's changes, not between them.
+    fn futex_calls(&mut self, s: &mut Sched, id: u32, n: u64) -> bool {
+        n > 0 && self.entering(s, id, &[(SchedOp::Futex, n)]).is_none()
+    }
+
     /// `FUTEX_WAKE` of the thread `fpost` names, from the running thread `id`'s CPU.
     fn futex_wake(&mut self, s: &mut Sched, id: u32, to: Option<u32>) {
         if let Some(t) = to {
@@ -413,9 +430,8 @@ impl Engine {
     }
 
     /// `xlist_wake_all` by message thread `m` (`id`): every worker on its list, newest
-    /// first, gets the same wake time and is posted.
-    fn wake_list(&mut self, s: &mut Sched, id: u32, m: usize) {
-        let now_us = tv(self.now);
+    /// first, gets the same wake time (`now_us`, taken before the calls) and is posted.
+    fn wake_list(&mut self, s: &mut Sched, id: u32, m: usize, now_us: u64) {
         let mut list = std::mem::take(&mut self.sb().msgs[m].list);
         for &w in list.iter().rev() {
             let wk = &mut self.sb().workers[w as usize];
@@ -431,19 +447,36 @@ impl Engine {
 
     /// `run_msg_thread`'s loop, once: wake the listed workers, then wait to be posted.
     fn sch_message(&mut self, s: &mut Sched, id: u32, m: usize) -> Step {
+        let now_us = tv(self.now);
         let msg = &mut self.sb().msgs[m];
         msg.tid = Some(id);
         if msg.waiting {
+            // its FUTEX_WAIT's return
+            if self.futex_calls(s, id, 1) {
+                return self.again(id);
+            }
+            let msg = &mut self.sb().msgs[m];
             if !msg.futex.try_wait(id) {
                 return self.futex_wait(s, id);
             }
             msg.waiting = false;
             return Step::Busy;
         }
-        msg.futex.running = false;
-        self.wake_list(s, id, m);
+        // the time taken, then a FUTEX_WAKE for each listed worker that waits
+        let stamp = *msg.stamp.get_or_insert(now_us);
+        let sb = self.sb();
+        let listed = sb.msgs[m].list.iter();
+        let wakes = listed
+            .filter(|&&w| !sb.workers[w as usize].futex.running)
+            .count();
+        if self.futex_calls(s, id, wakes as u64) {
+            return self.again(id);
+        }
+        let msg = &mut self.sb().msgs[m];
+        (msg.stamp, msg.futex.running) = (None, false);
+        self.wake_list(s, id, m, stamp);
         if self.sb().stopping {
-            self.wake_list(s, id, m);
+            self.wake_list(s, id, m, now_us);
             self.break_loop(id);
             return Step::Busy;
         }
@@ -486,17 +519,26 @@ impl Engine {
             self.rewind(id);
             return Step::Busy;
         }
-        msg.burst += 1;
         let w = (first + msg.cur_tid % workers) as usize;
+        let stamp = *msg.stamp.get_or_insert(now_us);
+        let wk = &sb.workers[w];
+        let (post, running) = (wk.pending <= RPS_BATCH, wk.futex.running);
+        if post && self.futex_calls(s, id, !running as u64) {
+            return self.again(id);
+        }
+        let sb = self.sb();
+        let msg = &mut sb.msgs[m];
+        msg.burst += 1;
         msg.cur_tid += 1;
-        if sb.workers[w].pending > RPS_BATCH {
-            sb.msgs[m].nap = RPS_BACKOFF_NS;
+        msg.stamp = None;
+        if !post {
+            msg.nap = RPS_BACKOFF_NS;
             return Step::Busy;
         }
         let wk = &mut sb.workers[w];
         wk.pending += 1;
         wk.queued += 1;
-        wk.wake_time = now_us;
+        wk.wake_time = stamp;
         let to = wk.futex.post();
         self.futex_wake(s, id, to);
         self.rewind(id);
@@ -514,6 +556,11 @@ impl Engine {
         let wk = &mut sb.workers[w as usize];
         wk.tid = Some(id);
         if wk.waiting {
+            // its FUTEX_WAIT's return, before it takes the time
+            if self.futex_calls(s, id, 1) {
+                return self.again(id);
+            }
+            let wk = &mut self.sb().workers[w as usize];
             if !wk.futex.try_wait(id) {
                 return self.futex_wait(s, id);
             }
@@ -524,6 +571,15 @@ impl Engine {
             self.break_loop(id);
             return Step::Busy;
         }
+        // its FUTEX_WAKE of the message thread, if that one is not posted yet (none in RPS
+        // mode with requests queued); its FUTEX_WAIT's time comes on its return
+        let taken = rps && wk.queued > 0;
+        let calls = (!taken && !sb.msgs[m].futex.running) as u64;
+        if self.futex_calls(s, id, calls) {
+            return self.again(id);
+        }
+        let sb = self.sb();
+        let wk = &mut sb.workers[w as usize];
         wk.futex.running = false;
         wk.wake_time = now_us;
         if rps {

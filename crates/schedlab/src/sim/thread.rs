@@ -246,7 +246,7 @@ enum Start {
 /// How far a thread is into a system call whose kernel time comes first (a pipe or socket
 /// call, the creation of a thread or process, a process's exit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ChanCall {
+pub(super) enum ChanCall {
     /// Not started: the system call is counted and its kernel time spent first.
     Fresh,
     /// Its kernel time spent: the call goes on now (the bytes move).
@@ -786,7 +786,12 @@ impl Engine {
 
     /// The running thread `id` enters a system call of kernel work `ops`: None while that
     /// work takes its CPU's time (it comes back past the entry), else where the call was.
-    fn entering(&mut self, s: &mut Sched, id: u32, ops: &[(SchedOp, u64)]) -> Option<ChanCall> {
+    pub(super) fn entering(
+        &mut self,
+        s: &mut Sched,
+        id: u32,
+        ops: &[(SchedOp, u64)],
+    ) -> Option<ChanCall> {
         let call = std::mem::replace(&mut self.threads[id as usize].chan, ChanCall::Fresh);
         if call == ChanCall::Fresh && self.kernel_time(s, id, ops) {
             self.threads[id as usize].chan = ChanCall::Entered;
@@ -796,7 +801,7 @@ impl Engine {
     }
 
     /// Thread `id` does its operation again (once its kernel time is done, or when woken).
-    fn again(&mut self, id: u32) -> Step {
+    pub(super) fn again(&mut self, id: u32) -> Step {
         self.rewind(id);
         Step::Busy
     }

@@ -1,0 +1,190 @@
+"""schbench as a generator and a command: latencies and rates on hand-derived cases, the real
+tool's report format (schbench.c's `show_latencies` printf strings), its options, and bad
+options refused with one clear message."""
+
+import json
+import re
+
+import pytest
+
+from schedlab.benchmarks import Schbench
+from schedlab.run import RunSpec
+
+# schbench.c's show_latencies formats.
+HEADER = "%s percentiles (%s) runtime %d (s) (%d total samples)\n"
+LINE = "\t%s%2.1fth: %-10d (%d samples)\n"
+MINMAX = "\t  min=%d, max=%d\n"
+
+# -F 6: a matrix's side is sqrt(6·1024/3/8) = sqrt(256) = 16, 16³ = 4096 multiply-adds; -n 250
+# of them at 1000 ps each: 250 · 4096 ns = 1,024,000 ns of work per request.
+ONE_MS_OF_WORK = dict(cache_footprint=6, operations=250, matrix_ps=1000)
+
+
+def simulate(bench: Schbench, platform: str):
+    return RunSpec.of(bench.workload(), platform, sets=("overhead=off",)).run()
+
+
+def rows(r, stat: str) -> dict:
+    (row,) = [x for x in r.schbench_rows if x["stat"] == stat and x["last"]]
+    return row
+
+
+def test_a_lone_worker_s_request_is_its_sleep_with_slack_and_its_work():
+    # One CPU, no cost model, one worker. Each request: the clock starts, usleep(100) (a
+    # SCHED_OTHER thread's timer has 50 µs of slack, nothing expires it earlier), the lock is
+    # free, 1024 µs of work: 1174 µs, give or take the gettimeofday µs it crosses (1174 or
+    # 1175), both in the bucket [1172, 1176) whose value is 2^10 + 37·4 + 2 = 1174.
+    # The main thread samples every sleep(1) + 50 µs = 1.00005 s and stops at 3.00015 s:
+    # floor(3,000,150 / 1174) = 2555 requests done, and the one under way then finishes
+    # before the worker sees `stopping`: 2556, "average rps" 2556 / 3 = 852.00.
+    r = simulate(Schbench(threads=1, runtime=3, **ONE_MS_OF_WORK), "smp:1")
+    req = rows(r, "request")
+    assert (req["samples"], req["loops"], req["rps_now"]) == (2556, 2556, 852.0)
+    assert 1174 <= req["min"] <= req["max"] <= 1175 and req["values"] == [1174] * 5
+    # RPS: a sample of 0 at the start (0 requests over 0 µs is NaN: 0), then 851 or 852
+    # requests per 1.00005 s round: 850 or 851 after truncation.
+    rps = rows(r, "rps")
+    assert rps["samples"] == 4 and rps["values"][0] == 0 and {rps["min"], rps["max"]} <= {850, 851}
+    # The worker is woken at the message thread's instant, within its µs: counted only when
+    # the wakeup crosses a µs boundary (0 µs is not a sample), then as 1 µs.
+    wake = rows(r, "wakeup")
+    assert wake["samples"] < 10 and wake["max"] <= 1
+
+
+def test_rps_mode_queues_the_second_s_requests_in_one_burst():
+    # -R 100, one worker on its own CPU, no sleep: each second the message thread queues 100
+    # requests at once and sleeps out the second (1 s + 50 µs of slack, as the main thread's
+    # rounds); the worker takes them and does each in 1024 µs (bucket [1024, 1028): 1026).
+    # The main thread started first, so its stop at 3.00015 s comes before a fourth burst:
+    # 300 requests, "average rps" 100.00; each round's sample 100 / 1.00005 s = 99.995 → 99.
+    r = simulate(Schbench(threads=1, runtime=3, sleep_usec=0, rps=100, **ONE_MS_OF_WORK), "smp:2")
+    req = rows(r, "request")
+    assert (req["samples"], req["min"], req["max"], req["values"][1]) == (300, 1024, 1024, 1026)
+    assert req["rps_now"] == 100.0
+    assert rows(r, "rps")["values"][1:] == [99] * 4
+    # Its one wakeup sample is the last: posted at `stopping` without a new wake time, it
+    # counts from when it began to wait, after the third burst's 100 requests (102.4 ms past
+    # 2.0001 s): about 0.9 s.
+    wake = rows(r, "wakeup")
+    assert wake["samples"] == 1 and 890_000 < wake["max"] < 900_000
+
+
+def test_two_workers_contend_for_the_one_cpu_s_lock():
+    # Two workers on one CPU. Without locking (-L) they share the CPU and its time goes to the
+    # work alone: the workers run 1,024,000 ns per request done, plus at most the two requests
+    # under way at the end. With the lock, a worker woken while the other holds the CPU's lock
+    # mid-request spins (lock_this_cpu's trylock loop) until the holder runs again: CPU time
+    # beyond the work, fewer requests, and requests that wait out the other's whole slice.
+    base = dict(threads=2, runtime=2, **ONE_MS_OF_WORK)
+    spin, share = (simulate(Schbench(**base, no_locking=nl), "smp:1") for nl in (False, True))
+
+    def beyond_work(r) -> int:
+        ran = sum(t["run_ns"] for t in r.task_rows if t["comm"].startswith("schbench-worker"))
+        return ran - rows(r, "request")["loops"] * 1_024_000
+
+    assert 0 <= beyond_work(share) <= 2 * 1_024_000
+    assert beyond_work(spin) > 100_000_000
+    a, b = rows(spin, "request"), rows(share, "request")
+    assert a["loops"] < b["loops"]
+    # sharing: a request is its sleep and its work (1174 µs), or waits for the other's work
+    # too, never more: 150 + 2·1024 = 2198 µs (+1 for the clock's truncation)
+    assert b["min"] >= 1174 and b["max"] <= 2199
+    assert a["min"] >= 1174 and a["max"] > 2199
+
+
+def test_reports_print_show_latencies_formats(cli):
+    out = cli("schbench", "-t", "1", "-r", "3", "-F", "6", "-n", "250", "--matrix-ps", "1000", "-i", "2",
+              "--platform", "smp:1", "--set", "overhead=off")
+    text = out.stdout.decode()
+    assert out.returncode == 0, out.stderr.decode()
+    # One interval report (at 2 s: runtime_delta ≥ -i), then the last.
+    assert text.count("Wakeup Latencies percentiles") == 2
+    last = text[text.rindex("Wakeup Latencies"):]
+    m = re.search(r"Request Latencies percentiles \(usec\) runtime 3 \(s\) \((\d+) total samples\)\n", last)
+    n = int(m[1])
+    # Every sample is in one bucket, so the 20th percentile (computed, not printed) takes
+    # them all and each printed one counts 0 since the one before (calc_percentiles).
+    expect = (HEADER % ("Request Latencies", "usec", 3, n)
+              + "".join(LINE % ("* " if p == 99 else "  ", p, 1174, 0) for p in (50, 90, 99, 99.9)))
+    assert expect in last
+    assert re.search(r"\n\t  min=117[45], max=117[45]\nRPS percentiles \(requests\) runtime 3 \(s\) \(4 total", last)
+    # RPS prints the 20th (the start's 0 sample), the 50th (starred) and the 90th.
+    assert LINE % ("  ", 20.0, 0, 1) in last
+    assert re.search(r"\t\* 50\.0th: 85[01]        \(\d samples\)\n\t  90\.0th: 85[01]        \(", last)
+    assert last.endswith(f"average rps: {n / 3:.2f}\nsched delay: message 0 (usec) worker 0 (usec)\n")
+    first = text[:text.rindex("Wakeup Latencies")]
+    assert re.search(r"sched delay: message \d+ \(usec\) worker \d+ \(usec\)\ncurrent rps: \d+\.\d\d\n$", first)
+
+
+def test_worker_count_and_pinning_lines_are_the_tool_s(cli):
+    # No -t: (CPUs + message threads − 1) / message threads = (4 + 1) / 2 = 2 per message
+    # thread; -M auto puts message thread i on CPU i.
+    out = cli("schbench", "-m", "2", "-r", "1", "-M", "auto", "--platform", "smp:4")
+    text = out.stdout.decode()
+    assert text.startswith("auto pinning message and worker threads\nsetting worker threads to 2\n"
+                           "Pinning to message thread index 0 cpu 0\nPinning to message thread index 1 cpu 1\n")
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["-p", "4096"], "schbench: -p/--pipe is not simulated yet"),
+    (["-A", "80"], "schbench: -A/--auto-rps is not simulated yet"),
+    (["-r", "0"], "schbench: -r/--runtime 0 runs for ever"),
+    (["-r", "1", "--split", "101"], "schbench: --split: 101 is out of range: 0 to 100"),
+    (["-r", "1", "-W", "7"], "schbench: -W/--worker-cpus: CPU 7 is outside the platform smp:2 (CPUs 0-1)"),
+    (["-r", "1", "-M", "0-x"], "-M/--message-cpus: '0-x' is not a CPU list"),
+    (["-r", "1", "-m", "0"], "schbench: -m/--message-threads: 0 is out of range: 1 to"),
+    (["-r", "x"], "argument -r/--runtime: 'x' is not a whole number"),
+])
+def test_bad_schbench_options_name_the_option(cli, args, msg):
+    out = cli("schbench", *args, "--platform", "smp:2")
+    err = out.stderr.decode()
+    assert out.returncode == 2 and msg in err and not out.stdout and "Traceback" not in err, err
+
+
+def test_bad_run_file_options_get_one_clear_message(cli, tmp_path):
+    p = tmp_path / "g.json"
+    p.write_text(json.dumps({"generators": {"schbench": {"runtime": 1, "bogus": 1}}}))
+    out = cli("run", str(p), "--platform", "smp:2")
+    err = out.stderr.decode()
+    assert out.returncode == 2 and "unknown schbench option" in err and "Traceback" not in err, err
+
+
+def test_help_offers_the_real_tools_options(cli):
+    # schbench.c's print_usage names these.
+    text = cli("schbench", "--help").stdout.decode()
+    for opt in ("-C", "--calibrate", "-L", "--no-locking", "-m", "--message-threads", "-M", "--message-cpus",
+                "-W", "--worker-cpus", "-t", "--threads", "-r", "--runtime", "-F", "--cache_footprint", "-n",
+                "--operations", "-s", "--sleep_usec", "-A", "--auto-rps", "-p", "--pipe", "-R", "--rps", "-w",
+                "--warmuptime", "-i", "--intervaltime", "-z", "--zerotime", "-j", "--json", "-J", "--jobname",
+                "--split"):
+        assert re.search(rf"(^|[\s,\[]){re.escape(opt)}\b", text), opt
+
+
+def test_summary_round_trips_the_schbench_table(reload):
+    r = simulate(Schbench(threads=2, runtime=1, **ONE_MS_OF_WORK), "smp:2")
+    assert reload(r).schbench_rows == r.schbench_rows
+
+
+def test_the_conformance_suite_reads_the_real_tool_s_report():
+    from schedlab.conformance import measure
+
+    # The last report of `schbench -C -m 1 -t 1 -r 2 -s 0` (schbench 24e32b8, gcc -O2, an
+    # x86-64 host): its request latencies are the work loop's alone.
+    report = ("Wakeup Latencies percentiles (usec) runtime 2 (s) (917 total samples)\n"
+              "\t  50.0th: 35         (247 samples)\n\t  90.0th: 43         (372 samples)\n"
+              "\t* 99.0th: 86         (77 samples)\n\t  99.9th: 425        (9 samples)\n"
+              "\t  min=1, max=425\n"
+              "Request Latencies percentiles (usec) runtime 2 (s) (917 total samples)\n"
+              "\t  50.0th: 2092       (353 samples)\n\t  90.0th: 2132       (294 samples)\n"
+              "\t* 99.0th: 2188       (72 samples)\n\t  99.9th: 2620       (9 samples)\n"
+              "\t  min=1937, max=2618\n"
+              "RPS percentiles (requests) runtime 2 (s) (3 total samples)\n"
+              "\t  20.0th: 0          (1 samples)\n\t* 50.0th: 454        (1 samples)\n"
+              "\t  90.0th: 460        (1 samples)\n\t  min=454, max=460\n"
+              "average rps: 458.50\nsched delay: message 0 (usec) worker 0 (usec)\n")
+    assert measure.schbench(report) == {"schbench": {"wakeup_us": [35, 43, 86], "request_us": [2092, 2132, 2188],
+                                                     "rps": 458.5}}
+    # 2092 µs over 5 · 104³ = 5,624,320 multiply-adds: 371.96 ps each.
+    assert measure.schbench_matrix_ps(report) == pytest.approx(371.96, abs=0.01)
+    with pytest.raises(ValueError, match="no last report"):
+        measure.schbench("setting worker threads to 2\n")
