@@ -69,6 +69,14 @@ def test_rps_mode_queues_the_second_s_requests_in_one_burst():
     assert wake["samples"] == 1 and 890_000 < wake["max"] < 900_000
 
 
+def test_fewer_requests_than_message_threads_is_not_rps_mode():
+    # schbench divides -R by the message threads: -R 1 -m 2 is 0 each, the plain mode. Its two
+    # workers do a request every 1174 µs or so (above) for a second: hundreds, where one
+    # request a second would give at most 2.
+    r = simulate(Schbench(message_threads=2, threads=1, runtime=1, rps=1, **ONE_MS_OF_WORK), "smp:2")
+    assert rows(r, "request")["loops"] > 800
+
+
 def test_two_workers_contend_for_the_one_cpu_s_lock():
     # Two workers on one CPU. Without locking (-L) they share the CPU and its time goes to the
     # work alone: the workers run 1,024,000 ns per request done, plus at most the two requests

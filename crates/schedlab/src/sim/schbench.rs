@@ -647,11 +647,11 @@ impl Engine {
         let now = tv(self.now);
         let sb = self.sb();
         let shape = sb.shape.clone();
-        let start = *sb.main.start.get_or_insert(now);
-        if start == now && sb.main.last_rps_calc == 0 {
+        if sb.main.start.is_none() {
             let m = &mut sb.main;
-            (m.last_calc, m.last_rps_calc, m.zero_time) = (now, now, now);
+            (m.start, m.last_calc, m.last_rps_calc, m.zero_time) = (Some(now), now, now, now);
         }
+        let start = sb.main.start.unwrap_or(now);
         let runtime_delta = now - start;
         let done = runtime_delta >= shape.runtime * USEC_PER_SEC;
         if shape.rps == 0

@@ -602,7 +602,8 @@ impl Schbench {
                 });
                 joins.extend([Op::Schbench(SchOp::PostWorker(w)), Op::Reap]);
             }
-            let run = match self.rps {
+            // (`requests_per_sec /= message_threads`: 0 is not RPS mode)
+            let run = match self.rps / m {
                 0 => vec![Op::Schbench(SchOp::Message(i))],
                 _ => vec![Op::Schbench(SchOp::Rps(i)), Op::Schbench(SchOp::Nap(i))],
             };
