@@ -91,7 +91,7 @@ def test_two_workers_contend_for_the_one_cpu_s_lock():
         return ran - rows(r, "request")["loops"] * 1_024_000
 
     assert 0 <= beyond_work(share) <= 2 * 1_024_000
-    assert beyond_work(spin) > 100_000_000
+    assert beyond_work(spin) > 2 * 1_024_000  # more than sharing can account for
     a, b = rows(spin, "request"), rows(share, "request")
     assert a["loops"] < b["loops"]
     # sharing: a request is its sleep and its work (1174 µs), or waits for the other's work

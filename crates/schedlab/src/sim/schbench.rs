@@ -168,12 +168,20 @@ pub struct Report {
     pub delay_worker_us: u64,
 }
 
-/// A futex word as schbench uses one (`FUTEX_RUNNING`: posted) and the thread in
-/// `FUTEX_WAIT` on it.
+/// A futex word as schbench uses one (`FUTEX_RUNNING`: posted), the thread in `FUTEX_WAIT`
+/// on it, and whether its owner is inside `fwait` (it resumes there when woken).
 #[derive(Debug, Clone, Default)]
 struct Futex {
     running: bool,
     waiter: Option<u32>,
+    in_wait: bool,
+}
+
+/// Whose futex: a message thread's or a worker's, by index.
+#[derive(Debug, Clone, Copy)]
+enum Who {
+    Msg(usize),
+    Worker(usize),
 }
 
 impl Futex {
@@ -201,8 +209,6 @@ impl Futex {
 struct Msg {
     futex: Futex,
     tid: Option<u32>,
-    /// In `fwait`: it resumes there when woken.
-    waiting: bool,
     /// Its `gettimeofday` (µs) before the futex calls whose time it is spending.
     stamp: Option<u64>,
     /// The workers on its list (`xlist_add` order; `xlist_splice` hands them back newest
@@ -216,11 +222,10 @@ struct Msg {
     nap: Ns,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 struct Worker {
     futex: Futex,
     tid: Option<u32>,
-    waiting: bool,
     /// `gettimeofday`s (µs): when it was woken (or began to wait), when its request began.
     wake_time: u64,
     work_start: u64,
@@ -269,31 +274,23 @@ fn tv(now: Ns) -> u64 {
 
 impl Schbench {
     pub fn new(shape: &SchbenchShape, nr_cpus: usize) -> Schbench {
-        let worker = Worker {
-            futex: Futex::default(),
-            tid: None,
-            waiting: false,
-            wake_time: 0,
-            work_start: 0,
-            pending: 0,
-            queued: 0,
-            batch: 0,
-            spin_cpu: None,
-            held: None,
-            wakeup: Plat::default(),
-            request: Plat::default(),
-            loops: 0,
-        };
         let n = (shape.message_threads * shape.workers) as usize;
         Schbench {
-            shape: shape.clone(),
+            shape: *shape,
             stopping: false,
             msgs: vec![Msg::default(); shape.message_threads as usize],
-            workers: vec![worker; n],
+            workers: vec![Worker::default(); n],
             locks: vec![false; nr_cpus],
             rps: Plat::default(),
             main: Main::default(),
             reports: Vec::new(),
+        }
+    }
+
+    fn futex(&mut self, who: Who) -> &mut Futex {
+        match who {
+            Who::Msg(m) => &mut self.msgs[m].futex,
+            Who::Worker(w) => &mut self.workers[w].futex,
         }
     }
 
@@ -345,24 +342,8 @@ impl Engine {
         let now_us = tv(self.now);
         match op {
             SchOp::Tick => self.sch_tick(s, id),
-            SchOp::PostMessage(m) => {
-                let calls = !self.sb().msgs[m as usize].futex.running as u64;
-                if self.futex_calls(s, id, calls) {
-                    return self.again(id);
-                }
-                let to = self.sb().msgs[m as usize].futex.post();
-                self.futex_wake(s, id, to);
-                Step::Busy
-            }
-            SchOp::PostWorker(w) => {
-                let calls = !self.sb().workers[w as usize].futex.running as u64;
-                if self.futex_calls(s, id, calls) {
-                    return self.again(id);
-                }
-                let to = self.sb().workers[w as usize].futex.post();
-                self.futex_wake(s, id, to);
-                Step::Busy
-            }
+            SchOp::PostMessage(m) => self.sch_post(s, id, Who::Msg(m as usize)),
+            SchOp::PostWorker(w) => self.sch_post(s, id, Who::Worker(w as usize)),
             SchOp::End => {
                 let sb = self.sb();
                 let runtime = sb.shape.runtime;
@@ -416,17 +397,38 @@ impl Engine {
         n > 0 && self.entering(s, id, &[(SchedOp::Futex, n)]).is_none()
     }
 
-    /// `FUTEX_WAKE` of the thread `fpost` names, from the running thread `id`'s CPU.
-    fn futex_wake(&mut self, s: &mut Sched, id: u32, to: Option<u32>) {
-        if let Some(t) = to {
+    /// `fpost` of `who`'s futex by the running thread `id`: its waiter woken (`FUTEX_WAKE`)
+    /// from `id`'s CPU. The call's time is its caller's to charge.
+    fn fpost(&mut self, s: &mut Sched, id: u32, who: Who) {
+        if let Some(t) = self.sb().futex(who).post() {
             self.wake_one(s, id, t);
         }
     }
 
-    /// `FUTEX_WAIT` by the running thread `id`, which takes the same step again when woken.
-    fn futex_wait(&mut self, s: &mut Sched, id: u32) -> Step {
+    /// A step that is one `fpost`, its `FUTEX_WAKE` charged when it makes one.
+    fn sch_post(&mut self, s: &mut Sched, id: u32, who: Who) -> Step {
+        let calls = !self.sb().futex(who).running as u64;
+        if self.futex_calls(s, id, calls) {
+            return self.again(id);
+        }
+        self.fpost(s, id, who);
+        Step::Busy
+    }
+
+    /// `fwait` by the running thread `id` on its own futex `who`: None once it is through
+    /// (RUNNING → BLOCKED), else the step it takes: `FUTEX_WAIT` (the same step again when
+    /// woken), or back from it, the call's time (charged on its return).
+    fn fwait(&mut self, s: &mut Sched, id: u32, who: Who) -> Option<Step> {
+        if self.sb().futex(who).in_wait && self.futex_calls(s, id, 1) {
+            return Some(self.again(id));
+        }
+        let f = self.sb().futex(who);
+        f.in_wait = !f.try_wait(id);
+        if !f.in_wait {
+            return None;
+        }
         self.rewind(id);
-        self.block(s, id, "a schbench futex".into())
+        Some(self.block(s, id, "a schbench futex".into()))
     }
 
     /// `xlist_wake_all` by message thread `m` (`id`): every worker on its list, newest
@@ -434,10 +436,8 @@ impl Engine {
     fn wake_list(&mut self, s: &mut Sched, id: u32, m: usize, now_us: u64) {
         let mut list = std::mem::take(&mut self.sb().msgs[m].list);
         for &w in list.iter().rev() {
-            let wk = &mut self.sb().workers[w as usize];
-            wk.wake_time = now_us;
-            let to = wk.futex.post();
-            self.futex_wake(s, id, to);
+            self.sb().workers[w as usize].wake_time = now_us;
+            self.fpost(s, id, Who::Worker(w as usize));
         }
         list.clear();
         let sb = self.sb();
@@ -450,17 +450,8 @@ impl Engine {
         let now_us = tv(self.now);
         let msg = &mut self.sb().msgs[m];
         msg.tid = Some(id);
-        if msg.waiting {
-            // its FUTEX_WAIT's return
-            if self.futex_calls(s, id, 1) {
-                return self.again(id);
-            }
-            let msg = &mut self.sb().msgs[m];
-            if !msg.futex.try_wait(id) {
-                return self.futex_wait(s, id);
-            }
-            msg.waiting = false;
-            return Step::Busy;
+        if msg.futex.in_wait {
+            return self.fwait(s, id, Who::Msg(m)).unwrap_or(Step::Busy);
         }
         // the time taken, then a FUTEX_WAKE for each listed worker that waits
         let stamp = *msg.stamp.get_or_insert(now_us);
@@ -480,12 +471,7 @@ impl Engine {
             self.break_loop(id);
             return Step::Busy;
         }
-        let msg = &mut self.sb().msgs[m];
-        if msg.futex.try_wait(id) {
-            return Step::Busy;
-        }
-        msg.waiting = true;
-        self.futex_wait(s, id)
+        self.fwait(s, id, Who::Msg(m)).unwrap_or(Step::Busy)
     }
 
     /// `run_rps_thread`'s loop, one request at a time: at a second's start take the time,
@@ -498,8 +484,7 @@ impl Engine {
         let first = m as u64 * workers;
         if sb.stopping {
             for w in first..first + workers {
-                let to = self.sb().workers[w as usize].futex.post();
-                self.futex_wake(s, id, to);
+                self.fpost(s, id, Who::Worker(w as usize));
             }
             self.break_loop(id);
             return Step::Busy;
@@ -539,8 +524,7 @@ impl Engine {
         wk.pending += 1;
         wk.queued += 1;
         wk.wake_time = stamp;
-        let to = wk.futex.post();
-        self.futex_wake(s, id, to);
+        self.fpost(s, id, Who::Worker(w));
         self.rewind(id);
         Step::Busy
     }
@@ -555,17 +539,10 @@ impl Engine {
         let m = sb.msg_of(w);
         let wk = &mut sb.workers[w as usize];
         wk.tid = Some(id);
-        if wk.waiting {
-            // its FUTEX_WAIT's return, before it takes the time
-            if self.futex_calls(s, id, 1) {
-                return self.again(id);
-            }
-            let wk = &mut self.sb().workers[w as usize];
-            if !wk.futex.try_wait(id) {
-                return self.futex_wait(s, id);
-            }
-            wk.waiting = false;
-            return self.woken(id, w, rps);
+        let me = Who::Worker(w as usize);
+        if wk.futex.in_wait {
+            // back from it, the call's return before it takes the time
+            return (self.fwait(s, id, me)).unwrap_or_else(|| self.woken(id, w, rps));
         }
         if sb.stopping {
             self.break_loop(id);
@@ -592,12 +569,11 @@ impl Engine {
         } else {
             sb.msgs[m].list.push(w);
         }
-        let to = sb.msgs[m].futex.post();
-        self.futex_wake(s, id, to);
-        let sb = self.sb();
-        if !sb.stopping && !sb.workers[w as usize].futex.try_wait(id) {
-            sb.workers[w as usize].waiting = true;
-            return self.futex_wait(s, id);
+        self.fpost(s, id, Who::Msg(m));
+        if !self.sb().stopping {
+            if let Some(step) = self.fwait(s, id, me) {
+                return step;
+            }
         }
         self.woken(id, w, rps)
     }
@@ -646,7 +622,7 @@ impl Engine {
     fn sch_tick(&mut self, s: &mut Sched, id: u32) -> Step {
         let now = tv(self.now);
         let sb = self.sb();
-        let shape = sb.shape.clone();
+        let shape = sb.shape;
         if sb.main.start.is_none() {
             let m = &mut sb.main;
             (m.start, m.last_calc, m.last_rps_calc, m.zero_time) = (Some(now), now, now, now);

@@ -135,7 +135,7 @@ pub enum SchOp {
 }
 
 /// A schbench run's shape (the state its threads share is `sim/schbench.rs`'s).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SchbenchShape {
     pub message_threads: u32,
     /// Worker threads per message thread.
