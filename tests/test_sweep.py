@@ -153,6 +153,17 @@ def test_ctrl_c_keeps_finished_points_and_resumes(tmp_path):
     pd.testing.assert_frame_equal(again, kept)
 
 
+def test_stopping_the_local_executor_early_ends_its_running_items():
+    """A consumer that stops after the first result (bisect on a failed run, Ctrl-C) ends the
+    workers at once: the two 600 s sleeps still running are killed, not waited for, and the
+    stop does not hang as multiprocessing.Pool's terminate() can."""
+    results = sweeps.execute(time.sleep, [0, 600, 600], jobs=2)
+    assert next(results) == (0, None)
+    started = time.monotonic()
+    results.close()
+    assert time.monotonic() - started < 300
+
+
 @pytest.fixture(scope="module")
 def dask_client():
     """A real Dask cluster: a scheduler and two worker processes over TCP on loopback."""

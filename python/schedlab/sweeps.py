@@ -247,8 +247,7 @@ def _ignore_sigint() -> None:
 def _check_main_guard() -> None:
     """InputError when a script calls a sweep from its top level outside `if __name__ ==
     "__main__":`. Worker processes import the script again (multiprocessing's forkserver and
-    spawn do), and an unguarded call would start the sweep again in each of them: workers
-    dying as they start, and the pool starting new ones, for ever."""
+    spawn do), and an unguarded call would start the sweep again in each of them."""
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
     if getattr(getattr(main, "__spec__", None), "name", "").endswith(".__main__"):
@@ -286,28 +285,30 @@ def _local(fn, items: list, jobs: int):
         return
     _check_main_guard()
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
     # Workers fork from a server that has schedlab and pandas loaded: none imports them again.
+    # Not multiprocessing.Pool: its terminate() can hang for ever when called mid-map
+    # (CPython issues 73945, 78178), as a failed bisect run or Ctrl-C calls it.
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["schedlab.sweeps", "schedlab.analysis", "schedlab.reproduce"])
-    pool = context.Pool(jobs, initializer=_ignore_sigint)
+    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_ignore_sigint)
     try:
-        yield from pool.imap_unordered(_Indexed(fn), enumerate(items))
-        pool.close()
-    finally:
-        pool.terminate()
-        pool.join()
+        futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+    except BaseException:  # a consumer that stops early, a failure, Ctrl-C
+        _terminate(pool)
+        raise
+    pool.shutdown()
 
 
-@dataclass(frozen=True)
-class _Indexed:
-    """fn of an (index, item) pair, keeping the index: what a pool's unordered map needs."""
-
-    fn: object
-
-    def __call__(self, pair):
-        i, item = pair
-        return i, self.fn(item)
+def _terminate(pool) -> None:
+    """Cancel the items not started and end the workers at once, running items and all:
+    Python 3.14's ProcessPoolExecutor.terminate_workers, by hand for 3.11."""
+    for process in list((pool._processes or {}).values()):
+        process.terminate()
+    pool.shutdown(cancel_futures=True)
 
 
 def connect(address: str, timeout: float = DASK_TIMEOUT_S):
