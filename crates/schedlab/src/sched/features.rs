@@ -7,6 +7,7 @@ use crate::history;
 use crate::kernel::{History, Kernel};
 use crate::sched::clock_pelt::Invariance;
 use crate::sched::deadline::grub::Grub;
+use crate::sched::fair::protect_slice::ProtectSlice;
 use crate::sched::fair::wakeup::PrevIdleBias;
 use crate::sched::util_est::UtilEstForm;
 
@@ -163,6 +164,8 @@ pub struct Features {
     pub wake_cluster: bool,
     /// What `WAKEUP_BIAS_PREV_IDLE` calls almost idle.
     pub prev_idle_bias: PrevIdleBias,
+    /// How long EEVDF protects the running entity's slice (`sched/fair/protect_slice.rs`).
+    pub protect_slice: ProtectSlice,
     /// The cost model: the scheduler's work takes the CPU's time (`sim/overhead.rs`).
     pub overhead: bool,
     /// `sysctl_sched_energy_aware`: EAS where the platform allows it.
@@ -248,7 +251,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 32] = [
+pub const SWITCHES: [Switch; 33] = [
     choice!("fair.policy", "eevdf | cfs", history!["cfs"; V6_6 => "eevdf", "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -337,6 +340,13 @@ pub const SWITCHES: [Switch; 32] = [
         wakeup_granularity_ns,
         1..
     ),
+    choice!("fair.protect_slice",
+        "deadline (6.6-6.16: the request picked) | min_slice (6.17+: vprot, bounded by the shortest queued slice) | ineligible (7.x: bounded, under PREEMPT_SHORT, by the point curr turns ineligible)",
+        history!["deadline";
+            V6_18 => "min_slice", "sched/fair: Limit run to parity to the min slice of enqueued entities (6.17)";
+            V7_3 => "ineligible", "7.x fair.c: set_protect_slice's ineligible_vruntime, wakeup_preempt_fair's PREEMPT_WAKEUP_SHORT (read in Debian's 7.3.4)"],
+        protect_slice,
+        "deadline" => ProtectSlice::Deadline, "min_slice" => ProtectSlice::MinSlice, "ineligible" => ProtectSlice::Ineligible),
     on_off!(
         "rt.throttling",
         "on (≤6.11: the root rt_rq's bandwidth) | off (6.12+: the fair server instead)",
@@ -518,6 +528,7 @@ impl Features {
             tg_load_avg_ratelimit: false,
             wake_cluster: false,
             prev_idle_bias: PrevIdleBias::LoadAvgMax,
+            protect_slice: ProtectSlice::Deadline,
             overhead: false,
             energy_aware: false,
             cache: false,

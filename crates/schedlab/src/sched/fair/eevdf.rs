@@ -2,6 +2,9 @@
 //! kept across sleep, slice protection (RUN_TO_PARITY), PREEMPT_SHORT and delayed dequeue.
 
 use super::load_avg::{self, DO_ATTACH, DO_DETACH, UPDATE_TG};
+use super::protect_slice::{
+    cancel_protect_slice, protect_slice, update_protect_slice, ProtectSlice,
+};
 use super::{vdiff, CfsRq, Fair, SchedEntity, SeId};
 use crate::sched::features::Feat;
 use crate::sched::flags::*;
@@ -30,7 +33,7 @@ pub(super) fn avg_vruntime_sub(f: &mut Fair, id: SeId) {
 }
 
 /// The running entity if it is still queued.
-fn curr_on_rq(f: &Fair) -> Option<SeId> {
+pub(super) fn curr_on_rq(f: &Fair) -> Option<SeId> {
     f.cfs.curr.filter(|&c| f.ses[c as usize].on_rq)
 }
 
@@ -123,23 +126,6 @@ fn entity_before(a: &SchedEntity, b: &SchedEntity) -> bool {
     vdiff(a.deadline, b.deadline) < 0
 }
 
-/// `set_protect_slice`: mark the pick's deadline in vlag.
-pub(super) fn set_protect_slice(se: &mut SchedEntity) {
-    se.vlag = se.deadline as i64;
-}
-
-/// `protect_slice`: the deadline has not moved since the pick.
-fn protect_slice(se: &SchedEntity) -> bool {
-    se.vlag == se.deadline as i64
-}
-
-/// `cancel_protect_slice`.
-fn cancel_protect_slice(se: &mut SchedEntity) {
-    if protect_slice(se) {
-        se.vlag = se.deadline as i64 + 1;
-    }
-}
-
 /// `entity_lag`: V − v_i clamped to the entity's slice-sized limit.
 fn entity_lag(f: &Fair, avruntime: u64, id: SeId) -> i64 {
     let se = &f.ses[id as usize];
@@ -156,6 +142,7 @@ pub(super) fn reweight_eevdf(f: &mut Fair, id: SeId, avruntime: u64, weight: u64
         let vlag = entity_lag(f, avruntime, id).wrapping_mul(old) / new;
         f.ses[id as usize].vruntime = avruntime.wrapping_sub(vlag as u64);
     }
+    super::protect_slice::rescale_vprot(f, id, avruntime, old, new);
     let se = &mut f.ses[id as usize];
     let vslice = (se.deadline.wrapping_sub(avruntime) as i64).wrapping_mul(old) / new;
     se.deadline = avruntime.wrapping_add(vslice as u64);
@@ -184,13 +171,18 @@ fn update_deadline(f: &mut Fair, id: SeId) -> bool {
     true
 }
 
-/// The tail of `update_curr` under EEVDF: deadline, then `did_preempt_short`.
+/// The tail of `update_curr` under EEVDF: deadline, then `did_preempt_short` (6.17+: the
+/// protection passed).
 pub(super) fn after_update_curr(f: &mut Fair, id: SeId) -> bool {
     let resched = update_deadline(f, id);
     if f.cfs.nr_running == 1 {
         return false;
     }
-    if resched || did_preempt_short(f, id) {
+    let ended = match f.feat.protect_slice {
+        ProtectSlice::Deadline => did_preempt_short(f, id),
+        _ => !protect_slice(f, id),
+    };
+    if resched || ended {
         f.clear_buddies(id);
         return true;
     }
@@ -199,9 +191,7 @@ pub(super) fn after_update_curr(f: &mut Fair, id: SeId) -> bool {
 
 /// `did_preempt_short`.
 fn did_preempt_short(f: &Fair, curr: SeId) -> bool {
-    f.feat.has(Feat::PreemptShort)
-        && !protect_slice(&f.ses[curr as usize])
-        && !entity_eligible(f, curr)
+    f.feat.has(Feat::PreemptShort) && !protect_slice(f, curr) && !entity_eligible(f, curr)
 }
 
 /// `do_preempt_short(cfs_rq, pse, se)`.
@@ -213,9 +203,9 @@ fn do_preempt_short(f: &Fair, pse: SeId, se: SeId) -> bool {
     entity_before(p, s) || !entity_eligible(f, se)
 }
 
-/// `pick_eevdf`: the eligible entity with the earliest virtual deadline, curr protected by
-/// RUN_TO_PARITY while its slice lasts.
-fn pick_eevdf(f: &Fair) -> Option<SeId> {
+/// `pick_eevdf`: the eligible entity with the earliest virtual deadline, curr kept while
+/// its slice is protected (`protect`: 6.17+'s `__pick_eevdf` argument).
+fn pick_eevdf(f: &Fair, protect: bool) -> Option<SeId> {
     let mut curr = f.cfs.curr;
     if f.cfs.nr_running == 1 {
         return curr_on_rq(f).or_else(|| f.cfs.timeline.first());
@@ -226,7 +216,9 @@ fn pick_eevdf(f: &Fair) -> Option<SeId> {
         }
     }
     if let Some(c) = curr {
-        if f.feat.has(Feat::RunToParity) && protect_slice(&f.ses[c as usize]) {
+        let parity =
+            f.feat.protect_slice != ProtectSlice::Deadline || f.feat.has(Feat::RunToParity);
+        if protect && parity && protect_slice(f, c) {
             return Some(c);
         }
     }
@@ -239,14 +231,15 @@ fn pick_eevdf(f: &Fair) -> Option<SeId> {
     }
 }
 
-/// `pick_next_entity` (PICK_BUDDY): the next buddy if eligible, else EEVDF's pick.
-pub(super) fn pick_next_entity(f: &mut Fair) -> Option<SeId> {
+/// `pick_next_entity` (PICK_BUDDY): the next buddy if eligible, else EEVDF's pick; neither
+/// when the slice protection is ignored (7.x).
+pub(super) fn pick_next_entity(f: &Fair, protect: bool) -> Option<SeId> {
     if let Some(n) = f.cfs.next {
-        if f.feat.has(Feat::PickBuddy) && entity_eligible(f, n) {
+        if protect && f.feat.has(Feat::PickBuddy) && entity_eligible(f, n) {
             return Some(n);
         }
     }
-    pick_eevdf(f)
+    pick_eevdf(f, protect)
 }
 
 /// `place_entity`: keep the lag the entity had, start a new request.
@@ -371,24 +364,70 @@ pub(super) fn requeue_delayed_entity(f: &mut Fair, id: SeId) {
 
 /// `check_preempt_wakeup_fair` where `curr`'s and `p`'s sides meet (the next buddy is the
 /// class's): an idle entity yields to a non-idle one; else a normal `p` preempts when it is
-/// now EEVDF's pick, and a shorter eligible slice cancels curr's protection first.
+/// now EEVDF's pick, a shorter slice ignoring curr's protection as each form has it.
 pub(super) fn check_preempt_wakeup(f: &mut Fair, curr: SeId, p: SeId, normal: bool) -> bool {
     if !f.feat.has(Feat::WakeupPreemption) {
         return false;
     }
     let (cse_idle, pse_idle) = (f.ses[curr as usize].idle, f.ses[p as usize].idle);
     if cse_idle && !pse_idle {
-        cancel_protect_slice(&mut f.ses[curr as usize]);
+        cancel_protect_slice(f, curr);
         return true;
     }
     if cse_idle != pse_idle || !normal {
         return false;
     }
     f.update_curr();
-    if do_preempt_short(f, p, curr) {
-        cancel_protect_slice(&mut f.ses[curr as usize]);
+    match f.feat.protect_slice {
+        ProtectSlice::Deadline => {
+            if do_preempt_short(f, p, curr) {
+                cancel_protect_slice(f, curr);
+            }
+            pick_eevdf(f, true) == Some(p)
+        }
+        ProtectSlice::MinSlice => preempt_min_slice(f, curr, p),
+        ProtectSlice::Ineligible => preempt_ineligible(f, curr, p),
     }
-    pick_eevdf(f) == Some(p)
+}
+
+/// 6.17's tail of `check_preempt_wakeup_fair`: a shorter slice picks without curr's
+/// protection and, not picked, bounds it.
+fn preempt_min_slice(f: &mut Fair, curr: SeId, p: SeId) -> bool {
+    let short = is_shorter(f, p, curr);
+    if pick_eevdf(f, !short) == Some(p) {
+        if short {
+            cancel_protect_slice(f, curr);
+        }
+        return true;
+    }
+    if short && f.feat.has(Feat::RunToParity) {
+        update_protect_slice(f, curr);
+    }
+    false
+}
+
+/// 7.x's `wakeup_preempt_fair` (PREEMPT_WAKEUP_PICK and _SHORT): a shorter slice that is
+/// eligible preempts and becomes the next buddy unless a shorter one is; a wakeup that does
+/// not preempt bounds curr's protection.
+fn preempt_ineligible(f: &mut Fair, curr: SeId, p: SeId) -> bool {
+    let short = is_shorter(f, p, curr);
+    if pick_next_entity(f, !short) == Some(p) || (short && entity_eligible(f, p)) {
+        cancel_protect_slice(f, curr);
+        let slice = f.ses[p as usize].slice;
+        if short && f.cfs.next.is_none_or(|n| f.ses[n as usize].slice >= slice) {
+            f.cfs.next = Some(p); // set_short_buddy
+        }
+        return true;
+    }
+    if f.feat.has(Feat::RunToParity) {
+        update_protect_slice(f, curr);
+    }
+    false
+}
+
+/// PREEMPT_SHORT's test: `p` asks a shorter slice than `curr`.
+fn is_shorter(f: &Fair, p: SeId, curr: SeId) -> bool {
+    f.feat.has(Feat::PreemptShort) && f.ses[p as usize].slice < f.ses[curr as usize].slice
 }
 
 /// `yield_task_fair`: an eligible task gives up the rest of its request.

@@ -18,6 +18,7 @@ pub mod group;
 pub mod h_load;
 pub mod load_avg;
 mod overutilized;
+pub mod protect_slice;
 mod reweight;
 pub mod sched_class;
 pub mod timeline;
@@ -71,7 +72,8 @@ pub struct SchedEntity {
     pub vruntime: u64,
     pub deadline: u64,
     pub slice: u64,
-    /// EEVDF virtual lag; also the slice-protection mark while running (`set_protect_slice`).
+    /// EEVDF virtual lag; while running, the slice protection's mark instead (6.12's HACK in
+    /// vlag, which is read only at dequeue; 6.17+'s `se->vprot`): `protect_slice.rs`.
     pub vlag: i64,
     pub custom_slice: bool,
     pub rel_deadline: bool,
@@ -191,6 +193,8 @@ pub struct CfsRq {
     /// `tasks_timeline`: the queued entities other than curr, in key order (EEVDF: virtual
     /// deadline, CFS: vruntime; equal keys in queueing order).
     pub timeline: Timeline,
+    /// How many of the timeline's entities have a custom slice (`cfs_rq_min_slice`).
+    pub nr_custom_slice: u32,
     pub next: Option<SeId>,
     pub last: Option<SeId>,
     pub skip: Option<SeId>,
@@ -355,12 +359,14 @@ impl Fair<'_, '_> {
         }
         let key = self.key();
         self.cfs.timeline.insert(self.ses, key, id);
+        self.cfs.nr_custom_slice += self.ses[id as usize].custom_slice as u32;
     }
 
     /// `__dequeue_entity`: out of the timeline.
     fn dequeue_tree(&mut self, id: SeId) {
         if self.cfs.timeline.contains(self.ses, id) {
             self.cfs.timeline.remove(self.ses, id);
+            self.cfs.nr_custom_slice -= self.ses[id as usize].custom_slice as u32;
             if self.is_eevdf() {
                 eevdf::avg_vruntime_sub(self, id);
             }
@@ -510,7 +516,7 @@ impl Fair<'_, '_> {
             return None;
         }
         if self.is_eevdf() {
-            eevdf::pick_next_entity(self)
+            eevdf::pick_next_entity(self, true)
         } else {
             cfs::pick_next_entity(self)
         }
@@ -522,11 +528,11 @@ impl Fair<'_, '_> {
         if self.ses[id as usize].on_rq {
             self.dequeue_tree(id);
             load_avg::update_load_avg(self, id, load_avg::UPDATE_TG);
-            if self.is_eevdf() {
-                eevdf::set_protect_slice(self.se(id));
-            }
         }
         self.cfs.curr = Some(id);
+        if self.is_eevdf() && self.ses[id as usize].on_rq {
+            protect_slice::set_protect_slice(self, id);
+        }
         let now = self.clock.clock_task;
         let se = self.se(id);
         se.exec_start = now;

@@ -1,7 +1,8 @@
 //! What tells the newer presets apart, each against the preset before it (docs/kernels.md).
 
-use super::{build_for, run};
+use super::{build_for, build_with, preset, run, Features};
 use crate::kernel::Kernel;
+use crate::sched::fair::protect_slice::ProtectSlice;
 
 /// Two nice-0 hogs on one CPU for 1 ms. Each starts with half a base slice to its deadline
 /// (PLACE_DEADLINE_INITIAL: 0.35 ms on one CPU). Under 7.3 the hrtick ends the first one's
@@ -49,3 +50,65 @@ fn ni_random_runs_about_half_the_first_newly_idle_passes() {
     let ran = some as f64 / asked as f64;
     assert!((ran - 513.0 / 1024.0).abs() < 0.1, "{some} of {asked}");
 }
+
+/// A hog asking a 20 ms slice (`l`, rt-app's dl-runtime as a custom slice) and a hog of the
+/// base slice (`s`, 0.7 ms on one CPU) on one CPU for 10 ms at HZ=250. Both start at v0 with
+/// half their slice to their deadline (PLACE_DEADLINE_INITIAL): `s` at v0 + 0.35 ms, `l` at
+/// v0 + 10 ms, so `s` runs first, from 1 ns, and to the 4 ms tick (its request served at
+/// 0.35 ms, seen there). Then `l` (at v0; `s` at v0 + 4 ms, deadline v0 + 4.7 ms):
+/// - 6.12 protects `l` until its deadline, v0 + 10 ms: it runs to the 16 ms tick;
+/// - 6.18 protects it for the shortest queued slice, to v0 + 0.7 ms. At the 8 ms tick that
+///   has passed and `update_curr` reschedules, but `s` is 1 ns past V (the nanosecond of
+///   its switch) and `l` is picked again, unprotected; at the 12 ms tick `s` (v0 + 4 ms
+///   against `l`'s v0 + 8) runs.
+///
+/// At 14 ms, `l` has run 10 ms under 6.12 and 8 ms under 6.18.
+#[test]
+fn run_to_parity_stops_at_the_shortest_queued_slice_from_6_18() {
+    let runs = |k| long_and_short(preset(k), 14_000_000);
+    assert_near(runs(Kernel::V6_12), (10_000_000, 4_000_000));
+    assert_near(runs(Kernel::V6_18), (8_000_000, 6_000_000));
+}
+
+/// The same pair under 7.3, whose HRTICK ends each pick's slice at its deadline: `s` runs
+/// from 1 ns to 0.35 ms; then `s` is ineligible (V = v0 + 0.175 ms) and `l` runs.
+/// - Protected until its deadline (`fair.protect_slice=deadline`), `l` runs to the end.
+/// - 7.3 protects `l` while it is eligible against `s` alone, up to v_s + 1 = v0 + 0.35 ms:
+///   at the 4 ms tick it has passed; `s` (v0 + 0.35, deadline v0 + 1.05; V = v0 + 2 ms)
+///   runs, its hrtick at 4.7 ms serves its request and picks it again (deadline v0 + 1.75),
+///   to the 8 ms tick, where it is at v0 + 4.35 ms and `l` (v0 + 3.65) is the eligible one.
+///   `l` runs 0.35 to 4 ms and 8 to 10 ms: 5.65 ms.
+#[test]
+fn under_7_3_a_longer_slice_is_protected_while_it_is_eligible() {
+    let runs = |form| {
+        let mut f = preset(Kernel::V7_3);
+        f.protect_slice = form;
+        long_and_short(f, 10_000_000)
+    };
+    assert_near(runs(ProtectSlice::Deadline), (9_650_000, 350_000));
+    assert_near(runs(ProtectSlice::Ineligible), (5_650_000, 4_350_000));
+}
+
+/// Run times within the few nanoseconds each switch takes (the reschedule after a tick or
+/// an hrtick, 1 ns each).
+fn assert_near(got: (u64, u64), want: (u64, u64)) {
+    let near = |a: u64, b: u64| a.abs_diff(b) <= 3;
+    assert!(
+        near(got.0, want.0) && near(got.1, want.1),
+        "{got:?} against {want:?}"
+    );
+}
+
+/// `l`'s and `s`'s run times after `duration` ns with these switches (rt-app's dl-runtime
+/// asked as a custom slice).
+fn long_and_short(mut f: Features, duration: u64) -> (u64, u64) {
+    f.rtapp_custom_slice = true;
+    let mut s = build_with(LONG_AND_SHORT, "smp:1", f, duration);
+    s.run(|_, _| true).unwrap();
+    let run = |id| s.sched().task(id).stats.run_ns;
+    (run(0), run(1))
+}
+
+const LONG_AND_SHORT: &str = r#"{"global": {"duration": 1}, "tasks": {
+    "l": {"loop": -1, "run": 100000, "dl-runtime": 20000},
+    "s": {"loop": -1, "run": 100000}}}"#;

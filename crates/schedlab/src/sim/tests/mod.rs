@@ -29,12 +29,17 @@ fn build(json: &str, platform: &str, kernel: Kernel) -> Sim {
 
 /// `build` for `duration` ns rather than the workload's.
 fn build_for(json: &str, platform: &str, kernel: Kernel, duration: Ns) -> Sim {
+    build_with(json, platform, preset(kernel), duration)
+}
+
+/// `build_for` with these switches.
+fn build_with(json: &str, platform: &str, feat: Features, duration: Ns) -> Sim {
     let wl = parse(json, "test.json", Dialect::Workgen).unwrap();
     let opts = RunOptions {
         duration: Some(duration),
         ..RunOptions::default()
     };
-    Sim::new(&wl, load_builtin(platform).unwrap(), preset(kernel), &opts).unwrap()
+    Sim::new(&wl, load_builtin(platform).unwrap(), feat, &opts).unwrap()
 }
 
 fn run(json: &str, platform: &str, kernel: Kernel) -> Sim {
