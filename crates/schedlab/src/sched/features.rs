@@ -96,6 +96,9 @@ sched_feats! {
     /// A fair slice ends on an hrtimer at its deadline, not at the next tick.
     Hrtick = "HRTICK": history![false;
         V7_3 => true, "7.x features.h: HRTICK on under CONFIG_HRTIMER_REARM_DEFERRED (Debian 7.3.4 boots with it)"];
+    /// A deadline task's budget ends on an hrtimer at its remaining runtime, not at the next tick.
+    HrtickDl = "HRTICK_DL": history![false;
+        V7_3 => true, "7.x features.h: HRTICK_DL on under CONFIG_HRTIMER_REARM_DEFERRED (Debian 7.3.4 boots with it)"];
     SisUtil = "SIS_UTIL": history![true];
     WaIdle = "WA_IDLE": history![true];
     WaWeight = "WA_WEIGHT": history![true];

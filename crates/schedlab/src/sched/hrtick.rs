@@ -1,8 +1,9 @@
-//! HRTICK (kernel/sched/core.c `hrtick_start`, fair.c `hrtick_start_fair`; on by default in
-//! 7.x): an hrtimer ends the running fair task's slice at its virtual deadline, where
-//! without it the slice ends at the first tick past the deadline. Simplified: the timer
-//! fires on its expiry (no interrupt entry latency), and one that expires while an RT or
-//! deadline task runs does nothing (the kernel calls that class's `task_tick`).
+//! HRTICK and HRTICK_DL (kernel/sched/core.c `hrtick_start`, fair.c `hrtick_start_fair`,
+//! deadline.c `start_hrtick_dl`; on by default in 7.x): an hrtimer ends the running fair
+//! task's slice at its virtual deadline, and a deadline task's budget at its remaining
+//! runtime, where without them each ends at the first tick past. Simplified: the timer fires
+//! on its expiry (no interrupt entry latency), and one that expires while an RT task runs
+//! does nothing (the kernel calls `task_tick_rt`).
 
 use super::class::{Class, Env};
 use super::hooks::{Hooks, SchedTimer};
@@ -36,9 +37,10 @@ pub fn cancel(rq: &mut Rq) {
 }
 
 impl Sched {
-    /// `hrtick`: the running fair task's `task_tick(queued = 1)`, then a resched (its slice
-    /// is over). False when the timer was stale: cancelled, or armed again for another
-    /// instant (an expiry is the arming it belongs to).
+    /// `hrtick`: the running task's `task_tick(queued = 1)`: a fair task's slice is over
+    /// (entity_tick at each level, then a resched); a deadline task's budget is charged.
+    /// False when the timer was stale: cancelled, or armed again for another instant (an
+    /// expiry is the arming it belongs to).
     pub(super) fn hrtick<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> bool {
         let rq = &mut self.rqs[cpu];
         if rq.hrtick != Some(h.now()) {
@@ -46,18 +48,25 @@ impl Sched {
         }
         rq.hrtick = None;
         self.ops.add(cpu, Op::HrtimerIrq, 1);
-        let Some(curr) = rq
-            .curr
-            .filter(|&c| self.tasks[c as usize].class == Class::Fair)
-        else {
+        let Some((curr, class)) = rq.curr.map(|c| (c, self.tasks[c as usize].class)) else {
             return true;
         };
         self.update_rq_clock(cpu, h.now());
-        // task_tick_fair with queued set: entity_tick at each level, the slice over.
-        self.on_rq(cpu, h, |rq, env| {
-            super::fair::sched_class::entity_ticks(rq, env, curr)
-        });
-        self.resched_curr(cpu, h);
+        let resched = match class {
+            Class::Fair => {
+                self.on_rq(cpu, h, |rq, env| {
+                    super::fair::sched_class::entity_ticks(rq, env, curr)
+                });
+                true
+            }
+            Class::Deadline => self.on_rq(cpu, h, |rq, env| {
+                super::deadline::sched_class::hrtick_tick_dl(rq, env, curr)
+            }),
+            _ => false,
+        };
+        if resched {
+            self.resched_curr(cpu, h);
+        }
         true
     }
 }

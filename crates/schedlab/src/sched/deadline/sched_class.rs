@@ -3,7 +3,9 @@
 use super::{cpudl, Dl};
 use crate::sched::class::{Dequeued, Env, Placement, SchedClass, Wake};
 use crate::sched::fair::sched_class::FAIR;
+use crate::sched::features::Feat;
 use crate::sched::flags::*;
+use crate::sched::hrtick;
 use crate::sched::rq::{Rq, RqAvg};
 use crate::sched::Sched;
 
@@ -38,6 +40,26 @@ pub fn dl_of(env: &Env, p: u32) -> u32 {
 #[inline]
 pub fn fair_server(env: &Env) -> u32 {
     env.hooks.cpu as u32
+}
+
+/// `start_hrtick_dl` (HRTICK_DL, 7.x): the hrtick at entity `se`'s remaining runtime (an
+/// overrun one at `hrtick_start`'s floor), so its budget ends there, not at the tick past it.
+fn start_hrtick_dl(rq: &mut Rq, env: &mut Env, se: u32) {
+    if env.feat.has(Feat::HrtickDl) {
+        let runtime = env.dl[se as usize].runtime.max(0) as u64;
+        hrtick::start(rq, env, runtime);
+    }
+}
+
+/// `task_tick_dl` with `queued` set (the hrtick's): the budget charged, and the hrtick armed
+/// again for what is left while the task is still the leftmost. True asks for a resched.
+pub fn hrtick_tick_dl(rq: &mut Rq, env: &mut Env, p: u32) -> bool {
+    let resched = DEADLINE.task_tick(rq, env, p);
+    let se = dl_of(env, p);
+    if env.dl[se as usize].runtime > 0 && rq.dl.first() == Some(se) {
+        start_hrtick_dl(rq, env, se);
+    }
+    resched
 }
 
 /// `update_curr_dl`; the time run also counts against the root rt_rq's budget, which
@@ -112,11 +134,13 @@ impl SchedClass for DeadlineClass {
         env.update_rq_avg(rq, RqAvg::Dl, true);
     }
 
-    /// `set_next_task_dl`: avg_dl catches up on the time no deadline task ran.
+    /// `set_next_task_dl`: avg_dl catches up on the time no deadline task ran; under
+    /// HRTICK_DL the hrtick is armed for the task's remaining runtime.
     fn set_next_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
         let se = dl_of(env, p);
         env.dl[se as usize].exec_start = rq.clock.clock_task;
         env.update_rq_avg(rq, RqAvg::Dl, false);
+        start_hrtick_dl(rq, env, se);
     }
 
     /// `task_tick_dl`: without HRTICK_DL (off by default) the budget is checked here, so a
