@@ -3,7 +3,7 @@
 
 use super::load_avg::{self, DO_ATTACH, DO_DETACH, UPDATE_TG};
 use super::protect_slice::{
-    cancel_protect_slice, protect_slice, update_protect_slice, ProtectSlice,
+    cancel_protect_slice, protect_slice, rescale_vprot, update_protect_slice, ProtectSlice,
 };
 use super::{vdiff, CfsRq, Fair, SchedEntity, SeId};
 use crate::sched::features::Feat;
@@ -142,7 +142,7 @@ pub(super) fn reweight_eevdf(f: &mut Fair, id: SeId, avruntime: u64, weight: u64
         let vlag = entity_lag(f, avruntime, id).wrapping_mul(old) / new;
         f.ses[id as usize].vruntime = avruntime.wrapping_sub(vlag as u64);
     }
-    super::protect_slice::rescale_vprot(f, id, avruntime, old, new);
+    rescale_vprot(f, id, avruntime, old, new);
     let se = &mut f.ses[id as usize];
     let vslice = (se.deadline.wrapping_sub(avruntime) as i64).wrapping_mul(old) / new;
     se.deadline = avruntime.wrapping_add(vslice as u64);

@@ -46,6 +46,16 @@ pub type SeId = u32;
 fn vdiff(a: u64, b: u64) -> i64 {
     a.wrapping_sub(b) as i64
 }
+
+/// `min_vruntime`: the earlier of two vruntimes in that order.
+#[inline(always)]
+fn min_vruntime(a: u64, b: u64) -> u64 {
+    if vdiff(b, a) < 0 {
+        b
+    } else {
+        a
+    }
+}
 /// A cfs_rq's id in `Sched::cfs_rqs`.
 pub type CfsRqId = u32;
 /// The `task` of a group entity.

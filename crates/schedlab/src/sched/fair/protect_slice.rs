@@ -20,7 +20,7 @@
 //! slice is the base slice.
 
 use super::eevdf::{avg_vruntime, curr_on_rq};
-use super::{vdiff, Fair, SeId};
+use super::{min_vruntime, vdiff, Fair, SeId};
 use crate::sched::features::Feat;
 use crate::sched::weight::calc_delta_fair;
 
@@ -135,25 +135,13 @@ fn cfs_rq_min_slice(f: &Fair) -> u64 {
 /// mean of the others' (rounded toward −∞), plus one.
 fn ineligible_vruntime(f: &Fair) -> u64 {
     let weight = f.cfs.avg_load as i64;
-    let mut delta = 0;
-    if weight != 0 {
-        let mut runtime = f.cfs.avg_vruntime;
-        if runtime < 0 {
-            runtime -= weight - 1;
-        }
-        delta = runtime / weight;
-    }
+    let delta = if weight == 0 {
+        0
+    } else {
+        f.cfs.avg_vruntime.div_euclid(weight)
+    };
     f.cfs
         .zero_vruntime
         .wrapping_add(delta as u64)
         .wrapping_add(1)
-}
-
-/// `min_vruntime`: the earlier of two vruntimes.
-fn min_vruntime(a: u64, b: u64) -> u64 {
-    if vdiff(b, a) < 0 {
-        b
-    } else {
-        a
-    }
 }

@@ -51,27 +51,28 @@ fn ni_random_runs_about_half_the_first_newly_idle_passes() {
     assert!((ran - 513.0 / 1024.0).abs() < 0.1, "{some} of {asked}");
 }
 
-/// A hog asking a 20 ms slice (`l`, rt-app's dl-runtime as a custom slice) and a hog of the
-/// base slice (`s`, 0.7 ms on one CPU) on one CPU for 10 ms at HZ=250. Both start at v0 with
-/// half their slice to their deadline (PLACE_DEADLINE_INITIAL): `s` at v0 + 0.35 ms, `l` at
-/// v0 + 10 ms, so `s` runs first, from 1 ns, and to the 4 ms tick (its request served at
-/// 0.35 ms, seen there). Then `l` (at v0; `s` at v0 + 4 ms, deadline v0 + 4.7 ms):
-/// - 6.12 protects `l` until its deadline, v0 + 10 ms: it runs to the 16 ms tick;
-/// - 6.18 protects it for the shortest queued slice, to v0 + 0.7 ms. At the 8 ms tick that
-///   has passed and `update_curr` reschedules, but `s` is 1 ns past V (the nanosecond of
-///   its switch) and `l` is picked again, unprotected; at the 12 ms tick `s` (v0 + 4 ms
-///   against `l`'s v0 + 8) runs.
-///
-/// At 14 ms, `l` has run 10 ms under 6.12 and 8 ms under 6.18.
+/// A nice-2 hog asking a 20 ms slice (`l`, rt-app's dl-runtime as a custom slice; weight
+/// 655, so a ms of its run is 1024/655 = 1.563 ms of vruntime) and a nice-0 hog of the base
+/// slice (`s`, 0.7 ms on one CPU) on one CPU for 14 ms at HZ=250. Both start at v0 with half
+/// their slice to their deadline (PLACE_DEADLINE_INITIAL): `s` at v0 + 0.35 ms, `l` at
+/// v0 + 15.63 ms (10 ms of its run), so `s` runs first, from 1 ns, to the 4 ms tick (its
+/// request served at 0.35 ms, seen there). Then `l` (v0, eligible; `s` at v0 + 4 ms past
+/// V = v0 + 2.44 ms):
+/// - 6.12 protects `l` until its deadline, 10 ms of its run: it runs to the 16 ms tick, so
+///   `l` 10 ms and `s` 4 ms;
+/// - 6.18 protects it for the shortest queued slice, 0.7 ms of its run. At the 8 ms tick that
+///   has passed and `update_curr` reschedules: `l` at v0 + 6.25 ms, `s` at v0 + 4 ms, V =
+///   v0 + 4.88 ms, so `s` (eligible, deadline v0 + 4.7 ms) runs to the 12 ms tick, where it
+///   is at v0 + 8 ms past V = v0 + 7.32 ms and `l` runs again: `l` 6 ms, `s` 8 ms.
 #[test]
 fn run_to_parity_stops_at_the_shortest_queued_slice_from_6_18() {
-    let runs = |k| long_and_short(preset(k), 14_000_000);
+    let runs = |k| long_and_short(preset(k), 2, 14_000_000);
     assert_near(runs(Kernel::V6_12), [10_000_000, 4_000_000]);
-    assert_near(runs(Kernel::V6_18), [8_000_000, 6_000_000]);
+    assert_near(runs(Kernel::V6_18), [6_000_000, 8_000_000]);
 }
 
-/// The same pair under 7.3, whose HRTICK ends each pick's slice at its deadline: `s` runs
-/// from 1 ns to 0.35 ms; then `s` is ineligible (V = v0 + 0.175 ms) and `l` runs.
+/// The same pair, both nice 0, under 7.3, whose HRTICK ends each pick's slice at its
+/// deadline: `l` starts at v0 + 10 ms; `s` runs from 1 ns to 0.35 ms; then `s` is ineligible (V = v0 + 0.175 ms) and `l` runs.
 /// - Protected until its deadline (`fair.protect_slice=deadline`), `l` runs to the end.
 /// - 7.3 protects `l` while it is eligible against `s` alone, up to v_s + 1 = v0 + 0.35 ms:
 ///   at the 4 ms tick it has passed; `s` (v0 + 0.35, deadline v0 + 1.05; V = v0 + 2 ms)
@@ -83,7 +84,7 @@ fn under_7_3_a_longer_slice_is_protected_while_it_is_eligible() {
     let runs = |form| {
         let mut f = preset(Kernel::V7_3);
         f.protect_slice = form;
-        long_and_short(f, 10_000_000)
+        long_and_short(f, 0, 10_000_000)
     };
     assert_near(runs(ProtectSlice::Deadline), [9_650_000, 350_000]);
     assert_near(runs(ProtectSlice::Ineligible), [5_650_000, 4_350_000]);
@@ -113,16 +114,17 @@ fn assert_near<const N: usize>(got: [u64; N], want: [u64; N]) {
     assert!(near, "{got:?} against {want:?}");
 }
 
-/// `l`'s and `s`'s run times after `duration` ns with these switches (rt-app's dl-runtime
-/// asked as a custom slice).
-fn long_and_short(mut f: Features, duration: u64) -> [u64; 2] {
+/// `l`'s (at nice `nice_l`) and `s`'s run times after `duration` ns with these switches
+/// (rt-app's dl-runtime asked as a custom slice).
+fn long_and_short(mut f: Features, nice_l: i32, duration: u64) -> [u64; 2] {
     f.rtapp_custom_slice = true;
-    let mut s = build_with(LONG_AND_SHORT, "smp:1", f, duration);
+    let json = LONG_AND_SHORT.replace("NICE_L", &nice_l.to_string());
+    let mut s = build_with(&json, "smp:1", f, duration);
     s.run(|_, _| true).unwrap();
     let run = |id| s.sched().task(id).stats.run_ns;
     [run(0), run(1)]
 }
 
 const LONG_AND_SHORT: &str = r#"{"global": {"duration": 1}, "tasks": {
-    "l": {"loop": -1, "run": 100000, "dl-runtime": 20000},
+    "l": {"loop": -1, "run": 100000, "dl-runtime": 20000, "priority": NICE_L},
     "s": {"loop": -1, "run": 100000}}}"#;

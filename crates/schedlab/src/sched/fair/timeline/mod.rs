@@ -11,7 +11,7 @@
 
 mod treap;
 
-use super::{vdiff, SchedEntity, SeId};
+use super::{min_vruntime, vdiff, SchedEntity, SeId};
 use treap::Treap;
 
 /// `se.run_node` of an entity in no timeline (and an empty link in the treap).
@@ -45,16 +45,6 @@ impl Key {
 #[inline(always)]
 fn lt(a: u64, b: u64) -> bool {
     vdiff(a, b) < 0
-}
-
-/// The lesser of two vruntimes in that order.
-#[inline(always)]
-fn min(a: u64, b: u64) -> u64 {
-    if lt(b, a) {
-        b
-    } else {
-        a
-    }
 }
 
 /// A queued entity as the timeline sees it.

@@ -5,7 +5,7 @@
 //! the entity's index, so the shape is deterministic. Only the shape differs from the
 //! kernel's: the order, the leftmost entity and every search are the same.
 
-use super::{lt, min, Entry, NIL};
+use super::{lt, min_vruntime, Entry, NIL};
 use crate::sched::fair::SeId;
 
 /// The treap priority of entity `id` (murmur3's 32-bit finalizer: a bijection, so no ties).
@@ -83,7 +83,7 @@ impl Treap {
         [left, right]
             .into_iter()
             .filter(|&c| c != NIL)
-            .fold(e.vruntime, |m, c| min(m, self.n(c).min_vruntime))
+            .fold(e.vruntime, |m, c| min_vruntime(m, self.n(c).min_vruntime))
     }
 
     /// `min_vruntime_update`: the subtree's least vruntime kept at `n`.
