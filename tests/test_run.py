@@ -158,11 +158,11 @@ def test_energy_model_costs_as_em_compute_costs():
     assert schedlab.energy_model("smp:2").empty  # no power figures, no table
 
 
-def _cpu0_freqs(tmp_path, task, after_s):
+def _cpu0_freqs(tmp_path, task, after_s, sets=()):
     """The frequencies schedutil sets on hikey's CPU 0 after `after_s` seconds, the task
     started at once (without rt-app's main thread, whose own util would ask its frequency)."""
     wl = write(tmp_path, json.dumps({"global": {"duration": 2}, "tasks": {"t": {"cpus": [0], "loop": -1, **task}}}))
-    r = schedlab.run(wl, "hikey", sets=["cpufreq.governor=schedutil", "rtapp.start_barrier=off"])
+    r = schedlab.run(wl, "hikey", sets=["cpufreq.governor=schedutil", "rtapp.start_barrier=off", *sets])
     f = r.events[(r.events.event == "cpu_frequency") & (r.events.cpu == 0)]
     return set(f[f.index > r.events.index.min() + after_s].value), r
 
@@ -173,14 +173,21 @@ def test_uclamp_min_raises_and_uclamp_max_caps_schedutil(tmp_path):
     small = {"run": 5000, "sleep": 95000}
     assert max(_cpu0_freqs(tmp_path, small, 0.01)[0]) < 1_200_000
     assert 1_200_000 in _cpu0_freqs(tmp_path, {**small, "util_min": 1024}, 0.01)[0]
-    # Always running with util_max 300: boot at 1.2 GHz; the enqueue's update comes before
-    # uclamp_rq_inc, so the new task's util 512 asks 640 → 750 MHz → 960 MHz, the frequency
-    # the trace starts with (boot's changes at its instant are one state); from the first
-    # tick min(1.25·util, 300) = 300 → 1.2 GHz·300/1024 = 351.6 MHz → 432 MHz, never held
-    # higher (uclamp_rq_is_capped).
-    _, r = _cpu0_freqs(tmp_path, {"run": 100000, "sleep": 0, "util_max": 300}, 0)
+
+
+@pytest.mark.parametrize("rq_inc, freqs", [("after_enqueue", [960_000, 432_000]),
+                                           ("before_enqueue", [432_000])])
+def test_where_the_enqueue_counts_uclamp_decides_its_first_frequency(tmp_path, rq_inc, freqs):
+    """Always running with util_max 300, booted at 1.2 GHz. Its enqueue's frequency update
+    asks for its util, 512 for a new task, with the margin: 640 → 750 MHz → 960 MHz, unless
+    the clamp is counted first (6.16+), when it asks min(640, 300) = 300 → 1.2 GHz·300/1024 =
+    351.6 MHz → 432 MHz. From the first tick on it is 432 MHz either way, never held higher
+    (uclamp_rq_is_capped). The trace starts with the enqueue's frequency (boot's changes at its
+    instant are one state)."""
+    task = {"run": 100000, "sleep": 0, "util_max": 300}
+    _, r = _cpu0_freqs(tmp_path, task, 0, [f"uclamp.rq_inc={rq_inc}"])
     f = r.events[(r.events.event == "cpu_frequency") & (r.events.cpu == 0)]
-    assert f.value.tolist() == [960_000, 432_000] and r.policies.residency[0]["432000"] > 1.99e9
+    assert f.value.tolist() == freqs and r.policies.residency[0]["432000"] > 1.99e9
     assert not r.warnings
 
 

@@ -20,11 +20,12 @@ use super::hrtick;
 use super::idle;
 use super::ops::Op;
 use super::pelt::cap_scale;
+use super::preempt::Preempt;
 use super::rq::{Rq, RqAvg};
 use super::rt::SchedRtEntity;
 use super::task::{SchedStats, SchedTask, TaskState};
 use super::uapi::{Policy, SchedAttr};
-use super::uclamp::{task_uclamp, UCLAMP_MAX, UCLAMP_MIN};
+use super::uclamp::{task_uclamp, RqInc, UCLAMP_MAX, UCLAMP_MIN};
 use super::weight::LoadWeight;
 use super::Sched;
 use crate::cpufreq::Hook;
@@ -113,16 +114,6 @@ impl Sched {
     fn util_change<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
         if std::mem::take(&mut self.cfs_rqs[cpu].util_changed) {
             h.cpufreq_update_util(self, cpu, Hook::UtilChange);
-        }
-    }
-
-    /// `resched_curr`: a CPU inside `__schedule` is only flagged (its pick is to come).
-    #[inline]
-    pub(super) fn resched_curr<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
-        if self.rqs[cpu].in_schedule {
-            self.rqs[cpu].need_resched = true;
-        } else {
-            h.resched_curr(self, cpu);
         }
     }
 
@@ -341,27 +332,36 @@ impl Sched {
             cpu: here,
             parent,
         };
-        self.ttwu_do_activate(id, cpu, (ENQUEUE_INITIAL, WF_FORK), h, |s, h| {
+        self.ttwu_do_activate(id, (cpu, here), (ENQUEUE_INITIAL, WF_FORK), h, |s, h| {
             h.trace(&s.tasks, tp)
         });
         true
     }
 
-    /// `ttwu_do_activate`: enqueue `id` on `cpu` with `flags` (enqueue, wake), fire the
-    /// wakeup's tracepoints (`trace`, when tracing), check preemption, then `task_woken`.
+    /// `ttwu_do_activate` by CPU `by`: enqueue `id` on `cpu` with `flags` (enqueue, wake),
+    /// fire the wakeup's tracepoints (`trace`, when tracing), check preemption, then
+    /// `task_woken`.
     fn ttwu_do_activate<H: Hooks>(
         &mut self,
         id: u32,
-        cpu: usize,
+        (cpu, by): (usize, usize),
         (enqueue_flags, wake_flags): (u32, u32),
         h: &mut H,
         trace: impl FnOnce(&Sched, &mut H),
     ) {
+        self.this_cpu = Some(by);
+        let hrtick = self.rqs[cpu].hrtick;
         self.activate(id, cpu, enqueue_flags, h);
         if h.tracing() {
             trace(self, h);
         }
         self.wakeup_preempt(cpu, id, wake_flags, h);
+        self.this_cpu = None;
+        // The CPU's own wakeup returns to user space; another's arming its hrtick
+        // interrupts it (`hrtick_start`'s IPI), after the waker let its runqueue go.
+        if by == cpu || self.rqs[cpu].hrtick != hrtick {
+            self.irq_exit(cpu, h);
+        }
         self.task_woken(cpu, id, h);
         // How long the CPU stayed idle after a newly idle balance.
         let rq = &mut self.rqs[cpu];
@@ -392,9 +392,31 @@ impl Sched {
         (cpu, how)
     }
 
-    /// `uclamp_rq_inc` for `id` entering `cpu`'s runqueue.
-    pub(super) fn uclamp_inc(&mut self, id: u32, cpu: usize) {
-        if self.uclamp_used && !self.ses[self.tasks[id as usize].se as usize].sched_delayed {
+    /// `enqueue_task` of `id` on `cpu` by the class's `enqueue` (its wakeup requeues it if
+    /// delayed): `uclamp_rq_inc` before it (6.16+) or after it, which a delayed task is not
+    /// counted in.
+    pub(super) fn enqueue_task<H: Hooks>(
+        &mut self,
+        (id, cpu): (u32, usize),
+        wakeup: bool,
+        h: &mut H,
+        enqueue: impl FnOnce(&mut Rq, &mut Env),
+    ) {
+        let first = self.feat.uclamp_rq_inc == RqInc::BeforeEnqueue;
+        if first {
+            self.uclamp_inc(id, cpu, wakeup);
+        }
+        self.on_rq(cpu, h, enqueue);
+        if !first {
+            self.uclamp_inc(id, cpu, false);
+        }
+    }
+
+    /// `uclamp_rq_inc` for `id` entering `cpu`'s runqueue: not a delayed task, unless its
+    /// wakeup is requeueing it (ENQUEUE_DELAYED).
+    fn uclamp_inc(&mut self, id: u32, cpu: usize, delayed_ok: bool) {
+        let delayed = self.ses[self.tasks[id as usize].se as usize].sched_delayed;
+        if self.uclamp_used && (!delayed || delayed_ok) {
             self.rqs[cpu]
                 .uclamp
                 .inc(&mut self.tasks[id as usize].uclamp);
@@ -573,9 +595,10 @@ impl Sched {
     fn activate<H: Hooks>(&mut self, id: u32, cpu: usize, flags: u32, h: &mut H) {
         self.tasks[id as usize].sched_info.enqueue(h.now());
         let class = self.class(id);
-        self.on_rq(cpu, h, |rq, env| class.enqueue_task(rq, env, id, flags));
-        // enqueue_task: uclamp_rq_inc after the class (a delayed task is not RUNNABLE).
-        self.uclamp_inc(id, cpu);
+        let wakeup = flags & ENQUEUE_WAKEUP != 0;
+        self.enqueue_task((id, cpu), wakeup, h, |rq, env| {
+            class.enqueue_task(rq, env, id, flags)
+        });
         self.set_state(id, TaskState::Runnable, h.now());
         if flags & ENQUEUE_WAKEUP != 0 {
             h.cpufreq_update_util(self, cpu, Hook::Wakeup);
@@ -664,7 +687,7 @@ impl Sched {
                 "ttwu_runnable",
             );
             let flags = (ENQUEUE_WAKEUP, WF_TTWU);
-            self.ttwu_do_activate(id, prev, flags, h, |s, h| {
+            self.ttwu_do_activate(id, (prev, waker_cpu), flags, h, |s, h| {
                 let waking = Tracepoint::Waking {
                     task: id,
                     cpu: waker_cpu,
@@ -729,7 +752,7 @@ impl Sched {
         self.update_rq_clock(cpu, h.now());
         // Queued on its wake list, the target enqueues it (in its IPI); else the waker.
         let by = if queued { cpu } else { waker_cpu };
-        self.ttwu_do_activate(id, cpu, (flags, WF_TTWU), h, |s, h| {
+        self.ttwu_do_activate(id, (cpu, by), (flags, WF_TTWU), h, |s, h| {
             s.trace_wakeup(id, cpu, by, h)
         });
         self.ttwu_stat(waker_cpu, cpu, queued);
@@ -824,14 +847,14 @@ impl Sched {
         self.set_task_cpu(id, (from, to), by, h);
         self.update_rq_clock(to, h.now());
         self.tasks[id as usize].sched_info.enqueue(h.now());
-        self.on_rq(to, h, |rq, env| {
+        self.enqueue_task((id, to), false, h, |rq, env| {
             class.enqueue_task(rq, env, id, ENQUEUE_MIGRATING | ENQUEUE_MIGRATED)
         });
-        self.uclamp_inc(id, to);
     }
 
     /// `wakeup_preempt`: the idle task always yields; a task of the same class asks the
-    /// class; a task of a higher class is preempted by any of a lower one's.
+    /// class (the fair class lazily, `resched_curr_lazy`); a task of a higher class is
+    /// preempted by any of a lower one's.
     pub(crate) fn wakeup_preempt<H: Hooks>(
         &mut self,
         cpu: usize,
@@ -855,12 +878,17 @@ impl Sched {
             resched as i64,
             "",
         );
-        if resched || self.rqs[cpu].need_resched {
+        let rq = &mut self.rqs[cpu];
+        if resched && p == Class::Fair && rq.curr.is_some() {
+            rq.resched_lazy(self.feat.preempt == Preempt::Lazy);
+        } else if resched {
+            rq.resched();
+        }
+        if rq.need_resched {
             // A queue event with a schedule to come: no back-to-back clock update (the idle
             // task counts as queued: init_idle sets its on_rq).
-            let rq = &mut self.rqs[cpu];
             rq.clock_skip |= rq.curr.is_none_or(|c| self.tasks[c as usize].queued());
-            self.resched_curr(cpu, h);
+            self.resched_asked(cpu, h);
         }
     }
 
@@ -1124,6 +1152,6 @@ fn switch_tasks(
             }
         }
     }
-    rq.need_resched = false;
+    (rq.need_resched, rq.lazy) = (false, false);
     next.map(|(_, n)| n)
 }

@@ -9,6 +9,8 @@ use crate::sched::clock_pelt::Invariance;
 use crate::sched::deadline::grub::Grub;
 use crate::sched::fair::protect_slice::ProtectSlice;
 use crate::sched::fair::wakeup::PrevIdleBias;
+use crate::sched::preempt::Preempt;
+use crate::sched::uclamp::RqInc;
 use crate::sched::util_est::UtilEstForm;
 
 /// The fair class's pick policy.
@@ -169,6 +171,10 @@ pub struct Features {
     pub prev_idle_bias: PrevIdleBias,
     /// How long EEVDF protects the running entity's slice (`sched/fair/protect_slice.rs`).
     pub protect_slice: ProtectSlice,
+    /// The preemption model (`sched/preempt.rs`).
+    pub preempt: Preempt,
+    /// Where `enqueue_task` counts a task's clamps (`sched/uclamp.rs`).
+    pub uclamp_rq_inc: RqInc,
     /// The cost model: the scheduler's work takes the CPU's time (`sim/overhead.rs`).
     pub overhead: bool,
     /// `sysctl_sched_energy_aware`: EAS where the platform allows it.
@@ -254,7 +260,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 33] = [
+pub const SWITCHES: [Switch; 35] = [
     choice!("fair.policy", "eevdf | cfs", history!["cfs"; V6_6 => "eevdf", "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -350,6 +356,18 @@ pub const SWITCHES: [Switch; 33] = [
             V7_3 => "ineligible", "7.x fair.c: set_protect_slice's ineligible_vruntime, wakeup_preempt_fair's PREEMPT_WAKEUP_SHORT (read in Debian's 7.3.4)"],
         protect_slice,
         "deadline" => ProtectSlice::Deadline, "min_slice" => ProtectSlice::MinSlice, "ineligible" => ProtectSlice::Ineligible),
+    choice!("sched.preempt",
+        "full (a reschedule tells another CPU at once: none, voluntary and full alike for tasks in user space) | lazy (6.13+: the fair class's reschedule of another CPU waits for its next interrupt or system call)",
+        history!["full";
+            V7_3 => "lazy", "7c70cb94d29c sched: Add Lazy preemption model (6.13); 7.x Kconfig.preempt: PREEMPT_LAZY the default, NONE and VOLUNTARY gone where the architecture has it (Debian 7.3.4 boots full (lazy))"],
+        preempt,
+        "full" => Preempt::Full, "lazy" => Preempt::Lazy),
+    choice!("uclamp.rq_inc",
+        "after_enqueue (≤6.15: a task's clamps counted after its class's enqueue, whose frequency update misses them) | before_enqueue (6.16+: counted first, so that update sees them)",
+        history!["after_enqueue";
+            V6_18 => "before_enqueue", "90ca9410dab2 sched/uclamp: Align uclamp and util_est and call before freq update (6.16)"],
+        uclamp_rq_inc,
+        "after_enqueue" => RqInc::AfterEnqueue, "before_enqueue" => RqInc::BeforeEnqueue),
     on_off!(
         "rt.throttling",
         "on (≤6.11: the root rt_rq's bandwidth) | off (6.12+: the fair server instead)",
@@ -532,6 +550,8 @@ impl Features {
             wake_cluster: false,
             prev_idle_bias: PrevIdleBias::LoadAvgMax,
             protect_slice: ProtectSlice::Deadline,
+            preempt: Preempt::Full,
+            uclamp_rq_inc: RqInc::AfterEnqueue,
             overhead: false,
             energy_aware: false,
             cache: false,

@@ -23,6 +23,7 @@ pub mod latency;
 pub mod ops;
 pub mod pelt;
 pub mod prandom;
+pub mod preempt;
 pub mod rq;
 pub mod rt;
 pub mod rtmutex;
@@ -117,6 +118,9 @@ pub struct Sched {
     nr_dead: u32,
     /// Per CPU, `distribute_cpu_mask_prev`: the CPU `cpumask_any_and_distribute` gave last.
     distribute_prev: Vec<usize>,
+    /// `smp_processor_id()` where a reschedule may be remote: the CPU doing a wakeup (None
+    /// elsewhere: the CPU worked on; `preempt.rs`).
+    pub(in crate::sched) this_cpu: Option<usize>,
     /// What the kernel's operations cost here (the cost model's table): a newly idle
     /// balance's duration, which the kernel measures with `sched_clock`, is the price of
     /// the work it did, whether or not the model charges it.
@@ -197,6 +201,7 @@ impl Sched {
             nr_blocked: 0,
             nr_dead: 0,
             distribute_prev: vec![0; plat.nr_cpus()],
+            this_cpu: None,
             costs,
             nohz_next_balance: 0,
             nohz_has_blocked: false,
@@ -358,7 +363,7 @@ impl Sched {
     /// interrupt that woke it).
     #[inline]
     pub fn set_need_resched(&mut self, cpu: usize) {
-        self.rqs[cpu].need_resched = true;
+        self.rqs[cpu].resched();
     }
 
     /// Task `p`'s scheduler half, read-only.

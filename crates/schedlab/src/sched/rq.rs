@@ -30,6 +30,9 @@ pub struct Rq {
     pub dl_server: bool,
     /// TIF_NEED_RESCHED: a class asked for a resched outside a return value (`resched_curr`).
     pub need_resched: bool,
+    /// TIF_NEED_RESCHED_LAZY alone, not yet acted on (`sched/preempt.rs`): the fair class
+    /// asked under the lazy model, and a remote CPU is not told.
+    pub lazy: bool,
     /// RQCF_REQ_SKIP (`rq_clock_skip_update`): a wakeup left curr queued and to be rescheduled,
     /// so the next `__schedule` keeps the clock where it was (the time until the switch is
     /// charged to the next task, at its first `update_curr`).
@@ -98,6 +101,7 @@ impl Rq {
             rt,
             dl_server: false,
             need_resched: false,
+            lazy: false,
             clock_skip: false,
             in_schedule: false,
             curr: None,
@@ -124,6 +128,19 @@ impl Rq {
     /// `rq->nr_running` less the fair class's share (its root cfs_rq's `h_nr_queued`,
     /// `Sched::nr_running`): the RT tasks, and the deadline entities, the fair server
     /// while queued included (6.12's `inc_dl_tasks` counts it).
+    /// `set_tsk_need_resched` (TIF_NEED_RESCHED): a reschedule the CPU is to act on at once.
+    pub fn resched(&mut self) {
+        (self.need_resched, self.lazy) = (true, false);
+    }
+
+    /// The fair class's reschedule (`resched_curr_lazy`): TIF_NEED_RESCHED_LAZY under the
+    /// lazy model, unless a reschedule is asked already.
+    pub fn resched_lazy(&mut self, lazy: bool) {
+        if !self.need_resched {
+            (self.need_resched, self.lazy) = (true, lazy);
+        }
+    }
+
     pub fn nr_running_rt_dl(&self) -> u32 {
         self.dl.nr_running() + self.rt.nr_running
     }

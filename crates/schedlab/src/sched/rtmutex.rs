@@ -211,13 +211,12 @@ impl Sched {
             return;
         }
         let new = self.tasks[id as usize].class;
-        self.on_rq(cpu, h, |rq, env| {
+        self.enqueue_task((id, cpu), false, h, |rq, env| {
             new.enqueue_task(rq, env, id, flags);
             if running {
                 new.set_next_task(rq, env, id);
             }
         });
-        self.uclamp_inc(id, cpu);
         if old != new && old.switched_from(self, cpu, h) || running {
             self.resched_curr(cpu, h); // a lowered task may have to yield the CPU
         } else {

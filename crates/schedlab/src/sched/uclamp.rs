@@ -11,6 +11,16 @@ const UCLAMP_BUCKETS: usize = 5;
 const UCLAMP_BUCKET_DELTA: u32 =
     (SCHED_CAPACITY_SCALE as u32 + UCLAMP_BUCKETS as u32 / 2) / UCLAMP_BUCKETS as u32;
 
+/// Where `enqueue_task` counts a task's clamps (`--set uclamp.rq_inc`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RqInc {
+    /// ≤ 6.15: after the class's enqueue, whose frequency update misses the task's clamps.
+    AfterEnqueue,
+    /// 6.16+ (90ca9410dab2): before it, so that update sees them; a delayed task counts only
+    /// when its wakeup requeues it (ENQUEUE_DELAYED).
+    BeforeEnqueue,
+}
+
 pub const UCLAMP_MIN: usize = 0;
 pub const UCLAMP_MAX: usize = 1;
 

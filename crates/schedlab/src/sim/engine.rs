@@ -337,9 +337,9 @@ impl Engine {
                 (ns < (u64::MAX / 4) as u128).then(|| now + ns as u64)
             }
         };
-        // A reschedule request, or an idle state to enter again, 1 ns after the CPU's last
-        // scheduling event.
-        let at = if s.need_resched(cpu) || c.awake {
+        // A reschedule request the CPU was told of, or an idle state to enter again, 1 ns
+        // after the CPU's last scheduling event.
+        let at = if s.resched_due(cpu) || c.awake {
             let due = (c.changed_at + 1).max(now);
             Some(at.map_or(due, |t| t.min(due)))
         } else {
@@ -666,7 +666,7 @@ impl Engine {
     /// queued (k ns on the idealized machine), so two CPUs whose interrupts come close
     /// together wake their sleepers in turn, as the kernel's CPUs do at once: a second
     /// sleeper's placement sees the other CPU's first one, not one CPU's whole batch placed
-    /// before the other's.
+    /// before the other's. Its return acts on a lazy reschedule (`Sched::irq_exit`).
     pub(super) fn hrtimer_interrupt(
         &mut self,
         s: &mut Sched,
@@ -702,6 +702,7 @@ impl Engine {
         }
         fired.clear();
         self.fired = fired;
+        s.irq_exit(cpu, self);
     }
 
     /// An interrupt's sleepers `rest` (with their wake generations) wake one after the

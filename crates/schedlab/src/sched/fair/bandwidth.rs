@@ -342,12 +342,12 @@ fn unthrottle_cfs_rq(rq: &mut Rq, env: &mut Env, q: CfsRqId) {
     }
     if root_queued == 0 && env.cfs().h_nr_queued != 0 {
         let server = fair_server(env) as usize;
-        if env.dl[server].dl_runtime != 0 {
-            rq.need_resched |= Dl::on(rq, env).server_start();
+        if env.dl[server].dl_runtime != 0 && Dl::on(rq, env).server_start() {
+            rq.resched();
         }
     }
     if rq.curr.is_none() && env.cfs().nr_running != 0 {
-        rq.need_resched = true;
+        rq.resched();
     }
 }
 

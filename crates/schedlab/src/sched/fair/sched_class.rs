@@ -13,6 +13,7 @@ use crate::sched::features::{FairPolicy, Feat};
 use crate::sched::flags::*;
 use crate::sched::hrtick;
 use crate::sched::idle;
+use crate::sched::preempt::Preempt;
 use crate::sched::rq::Rq;
 use crate::sched::weight::{LoadWeight, NICE_0_LOAD};
 use crate::sched::Sched;
@@ -97,10 +98,15 @@ pub(super) fn fair<R>(
     let mut f = Fair::on(rq, env, &mut cfs);
     let r = op(&mut f);
     let (resched, delta) = (f.resched, f.server_delta);
-    rq.need_resched |= resched;
+    if resched {
+        rq.resched_lazy(env.feat.preempt == Preempt::Lazy);
+    }
     *env.spare_cfs = Some(std::mem::replace(&mut env.cfs_rqs[q as usize], cfs));
-    if delta != 0 && env.dl[fair_server(env) as usize].server_active {
-        rq.need_resched |= Dl::on(rq, env).server_update(delta);
+    if delta != 0
+        && env.dl[fair_server(env) as usize].server_active
+        && Dl::on(rq, env).server_update(delta)
+    {
+        rq.resched();
     }
     r
 }
@@ -390,7 +396,7 @@ fn hrtick_start_fair(rq: &mut Rq, env: &mut Env, p: u32) {
     let se = &env.ses[se_of(env, p) as usize];
     let vdelta = se.deadline.wrapping_sub(se.vruntime) as i64;
     if vdelta < 0 {
-        rq.need_resched = true;
+        rq.resched();
         return;
     }
     let delta = (se.load.weight as u128 * vdelta as u128 / NICE_0_LOAD as u128) as u64;
@@ -439,7 +445,9 @@ impl SchedClass for FairClass {
             if rq.nr_running_rt_dl() == 0 {
                 idle::put_prev_task_idle(rq, env);
             }
-            rq.need_resched |= Dl::on(rq, env).server_start();
+            if Dl::on(rq, env).server_start() {
+                rq.resched();
+            }
         }
         // Not for a new task: its first util_avg is a guess.
         if flags & ENQUEUE_INITIAL == 0 {

@@ -3,6 +3,7 @@
 use super::{build_for, build_with, preset, run, Features};
 use crate::kernel::Kernel;
 use crate::sched::fair::protect_slice::ProtectSlice;
+use crate::sched::preempt::Preempt;
 
 /// Two nice-0 hogs on one CPU for 1 ms. Each starts with half a base slice to its deadline
 /// (PLACE_DEADLINE_INITIAL: 0.35 ms on one CPU). Under 7.3 the hrtick ends the first one's
@@ -105,6 +106,36 @@ fn hrtick_dl_ends_a_deadline_budget_on_its_runtime_not_at_the_tick() {
     };
     assert_near(ran(Kernel::V6_18), [4_000_000]);
     assert_near(ran(Kernel::V7_3), [1_500_000]);
+}
+
+/// A hog `h` on CPU 1; `w`, also on CPU 1, asks a 0.1 ms custom slice, is suspended, and
+/// then runs 50 µs (within its slice: its whole wait is its wakeup's); `k`
+/// on CPU 0 sleeps 5 ms, woken at 5.05 ms (a fair task's 50 µs timer slack), and resumes
+/// it, a remote wakeup (CPU 1 is busy and shares CPU 0's cache: no wake list). `w` wakes with lag 0 (DELAY_ZERO) at the average vruntime, so it is
+/// eligible, and shorter: it preempts `h` (PREEMPT_SHORT). How long it waits for CPU 1:
+/// - full preemption: the IPI, at once;
+/// - lazy, without HRTICK: TIF_NEED_RESCHED_LAZY sends none, and CPU 1 takes no interrupt
+///   until its tick at 8 ms (HZ=250), which promotes it: 2.95 ms;
+/// - lazy with HRTICK (the 7.3 preset): `w` is CPU 1's second fair task, so its enqueue arms
+///   the hrtick of `h`'s slice, on CPU 1 by an IPI, whose return reschedules: at once.
+#[test]
+fn under_lazy_preemption_a_remote_wakeup_waits_for_the_cpus_next_interrupt() {
+    const REMOTE: &str = r#"{"global": {"duration": 1}, "tasks": {
+        "h": {"cpus": [1], "loop": -1, "run": 100000},
+        "w": {"cpus": [1], "loop": 1, "suspend": "w", "run": 50, "dl-runtime": 100},
+        "k": {"cpus": [0], "loop": 1, "sleep": 5000, "resume": "w"}}}"#;
+    let waited = |preempt, hrtick: &str| {
+        let mut f = preset(Kernel::V7_3);
+        f.rtapp_custom_slice = true;
+        f.preempt = preempt;
+        f.set_feature(hrtick).unwrap();
+        let mut s = build_with(REMOTE, "smp:2", f, 10_000_000);
+        s.run(|_, _| true).unwrap();
+        [s.sched().task(1).stats.wait_ns]
+    };
+    assert_near(waited(Preempt::Full, "NO_HRTICK"), [0]);
+    assert_near(waited(Preempt::Lazy, "NO_HRTICK"), [2_950_000]);
+    assert_near(waited(Preempt::Lazy, "HRTICK"), [0]);
 }
 
 /// Run times within the few nanoseconds each switch takes (the reschedule after a tick or
