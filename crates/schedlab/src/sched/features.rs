@@ -9,6 +9,7 @@ use crate::sched::clock_pelt::Invariance;
 use crate::sched::deadline::grub::Grub;
 use crate::sched::fair::protect_slice::ProtectSlice;
 use crate::sched::fair::wakeup::PrevIdleBias;
+use crate::sched::fair::WakeupPreempt;
 use crate::sched::preempt::Preempt;
 use crate::sched::uclamp::RqInc;
 use crate::sched::util_est::UtilEstForm;
@@ -171,6 +172,8 @@ pub struct Features {
     pub prev_idle_bias: PrevIdleBias,
     /// How long EEVDF protects the running entity's slice (`sched/fair/protect_slice.rs`).
     pub protect_slice: ProtectSlice,
+    /// How a wakeup decides to preempt (`sched/fair/eevdf.rs`).
+    pub wakeup_preempt: WakeupPreempt,
     /// The preemption model (`sched/preempt.rs`).
     pub preempt: Preempt,
     /// Where `enqueue_task` counts a task's clamps (`sched/uclamp.rs`).
@@ -260,7 +263,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 35] = [
+pub const SWITCHES: [Switch; 36] = [
     choice!("fair.policy", "eevdf | cfs", history!["cfs"; V6_6 => "eevdf", "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -356,6 +359,12 @@ pub const SWITCHES: [Switch; 35] = [
             V7_3 => "ineligible", "7.x fair.c: set_protect_slice's ineligible_vruntime, wakeup_preempt_fair's PREEMPT_WAKEUP_SHORT (read in Debian's 7.3.4)"],
         protect_slice,
         "deadline" => ProtectSlice::Deadline, "min_slice" => ProtectSlice::MinSlice, "ineligible" => ProtectSlice::Ineligible),
+    choice!("fair.wakeup_preempt",
+        "pick (6.6-6.18: EEVDF's pick decides, a fork's too) | rework (7.x: no preemption for a fork of no shorter slice or a delayed task; NEXT_BUDDY marks a wakee only ahead of an earlier-deadline buddy, a WF_SYNC one without preempting)",
+        history!["pick";
+            V7_3 => "rework", "e837456fdca8 sched/fair: Reimplement NEXT_BUDDY to align with EEVDF goals (6.19) and 7.x's wakeup_preempt_fair (read in Debian's 7.3.4)"],
+        wakeup_preempt,
+        "pick" => WakeupPreempt::Pick, "rework" => WakeupPreempt::Rework),
     choice!("sched.preempt",
         "full (a reschedule tells another CPU at once: none, voluntary and full alike for tasks in user space) | lazy (6.13+: the fair class's reschedule of another CPU waits for its next interrupt or system call)",
         history!["full";
@@ -550,6 +559,7 @@ impl Features {
             wake_cluster: false,
             prev_idle_bias: PrevIdleBias::LoadAvgMax,
             protect_slice: ProtectSlice::Deadline,
+            wakeup_preempt: WakeupPreempt::Pick,
             preempt: Preempt::Full,
             uclamp_rq_inc: RqInc::AfterEnqueue,
             overhead: false,

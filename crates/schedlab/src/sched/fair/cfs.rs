@@ -257,7 +257,7 @@ pub(super) fn check_preempt_tick(f: &mut Fair, curr: SeId) -> bool {
 /// `check_preempt_wakeup` (6.1) where `curr`'s and `p`'s sides meet (its buddies and its
 /// task-level checks are the class's): an idle entity yields to a non-idle one; else `p`
 /// preempts when it is a wakeup granularity ahead.
-pub(super) fn check_preempt_wakeup(f: &mut Fair, curr: SeId, p: SeId, _normal: bool) -> bool {
+pub(super) fn check_preempt_wakeup(f: &mut Fair, curr: SeId, p: SeId) -> bool {
     let (c_idle, p_idle) = (f.ses[curr as usize].idle, f.ses[p as usize].idle);
     if c_idle && !p_idle {
         return true;

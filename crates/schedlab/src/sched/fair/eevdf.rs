@@ -5,7 +5,7 @@ use super::load_avg::{self, DO_ATTACH, DO_DETACH, UPDATE_TG};
 use super::protect_slice::{
     cancel_protect_slice, protect_slice, rescale_vprot, update_protect_slice, ProtectSlice,
 };
-use super::{vdiff, CfsRq, Fair, SchedEntity, SeId};
+use super::{vdiff, CfsRq, Fair, SchedEntity, SeId, Waking};
 use crate::sched::features::Feat;
 use crate::sched::flags::*;
 use crate::sched::weight::{calc_delta_fair, scale_load_down};
@@ -364,8 +364,9 @@ pub(super) fn requeue_delayed_entity(f: &mut Fair, id: SeId) {
 
 /// `check_preempt_wakeup_fair` where `curr`'s and `p`'s sides meet (the next buddy is the
 /// class's): an idle entity yields to a non-idle one; else a normal `p` preempts when it is
-/// now EEVDF's pick, a shorter slice ignoring curr's protection as each form has it.
-pub(super) fn check_preempt_wakeup(f: &mut Fair, curr: SeId, p: SeId, normal: bool) -> bool {
+/// now EEVDF's pick, a shorter slice ignoring curr's protection as each form has it; 7.x
+/// first rules out what its wakeup preemption does not preempt for (`preempt_action`).
+pub(super) fn check_preempt_wakeup(f: &mut Fair, curr: SeId, p: SeId, w: &Waking) -> bool {
     if !f.feat.has(Feat::WakeupPreemption) {
         return false;
     }
@@ -374,10 +375,16 @@ pub(super) fn check_preempt_wakeup(f: &mut Fair, curr: SeId, p: SeId, normal: bo
         cancel_protect_slice(f, curr);
         return true;
     }
-    if cse_idle != pse_idle || !normal {
+    let rework = f.feat.wakeup_preempt == WakeupPreempt::Rework;
+    if !rework && (cse_idle != pse_idle || !w.normal) {
         return false;
     }
     f.update_curr();
+    if rework {
+        if let Some(preempt) = preempt_action(f, curr, p, w) {
+            return preempt;
+        }
+    }
     match f.feat.protect_slice {
         ProtectSlice::Deadline => {
             if do_preempt_short(f, p, curr) {
@@ -388,6 +395,46 @@ pub(super) fn check_preempt_wakeup(f: &mut Fair, curr: SeId, p: SeId, normal: bo
         ProtectSlice::MinSlice => preempt_min_slice(f, curr, p),
         ProtectSlice::Ineligible => preempt_ineligible(f, curr, p),
     }
+}
+
+/// How a wakeup decides to preempt (`--set fair.wakeup_preempt`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WakeupPreempt {
+    /// 6.6 to 6.18: EEVDF's pick decides, for a fork too; NEXT_BUDDY marks every wakee.
+    Pick,
+    /// 7.x (e837456fdca8 and after): no preemption for a fork or a delayed task; NEXT_BUDDY
+    /// marks a wakee only ahead of an earlier-deadline buddy, and a WF_SYNC one never
+    /// preempts at once.
+    Rework,
+}
+
+/// 7.x's `wakeup_preempt_fair` before its pick: across idle and non-idle, for a batch or
+/// idle task, a delayed one or a fork of no shorter slice, no preemption, only curr's
+/// protection bounded; under NEXT_BUDDY the wakee becomes the next buddy unless one of
+/// earlier deadline is (`set_preempt_buddy`), and a WF_SYNC wakeup then does not preempt:
+/// `preempt_sync` weighs curr's run since its `exec_start`, which `update_curr` has just
+/// set. None: the pick decides.
+fn preempt_action(f: &mut Fair, curr: SeId, p: SeId, w: &Waking) -> Option<bool> {
+    let short = is_shorter(f, p, curr);
+    let (cse_idle, pse_idle) = (f.ses[curr as usize].idle, f.ses[p as usize].idle);
+    let fork = w.flags & WF_FORK != 0;
+    if cse_idle != pse_idle || !w.normal || w.delayed || (fork && !short) {
+        if f.feat.has(Feat::RunToParity) && f.feat.protect_slice != ProtectSlice::Deadline {
+            update_protect_slice(f, curr);
+        }
+        return Some(false);
+    }
+    if short || !f.feat.has(Feat::NextBuddy) {
+        return None;
+    }
+    if f.cfs
+        .next
+        .is_some_and(|n| entity_before(&f.ses[n as usize], &f.ses[p as usize]))
+    {
+        return None;
+    }
+    f.cfs.next = Some(p); // set_next_buddy
+    (w.flags & WF_SYNC != 0).then_some(false)
 }
 
 /// 6.17's tail of `check_preempt_wakeup_fair`: a shorter slice picks without curr's

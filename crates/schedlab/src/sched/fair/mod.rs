@@ -14,6 +14,7 @@ mod cfs;
 pub mod cfs_tasks;
 pub mod cpu_util;
 pub(in crate::sched) mod eevdf;
+pub use eevdf::WakeupPreempt;
 pub mod group;
 pub mod h_load;
 pub mod load_avg;
@@ -40,6 +41,16 @@ use timeline::{Key, Timeline};
 
 /// Index of an entity in the entity arena (a task's entity has its task's index).
 pub type SeId = u32;
+
+/// What a wakeup's preemption check knows of the woken task beyond its entity.
+pub struct Waking {
+    /// SCHED_OTHER (BATCH and IDLE never preempt).
+    pub normal: bool,
+    /// Its entity is a delayed dequeue's.
+    pub delayed: bool,
+    /// The wakeup's WF_* flags.
+    pub flags: u32,
+}
 
 /// `(s64)(a - b)`: how the kernel compares vruntimes and deadlines, across the u64 wrap.
 #[inline(always)]
@@ -572,13 +583,12 @@ impl Fair<'_, '_> {
     }
 
     /// `check_preempt_wakeup_fair` at the level where the running `curr` and the woken `p`
-    /// (or their groups) meet: should `p`'s side preempt? `normal`: the woken task is
-    /// SCHED_OTHER (BATCH and IDLE never preempt).
-    pub fn check_preempt_wakeup(&mut self, curr: SeId, p: SeId, normal: bool) -> bool {
+    /// (or their groups) meet: should `p`'s side preempt?
+    pub fn check_preempt_wakeup(&mut self, curr: SeId, p: SeId, w: &Waking) -> bool {
         if self.is_eevdf() {
-            eevdf::check_preempt_wakeup(self, curr, p, normal)
+            eevdf::check_preempt_wakeup(self, curr, p, w)
         } else {
-            cfs::check_preempt_wakeup(self, curr, p, normal)
+            cfs::check_preempt_wakeup(self, curr, p)
         }
     }
 

@@ -5,7 +5,7 @@ use super::blocked::list_add_leaf_cfs_rq;
 use super::capacity::task_fits_cpu;
 use super::h_load::HLoadCtx;
 use super::overutilized::check_update_overutilized_status;
-use super::{load_avg, CfsRq, CfsRqId, Fair, SeId};
+use super::{load_avg, CfsRq, CfsRqId, Fair, SeId, WakeupPreempt, Waking};
 use crate::sched::class::{Class, Dequeued, Env, Placement, SchedClass, Wake};
 use crate::sched::deadline::sched_class::fair_server;
 use crate::sched::deadline::Dl;
@@ -498,9 +498,11 @@ impl SchedClass for FairClass {
         let fork = wake_flags & WF_FORK != 0;
         let normal = env.ses[pse as usize].normal;
         let cfs = env.tun.policy == FairPolicy::Cfs;
+        let rework = env.feat.wakeup_preempt == WakeupPreempt::Rework;
         // 6.1: buddies only past sched_nr_latency on curr's cfs_rq.
         let scale = env.cfs_rqs[level_of(env, curr).0 as usize].nr_running >= env.tun.nr_latency;
         let next_marked = env.feat.has(Feat::NextBuddy)
+            && !rework
             && !fork
             && if cfs {
                 scale
@@ -510,8 +512,9 @@ impl SchedClass for FairClass {
         if next_marked {
             set_buddy(env, pse, Buddy::Next);
         }
-        // Already to reschedule (the wakeup's own update_curr may have asked).
-        if rq.need_resched {
+        // Already to reschedule (the wakeup's own update_curr may have asked;
+        // `test_tsk_need_resched`, TIF_NEED_RESCHED only). 7.x looks on under PREEMPT_SHORT.
+        if rq.need_resched && !rq.lazy && !(rework && env.feat.has(Feat::PreemptShort)) {
             return false;
         }
         if cfs {
@@ -520,9 +523,14 @@ impl SchedClass for FairClass {
                 return false;
             }
         }
+        let waking = Waking {
+            normal,
+            delayed: env.ses[pse as usize].sched_delayed,
+            flags: wake_flags,
+        };
         let (se, pse) = find_matching_se(env, curr, pse);
         let q = level_of(env, se).0;
-        let preempt = fair(rq, env, q, |f| f.check_preempt_wakeup(se, pse, normal));
+        let preempt = fair(rq, env, q, |f| f.check_preempt_wakeup(se, pse, &waking));
         if preempt && cfs {
             // The idle-preempts path sets no next buddy.
             let (c_idle, p_idle) = (env.ses[se as usize].idle, env.ses[pse as usize].idle);

@@ -3,6 +3,7 @@
 use super::{build_for, build_with, preset, run, Features};
 use crate::kernel::Kernel;
 use crate::sched::fair::protect_slice::ProtectSlice;
+use crate::sched::fair::WakeupPreempt;
 use crate::sched::preempt::Preempt;
 
 /// Two nice-0 hogs on one CPU for 1 ms. Each starts with half a base slice to its deadline
@@ -136,6 +137,30 @@ fn under_lazy_preemption_a_remote_wakeup_waits_for_the_cpus_next_interrupt() {
     assert_near(waited(Preempt::Full, "NO_HRTICK"), [0]);
     assert_near(waited(Preempt::Lazy, "NO_HRTICK"), [2_950_000]);
     assert_near(waited(Preempt::Lazy, "HRTICK"), [0]);
+}
+
+/// A hog `p` alone on one CPU forks `c` after 0.4 ms, under 7.3 (HZ=250, HRTICK). `p` began
+/// at v0 with half a slice to its deadline, v0 + 0.35 ms, and protection to there; the
+/// fork's enqueue sees it served and asks a new one, to v0 + 1.1 ms. `c` is placed at V =
+/// v0 + 0.4 ms with half a slice, deadline v0 + 0.75 ms: eligible with the earlier
+/// deadline, and `p` no longer protected.
+/// - `pick` (6.6 to 6.18): EEVDF picks `c`, which preempts at once;
+/// - `rework` (7.x): a fork does not preempt; `c` waits for `p`'s hrtick at the end of its
+///   request, 0.7 ms (`p` at v0 + 1.1 ms past V = v0 + 0.75 ms).
+#[test]
+fn from_7_3_a_fork_does_not_preempt_its_parent() {
+    const FORK: &str = r#"{"global": {"duration": 1}, "tasks": {
+        "p": {"loop": 1, "run": 400, "fork": "c", "run2": 100000},
+        "c": {"instance": 0, "loop": 1, "run": 100}}}"#;
+    let waited = |form| {
+        let mut f = preset(Kernel::V7_3);
+        f.wakeup_preempt = form;
+        let mut s = build_with(FORK, "smp:1", f, 2_000_000);
+        s.run(|_, _| true).unwrap();
+        [s.sched().task(1).stats.wait_ns]
+    };
+    assert_near(waited(WakeupPreempt::Pick), [0]);
+    assert_near(waited(WakeupPreempt::Rework), [700_000]);
 }
 
 /// Run times within the few nanoseconds each switch takes (the reschedule after a tick or
