@@ -375,13 +375,14 @@ pub(super) fn check_preempt_wakeup(f: &mut Fair, curr: SeId, p: SeId, w: &Waking
         cancel_protect_slice(f, curr);
         return true;
     }
+    let barred = cse_idle != pse_idle || !w.normal;
     let rework = f.feat.wakeup_preempt == WakeupPreempt::Rework;
-    if !rework && (cse_idle != pse_idle || !w.normal) {
+    if !rework && barred {
         return false;
     }
     f.update_curr();
     if rework {
-        if let Some(preempt) = preempt_action(f, curr, p, w) {
+        if let Some(preempt) = preempt_action(f, (curr, p), barred, w) {
             return preempt;
         }
     }
@@ -408,18 +409,17 @@ pub enum WakeupPreempt {
     Rework,
 }
 
-/// 7.x's `wakeup_preempt_fair` before its pick: across idle and non-idle, for a batch or
-/// idle task, a delayed one or a fork of no shorter slice, no preemption, only curr's
-/// protection bounded; under NEXT_BUDDY the wakee becomes the next buddy unless one of
+/// 7.x's `wakeup_preempt_fair` before its pick: `barred` (across idle and non-idle, or for a
+/// batch or idle task), for a delayed task or a fork of no shorter slice, no preemption, only
+/// curr's protection bounded; under NEXT_BUDDY the wakee becomes the next buddy unless one of
 /// earlier deadline is (`set_preempt_buddy`), and a WF_SYNC wakeup then does not preempt:
 /// `preempt_sync` weighs curr's run since its `exec_start`, which `update_curr` has just
 /// set. None: the pick decides.
-fn preempt_action(f: &mut Fair, curr: SeId, p: SeId, w: &Waking) -> Option<bool> {
+fn preempt_action(f: &mut Fair, (curr, p): (SeId, SeId), barred: bool, w: &Waking) -> Option<bool> {
     let short = is_shorter(f, p, curr);
-    let (cse_idle, pse_idle) = (f.ses[curr as usize].idle, f.ses[p as usize].idle);
     let fork = w.flags & WF_FORK != 0;
-    if cse_idle != pse_idle || !w.normal || w.delayed || (fork && !short) {
-        if f.feat.has(Feat::RunToParity) && f.feat.protect_slice != ProtectSlice::Deadline {
+    if barred || w.delayed || (fork && !short) {
+        if f.feat.has(Feat::RunToParity) {
             update_protect_slice(f, curr);
         }
         return Some(false);

@@ -62,8 +62,11 @@ pub(super) fn set_protect_slice(f: &mut Fair, id: SeId) {
 }
 
 /// `update_protect_slice`: a wakeup that did not preempt bounds curr's protection to the
-/// shortest queued slice from its vruntime (7.x: from min(v, V)).
+/// shortest queued slice from its vruntime (7.x: from min(v, V)); 6.6 to 6.16 have none.
 pub(super) fn update_protect_slice(f: &mut Fair, id: SeId) {
+    if f.feat.protect_slice == ProtectSlice::Deadline {
+        return;
+    }
     let slice = cfs_rq_min_slice(f);
     let mut from = f.ses[id as usize].vruntime;
     if f.feat.protect_slice == ProtectSlice::Ineligible {
