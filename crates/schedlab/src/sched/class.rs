@@ -4,6 +4,7 @@
 //! above the ones it preempts.
 
 use super::deadline::SchedDlEntity;
+use super::fair::bandwidth::ThrottleNode;
 use super::fair::cfs_tasks::GroupNode;
 use super::fair::group::TaskGroup;
 use super::fair::{CfsRq, CfsRqId, SchedEntity, Tunables};
@@ -31,6 +32,8 @@ pub struct Env<'a> {
     pub ses: &'a mut [SchedEntity],
     /// Every task's links in its CPU's `rq->cfs_tasks`.
     pub group_nodes: &'a mut [GroupNode],
+    /// Every task's task-based throttling state.
+    pub throttle_nodes: &'a mut [ThrottleNode],
     pub dl: &'a mut [SchedDlEntity],
     pub rt: &'a mut [SchedRtEntity],
     pub feat: &'a Features,

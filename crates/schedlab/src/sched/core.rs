@@ -8,6 +8,7 @@ use super::deadline::BW_UNIT;
 use super::explain::Kind;
 use super::fair::balance::stats::CpuIdleType;
 use super::fair::balance::update_avg_idle;
+use super::fair::bandwidth::ThrottleNode;
 use super::fair::cfs_tasks::GroupNode;
 use super::fair::group::{TgId, ROOT_TG};
 use super::fair::sched_class::{attach_task_cfs_rq, detach_task_cfs_rq, put_prev_set_next_fair};
@@ -76,6 +77,7 @@ impl Sched {
             tgs: &mut self.tgs,
             ses: &mut self.ses,
             group_nodes: &mut self.group_nodes,
+            throttle_nodes: &mut self.throttle_nodes,
             dl: &mut self.dls,
             rt: &mut self.rts,
             feat: &self.feat,
@@ -268,6 +270,7 @@ impl Sched {
         self.tasks.push(task);
         self.ses.push(se);
         self.group_nodes.push(GroupNode::default());
+        self.throttle_nodes.push(ThrottleNode::default());
         self.dls.push(dl);
         self.rts.push(rt);
         id
@@ -893,17 +896,20 @@ impl Sched {
     }
 
     /// `schedule()` on `cpu`: pick (`__schedule`), let the machine switch, then run the
-    /// balance callbacks the pick queued (a deadline or RT task picked pushes others away).
+    /// balance callbacks the pick queued (a deadline or RT task picked pushes others away),
+    /// and the task work of the thread's return to user space.
     #[inline]
     pub fn schedule<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
         let sw = self.pick_next(cpu, h);
         h.context_switch(self, cpu, sw);
+        let Some(n) = sw.next else {
+            return;
+        };
         if sw.next != sw.prev {
-            if let Some(n) = sw.next {
-                let class = self.tasks[n as usize].class;
-                class.queue_push_tasks(self, cpu, h);
-            }
+            let class = self.tasks[n as usize].class;
+            class.queue_push_tasks(self, cpu, h);
         }
+        self.throttle_cfs_rq_work(cpu, n, h);
     }
 
     /// `__schedule`: pick the next thread with the running one still current, then

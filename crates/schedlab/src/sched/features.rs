@@ -7,6 +7,7 @@ use crate::history;
 use crate::kernel::{History, Kernel};
 use crate::sched::clock_pelt::Invariance;
 use crate::sched::deadline::grub::Grub;
+use crate::sched::fair::bandwidth::Throttle;
 use crate::sched::fair::protect_slice::ProtectSlice;
 use crate::sched::fair::wakeup::PrevIdleBias;
 use crate::sched::fair::WakeupPreempt;
@@ -174,6 +175,8 @@ pub struct Features {
     pub protect_slice: ProtectSlice,
     /// How a wakeup decides to preempt (`sched/fair/eevdf.rs`).
     pub wakeup_preempt: WakeupPreempt,
+    /// How CFS bandwidth throttles a group (`sched/fair/bandwidth.rs`).
+    pub throttle: Throttle,
     /// The preemption model (`sched/preempt.rs`).
     pub preempt: Preempt,
     /// Where `enqueue_task` counts a task's clamps (`sched/uclamp.rs`).
@@ -263,7 +266,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 36] = [
+pub const SWITCHES: [Switch; 37] = [
     choice!("fair.policy", "eevdf | cfs", history!["cfs"; V6_6 => "eevdf", "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -365,6 +368,12 @@ pub const SWITCHES: [Switch; 36] = [
             V7_3 => "rework", "e837456fdca8 sched/fair: Reimplement NEXT_BUDDY to align with EEVDF goals (6.19) and 7.x's wakeup_preempt_fair (read in Debian's 7.3.4)"],
         wakeup_preempt,
         "pick" => WakeupPreempt::Pick, "rework" => WakeupPreempt::Rework),
+    choice!("fair.throttle",
+        "cfs_rq (≤6.17: a throttled cfs_rq's group entity leaves the hierarchy, its tasks with it) | task (6.18+: the hierarchy stays; each of its tasks, once picked, is dequeued on its way to user space, and the unthrottle requeues it)",
+        history!["cfs_rq";
+            V6_18 => "task", "e1fad12dcb66 sched/fair: Switch to task based throttle model (6.18), with eb962f251fbb (throttle time accounting), fe8d238e646e, fcd394866e3d, 253b3f587241 and 0d4eaf8caf8c"],
+        throttle,
+        "cfs_rq" => Throttle::CfsRq, "task" => Throttle::Task),
     choice!("sched.preempt",
         "full (a reschedule tells another CPU at once: none, voluntary and full alike for tasks in user space) | lazy (6.13+: the fair class's reschedule of another CPU waits for its next interrupt or system call)",
         history!["full";
@@ -560,6 +569,7 @@ impl Features {
             prev_idle_bias: PrevIdleBias::LoadAvgMax,
             protect_slice: ProtectSlice::Deadline,
             wakeup_preempt: WakeupPreempt::Pick,
+            throttle: Throttle::CfsRq,
             preempt: Preempt::Full,
             uclamp_rq_inc: RqInc::AfterEnqueue,
             overhead: false,

@@ -31,6 +31,28 @@ impl Sched {
         self.check_task_time(now);
         self.check_pelt();
         self.check_dl_bw();
+        self.check_limbo();
+    }
+
+    /// 6.18+: every task on a cfs_rq's limbo list is throttled, off the runqueue, of that
+    /// cfs_rq, whose hierarchy is throttled; every throttled task is on one list.
+    fn check_limbo(&self) {
+        let mut listed = 0;
+        for (q, c) in self.cfs_rqs.iter().enumerate() {
+            for p in self.limbo(c) {
+                let se = &self.ses[self.tasks[p as usize].se as usize];
+                assert!(
+                    self.throttle_nodes[p as usize].throttled
+                        && !se.on_rq
+                        && se.cfs_rq as usize == q
+                        && c.throttle_count != 0,
+                    "task {p} on cfs_rq {q}'s limbo list"
+                );
+                listed += 1;
+            }
+        }
+        let throttled = self.throttle_nodes.iter().filter(|n| n.throttled).count();
+        assert_eq!(listed, throttled, "throttled tasks off the limbo lists");
     }
 
     /// Every cfs_rq's timeline is ordered by the policy's key, its links and subtree minima

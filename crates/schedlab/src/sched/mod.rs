@@ -42,6 +42,7 @@ use crate::time::Ns;
 use clock_pelt::{CpuScale, RqClock};
 use deadline::admission::DlBw;
 use deadline::{DlRq, SchedDlEntity};
+use fair::bandwidth::ThrottleNode;
 use fair::cfs_tasks::GroupNode;
 use fair::group::TaskGroup;
 use fair::{cpu_util, CfsRq, SchedEntity, Tunables};
@@ -78,6 +79,8 @@ pub struct Sched {
     pub(in crate::sched) ses: Vec<SchedEntity>,
     /// Every task's links in its CPU's `rq->cfs_tasks` (`se->group_node`).
     pub(in crate::sched) group_nodes: Vec<GroupNode>,
+    /// Every task's task-based throttling state (`fair/bandwidth.rs`).
+    pub(in crate::sched) throttle_nodes: Vec<ThrottleNode>,
     /// The deadline entities: each CPU's fair server (entity `cpu`), then every thread's
     /// `sched_dl_entity` (`tasks[p].dl`; all zero but for SCHED_DEADLINE threads).
     pub(in crate::sched) dls: Vec<SchedDlEntity>,
@@ -181,6 +184,7 @@ impl Sched {
             tasks: Vec::new(),
             ses: Vec::new(),
             group_nodes: Vec::new(),
+            throttle_nodes: Vec::new(),
             dls,
             rts: Vec::new(),
             dl_bw,

@@ -6,6 +6,14 @@
 //! A cfs_rq left empty gives back what it holds beyond 1 ms, which the slack timer passes
 //! on to throttled ones (fair.c, 6.12; 6.1 is the same but for delayed dequeue).
 //!
+//! 6.18 throttles tasks instead (`--set fair.throttle=task`): a throttled cfs_rq stays in
+//! the hierarchy; a task picked from it is given `sched_throttle_work`, which dequeues it
+//! onto its cfs_rq's limbo list when it returns to user space, so a task woken in the
+//! kernel finishes its way out first; the unthrottle requeues the limbo's tasks. A
+//! cfs_rq's PELT clock stops only once it is empty, and cpu.stat's throttled time starts
+//! at its first task so dequeued. schedlab's threads return to user space as they are
+//! switched in (Simplified: no time in the kernel before it).
+//!
 //! Simplified: no `cpu.max.burst` (burst 0); the period timer hands out runtime and
 //! unthrottles each cfs_rq at once, in throttling order, where the kernel sends remote CPUs
 //! an IPI (`unthrottle_cfs_rq_async`); `throttled_clock` uses the task clock (schedlab
@@ -13,9 +21,9 @@
 
 use super::blocked::{cfs_rq_is_decayed, list_add_leaf_cfs_rq, list_del_leaf_cfs_rq};
 use super::group::{TaskGroup, TgId};
-use super::sched_class::{count, fair, level_of};
-use super::{load_avg, CfsRqId, Fair};
-use crate::sched::class::Env;
+use super::sched_class::{count, detach_task_cfs_rq, fair, level_of, FAIR};
+use super::{load_avg, CfsRq, CfsRqId, Fair, SeId, TaskLink};
+use crate::sched::class::{Class, Env, SchedClass};
 use crate::sched::deadline::sched_class::fair_server;
 use crate::sched::deadline::Dl;
 use crate::sched::flags::*;
@@ -33,6 +41,31 @@ const MIN_CFS_RQ_RUNTIME: u64 = NSEC_PER_MSEC;
 const MIN_BANDWIDTH_EXPIRATION: u64 = 2 * NSEC_PER_MSEC;
 /// `cfs_bandwidth_slack_period`: how long slack gathers before it is handed out.
 const CFS_BANDWIDTH_SLACK_PERIOD: u64 = 5 * NSEC_PER_MSEC;
+
+/// A task's state under task-based throttling (6.18+; indexed by task): `p->throttled`
+/// (on its cfs_rq's limbo list), its pending `sched_throttle_work`, and its
+/// `throttle_node` (the next task on that list).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ThrottleNode {
+    pub throttled: bool,
+    pub work: bool,
+    next: TaskLink,
+}
+
+/// How a throttled group stops running (`--set fair.throttle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Throttle {
+    /// ≤6.17: the throttled cfs_rq's group entity leaves the hierarchy with its tasks.
+    CfsRq,
+    /// 6.18+: the hierarchy stays; each task leaves on its way to user space.
+    Task,
+}
+
+/// Is throttling task-based (6.18+)?
+#[inline]
+pub(super) fn task_based(env: &Env) -> bool {
+    env.feat.throttle == Throttle::Task
+}
 
 /// `struct cfs_bandwidth` of a group with a quota, with its cfs_rqs' runtime per CPU.
 #[derive(Debug, Clone)]
@@ -176,11 +209,11 @@ impl Fair<'_, '_> {
         }
     }
 
-    /// `cfs_rq_clock_pelt`: the CPU's PELT clock less the time this cfs_rq's hierarchy was
-    /// throttled; frozen while it is.
+    /// `cfs_rq_clock_pelt`: the CPU's PELT clock less the time this cfs_rq's clock was
+    /// stopped; frozen while it is.
     #[inline(always)]
     pub(super) fn cfs_rq_clock_pelt(&self) -> Ns {
-        if self.cfs.throttle_count != 0 {
+        if self.cfs.pelt_frozen(self.feat.throttle == Throttle::Task) {
             self.cfs.throttled_clock_pelt
         } else {
             self.clock.pelt_now() - self.cfs.throttled_clock_pelt
@@ -188,39 +221,82 @@ impl Fair<'_, '_> {
     }
 }
 
-/// `walk_tg_tree_from(tg, …)`: `visit` each group of the subtree, parents first.
-fn walk_tg_tree_from(env: &mut Env, tg: TgId, mut visit: impl FnMut(&mut Env, TgId)) {
-    let mut stack = vec![tg];
-    while let Some(g) = stack.pop() {
-        visit(env, g);
-        stack.extend(env.tgs[g as usize].children.iter().rev());
+impl CfsRq {
+    /// Is its PELT clock stopped (`pelt_clock_throttled`)? ≤6.17: while its hierarchy is
+    /// throttled; 6.18+: while it is so and has nothing queued (tg_throttle_down,
+    /// dequeue_entity and enqueue_entity keep this true).
+    #[inline(always)]
+    pub(super) fn pelt_frozen(&self, task_based: bool) -> bool {
+        self.throttle_count != 0 && (!task_based || self.nr_running == 0)
+    }
+
+    /// Stop or restart its PELT clock at `now`: `throttled_clock_pelt` holds the frozen
+    /// clock while stopped and the time spent stopped otherwise (the kernel's two fields in
+    /// one).
+    pub(super) fn switch_pelt_clock(&mut self, now: Ns) {
+        self.throttled_clock_pelt = now - self.throttled_clock_pelt;
+    }
+}
+
+/// `walk_tg_tree_from(tg, down, up)`: `visit` each group of the subtree, parents first
+/// (`down`) or children first (`up`).
+fn walk_tg_tree_from(env: &mut Env, tg: TgId, up: bool, mut visit: impl FnMut(&mut Env, TgId)) {
+    let mut stack = vec![(tg, false)];
+    while let Some((g, children_done)) = stack.pop() {
+        if children_done || !up {
+            visit(env, g);
+        }
+        if !children_done {
+            if up {
+                stack.push((g, true));
+            }
+            stack.extend(
+                env.tgs[g as usize]
+                    .children
+                    .iter()
+                    .rev()
+                    .map(|&c| (c, false)),
+            );
+        }
     }
 }
 
 /// `tg_throttle_down` (down) and `tg_unthrottle_up` (up) on this CPU: the subtree's
-/// throttle counts, and its PELT clocks stopped at the first throttle and restarted at the
-/// last unthrottle. `throttled_clock_pelt` holds the frozen clock while throttled and the
-/// time spent throttled otherwise (the kernel's two fields in one).
-/// A throttled subtree leaves the leaf list; back, those with load left return to it.
+/// throttle counts, and its PELT clocks stopped at the first throttle (6.18+: only those
+/// with nothing queued; the others stop as they empty) and restarted at the last
+/// unthrottle, which (6.18+) requeues the tasks of its limbo list, the last throttled
+/// first. A cfs_rq whose clock stops leaves the leaf list; back, those with load left
+/// return to it.
 fn throttle_count(rq: &mut Rq, env: &mut Env, tg: TgId, down: bool) {
     let (cpu, now) = (env.hooks.cpu, rq.clock.pelt_now());
-    walk_tg_tree_from(env, tg, |env, g| {
+    let task = task_based(env);
+    walk_tg_tree_from(env, tg, !down, |env, g| {
         let q = env.tgs[g as usize].cfs_rq(cpu);
         let c = &mut env.cfs_rqs[q as usize];
         if down {
             c.throttle_count += 1;
-            if c.throttle_count == 1 {
-                c.throttled_clock_pelt = now - c.throttled_clock_pelt;
+            if c.throttle_count == 1 && c.pelt_frozen(task) {
+                c.switch_pelt_clock(now);
                 list_del_leaf_cfs_rq(rq, env, q);
             }
-        } else {
-            c.throttle_count -= 1;
-            if c.throttle_count == 0 {
-                c.throttled_clock_pelt = now - c.throttled_clock_pelt;
-                if !cfs_rq_is_decayed(env, q) {
-                    list_add_leaf_cfs_rq(rq, env, q);
-                }
-            }
+            return;
+        }
+        if c.pelt_frozen(task) && c.throttle_count == 1 {
+            c.switch_pelt_clock(now);
+        }
+        c.throttle_count -= 1;
+        if c.throttle_count != 0 {
+            return;
+        }
+        let mut next = std::mem::take(&mut c.limbo).task();
+        while let Some(p) = next {
+            let node = &mut env.throttle_nodes[p as usize];
+            node.throttled = false;
+            next = std::mem::take(&mut node.next).task();
+            FAIR.enqueue_task(rq, env, p, ENQUEUE_WAKEUP);
+        }
+        if !cfs_rq_is_decayed(env, q) {
+            list_add_leaf_cfs_rq(rq, env, q);
         }
     });
 }
@@ -254,8 +330,86 @@ pub(super) fn check_enqueue_throttle(rq: &mut Rq, env: &mut Env, q: CfsRqId) {
     }
 }
 
-/// `throttle_cfs_rq`: unless 1 ns can still be had, stop the subtree's clocks and take the
-/// group's entity out of the hierarchy (its tasks stay queued on their cfs_rqs).
+/// `dequeue_entity` (6.18+): a cfs_rq of a throttled hierarchy left empty stops its PELT
+/// clock and leaves the leaf list.
+pub(super) fn stop_emptied_pelt(rq: &mut Rq, env: &mut Env, q: CfsRqId) {
+    let c = &env.cfs_rqs[q as usize];
+    if c.throttle_count != 0 && c.nr_running == 0 {
+        list_del_leaf_cfs_rq(rq, env, q);
+        let now = rq.clock.pelt_now();
+        env.cfs_rqs[q as usize].switch_pelt_clock(now);
+    }
+}
+
+/// `task_throttle_setup_work`: a task picked from a throttled hierarchy leaves it on its
+/// way to user space (once: a pending work is not added again).
+pub(super) fn task_throttle_setup_work(env: &mut Env, p: u32) {
+    env.throttle_nodes[p as usize].work = true;
+}
+
+/// `record_throttle_clock` (6.18+) at each level of task entity `se`'s path, as it leaves
+/// for the limbo list: a throttled cfs_rq's throttled time counts from its first task gone.
+fn record_throttle_clock(rq: &Rq, env: &mut Env, se: SeId) {
+    let (cpu, now) = (env.hooks.cpu, rq.clock.clock_task);
+    let mut cur = Some(se);
+    while let Some(e) = cur {
+        let (q, parent) = level_of(env, e);
+        let c = &env.cfs_rqs[q as usize];
+        if c.throttled {
+            let b = env.tgs[c.tg as usize].cfs_b();
+            b.throttled_clock[cpu].get_or_insert(now);
+        }
+        cur = parent;
+    }
+}
+
+/// `list_add(&p->throttle_node, &cfs_rq->throttled_limbo_list)`: task `p` first on cfs_rq
+/// `q`'s limbo list.
+fn limbo_add(env: &mut Env, q: CfsRqId, p: u32) {
+    let c = &mut env.cfs_rqs[q as usize];
+    env.throttle_nodes[p as usize].next = std::mem::replace(&mut c.limbo, TaskLink::to(p));
+}
+
+/// `list_del_init(&p->throttle_node)`: task `p` (entity `se`) off its cfs_rq's limbo list.
+fn limbo_del(env: &mut Env, p: u32, se: SeId) {
+    let after = std::mem::take(&mut env.throttle_nodes[p as usize].next);
+    let q = env.ses[se as usize].cfs_rq;
+    let mut link = &mut env.cfs_rqs[q as usize].limbo;
+    while let Some(t) = link.task() {
+        if t == p {
+            *link = after;
+            return;
+        }
+        link = &mut env.throttle_nodes[t as usize].next;
+    }
+}
+
+/// `enqueue_throttled_task`: a throttled task enqueued again (moved by the core) goes
+/// straight to the limbo list of a throttled hierarchy, unless it is the running one; true
+/// when it did.
+pub(super) fn enqueue_throttled_task(rq: &Rq, env: &mut Env, p: u32, se: SeId) -> bool {
+    let q = env.ses[se as usize].cfs_rq;
+    if env.cfs_rqs[q as usize].throttle_count != 0 && rq.curr != Some(p) {
+        limbo_add(env, q, p);
+        return true;
+    }
+    env.throttle_nodes[p as usize].throttled = false;
+    false
+}
+
+/// `dequeue_throttled_task`: a throttled task the core dequeues leaves the limbo list; one
+/// that blocks is no longer throttled, one that migrates takes its load away.
+pub(super) fn dequeue_throttled_task(rq: &mut Rq, env: &mut Env, p: u32, se: SeId, flags: u32) {
+    limbo_del(env, p, se);
+    if flags & DEQUEUE_SLEEP != 0 {
+        env.throttle_nodes[p as usize].throttled = false;
+    } else if flags & DEQUEUE_MIGRATING != 0 {
+        detach_task_cfs_rq(rq, env, p);
+    }
+}
+
+/// `throttle_cfs_rq`: unless 1 ns can still be had, stop the subtree's clocks and (≤6.17)
+/// take the group's entity out of the hierarchy (its tasks stay queued on their cfs_rqs).
 fn throttle_cfs_rq(rq: &mut Rq, env: &mut Env, q: CfsRqId) -> bool {
     let (cpu, tg) = (env.hooks.cpu, env.cfs_rqs[q as usize].tg);
     let b = env.tgs[tg as usize].cfs_b();
@@ -264,6 +418,10 @@ fn throttle_cfs_rq(rq: &mut Rq, env: &mut Env, q: CfsRqId) -> bool {
     }
     b.throttled.push(cpu);
     throttle_count(rq, env, tg, true);
+    if task_based(env) {
+        env.cfs_rqs[q as usize].throttled = true;
+        return true;
+    }
     let c = &env.cfs_rqs[q as usize];
     let (queued, runnable) = (c.h_nr_queued as i32, c.h_nr_runnable as i32);
     let mut se = env.tgs[tg as usize].se(cpu);
@@ -298,9 +456,14 @@ fn throttle_cfs_rq(rq: &mut Rq, env: &mut Env, q: CfsRqId) -> bool {
 }
 
 /// `unthrottle_cfs_rq`: restart the subtree's clocks and put the group's entity back in
-/// the hierarchy up to the first throttled level; an idle CPU picks again.
+/// the hierarchy up to the first throttled level (6.18+: requeue the limbo's tasks, once
+/// the cfs_rq has runtime); an idle CPU picks again.
 fn unthrottle_cfs_rq(rq: &mut Rq, env: &mut Env, q: CfsRqId) {
     let (cpu, tg) = (env.hooks.cpu, env.cfs_rqs[q as usize].tg);
+    let task = task_based(env);
+    if task && env.tgs[tg as usize].cfs_b().runtime_remaining[cpu] <= 0 {
+        return;
+    }
     let root_queued = env.cfs().h_nr_queued;
     env.cfs_rqs[q as usize].throttled = false;
     let now = rq.clock.clock_task;
@@ -311,7 +474,10 @@ fn unthrottle_cfs_rq(rq: &mut Rq, env: &mut Env, q: CfsRqId) {
     b.throttled.retain(|&c| c != cpu);
     throttle_count(rq, env, tg, false);
     let c = &env.cfs_rqs[q as usize];
-    if c.load.weight == 0 {
+    if task || c.load.weight == 0 {
+        if rq.curr.is_none() && env.cfs().h_nr_queued != 0 {
+            rq.resched();
+        }
         return;
     }
     let (queued, runnable) = (c.h_nr_queued as i32, c.h_nr_runnable as i32);
@@ -352,6 +518,37 @@ fn unthrottle_cfs_rq(rq: &mut Rq, env: &mut Env, q: CfsRqId) {
 }
 
 impl Sched {
+    /// The tasks on cfs_rq `c`'s limbo list, the most recent first.
+    pub fn limbo<'a>(&'a self, c: &CfsRq) -> impl Iterator<Item = u32> + 'a {
+        let nodes = &self.throttle_nodes;
+        std::iter::successors(c.limbo.task(), move |&p| nodes[p as usize].next.task())
+    }
+
+    /// `throttle_cfs_rq_work`, at task `p`'s return to user space on `cpu`: still in a
+    /// throttled hierarchy, it is dequeued onto its cfs_rq's limbo list and the CPU
+    /// schedules. schedlab's threads return to user space as they are switched in.
+    pub(crate) fn throttle_cfs_rq_work<H: Hooks>(&mut self, cpu: usize, p: u32, h: &mut H) {
+        let se = self.tasks[p as usize].se;
+        if !std::mem::take(&mut self.throttle_nodes[p as usize].work)
+            || self.tasks[p as usize].class != Class::Fair
+        {
+            return;
+        }
+        let q = self.ses[se as usize].cfs_rq;
+        if self.cfs_rqs[q as usize].throttle_count == 0 {
+            return;
+        }
+        self.update_rq_clock(cpu, h.now());
+        self.on_rq(cpu, h, |rq, env| {
+            // SPECIAL: never a delayed dequeue.
+            FAIR.dequeue_task(rq, env, p, DEQUEUE_SLEEP | DEQUEUE_SPECIAL);
+            record_throttle_clock(rq, env, se);
+            limbo_add(env, q, p);
+            env.throttle_nodes[p as usize].throttled = true;
+        });
+        self.resched_curr(cpu, h);
+    }
+
     /// The period timers of the groups with a quota start with the run (`cpu.max` was
     /// written before it: `tg_set_cfs_bandwidth` → `start_cfs_bandwidth`).
     pub fn start_cfs_bandwidth<H: Hooks>(&mut self, h: &mut H) {

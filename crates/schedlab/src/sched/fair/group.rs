@@ -3,7 +3,7 @@
 //! its share of `tg->shares`, in proportion to the load it has on that CPU
 //! (`calc_group_shares`), recomputed as the load changes (`update_cfs_group`).
 
-use super::bandwidth::CfsBandwidth;
+use super::bandwidth::{CfsBandwidth, Throttle};
 use super::{CfsRq, CfsRqId, Fair, SchedEntity, SeId, NO_TASK};
 use crate::sched::util_est::UtilEst;
 use crate::sched::weight::{scale_load, scale_load_down, LoadWeight, NICE_0_LOAD, WEIGHT_IDLEPRIO};
@@ -149,7 +149,8 @@ pub fn calc_group_shares(tg_shares: u64, tg_load_avg: i64, gcfs: &CfsRq) -> u64 
 
 impl Fair<'_, '_> {
     /// `update_cfs_group`: reweight a group entity to its group's share on this CPU; an
-    /// empty group keeps its weight (for DELAY_DEQUEUE), and so does a throttled one.
+    /// empty group keeps its weight (for DELAY_DEQUEUE), and so does a throttled one
+    /// (≤6.17; fcd394866e3d, 6.18, reweights it).
     pub fn update_cfs_group(&mut self, id: SeId) {
         let tgs = &*self.tgs;
         // group_cfs_rq(se): never this level's, which is out while the class works on it.
@@ -157,7 +158,8 @@ impl Fair<'_, '_> {
             return;
         };
         let gcfs = &self.cfs_rqs[q as usize];
-        if gcfs.load.weight == 0 || gcfs.throttle_count != 0 {
+        let throttle_frozen = gcfs.throttle_count != 0 && self.feat.throttle == Throttle::CfsRq;
+        if gcfs.load.weight == 0 || throttle_frozen {
             return;
         }
         let tg = &tgs[gcfs.tg as usize];

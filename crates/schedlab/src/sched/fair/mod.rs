@@ -67,6 +67,23 @@ fn min_vruntime(a: u64, b: u64) -> u64 {
         a
     }
 }
+/// A link of an intrusive list of tasks, 4 bytes: none (a zeroed cfs_rq's list is
+/// empty) or a task's id.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaskLink(Option<std::num::NonZeroU32>);
+
+impl TaskLink {
+    pub const NONE: TaskLink = TaskLink(None);
+
+    pub fn to(p: u32) -> TaskLink {
+        TaskLink(std::num::NonZeroU32::new(p + 1))
+    }
+
+    pub fn task(self) -> Option<u32> {
+        self.0.map(|n| n.get() - 1)
+    }
+}
+
 /// A cfs_rq's id in `Sched::cfs_rqs`.
 pub type CfsRqId = u32;
 /// The `task` of a group entity.
@@ -189,11 +206,15 @@ pub struct CfsRq {
     /// The entity below on the path being computed (`cfs_rq->h_load_next`).
     pub h_load_next: Option<SeId>,
     /// CFS bandwidth (`bandwidth.rs`): out of runtime (`throttled`), how many levels from
-    /// here up are (`throttle_count`), and the PELT time its hierarchy spent throttled (the
-    /// frozen `cfs_rq_clock_pelt` while it is).
+    /// here up are (`throttle_count`), and the PELT time its clock spent stopped (the frozen
+    /// `cfs_rq_clock_pelt` while it is: `CfsRq::pelt_frozen`).
     pub throttled: bool,
     pub throttle_count: u32,
     pub throttled_clock_pelt: Ns,
+    /// `throttled_limbo_list` (6.18+): the first of its tasks dequeued on their way to
+    /// user space while it was throttled (the most recent), each task's `ThrottleNode`
+    /// naming the next.
+    pub limbo: TaskLink,
     /// On its CPU's leaf list (`blocked.rs`), and how many of its children's cfs_rqs are.
     pub on_list: bool,
     pub children_on_list: u32,

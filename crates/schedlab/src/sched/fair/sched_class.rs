@@ -1,6 +1,9 @@
 //! `fair_sched_class`: the fair class behind the core's `SchedClass` interface.
 
-use super::bandwidth::{check_cfs_rq_runtime, check_enqueue_throttle};
+use super::bandwidth::{
+    check_cfs_rq_runtime, check_enqueue_throttle, dequeue_throttled_task, enqueue_throttled_task,
+    stop_emptied_pelt, task_based, task_throttle_setup_work,
+};
 use super::blocked::list_add_leaf_cfs_rq;
 use super::capacity::task_fits_cpu;
 use super::h_load::HLoadCtx;
@@ -120,19 +123,29 @@ pub(super) fn count(env: &mut Env, q: CfsRqId, queued: i32, runnable: i32) {
 }
 
 /// The counts of `cfs_rq_of(se)` and every level above it move (`set_delayed` and
-/// `clear_delayed` move runnable only).
+/// `clear_delayed` move runnable only), up to a throttled cfs_rq (≤6.17).
 fn count_up(env: &mut Env, from: Option<SeId>, queued: i32, runnable: i32) {
     let mut se = from;
     while let Some(e) = se {
         let (q, parent) = level_of(env, e);
         count(env, q, queued, runnable);
+        if stops_at(env, q) {
+            return;
+        }
         se = parent;
     }
 }
 
+/// A walk up the hierarchy ends at a throttled cfs_rq, out of it (≤6.17); 6.18+ keeps
+/// throttled cfs_rqs in it.
+#[inline]
+fn stops_at(env: &Env, q: CfsRqId) -> bool {
+    env.cfs_rqs[q as usize].throttled && !task_based(env)
+}
+
 /// The levels above a change: `update_load_avg(UPDATE_TG)`, `se_update_runnable` and
 /// `update_cfs_group` of each entity from `from` up, with its counts, up to the first
-/// throttled cfs_rq.
+/// throttled cfs_rq (≤6.17).
 fn update_up(rq: &mut Rq, env: &mut Env, from: Option<SeId>, queued: i32, runnable: i32) {
     let mut se = from;
     while let Some(e) = se {
@@ -143,7 +156,7 @@ fn update_up(rq: &mut Rq, env: &mut Env, from: Option<SeId>, queued: i32, runnab
             f.update_cfs_group(e);
         });
         count(env, q, queued, runnable);
-        if env.cfs_rqs[q as usize].throttled {
+        if stops_at(env, q) {
             return;
         }
         se = parent;
@@ -152,7 +165,8 @@ fn update_up(rq: &mut Rq, env: &mut Env, from: Option<SeId>, queued: i32, runnab
 
 /// `enqueue_task_fair`'s walk: enqueue `se` and each group entity above it not yet queued
 /// (a delayed one is requeued), then update the levels above; a throttled cfs_rq ends it
-/// (a cfs_rq's first entity may throttle it: `check_enqueue_throttle`).
+/// (≤6.17; a cfs_rq's first entity may throttle it: `check_enqueue_throttle`). 6.18+ goes
+/// on through throttled cfs_rqs, whose PELT clock a first entity restarts.
 fn enqueue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) {
     // A delayed sleeper the balancer moves stays delayed (6.12's h_nr_delayed).
     let runnable = !env.ses[se as usize].sched_delayed as i32;
@@ -168,13 +182,20 @@ fn enqueue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) {
         let (q, parent) = level_of(env, e);
         fair(rq, env, q, |f| f.enqueue_entity(e, flags));
         if env.cfs_rqs[q as usize].nr_running == 1 {
+            // A throttled hierarchy's clock stopped while this cfs_rq was empty.
+            let stopped = env.cfs_rqs[q as usize].throttle_count != 0;
             check_enqueue_throttle(rq, env, q);
-            if env.cfs_rqs[q as usize].throttle_count == 0 {
+            if task_based(env) {
+                list_add_leaf_cfs_rq(rq, env, q);
+                if stopped {
+                    env.cfs_rqs[q as usize].switch_pelt_clock(rq.clock.pelt_now());
+                }
+            } else if env.cfs_rqs[q as usize].throttle_count == 0 {
                 list_add_leaf_cfs_rq(rq, env, q);
             }
         }
         count(env, q, 1, runnable);
-        if env.cfs_rqs[q as usize].throttled {
+        if stops_at(env, q) {
             return;
         }
         flags = ENQUEUE_WAKEUP;
@@ -184,8 +205,9 @@ fn enqueue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) {
 }
 
 /// `dequeue_entities`: dequeue `se` and each group entity above it left empty, then
-/// update the levels above, up to a throttled cfs_rq. False when the dequeue of task
-/// entity `se` is delayed.
+/// update the levels above, up to a throttled cfs_rq (≤6.17; 6.18+ stops the PELT clock
+/// of a throttled hierarchy's cfs_rq left empty, and a task leaving for the limbo list
+/// starts its throttled time). False when the dequeue of task entity `se` is delayed.
 fn dequeue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) -> bool {
     let is_task = env.ses[se as usize].is_task();
     let queued = is_task as i32;
@@ -204,13 +226,17 @@ fn dequeue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) -> boo
         }
         count(env, q, -queued, -runnable);
         cur = parent;
+        if task_based(env) {
+            stop_emptied_pelt(rq, env, q);
+        }
         let c = &env.cfs_rqs[q as usize];
-        if c.throttled {
+        if stops_at(env, q) {
             return true;
         }
         if c.load.weight != 0 {
-            // Bias the pick to this group, as the task sleeps within its slice.
-            if task_sleep && c.throttle_count == 0 {
+            // Bias the pick to this group, as the task sleeps within its slice (≤6.17:
+            // not in a throttled hierarchy).
+            if task_sleep && (c.throttle_count == 0 || task_based(env)) {
                 if let Some(p) = cur {
                     set_buddy(env, p, Buddy::Next);
                 }
@@ -251,13 +277,14 @@ fn set_buddy(env: &mut Env, se: SeId, kind: Buddy) {
 }
 
 /// `propagate_entity_cfs_rq`: a load change of `se`'s cfs_rq goes up the levels above it
-/// (`update_load_avg(UPDATE_TG)`), up to a throttled cfs_rq, each level on the leaf list.
+/// (`update_load_avg(UPDATE_TG)`), up to a throttled cfs_rq (≤6.17), each level whose PELT
+/// clock runs on the leaf list.
 fn propagate_entity_cfs_rq(rq: &mut Rq, env: &mut Env, se: SeId) {
     let (q, mut cur) = level_of(env, se);
-    if env.cfs_rqs[q as usize].throttled {
+    if stops_at(env, q) {
         return;
     }
-    if env.cfs_rqs[q as usize].throttle_count == 0 {
+    if !env.cfs_rqs[q as usize].pelt_frozen(task_based(env)) {
         list_add_leaf_cfs_rq(rq, env, q);
     }
     while let Some(e) = cur {
@@ -265,11 +292,10 @@ fn propagate_entity_cfs_rq(rq: &mut Rq, env: &mut Env, se: SeId) {
         fair(rq, env, q, |f| {
             load_avg::update_load_avg(f, e, load_avg::UPDATE_TG)
         });
-        let c = &env.cfs_rqs[q as usize];
-        if c.throttled {
+        if stops_at(env, q) {
             return;
         }
-        if c.throttle_count == 0 {
+        if !env.cfs_rqs[q as usize].pelt_frozen(task_based(env)) {
             list_add_leaf_cfs_rq(rq, env, q);
         }
         cur = parent;
@@ -431,6 +457,9 @@ impl SchedClass for FairClass {
     fn enqueue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) {
         let first = env.cfs().h_nr_queued == 0;
         let se = se_of(env, p);
+        if env.throttle_nodes[p as usize].throttled && enqueue_throttled_task(rq, env, p, se) {
+            return;
+        }
         fair(rq, env, env.root(), |f| f.util_est_enqueue(se, flags));
         let s = &env.ses[se as usize];
         if s.sched_delayed && s.on_rq {
@@ -456,9 +485,14 @@ impl SchedClass for FairClass {
         hrtick_update(rq, env);
     }
 
-    /// `dequeue_task_fair`: util_est first, then `dequeue_entities`.
+    /// `dequeue_task_fair`: util_est first, then `dequeue_entities` (a throttled task is
+    /// only taken off its limbo list).
     fn dequeue_task(&self, rq: &mut Rq, env: &mut Env, p: u32, flags: u32) -> Dequeued {
         let se = se_of(env, p);
+        if env.throttle_nodes[p as usize].throttled {
+            dequeue_throttled_task(rq, env, p, se, flags);
+            return Dequeued::Off;
+        }
         let sample_after = fair(rq, env, env.root(), |f| f.util_est_dequeue(se, flags));
         let dequeued = dequeue_entities(rq, env, se, flags);
         if sample_after {
@@ -491,8 +525,13 @@ impl SchedClass for FairClass {
     fn wakeup_preempt(&self, rq: &mut Rq, env: &mut Env, p: u32, wake_flags: u32) -> bool {
         let curr_task = rq.curr.expect("a fair task runs");
         let (curr, pse) = (se_of(env, curr_task), se_of(env, p));
-        // Nothing to preempt for in a throttled hierarchy.
-        if curr == pse || env.cfs_rqs[level_of(env, pse).0 as usize].throttle_count != 0 {
+        // Nothing to preempt for in a throttled hierarchy (6.18+: for a throttled task).
+        let throttled = if task_based(env) {
+            env.throttle_nodes[p as usize].throttled
+        } else {
+            env.cfs_rqs[level_of(env, pse).0 as usize].throttle_count != 0
+        };
+        if curr == pse || throttled {
             return false;
         }
         let fork = wake_flags & WF_FORK != 0;
@@ -546,7 +585,8 @@ impl SchedClass for FairClass {
     }
 
     /// `pick_task_fair`: down the hierarchy, each level's curr charged first (its
-    /// put_prev_entity may not have run); a cfs_rq out of runtime is throttled and a
+    /// put_prev_entity may not have run); a cfs_rq out of runtime is throttled (≤6.17: and
+    /// the pick starts again; 6.18+: the task picked below it gets the throttle work) and a
     /// delayed entity reached is dequeued, and the pick starts again.
     fn pick_task(&self, rq: &mut Rq, env: &mut Env) -> Option<u32> {
         'again: loop {
@@ -554,13 +594,17 @@ impl SchedClass for FairClass {
             if env.cfs_rqs[q as usize].nr_running == 0 {
                 return None;
             }
+            let mut throttled = false;
             loop {
                 // A limited cfs_rq is charged, then checked, before the pick.
                 let limited = is_limited(env, q);
                 if limited {
                     fair(rq, env, q, |f| f.update_queued_curr());
                     if check_cfs_rq_runtime(rq, env, q) {
-                        continue 'again;
+                        if !task_based(env) {
+                            continue 'again;
+                        }
+                        throttled = true;
                     }
                 }
                 let se = fair(rq, env, q, |f| {
@@ -576,7 +620,13 @@ impl SchedClass for FairClass {
                 }
                 match e.my_q {
                     Some(g) => q = g,
-                    None => return Some(e.task),
+                    None => {
+                        let p = e.task;
+                        if throttled {
+                            task_throttle_setup_work(env, p);
+                        }
+                        return Some(p);
+                    }
                 }
             }
         }

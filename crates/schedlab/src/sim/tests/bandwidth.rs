@@ -2,6 +2,7 @@
 //! hogs, sleepers (whose cfs_rqs give runtime back to the slack timer) and nested limits.
 
 use super::*;
+use crate::sched::fair::bandwidth::Throttle;
 
 fn run_with(json: &str, platform: &str, kernel: Kernel, cgroups: &[&str]) -> Sim {
     let wl = parse(json, "test.json", Dialect::Workgen).unwrap();
@@ -41,13 +42,23 @@ fn two_hogs_under_50_of_100_ms_run_50_ms_a_period() {
     // for the other: throttled at 24 and 26 ms, 50 ms of running. Over 1 s, 9 refills happen
     // inside the run (the 10th at its end), each finding both CPUs throttled: 75 + 75 ms
     // (period 0) or 76 + 74 ms, less 1 ns each, until the refill.
+    // 6.18+ (task-based throttling): at each of the 10 throttles a CPU picks its hog again,
+    // which leaves for the limbo list as it returns to user space and runs until the
+    // reschedule this asks, 1 ns later: 20 ns more running, charged to no quota (the
+    // dequeued entity's put_prev_entity charges nothing) and inside no throttled time (it
+    // counts from the dequeue, at the throttle's instant).
     // (tests/test_bandwidth.py checks the throttle instants one by one.)
     let json = r#"{"global": {"duration": 1}, "tasks": {
         "hog": {"instance": 2, "taskgroup": "/g", "run": 2000000}}}"#;
     for k in Kernel::ALL {
         let s = run_with(json, "smp:2", k, &["/g:max=50000/100000"]);
         let run: u64 = s.sched().tasks().iter().map(|t| t.stats.run_ns).sum();
-        assert_eq!(run, 10 * 50_000_000, "{k:?}");
+        let way_out = if preset(k).throttle == Throttle::Task {
+            20
+        } else {
+            0
+        };
+        assert_eq!(run, 10 * 50_000_000 + way_out, "{k:?}");
         let throttled = 9 * 150_000_000 - 9 * 2;
         assert_eq!(stat(&s, "/g"), (9, 9, throttled), "{k:?}");
     }
@@ -90,5 +101,35 @@ fn sleepers_nested_limits_and_a_root_task_keep_the_invariants() {
             thr_a > 0 && thr_b > 0,
             "{k:?}: throttled {thr_a} and {thr_b} times"
         );
+    }
+}
+
+#[test]
+fn from_6_18_a_task_woken_in_a_throttled_group_runs_until_its_return_to_user_space() {
+    // One CPU at HZ=1000, /g limited to 10 ms a 100 ms period. a runs alone from 0; each
+    // tick charges it 1 ms, drawn in 5 ms slices: at the 10 ms tick the pool is empty and
+    // the CPU reschedules 1 ns later, throttling /g (put_prev_entity). b's delay wakes it at
+    // D = 30.05 ms (its timer's 50 µs slack). ≤6.17: b is queued on the throttled cfs_rq,
+    // out of the hierarchy, and cannot run before the period timer's refill at 100 ms.
+    // 6.18+: the hierarchy stayed, so the idle CPU picks b 1 ns after its wakeup; the pick
+    // gives it the throttle work, which dequeues it as it returns to user space. Either
+    // way a's cfs_rq counts as throttled from 10 ms + 1 ns (6.18: a's own way out, picked
+    // again at that instant) to the refill: 90 ms − 1 ns. The period timer runs three
+    // periods: the refill at 100 ms (throttled), 200 ms (runtime was handed out since) and
+    // 300 ms (none was: it stops).
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "a": {"taskgroup": "/g", "loop": 1, "run": 10500},
+        "b": {"taskgroup": "/g", "loop": 1, "delay": 30000, "run": 1000}}}"#;
+    const D: u64 = 30_050_000;
+    for k in [Kernel::V6_12, Kernel::V6_18, Kernel::V7_3] {
+        let s = run_with(json, "smp:1", k, &["/g:max=10000/100000"]);
+        let b = &s.sched().task(1).stats.wakeup_latencies;
+        assert_eq!(b.count(), 1, "{k:?}");
+        if preset(k).throttle == Throttle::Task {
+            assert_eq!(b.max(), 1, "{k:?}");
+        } else {
+            assert!(b.max() >= 100_000_000 - D, "{k:?}: {}", b.max());
+        }
+        assert_eq!(stat(&s, "/g"), (3, 1, 90_000_000 - 1), "{k:?}");
     }
 }

@@ -7,6 +7,7 @@ use super::MIGRATION_COST_NS;
 use crate::sched::class::Class;
 use crate::sched::explain::About;
 use crate::sched::explain::Kind;
+use crate::sched::fair::bandwidth::Throttle;
 use crate::sched::fair::capacity::{task_fits_cpu, task_util_est};
 use crate::sched::hooks::Hooks;
 use crate::sched::ops::Op;
@@ -258,11 +259,16 @@ impl Sched {
     }
 
     /// `throttled_lb_pair`: is the task's group throttled (from itself up) on either CPU?
+    /// 6.18+ asks of the destination only (`lb_throttled_hierarchy`, 0d4eaf8caf8c): a task
+    /// still queued in a throttled hierarchy may leave it.
     fn throttled_lb_pair(&self, se: u32, src: usize, dst: usize) -> bool {
         let tg = &self.tgs[self.cfs_rqs[self.ses[se as usize].cfs_rq as usize].tg as usize];
-        [src, dst]
-            .iter()
-            .any(|&c| self.cfs_rqs[tg.cfs_rq(c) as usize].throttle_count != 0)
+        let cpus = if self.feat.throttle == Throttle::Task {
+            &[dst][..]
+        } else {
+            &[src, dst][..]
+        };
+        (cpus.iter()).any(|&c| self.cfs_rqs[tg.cfs_rq(c) as usize].throttle_count != 0)
     }
 
     /// `task_hot`: a fair task that ran on its CPU within `sysctl_sched_migration_cost`, or
