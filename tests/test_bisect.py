@@ -43,8 +43,42 @@ def test_two_switches_that_drive_the_metric_together_are_both_found():
     assert sorted(c.key for c in r.culprits) == ["hz", "overhead"]
 
 
+PERIODIC = '{"global": {"duration": 1}, "tasks": {"p": {"loop": -1, "run": 1000, "timer": {"ref": "t", "period": 10000}}}}'
+
+
+def test_a_frame_metric_is_bisected_as_a_summary_figure(tmp_path):
+    """A `df_*` metric: one periodic task alone on one CPU. Without the cost model the idle CPU
+    switches to it 1 ns after each wakeup (the machine's next preemption point), so its worst
+    wakeup latency (LISA's df_latency_wakeup, seconds) is 1 ns; the cost model's wakeup work
+    delays every switch. Of three changes, `overhead` alone moves it past 0.1 µs."""
+    w = tmp_path / "periodic.json"
+    w.write_text(PERIODIC)
+
+    def side(*sets):
+        return RunSpec.of(str(w), "smp:1", sets=sets, duration_ns=200_000_000)
+
+    a = side("overhead=off")
+    b = side("overhead=on", "hz=1000", "timer.slack_ns=0")
+    r = bisect(a, b, "df_latency_wakeup.wakeup_latency.p99", 1e-7)
+    assert r.a == 1e-9 and r.b > 1e-7
+    assert [(c.key, c.a, c.b) for c in r.culprits] == [("overhead", "off", "on")]
+
+
+def test_percentiles_and_counts_reduce_as_numpy_does():
+    """pNN is the linear-interpolation percentile (numpy's and pandas' default): of 1..5,
+    p50 is 3, p90 is 4.6, p12_5 is 1.5; count is the rows."""
+    summary = {"tasks": [{"x": v} for v in (5, 1, 4, 2, 3)]}
+    assert [metric_of(summary, f"tasks.x.{h}") for h in ("p50", "p90", "p12_5", "count", "median")] == \
+        [3.0, pytest.approx(4.6), 1.5, 5.0, 3.0]
+
+
 @pytest.mark.parametrize("args, message, status", [
-    (["--metric", "tasks.nope.max"], "--metric tasks.nope.max: not a number in the summary", 2),
+    (["--metric", "tasks.nope.max"], "--metric tasks.nope.max: not a number", 2),
+    (["--metric", "tasks.sys_ns.p101"], "--metric tasks.sys_ns.p101: no reduction p101", 2),
+    (["--metric", "df_nope.x.max"], "--metric df_nope.x.max: no frame df_nope (one of df_cluster_energy, ", 2),
+    (["--metric", "df_latency_wakeup.nope.max"], "df_latency_wakeup has no column nope (it has Time", 2),
+    (["--metric", "df_latency_wakeup.wakeup_latency"], "a frame's metric is df_NAME[(ARGS)].COLUMN.REDUCTION", 2),
+    (["--metric", "df_task_signal.util.max"], "df_task_signal(): ", 2),
     (["--metric", "energy"], "--metric energy: the summary has no energy", 2),
     (["--metric", "tasks.sys_ns"], "a list's field and a reduction", 2),
     (["--b", "--set overhead=off"], "bisect: the two sides' switches do not differ", 2),

@@ -7,13 +7,21 @@ kernel itself is not a change; side a's kernel runs with side b's switch values 
 qemu-tcg:N its per-kernel costs stay a's), and a note says when all of them together do
 not give side b's metric."""
 
+import re
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from schedlab import _core
+from schedlab.analysis import FUNCTIONS
 from schedlab.run import RunSpec
 from schedlab.sweeps import execute
 
-REDUCTIONS = {"max": max, "min": min, "sum": sum, "mean": lambda xs: sum(xs) / len(xs)}
+REDUCTIONS = {"max": np.max, "min": np.min, "sum": np.sum, "mean": np.mean, "median": np.median,
+              "count": len}
+REDUCTION_NAMES = "max, min, sum, mean, median, count or pNN (a percentile, e.g. p99)"
+# A frame's metric: df_NAME or df_NAME(ARG[,ARG]), a column, a reduction.
+DF_METRIC = re.compile(r"(df_\w+)(?:\(([^()]*)\))?\.(\w+)\.(\w+)")
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,61 @@ def differences(a: RunSpec, b: RunSpec) -> list[Change]:
             for k, v in sa if sb[k] != v]
 
 
+def metric_of_run(result, path: str) -> float:
+    """A run's metric: a `df_*` frame's column reduced (`df_latency_wakeup.wakeup_latency.p99`,
+    `df_tasks_signal(util).util.mean`), or a summary figure (`metric_of`)."""
+    return df_metric(result, path) if path.startswith("df_") else metric_of(result.summary(), path)
+
+
+def parse_df_metric(path: str) -> tuple[str, list, str, str]:
+    """`df_NAME(ARGS).COLUMN.REDUCTION` as (name, args, column, reduction), checked before any
+    run: a known frame and reduction. ARGS are comma-separated, a whole number a pid."""
+    m = DF_METRIC.fullmatch(path)
+    if not m:
+        raise _core.InputError(f"--metric {path}: a frame's metric is df_NAME[(ARGS)].COLUMN.REDUCTION, "
+                               "e.g. df_latency_wakeup.wakeup_latency.p99")
+    name, args, column, how = m.groups()
+    if name not in FUNCTIONS:
+        raise _core.InputError(f"--metric {path}: no frame {name} (one of {', '.join(FUNCTIONS)})")
+    _reduction(how, path)
+    args = [int(a) if a.strip().isdigit() else a.strip() for a in args.split(",")] if args else []
+    return name, args, column, how
+
+
+def df_metric(result, path: str) -> float:
+    """A frame's metric of a run: the frame `schedlab.analysis` gives, its column (or index
+    level) reduced."""
+    name, args, column, how = parse_df_metric(path)
+    try:
+        df = getattr(result, name)(*args).reset_index()
+    except TypeError as e:
+        raise _core.InputError(f"--metric {path}: {name}{tuple(args)}: {e}") from None
+    if column not in df.columns:
+        raise _core.InputError(f"--metric {path}: {name} has no column {column} "
+                               f"(it has {', '.join(map(str, df.columns))})")
+    return _reduce(list(df[column]), how, path)
+
+
+def _reduction(how: str, path: str):
+    """The function `how` names: one of REDUCTIONS, or pNN, numpy's linear percentile (p12_5:
+    12.5)."""
+    pct = re.fullmatch(r"p(\d+(?:_\d+)?)", how)
+    q = float(pct[1].replace("_", ".")) if pct else None
+    if q is not None and q <= 100:
+        return lambda xs: np.percentile(xs, q)
+    if how not in REDUCTIONS:
+        raise _core.InputError(f"--metric {path}: no reduction {how} ({REDUCTION_NAMES})")
+    return REDUCTIONS[how]
+
+
+def _reduce(values: list, how: str, path: str) -> float:
+    """`values` reduced by `how`."""
+    reduce = _reduction(how, path)
+    if not values:
+        raise _core.InputError(f"--metric {path}: nothing to reduce (no rows)")
+    return float(reduce([_number(v, path) for v in values]))
+
+
 def metric_of(summary: dict, path: str) -> float:
     """The summary's figure at dotted `path`: `energy_mj.total`, or a list's field reduced,
     `tasks.latency_p99_ns.max` (max, min, sum, mean)."""
@@ -75,18 +138,15 @@ def metric_of(summary: dict, path: str) -> float:
 
 
 def _reduced(items: list, rest: list, path: str) -> float:
-    if len(rest) != 2 or rest[1] not in REDUCTIONS:
-        raise _core.InputError(f"--metric {path}: a list's field and a reduction ({', '.join(REDUCTIONS)}), "
+    if len(rest) != 2:
+        raise _core.InputError(f"--metric {path}: a list's field and a reduction ({REDUCTION_NAMES}), "
                                "e.g. tasks.latency_p99_ns.max")
-    values = [_number(x.get(rest[0]) if isinstance(x, dict) else None, path) for x in items]
-    if not values:
-        raise _core.InputError(f"--metric {path}: the list is empty")
-    return float(REDUCTIONS[rest[1]](values))
+    return _reduce([x.get(rest[0]) if isinstance(x, dict) else None for x in items], rest[1], path)
 
 
 def _number(v, path: str) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise _core.InputError(f"--metric {path}: not a number in the summary")
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise _core.InputError(f"--metric {path}: not a number")
     return float(v)
 
 
@@ -94,7 +154,7 @@ def _value(job: tuple) -> tuple[str, object]:
     """One run's metric (in a worker): ("ok", value), or ("error", why)."""
     spec, path = job
     try:
-        return "ok", metric_of(spec.run(frames=False).summary(), path)
+        return "ok", metric_of_run(spec.run(frames=path.startswith("df_")), path)
     except (_core.InputError, OSError) as e:
         return "error", str(e)
 
@@ -113,6 +173,8 @@ def with_changes(a: RunSpec, changes) -> RunSpec:
 def bisect(a: RunSpec, b: RunSpec, metric: str, threshold: float, *, jobs: int = 1, client=None,
            progress=None) -> Bisection:
     """The 1-minimal set of `b`'s switch values that moves `metric` past `threshold` from `a`."""
+    if metric.startswith("df_"):
+        parse_df_metric(metric)
     changes = differences(a, b)
     if not changes:
         raise _core.InputError("bisect: the two sides' switches do not differ")

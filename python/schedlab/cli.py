@@ -318,7 +318,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--b", metavar="'OPTIONS'", default="", help="run options of side b, e.g. \"--kernel 6.12\"")
     r.add_argument("--metric", required=True, metavar="PATH",
                    help="a summary figure: energy_mj.total, simulated_s, or a list's field reduced, "
-                        "tasks.latency_p99_ns.max (max, min, sum, mean)")
+                        "tasks.latency_p99_ns.max; or a frame's column reduced, "
+                        "df_latency_wakeup.wakeup_latency.p99 (max, min, sum, mean, median, count, pNN)")
     r.add_argument("--threshold", required=True, type=float, metavar="X",
                    help="the value past which (on side b's side) the metric has moved")
     _executor_options(r, "runs")
