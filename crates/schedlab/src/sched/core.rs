@@ -40,9 +40,13 @@ pub enum Ttwu {
     NotAsleep,
     /// Requeued where it still was queued (`ttwu_runnable`): done.
     Done,
-    /// TASK_WAKING on its CPU: `Sched::ttwu_activate` enqueues it with these flags, and
-    /// whether it goes on its CPU's wake list (`ttwu_queue_cond`).
-    Waking { flags: u32, queued: bool },
+    /// TASK_WAKING on its CPU: `Sched::ttwu_activate` enqueues it with these enqueue flags
+    /// and wake flags, and whether it goes on its CPU's wake list (`ttwu_queue_cond`).
+    Waking {
+        flags: u32,
+        wake_flags: u32,
+        queued: bool,
+    },
 }
 
 impl Sched {
@@ -652,8 +656,12 @@ impl Sched {
         match self.ttwu_select(id, waker_cpu, wake_flags, h) {
             Ttwu::NotAsleep => false,
             Ttwu::Done => true,
-            Ttwu::Waking { flags, queued } => {
-                self.ttwu_activate(id, flags, (waker_cpu, queued), h);
+            Ttwu::Waking {
+                flags,
+                wake_flags,
+                queued,
+            } => {
+                self.ttwu_activate(id, (flags, wake_flags), (waker_cpu, queued), h);
                 true
             }
         }
@@ -689,7 +697,7 @@ impl Sched {
                 prev as i64,
                 "ttwu_runnable",
             );
-            let flags = (ENQUEUE_WAKEUP, WF_TTWU);
+            let flags = (ENQUEUE_WAKEUP, wake_flags | WF_TTWU);
             self.ttwu_do_activate(id, (prev, waker_cpu), flags, h, |s, h| {
                 let waking = Tracepoint::Waking {
                     task: id,
@@ -738,24 +746,33 @@ impl Sched {
             flags |= ENQUEUE_MIGRATED;
         }
         self.set_state(id, TaskState::Waking, now);
-        Ttwu::Waking { flags, queued }
+        Ttwu::Waking {
+            flags,
+            wake_flags,
+            queued,
+        }
     }
 
     /// The rest of `try_to_wake_up` of TASK_WAKING `id` (`ttwu_select`) from `waker_cpu`,
     /// `queued` on its CPU's wake list or not: its enqueue there with `flags`
-    /// (`ttwu_do_activate`), then `ttwu_stat`.
+    /// (`ttwu_do_activate`), then `ttwu_stat`. The wakeup's preemption check sees its
+    /// `wake_flags` (WF_SYNC) unless it was queued: `sched_ttwu_pending` passes none.
     pub fn ttwu_activate<H: Hooks>(
         &mut self,
         id: u32,
-        flags: u32,
+        (flags, wake_flags): (u32, u32),
         (waker_cpu, queued): (usize, bool),
         h: &mut H,
     ) {
         let cpu = self.tasks[id as usize].cpu;
         self.update_rq_clock(cpu, h.now());
         // Queued on its wake list, the target enqueues it (in its IPI); else the waker.
-        let by = if queued { cpu } else { waker_cpu };
-        self.ttwu_do_activate(id, (cpu, by), (flags, WF_TTWU), h, |s, h| {
+        let (by, wake_flags) = if queued {
+            (cpu, WF_TTWU)
+        } else {
+            (waker_cpu, wake_flags | WF_TTWU)
+        };
+        self.ttwu_do_activate(id, (cpu, by), (flags, wake_flags), h, |s, h| {
             s.trace_wakeup(id, cpu, by, h)
         });
         self.ttwu_stat(waker_cpu, cpu, queued);

@@ -335,7 +335,7 @@ fn a_waking_task_is_on_no_runqueue_until_its_enqueue() {
         h.now = T0 + MS;
         s.deactivate(t, TaskState::Sleeping, &mut h);
         h.now = T0 + 2 * MS;
-        let Ttwu::Waking { flags, queued } = s.ttwu_select(t, 0, 0, &mut h) else {
+        let Ttwu::Waking { flags, queued, .. } = s.ttwu_select(t, 0, 0, &mut h) else {
             panic!("{kernel:?}: t sleeps, so it is woken")
         };
         assert_eq!((flags, queued), (ENQUEUE_WAKEUP, false), "{kernel:?}");
@@ -348,7 +348,7 @@ fn a_waking_task_is_on_no_runqueue_until_its_enqueue() {
         );
         assert!(!s.try_to_wake_up(t, 1, 0, &mut h), "{kernel:?}");
         h.now += 5_000;
-        s.ttwu_activate(t, flags, (0, queued), &mut h);
+        s.ttwu_activate(t, (flags, 0), (0, queued), &mut h);
         // (the test's hooks switch at once: t runs)
         assert_eq!(s.rqs[0].curr, Some(t), "{kernel:?}");
         assert!(!s.idle_cpu(0) && s.nr_running(0) == 1, "{kernel:?}");
@@ -479,4 +479,40 @@ fn newly_idle_balancing_waits_while_a_pass_costs_more_than_the_cpu_idles() {
         s.rqs[0].max_idle_balance_cost, 500_000,
         "sysctl_sched_migration_cost"
     );
+}
+
+#[test]
+fn under_7_x_next_buddy_a_sync_wakeup_marks_the_wakee_without_preempting() {
+    // smp:1, the 7.3 preset with NEXT_BUDDY. b runs and sleeps at T0 (lag 0); a forks and
+    // runs from T0, its request v0 .. v0 + 0.7 ms. At T0 + 0.1 ms a wakes b: placed at V =
+    // a's vruntime v0 + 0.1 ms with lag 0, b is eligible and its deadline, v0 + 0.8 ms, is
+    // after a's, so EEVDF alone would keep a. With NEXT_BUDDY b becomes cfs_rq->next, which
+    // the pick prefers while eligible (PICK_BUDDY): under `pick` (6.6-6.18) it preempts;
+    // under `rework` (7.x) an unsynced wakeup does too (PREEMPT_WAKEUP_PICK), but a WF_SYNC
+    // one asks preempt_sync, which waits for a to have run sysctl_sched_migration_cost
+    // since its exec_start, just set by the wakeup's update_curr: no preemption, b stays
+    // the next buddy.
+    use super::fair::WakeupPreempt;
+    use super::flags::WF_SYNC;
+    for (form, sync, preempts) in [
+        (WakeupPreempt::Pick, WF_SYNC, true),
+        (WakeupPreempt::Rework, 0, true),
+        (WakeupPreempt::Rework, WF_SYNC, false),
+    ] {
+        let (mut s, mut h) = machine("smp:1", Kernel::V7_3);
+        s.feat.set_feature("NEXT_BUDDY").unwrap();
+        s.feat.wakeup_preempt = form;
+        let b = fork(&mut s, &mut h, attr(Policy::Other));
+        s.deactivate(b, TaskState::Sleeping, &mut h);
+        let a = fork(&mut s, &mut h, attr(Policy::Other));
+        assert_eq!(s.rqs[0].curr, Some(a));
+        h.now = T0 + MS / 10;
+        assert!(s.try_to_wake_up(b, 0, sync, &mut h));
+        let want = if preempts { b } else { a };
+        assert_eq!(s.rqs[0].curr, Some(want), "{form:?}, sync {sync}");
+        if !preempts {
+            let next = s.cfs_rqs[0].next;
+            assert_eq!(next, Some(s.tasks[b as usize].se), "{form:?}");
+        }
+    }
 }

@@ -489,8 +489,14 @@ impl Engine {
             let th = &mut self.threads[id as usize];
             th.wake_gen = th.wake_gen.wrapping_add(1);
             self.cpus[waker_cpu].changed_at = self.now;
-            if let Ttwu::Waking { flags, queued } = s.ttwu_select(id, waker_cpu, wake_flags, self) {
-                return self.ttwu_queue(s, id, (waker_cpu, queued), flags);
+            let ttwu = s.ttwu_select(id, waker_cpu, wake_flags, self);
+            if let Ttwu::Waking {
+                flags,
+                wake_flags,
+                queued,
+            } = ttwu
+            {
+                return self.ttwu_queue(s, id, (waker_cpu, queued), (flags, wake_flags));
             }
             self.cpus[s.task_cpu(id)].changed_at = self.now;
         }
@@ -509,7 +515,7 @@ impl Engine {
         s: &mut Sched,
         id: u32,
         (waker_cpu, queued): (usize, bool),
-        flags: u32,
+        (flags, wake_flags): (u32, u32),
     ) -> bool {
         let cpu = s.task_cpu(id);
         // (the cheap tests first: this is every wakeup's path)
@@ -527,7 +533,7 @@ impl Engine {
                 return true;
             }
         }
-        s.ttwu_activate(id, flags, (waker_cpu, queued), self);
+        s.ttwu_activate(id, (flags, wake_flags), (waker_cpu, queued), self);
         self.cpus[cpu].changed_at = self.now;
         false
     }
@@ -538,7 +544,7 @@ impl Engine {
         let cpu = s.task_cpu(id);
         self.cpus[cpu].waking -= 1;
         let before = self.kernel_pending(s, cpu);
-        s.ttwu_activate(id, flags, (cpu, false), self); // its own CPU's
+        s.ttwu_activate(id, (flags, 0), (cpu, false), self); // its own CPU's timer's
         self.cpus[cpu].changed_at = self.now;
         if !self.cpus[cpu].irq_rest.is_empty() {
             let step = (self.kernel_pending(s, cpu) - before).max(1);
