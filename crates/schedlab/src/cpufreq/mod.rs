@@ -36,6 +36,8 @@ pub struct Policy {
     pub cpus: Vec<usize>,
     /// The frequency table, ascending (kHz).
     pub freqs: Vec<u32>,
+    /// `policy->min` and `policy->max`: the limits (`scaling_max_freq` may lower `max`
+    /// below the table's top, and need not be one of its frequencies).
     pub min: u32,
     pub max: u32,
     pub cur: u32,
@@ -46,35 +48,48 @@ pub struct Policy {
 }
 
 impl Policy {
-    pub fn new(dom: &FreqDomain, tick_ns: Ns) -> Policy {
+    /// The policy of domain `dom`, its `scaling_max_freq` `max_khz` if set (clamped to the
+    /// table, `cpufreq_verify_within_cpu_limits`), at the highest frequency it allows.
+    pub fn new(dom: &FreqDomain, tick_ns: Ns, max_khz: Option<u32>) -> Policy {
         let freqs: Vec<u32> = dom.opps.iter().map(|o| o.khz).collect();
-        Policy {
+        let (lo, hi) = (freqs[0], *freqs.last().expect("a domain has OPPs"));
+        let mut pol = Policy {
             cpus: dom.cpus.clone(),
-            min: freqs[0],
-            max: *freqs.last().expect("a domain has OPPs"),
-            cur: *freqs.last().expect("a domain has OPPs"),
+            min: lo,
+            max: max_khz.map_or(hi, |m| m.clamp(lo, hi)),
+            cur: hi,
             freqs,
             transition_latency: dom.transition_latency,
             tick_ns,
-        }
+        };
+        pol.cur = pol.resolve(hi, Relation::H);
+        pol
+    }
+
+    /// `policy->cpuinfo.max_freq`, the table's top: the frequency capacities and the
+    /// frequency scale refer to (`arch_scale_freq_ref`).
+    #[inline]
+    pub fn cpuinfo_max(&self) -> u32 {
+        self.freqs[self.freqs.len() - 1]
     }
 
     /// The table frequency for `target` under `rel`, within [min, max]
     /// (`cpufreq_frequency_table_target` after `clamp_val`).
     pub fn resolve(&self, target: u32, rel: Relation) -> u32 {
         let t = target.clamp(self.min, self.max);
-        let ok = self
+        let mut ok = self
             .freqs
             .iter()
             .copied()
             .filter(|f| (self.min..=self.max).contains(f));
+        let highest = ok.clone().next_back().unwrap_or(self.min);
         match rel {
-            Relation::L => ok.into_iter().find(|&f| f >= t).unwrap_or(self.max),
-            Relation::H => ok.into_iter().rev().find(|&f| f <= t).unwrap_or(self.min),
+            Relation::L => ok.find(|&f| f >= t).unwrap_or(highest),
+            Relation::H => ok.rev().find(|&f| f <= t).unwrap_or(self.min),
             // cpufreq_table_find_index_ac: the higher one only if strictly closer.
             Relation::C => ok
                 .min_by_key(|&f| (f.abs_diff(t), f > t))
-                .unwrap_or(self.max),
+                .unwrap_or(highest),
         }
     }
 

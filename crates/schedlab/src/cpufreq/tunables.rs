@@ -93,6 +93,9 @@ pub struct Tunables {
     /// The governor of every policy, then per-policy choices by name.
     pub governor: GovName,
     pub per_policy: Vec<(String, GovName)>,
+    /// `scaling_max_freq` (kHz) of every policy (None: the table's top), then per policy.
+    pub max_freq: Option<u32>,
+    pub per_policy_max_freq: Vec<(String, u32)>,
     pub schedutil: schedutil::SugovTunables,
     pub ondemand: ondemand::OdTuners,
     pub conservative: conservative::CsTuners,
@@ -105,6 +108,8 @@ impl Default for Tunables {
         Tunables {
             governor: GovName::Performance,
             per_policy: Vec::new(),
+            max_freq: None,
+            per_policy_max_freq: Vec::new(),
             schedutil: Default::default(),
             ondemand: Default::default(),
             conservative: Default::default(),
@@ -141,14 +146,36 @@ impl Tunables {
             .map_or(self.governor, |(_, g)| *g)
     }
 
+    /// The `scaling_max_freq` of the policy named `policy`, if set.
+    pub fn max_freq_of(&self, policy: &str) -> Option<u32> {
+        (self.per_policy_max_freq.iter().rev())
+            .find(|(p, _)| p == policy)
+            .map_or(self.max_freq, |(_, f)| Some(*f))
+    }
+
     /// `--set KEY=VALUE` for a governor key; `None` if `key` is not one.
-    /// `cpufreq.governor=NAME` sets every policy's, `cpufreq.governor.POLICY=NAME` one's.
+    /// `cpufreq.governor=NAME` sets every policy's, `cpufreq.governor.POLICY=NAME` one's;
+    /// `cpufreq.scaling_max_freq[.POLICY]=KHZ` likewise its limit.
     pub fn set(&mut self, key: &str, value: &str) -> Option<Result<(), String>> {
         if key == "cpufreq.governor" {
             return Some(self.set_governor(value));
         }
         if let Some(policy) = key.strip_prefix("cpufreq.governor.") {
             return Some(self.set_governor(&format!("{policy}={value}")));
+        }
+        if let Some(rest) = key.strip_prefix("cpufreq.scaling_max_freq") {
+            let Some(khz) = value.parse::<u32>().ok().filter(|&f| f > 0) else {
+                return Some(Err(format!(
+                    "{key}={value:?}: expected a frequency in kHz, 1 .. {}",
+                    u32::MAX
+                )));
+            };
+            match rest.strip_prefix('.') {
+                Some(policy) => self.per_policy_max_freq.push((policy.to_string(), khz)),
+                None if rest.is_empty() => self.max_freq = Some(khz),
+                None => return None,
+            }
+            return Some(Ok(()));
         }
         let k = keys().find(|k| k.name == key)?;
         let stored = value.parse::<u64>().is_ok_and(|v| (k.set)(self, v));
@@ -166,6 +193,13 @@ impl Tunables {
         )];
         for (p, g) in &self.per_policy {
             out.push((format!("cpufreq.governor.{p}"), g.name().to_string()));
+        }
+        let max = self
+            .max_freq
+            .map_or("cpuinfo_max_freq".to_string(), |f| f.to_string());
+        out.push(("cpufreq.scaling_max_freq".to_string(), max));
+        for (p, f) in &self.per_policy_max_freq {
+            out.push((format!("cpufreq.scaling_max_freq.{p}"), f.to_string()));
         }
         out.extend(keys().map(|k| (k.name.to_string(), (k.get)(self))));
         out

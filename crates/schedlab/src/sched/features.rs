@@ -177,6 +177,8 @@ pub struct Features {
     pub wakeup_preempt: WakeupPreempt,
     /// How CFS bandwidth throttles a group (`sched/fair/bandwidth.rs`).
     pub throttle: Throttle,
+    /// A policy's `scaling_max_freq` lowers its CPUs' capacity (`sched/fair/capacity.rs`).
+    pub cpufreq_pressure: bool,
     /// The preemption model (`sched/preempt.rs`).
     pub preempt: Preempt,
     /// Where `enqueue_task` counts a task's clamps (`sched/uclamp.rs`).
@@ -266,7 +268,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 37] = [
+pub const SWITCHES: [Switch; 38] = [
     choice!("fair.policy", "eevdf | cfs", history!["cfs"; V6_6 => "eevdf", "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -374,6 +376,12 @@ pub const SWITCHES: [Switch; 37] = [
             V6_18 => "task", "e1fad12dcb66 sched/fair: Switch to task based throttle model (6.18), with eb962f251fbb (throttle time accounting), fe8d238e646e, fcd394866e3d, 253b3f587241 and 0d4eaf8caf8c"],
         throttle,
         "cfs_rq" => Throttle::CfsRq, "task" => Throttle::Task),
+    on_off!(
+        "cpufreq.pressure",
+        "off (≤6.9: a policy's cpufreq.scaling_max_freq limits its frequency only) | on (6.10+: it also takes its share off its CPUs' capacity, capacity_of and get_actual_cpu_capacity)",
+        history!["off"; V6_12 => "on", "75d659317bb1 cpufreq: Add a cpufreq pressure feedback for the scheduler; f1f8d0a22422 sched/cpufreq: Take cpufreq feedback into account (6.10)"],
+        cpufreq_pressure
+    ),
     choice!("sched.preempt",
         "full (a reschedule tells another CPU at once: none, voluntary and full alike for tasks in user space) | lazy (6.13+: the fair class's reschedule of another CPU waits for its next interrupt or system call)",
         history!["full";
@@ -570,6 +578,7 @@ impl Features {
             protect_slice: ProtectSlice::Deadline,
             wakeup_preempt: WakeupPreempt::Pick,
             throttle: Throttle::CfsRq,
+            cpufreq_pressure: false,
             preempt: Preempt::Full,
             uclamp_rq_inc: RqInc::AfterEnqueue,
             overhead: false,

@@ -58,6 +58,9 @@ pub struct Rq {
     pub idle_exit_latency: Option<Ns>,
     /// `rq->cpu_capacity`: what RT and deadline tasks leave of it to fair ones.
     pub cpu_capacity: u64,
+    /// `per_cpu(cpufreq_pressure)` (6.10+): the capacity its policy's `scaling_max_freq`
+    /// takes away (`cpufreq_update_pressure`).
+    pub cpufreq_pressure: u64,
     /// `rq->uclamp`: the clamps of the RUNNABLE tasks, max-aggregated.
     pub uclamp: UclampRq,
     /// `rq->cfs_tasks`: the queued fair tasks, least recently picked first (the kernel's
@@ -109,6 +112,7 @@ impl Rq {
             capacity,
             idle_exit_latency: None,
             cpu_capacity: capacity,
+            cpufreq_pressure: 0,
             uclamp: UclampRq::default(),
             cfs_tasks: CfsTasks::default(),
             stats: RqStats::default(),

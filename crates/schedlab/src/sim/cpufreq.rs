@@ -38,11 +38,16 @@ impl Cpufreq {
     ) -> Result<Cpufreq, InputError> {
         let tun = &feat.cpufreq;
         let err = |m: String| InputError::option("set", m);
-        for (p, _) in &tun.per_policy {
+        let governed = tun.per_policy.iter().map(|(p, _)| ("governor", p));
+        let capped = tun
+            .per_policy_max_freq
+            .iter()
+            .map(|(p, _)| ("scaling_max_freq", p));
+        for (key, p) in governed.chain(capped) {
             if !plat.freq_domains.iter().any(|d| &d.name == p) {
                 let names: Vec<&str> = plat.freq_domains.iter().map(|d| d.name.as_str()).collect();
                 return Err(err(format!(
-                    "cpufreq.governor.{p}: {} has no policy {p:?}; its policies: {}",
+                    "cpufreq.{key}.{p}: {} has no policy {p:?}; its policies: {}",
                     plat.name,
                     names.join(", ")
                 )));
@@ -57,7 +62,7 @@ impl Cpufreq {
             stats: Vec::new(),
         };
         for d in &plat.freq_domains {
-            let pol = Policy::new(d, feat.tick_ns());
+            let pol = Policy::new(d, feat.tick_ns(), tun.max_freq_of(&d.name));
             let g = tun.governor_of(&d.name);
             let gov = governor(g, tun, &pol).map_err(|m| err(format!("policy {}: {m}", d.name)))?;
             cf.hooked.push(gov.update_util_hook());
@@ -115,6 +120,10 @@ impl Engine {
             let sample = |j: usize| cpu_sample(s, cpus, now, j);
             let cf = &mut self.cpufreq;
             let khz = cf.governors[d].start(&cf.policies[d], now, &sample);
+            let pol = &cf.policies[d];
+            if s.feat().cpufreq_pressure {
+                s.cpufreq_update_pressure(&pol.cpus, pol.max, pol.cpuinfo_max());
+            }
             self.apply_freq(s, d, khz);
         }
     }
@@ -150,7 +159,7 @@ impl Engine {
         let pol = &mut self.cpufreq.policies[d];
         pol.cur = khz;
         let (max, opp) = (
-            pol.max,
+            pol.cpuinfo_max(),
             pol.freqs.iter().position(|&f| f == khz).expect("an OPP"),
         );
         self.energy.set_opp(d, opp, self.now);

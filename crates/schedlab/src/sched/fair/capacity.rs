@@ -6,12 +6,35 @@ use super::SchedEntity;
 use crate::sched::rq::Rq;
 use crate::sched::task::SchedTask;
 use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
+use crate::sched::Sched;
 
-/// `scale_rt_capacity`: the CPU's capacity less what RT and deadline tasks used by their PELT
-/// signals, at least 1. schedlab has no IRQ time and no thermal pressure.
+/// `get_actual_cpu_capacity` (6.10+): the CPU's capacity less its pressure, the cpufreq
+/// cap's (schedlab has no thermal, or hw, pressure; before 6.10 no cpufreq pressure is set,
+/// so this is the capacity, as the thermal-only `capacity_orig_thermal` was).
+pub fn get_actual_cpu_capacity(rq: &Rq) -> u64 {
+    rq.capacity - rq.cpufreq_pressure
+}
+
+impl Sched {
+    /// `cpufreq_update_pressure` (6.10+) of a policy over `cpus` limited to `max_khz` of
+    /// `ref_khz` (`arch_scale_freq_ref`): the capacity the limit takes away, 0 at or above
+    /// the reference. It counts from each CPU's next `update_cpu_capacity`.
+    pub fn cpufreq_update_pressure(&mut self, cpus: &[usize], max_khz: u32, ref_khz: u32) {
+        for &cpu in cpus {
+            let rq = &mut self.rqs[cpu];
+            rq.cpufreq_pressure = match max_khz < ref_khz {
+                true => rq.capacity - rq.capacity * max_khz as u64 / ref_khz as u64,
+                false => 0,
+            };
+        }
+    }
+}
+
+/// `scale_rt_capacity`: the CPU's actual capacity less what RT and deadline tasks used by
+/// their PELT signals, at least 1. schedlab has no IRQ time.
 pub fn scale_rt_capacity(rq: &Rq) -> u64 {
     let used = rq.avg_rt.util_avg + rq.avg_dl.util_avg;
-    rq.capacity.saturating_sub(used).max(1)
+    get_actual_cpu_capacity(rq).saturating_sub(used).max(1)
 }
 
 /// `fits_capacity`: `cap` leaves 20% of `max` spare.
@@ -19,26 +42,26 @@ pub fn fits_capacity(cap: u64, max: u64) -> bool {
     cap * 1280 < max * 1024
 }
 
-/// `util_fits_cpu` on a CPU of capacity `capacity` (`capacity_of`) out of `capacity_orig`:
-/// 1 when `util` fits with 20% headroom, or (with uclamp in use) when the task's util_max
-/// is one the CPU meets; −1 when it fits but its util_min asks more than the CPU can give
-/// (schedlab has no thermal pressure: `get_actual_cpu_capacity` is the original capacity).
+/// `util_fits_cpu` on the CPU of runqueue `rq`: 1 when `util` fits its `capacity_of` with
+/// 20% headroom, or (with uclamp in use) when the task's util_max is one the CPU meets; −1
+/// when it fits but its util_min asks more than the CPU can give
+/// (`get_actual_cpu_capacity`).
 pub fn util_fits_cpu(
     util: u64,
     uclamp_min: u64,
     uclamp_max: u64,
-    capacity: u64,
-    capacity_orig: u64,
+    rq: &Rq,
     uclamp_used: bool,
 ) -> i32 {
-    let mut fits = fits_capacity(util, capacity);
+    let capacity_orig = rq.capacity;
+    let mut fits = fits_capacity(util, rq.cpu_capacity);
     if !uclamp_used {
         return fits as i32;
     }
     let biggest_uncapped = capacity_orig == 1024 && uclamp_max == 1024;
     fits |= !biggest_uncapped && uclamp_max <= capacity_orig;
     let uclamp_min = uclamp_min.min(uclamp_max);
-    if fits && util < uclamp_min && uclamp_min > capacity_orig {
+    if fits && util < uclamp_min && uclamp_min > get_actual_cpu_capacity(rq) {
         return -1;
     }
     fits as i32
@@ -56,12 +79,5 @@ pub fn task_fits_cpu(t: &SchedTask, se: &SchedEntity, rq: &Rq, uclamp_used: bool
         t.uclamp[UCLAMP_MIN].value as u64,
         t.uclamp[UCLAMP_MAX].value as u64,
     );
-    util_fits_cpu(
-        task_util_est(se),
-        min,
-        max,
-        rq.cpu_capacity,
-        rq.capacity,
-        uclamp_used,
-    ) > 0
+    util_fits_cpu(task_util_est(se), min, max, rq, uclamp_used) > 0
 }

@@ -19,8 +19,7 @@ use crate::tracepoint::Tracepoint;
 fn overutilized(cpu: usize, rq: &Rq, cfs: &CfsRq, uclamp_used: bool, util_est: bool) -> bool {
     let util = cpu_util::cpu_util(cpu, cfs, rq.capacity, None, None, false, util_est);
     let (min, max) = (rq.uclamp.get(UCLAMP_MIN), rq.uclamp.get(UCLAMP_MAX));
-    let (cap, orig) = (rq.cpu_capacity, rq.capacity);
-    util_fits_cpu(util, min as u64, max as u64, cap, orig, uclamp_used) == 0
+    util_fits_cpu(util, min as u64, max as u64, rq, uclamp_used) == 0
 }
 
 /// `check_update_overutilized_status` on the runqueue of a class operation: an overutilized

@@ -184,3 +184,23 @@ fn long_and_short(mut f: Features, nice_l: i32, duration: u64) -> [u64; 2] {
 const LONG_AND_SHORT: &str = r#"{"global": {"duration": 1}, "tasks": {
     "l": {"loop": -1, "run": 100000, "dl-runtime": 20000, "priority": NICE_L},
     "s": {"loop": -1, "run": 100000}}}"#;
+
+#[test]
+fn from_6_10_a_capped_policy_lowers_its_cpus_capacity() {
+    // hikey960 under the performance governor, the A73 policy's scaling_max_freq at
+    // 1421000 kHz of its 2362000: it runs at 1421000 (the highest OPP the limit allows)
+    // under every kernel. From 6.10 (cpufreq_update_pressure) the limit also takes
+    // 1024 - 1024 * 1421000 / 2362000 = 1024 - 616 = 408 off each A73's capacity, which
+    // its next update_cpu_capacity (a periodic balance: one hog a CPU keeps them busy) makes
+    // capacity_of: 616 under 6.12; 1024 under 6.6. The A53s (462) are not limited.
+    let json = r#"{"global": {"duration": 1}, "tasks": {"hog": {"instance": 8, "run": 1000000}}}"#;
+    for (kernel, big) in [(Kernel::V6_6, 1024), (Kernel::V6_12, 616)] {
+        let mut f = preset(kernel);
+        f.set("cpufreq.scaling_max_freq.a73=1421000").unwrap();
+        let mut s = build_with(json, "hikey960", f, 100_000_000);
+        s.run(|_, _| true).unwrap();
+        let caps: Vec<u64> = (0..8).map(|c| s.sched().cpu_rq(c).cpu_capacity).collect();
+        assert_eq!(caps, [[462; 4], [big; 4]].concat(), "{kernel:?}");
+        assert_eq!(s.eng.cpufreq.policies[1].cur, 1421000, "{kernel:?}");
+    }
+}

@@ -6,7 +6,7 @@
 use crate::cpufreq::schedutil::cpu_perf;
 use crate::energy::em::em_cpu_energy;
 use crate::sched::explain::About;
-use crate::sched::fair::capacity::{task_util_est, util_fits_cpu};
+use crate::sched::fair::capacity::{get_actual_cpu_capacity, task_util_est, util_fits_cpu};
 use crate::sched::pelt::SCHED_CAPACITY_SCALE;
 use crate::sched::topology::perf_domain::PerfDomain;
 use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
@@ -71,8 +71,8 @@ impl Sched {
         };
         let (mut prev_choice, mut best, mut best_cpu) = (Choice::NONE, Choice::NONE, prev);
         for pd in &self.pd {
-            // get_actual_cpu_capacity: no thermal or cpufreq pressure in schedlab.
-            eenv.cpu_cap = self.rqs[pd.cpus[0]].capacity;
+            // Its pressure counted for the energy estimation.
+            eenv.cpu_cap = get_actual_cpu_capacity(&self.rqs[pd.cpus[0]]);
             eenv.pd_cap = eenv.cpu_cap * pd.cpus.len() as u64;
             let (mut umin, mut umax) = (p_min, p_max);
             let (mut prev_spare, mut max_spare, mut max_fits) = (-1i64, -1i64, -1);
@@ -88,8 +88,8 @@ impl Sched {
                     umin = p_min.max(rq.uclamp.get(UCLAMP_MIN) as u64);
                     umax = p_max.max(rq.uclamp.get(UCLAMP_MAX) as u64);
                 }
-                let (cap, orig) = (rq.cpu_capacity, rq.capacity);
-                let fits = util_fits_cpu(util, umin, umax, cap, orig, self.uclamp_used);
+                let cap = rq.cpu_capacity;
+                let fits = util_fits_cpu(util, umin, umax, rq, self.uclamp_used);
                 if fits == 0 {
                     continue; // it would overutilize the CPU
                 }

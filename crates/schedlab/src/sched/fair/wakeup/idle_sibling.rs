@@ -11,7 +11,7 @@
 use super::PrevIdleBias;
 use crate::sched::class::Placement;
 use crate::sched::explain::About;
-use crate::sched::fair::capacity::{task_util_est, util_fits_cpu};
+use crate::sched::fair::capacity::{get_actual_cpu_capacity, task_util_est, util_fits_cpu};
 use crate::sched::features::Feat;
 use crate::sched::topology::SD_CLUSTER;
 use crate::sched::uapi::Policy;
@@ -145,15 +145,7 @@ impl Sched {
     /// `util_fits_cpu` of the task's figures on `cpu`: 1 fits, −1 fits but for util_min, 0
     /// does not.
     fn fits_cpu(&self, f: Fit, cpu: usize) -> i32 {
-        let rq = &self.rqs[cpu];
-        util_fits_cpu(
-            f.util,
-            f.min,
-            f.max,
-            rq.cpu_capacity,
-            rq.capacity,
-            self.uclamp_used,
-        )
+        util_fits_cpu(f.util, f.min, f.max, &self.rqs[cpu], self.uclamp_used)
     }
 
     /// `asym_fits_cpu`: on an asymmetric machine, the task fits `cpu` fully.
@@ -198,7 +190,7 @@ impl Sched {
             }
             let cap = match fits {
                 0 => self.capacity_of(cpu),
-                _ => self.rqs[cpu].capacity, // get_actual_cpu_capacity: no thermal pressure
+                _ => get_actual_cpu_capacity(&self.rqs[cpu]),
             };
             if fits < best_fits || (fits == best_fits && cap > best_cap) {
                 (best, best_fits, best_cap) = (Some(cpu), fits, cap);
