@@ -124,6 +124,35 @@ def test_reports_print_show_latencies_formats(cli):
     assert re.search(r"sched delay: message \d+ \(usec\) worker \d+ \(usec\)\ncurrent rps: \d+\.\d\d\n$", first)
 
 
+def test_json_output_is_write_json_s_of_the_last_report(cli, tmp_path):
+    """-j FILE -J NAME: schbench.c's write_json_header, write_json_stats (each histogram's
+    plist percentiles, min and max) and write_json_footer, byte for byte in their layout; its
+    figures are the last report's. -j -: the json alone on standard output, the report on
+    stderr, as schbench prints it."""
+    path = tmp_path / "sb.json"
+    out = cli("schbench", "-t", "1", "-r", "2", "-i", "1", "-j", str(path), "-J", 'job "1"',
+              "--platform", "smp:1", "--set", "overhead=off")
+    assert out.returncode == 0, out.stderr.decode()
+    raw = path.read_text()
+    assert raw.startswith('{"normal": {"version": "6.12","jobname": "job \\"1\\"","hostname": "smp:1",'
+                          '"sched_ext": "disabled","cmdline": "schbench -t 1 -r 2 -i 1 -j ')
+    assert re.search(r'"int": \{"time": 0, "wakeup_latency_pct20\.0": \d+, "wakeup_latency_pct50\.0": \d+, '
+                     r'"wakeup_latency_pct90\.0": \d+, "wakeup_latency_pct99\.0": \d+, '
+                     r'"wakeup_latency_pct99\.9": \d+, "wakeup_latency_min": \d+,"wakeup_latency_max": \d+, '
+                     r'"request_latency_pct20\.0": ', raw)
+    assert raw.endswith(', "runtime": 2}}')
+    j = json.loads(raw)["int"]
+    last = out.stdout.decode()
+    last = last[last.rindex("Wakeup Latencies"):]
+    for label, name in (("wakeup_latency", "Wakeup Latencies"), ("request_latency", "Request Latencies")):
+        part = last[last.index(name):]
+        assert f"* 99.0th: {j[label + '_pct99.0']:<10d}" in part
+        assert f"min={j[label + '_min']}, max={j[label + '_max']}" in part
+    out = cli("schbench", "-t", "1", "-r", "1", "-j", "-", "--platform", "smp:1", "--set", "overhead=off")
+    assert json.loads(out.stdout.decode())["normal"]["cmdline"] == "schbench -t 1 -r 1 -j -"
+    assert "Wakeup Latencies percentiles" in out.stderr.decode()
+
+
 def test_worker_count_and_pinning_lines_are_the_tool_s(cli):
     # No -t: (CPUs + message threads − 1) / message threads = (4 + 1) / 2 = 2 per message
     # thread; -M auto puts message thread i on CPU i.
@@ -142,6 +171,8 @@ def test_worker_count_and_pinning_lines_are_the_tool_s(cli):
     (["-r", "1", "-M", "0-x"], "-M/--message-cpus: '0-x' is not a CPU list"),
     (["-r", "1", "-m", "0"], "schbench: -m/--message-threads: 0 is out of range: 1 to"),
     (["-r", "x"], "argument -r/--runtime: 'x' is not a whole number"),
+    (["-r", "1", "-J", "a"], "schbench: -J/--jobname names the job of the -j/--json output: give -j FILE"),
+    (["-r", "1", "-j", "s.json", "--summary", "s.json"], "the json output"),
 ])
 def test_bad_schbench_options_name_the_option(cli, args, msg):
     out = cli("schbench", *args, "--platform", "smp:2")

@@ -209,6 +209,38 @@ class Schbench:
             out.append(self._report(rep))
         return "".join(out)
 
+    def json(self, r: RunResult, jobname: str | None, json_file: str) -> str:
+        """What `-j FILE` writes (schbench.c `write_json_header`, `write_json_stats`,
+        `write_json_footer`): the last report's percentiles, min and max of each histogram.
+        Simplified, for a deterministic output: `version` is the kernel preset, `hostname`
+        the platform, `time` 0 (schbench's is the wall clock), `sched_ext` disabled."""
+        last = {}
+        for row in r.schbench_rows:
+            if row["last"]:
+                last[row["stat"]] = row
+        cmdline = " ".join(["schbench", *self.argv(), "-j", json_file, *(["-J", jobname] if jobname else [])])
+        out = ['{"normal": {', f'"version": "{r.kernel}",']
+        if jobname:
+            out.append(f'"jobname": "{_json_escape(jobname)}",')
+        out += [f'"hostname": "{r.platform}",', '"sched_ext": "disabled",',
+                f'"cmdline": "{_json_escape(cmdline)}"}},', '"int": {"time": 0, ',
+                _json_stats(last["wakeup"], "wakeup_latency"), ", ",
+                _json_stats(last["request"], "request_latency"), ", ",
+                _json_stats(last["rps"], "rps"), f', "runtime": {self.runtime}', "}}"]
+        return "".join(out)
+
+    def argv(self) -> list[str]:
+        """schbench's options that give this run (those not at their defaults)."""
+        words = []
+        for name, option in self.OPTIONS.items():
+            value = getattr(self, name)
+            if name in ("matrix_ps", "taskgroup") or value == getattr(Schbench, name, None):
+                continue
+            flag = option.split("/")[0]
+            words += [flag, ",".join(map(str, value)) if isinstance(value, tuple) else str(value)]
+        words += [flag for flag, on in (("-C", self.calibrate), ("-L", self.no_locking)) if on]
+        return words + (["-M", "auto"] if self.auto_pin else [])
+
     @staticmethod
     def _report(rep: dict[str, dict]) -> str:
         """One report: the three histograms (`show_latencies`), then its rates and delays."""
@@ -235,6 +267,20 @@ def _latencies(row: dict, label: str, units: str, shown: tuple, star: float) -> 
             out.append(f"\t{'* ' if p == star else '  '}{p:2.1f}th: {value:<10d} ({count} samples)\n")
     out.append(f"\t  min={row['min']}, max={row['max']}\n")
     return "".join(out)
+
+
+def _json_stats(row: dict, label: str) -> str:
+    """`write_json_stats`: every percentile of `plist`, then min and max; nothing for a
+    histogram without samples."""
+    if not row["samples"]:
+        return ""
+    pcts = ", ".join(f'"{label}_pct{p:2.1f}": {v}' for p, v in zip(_PLIST, row["values"]))
+    return pcts + f', "{label}_min": {row["min"]},"{label}_max": {row["max"]}'
+
+
+def _json_escape(text: str) -> str:
+    """`escape_string`: a double quote gets a backslash."""
+    return text.replace('"', '\\"')
 
 
 def _side(kb: int) -> int:

@@ -219,8 +219,12 @@ def _schbench_parser(commands, units: str) -> None:
                    help="pin message threads to these CPUs 'a-m,n-z' or 'auto' (def: no pinning)")
     r.add_argument("-W", "--worker-cpus", metavar="CPUS",
                    help="pin worker threads to these CPUs 'a-m,n-z' or 'auto' (def: no pinning)")
-    for flag, name in (("-A", "--auto-rps"), ("-p", "--pipe"), ("-j", "--json"), ("-J", "--jobname")):
+    for flag, name in (("-A", "--auto-rps"), ("-p", "--pipe")):
         r.add_argument(flag, name, dest=f"sb_{name[2:].replace('-', '_')}", metavar="ARG", help="not simulated")
+    r.add_argument("-j", "--json", dest="sb_json", metavar="FILE",
+                   help="output in json format (def: false; -: standard output, the report then on stderr)")
+    r.add_argument("-J", "--jobname", dest="sb_jobname", metavar="NAME",
+                   help="an optional jobname to add to the json output (def: none)")
     r.add_argument("--matrix-ps", type=_whole, metavar="PS",
                    help="schedlab's: one multiply-add of the work at the reference CPU's top speed, in ps "
                         "(default 377, measured on an x86-64 host)")
@@ -716,13 +720,30 @@ def cyclictest_of(words: list[str]):
 
 
 def _schbench(args) -> int:
-    unsupported = [o for o, v in (("-A/--auto-rps", args.sb_auto_rps), ("-p/--pipe", args.sb_pipe),
-                                  ("-j/--json", args.sb_json), ("-J/--jobname", args.sb_jobname)) if v is not None]
+    unsupported = [o for o, v in (("-A/--auto-rps", args.sb_auto_rps), ("-p/--pipe", args.sb_pipe)) if v is not None]
     if unsupported:
         return _fail(f"schbench: {unsupported[0]} is not simulated yet")
     if args.runtime == 0:
         return _fail("schbench: -r/--runtime 0 runs for ever: give the seconds to run")
-    return _benchmark(args, _schbench_bench(args))
+    if args.sb_jobname is not None and args.sb_json is None:
+        return _fail("schbench: -J/--jobname names the job of the -j/--json output: give -j FILE")
+    bench = _schbench_bench(args)
+    if args.sb_json is None:
+        return _benchmark(args, bench)
+    if args.sb_json == "-":  # the json on standard output, the report on stderr (schbench's own)
+        return _benchmark(args, bench, before_report=lambda r: sys.stdout.write(_schbench_json(bench, r, args)),
+                          stream=sys.stderr)
+    out = Staged(args.sb_json)
+    try:
+        return _benchmark(args, bench, {"the json output": args.sb_json},
+                          lambda r: out.commit(_schbench_json(bench, r, args)))
+    finally:
+        out.discard()
+
+
+def _schbench_json(bench, r, args) -> str:
+    """schbench's -j output, written before its final report."""
+    return bench.json(r, args.sb_jobname, args.sb_json)
 
 
 def _schbench_bench(args):
@@ -765,16 +786,20 @@ def _perf_bench_pipe(args) -> int:
     return _benchmark(args, PipeBench(args.loop, args.threaded, args.taskgroup))
 
 
-def _benchmark(args, bench) -> int:
-    """Simulate `bench` as its command line asks; print the tool's report."""
+def _benchmark(args, bench, outputs: dict | None = None, before_report=None, stream=None) -> int:
+    """Simulate `bench` as its command line asks (`outputs`: the tool's own output files, name
+    to path); `before_report(result)` writes them; print the tool's report (on `stream`, by
+    default standard output)."""
     from schedlab.benchmarks import option_error
 
     try:
-        r, status = _simulate(args, bench.workload(), _sets(args), origin=args.command)
+        r, status = _simulate(args, bench.workload(), _sets(args), origin=args.command, outputs=outputs)
     except schedlab.InputError as e:
         return _fail(option_error(bench, str(e)))
+    if status == 0 and before_report:
+        before_report(r)
     if status == 0 and not args.quiet:
-        sys.stdout.write(bench.report(r))
+        (stream or sys.stdout).write(bench.report(r))
         if args.top is not None:
             args.workload = args.command
             _run_tables(args, r, _rich()[1])
@@ -793,9 +818,10 @@ def _progress(label: str):
         yield lambda now, total: bar.update(job, completed=now / 1e9, total=None if total is None else total / 1e9)
 
 
-def _simulate(args, workload, sets, origin=None, json_c=False, frames=False):
+def _simulate(args, workload, sets, origin=None, json_c=False, frames=False, outputs=None):
     """Run `workload` with the run options in `args`: the result and the exit status. The
-    summary file is written whole or not at all; warnings go to stderr."""
+    summary file is written whole or not at all; warnings go to stderr. `outputs`: more
+    output files (name to path) that may replace no input or other output."""
     from schedlab.run import RunSpec
 
     Console, _ = _rich()
@@ -804,7 +830,7 @@ def _simulate(args, workload, sets, origin=None, json_c=False, frames=False):
     check_outputs(_inputs(args, workload), {
         "the summary": args.summary, "the trace": args.trace,
         "the platform description": args.trace and plat_info_path(Path(args.trace)),
-        "the schedstat": args.schedstat, "the log directory": args.log_dir})
+        "the schedstat": args.schedstat, "the log directory": args.log_dir, **(outputs or {})})
     summary = Staged(args.summary) if args.summary else None
     try:
         with _progress("simulating") as progress:
