@@ -114,6 +114,23 @@ def test_features_between_lists_what_differs_and_how_to_set_it(cli, old, new):
     assert f"Switches from {old} to {new}: {len(changes)} differ" in out
 
 
+def test_a_per_policy_setting_one_side_lacks_is_a_change_to_its_every_policy_value():
+    """Side a limits the a73 policy, side b governs the a53 policy: each per-policy key that
+    one side lacks holds there its every-policy value (no limit, performance), so both are
+    changes, and a with them has b's per-policy values."""
+    from schedlab import _core
+    from schedlab.bisect import differences, with_changes
+
+    a = RunSpec.of(WORKLOAD, "hikey960", sets=["cpufreq.scaling_max_freq.a73=903000"])
+    b = RunSpec.of(WORKLOAD, "hikey960", governors=["a53=schedutil"])
+    changes = differences(a, b)
+    assert [(c.key, c.a, c.b) for c in changes] == [
+        ("cpufreq.scaling_max_freq.a73", "903000", "cpuinfo_max_freq"),
+        ("cpufreq.governor.a53", "performance", "schedutil")]
+    both = dict(_core.switches(a.kernel, with_changes(a, changes).switches(), []))
+    assert (both["cpufreq.scaling_max_freq.a73"], both["cpufreq.governor.a53"]) == ("cpuinfo_max_freq", "schedutil")
+
+
 def test_features_between_names_each_change_and_its_commit(cli):
     """6.1 to 6.12: EEVDF (6.6, its commit), DELAY_DEQUEUE (6.12) and LAST_BUDDY's removal
     (6.6); 6.12 to 7.3: HRTICK and NI_RATE on (7.3); 6.6 to 6.12: NI_RANDOM, backported to

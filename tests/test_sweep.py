@@ -153,15 +153,23 @@ def test_ctrl_c_keeps_finished_points_and_resumes(tmp_path):
     pd.testing.assert_frame_equal(again, kept)
 
 
-def test_stopping_the_local_executor_early_ends_its_running_items():
+def sleep_then_mark(item: tuple) -> None:
+    """A sweep item: sleep, then leave a marker file (in a worker process)."""
+    seconds, marker = item
+    time.sleep(seconds)
+    Path(marker).touch()
+
+
+def test_stopping_the_local_executor_early_ends_its_running_items(tmp_path):
     """A consumer that stops after the first result (bisect on a failed run, Ctrl-C) ends the
-    workers at once: the two 600 s sleeps still running are killed, not waited for, and the
+    workers: the 600 s sleep still running is killed and the one queued never starts, so
+    neither leaves its marker (a stop that waited for them would find both written), and the
     stop does not hang as multiprocessing.Pool's terminate() can."""
-    results = sweeps.execute(time.sleep, [0, 600, 600], jobs=2)
-    assert next(results) == (0, None)
-    started = time.monotonic()
+    markers = [tmp_path / f"done{i}" for i in range(3)]
+    results = sweeps.execute(sleep_then_mark, list(zip([0, 600, 600], map(str, markers))), jobs=2)
+    assert next(results) == (0, None) and markers[0].exists()
     results.close()
-    assert time.monotonic() - started < 300
+    assert not markers[1].exists() and not markers[2].exists()
 
 
 @pytest.fixture(scope="module")

@@ -60,11 +60,18 @@ class Bisection:
 
 
 def differences(a: RunSpec, b: RunSpec) -> list[Change]:
-    """The switches whose values differ between the two sides, in the preset's order."""
-    sa = _core.switches(a.kernel, a.switches(), list(a.features))
+    """The switches whose values differ between the two sides, in the preset's order (a
+    per-policy key one side lacks, `cpufreq.governor.POLICY`, has its every-policy value)."""
+    sa = dict(_core.switches(a.kernel, a.switches(), list(a.features)))
     sb = dict(_core.switches(b.kernel, b.switches(), list(b.features)))
-    return [Change(k, v, sb[k], tuple(_core.history(k, a.kernel, b.kernel)))
-            for k, v in sa if sb[k] != v]
+    keys = list(sa) + [k for k in sb if k not in sa]
+    values = [(k, _value_of(sa, k), _value_of(sb, k)) for k in keys]
+    return [Change(k, va, vb, tuple(_core.history(k, a.kernel, b.kernel))) for k, va, vb in values if va != vb]
+
+
+def _value_of(switches: dict, key: str) -> str:
+    """A switch's value, or for a per-policy key not set, its every-policy key's."""
+    return switches[key] if key in switches else switches[key.rsplit(".", 1)[0]]
 
 
 def metric_of_run(result, path: str) -> float:

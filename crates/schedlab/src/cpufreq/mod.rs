@@ -48,15 +48,15 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// The policy of domain `dom`, its `scaling_max_freq` `max_khz` if set (clamped to the
-    /// table, `cpufreq_verify_within_cpu_limits`), at the highest frequency it allows.
-    pub fn new(dom: &FreqDomain, tick_ns: Ns, max_khz: Option<u32>) -> Policy {
+    /// The policy of domain `dom`, its `scaling_max_freq` `max_khz` clamped to the table
+    /// (`cpufreq_verify_within_cpu_limits`), at the highest frequency it allows.
+    pub fn new(dom: &FreqDomain, tick_ns: Ns, max_khz: u32) -> Policy {
         let freqs: Vec<u32> = dom.opps.iter().map(|o| o.khz).collect();
         let (lo, hi) = (freqs[0], *freqs.last().expect("a domain has OPPs"));
         let mut pol = Policy {
             cpus: dom.cpus.clone(),
             min: lo,
-            max: max_khz.map_or(hi, |m| m.clamp(lo, hi)),
+            max: max_khz.clamp(lo, hi),
             cur: hi,
             freqs,
             transition_latency: dom.transition_latency,

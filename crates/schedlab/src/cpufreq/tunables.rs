@@ -93,8 +93,9 @@ pub struct Tunables {
     /// The governor of every policy, then per-policy choices by name.
     pub governor: GovName,
     pub per_policy: Vec<(String, GovName)>,
-    /// `scaling_max_freq` (kHz) of every policy (None: the table's top), then per policy.
-    pub max_freq: Option<u32>,
+    /// `scaling_max_freq` (kHz) of every policy (`NO_MAX_FREQ`: the table's top), then per
+    /// policy.
+    pub max_freq: u32,
     pub per_policy_max_freq: Vec<(String, u32)>,
     pub schedutil: schedutil::SugovTunables,
     pub ondemand: ondemand::OdTuners,
@@ -108,7 +109,7 @@ impl Default for Tunables {
         Tunables {
             governor: GovName::Performance,
             per_policy: Vec::new(),
-            max_freq: None,
+            max_freq: NO_MAX_FREQ,
             per_policy_max_freq: Vec::new(),
             schedutil: Default::default(),
             ondemand: Default::default(),
@@ -146,11 +147,11 @@ impl Tunables {
             .map_or(self.governor, |(_, g)| *g)
     }
 
-    /// The `scaling_max_freq` of the policy named `policy`, if set.
-    pub fn max_freq_of(&self, policy: &str) -> Option<u32> {
+    /// The `scaling_max_freq` of the policy named `policy`.
+    pub fn max_freq_of(&self, policy: &str) -> u32 {
         (self.per_policy_max_freq.iter().rev())
             .find(|(p, _)| p == policy)
-            .map_or(self.max_freq, |(_, f)| Some(*f))
+            .map_or(self.max_freq, |(_, f)| *f)
     }
 
     /// `--set KEY=VALUE` for a governor key; `None` if `key` is not one.
@@ -163,17 +164,17 @@ impl Tunables {
         if let Some(policy) = key.strip_prefix("cpufreq.governor.") {
             return Some(self.set_governor(&format!("{policy}={value}")));
         }
-        if let Some(rest) = key.strip_prefix("cpufreq.scaling_max_freq") {
-            let Some(khz) = value.parse::<u32>().ok().filter(|&f| f > 0) else {
+        let policy = key.strip_prefix("cpufreq.scaling_max_freq.");
+        if policy.is_some() || key == "cpufreq.scaling_max_freq" {
+            let Some(khz) = parse_max_freq(value) else {
                 return Some(Err(format!(
-                    "{key}={value:?}: expected a frequency in kHz, 1 .. {}",
-                    u32::MAX
+                    "{key}={value:?}: expected a frequency in kHz, 1 .. {}, or {MAX_FREQ_NAME}",
+                    NO_MAX_FREQ - 1
                 )));
             };
-            match rest.strip_prefix('.') {
-                Some(policy) => self.per_policy_max_freq.push((policy.to_string(), khz)),
-                None if rest.is_empty() => self.max_freq = Some(khz),
-                None => return None,
+            match policy {
+                Some(p) => self.per_policy_max_freq.push((p.to_string(), khz)),
+                None => self.max_freq = khz,
             }
             return Some(Ok(()));
         }
@@ -194,15 +195,36 @@ impl Tunables {
         for (p, g) in &self.per_policy {
             out.push((format!("cpufreq.governor.{p}"), g.name().to_string()));
         }
-        let max = self
-            .max_freq
-            .map_or("cpuinfo_max_freq".to_string(), |f| f.to_string());
-        out.push(("cpufreq.scaling_max_freq".to_string(), max));
+        out.push((
+            "cpufreq.scaling_max_freq".to_string(),
+            max_freq_name(self.max_freq),
+        ));
         for (p, f) in &self.per_policy_max_freq {
-            out.push((format!("cpufreq.scaling_max_freq.{p}"), f.to_string()));
+            out.push((format!("cpufreq.scaling_max_freq.{p}"), max_freq_name(*f)));
         }
         out.extend(keys().map(|k| (k.name.to_string(), (k.get)(self))));
         out
+    }
+}
+
+/// A `scaling_max_freq` above every table: the policy's top frequency, as written
+/// `cpuinfo_max_freq`.
+pub const NO_MAX_FREQ: u32 = u32::MAX;
+const MAX_FREQ_NAME: &str = "cpuinfo_max_freq";
+
+/// A `scaling_max_freq` value: kHz from 1, or `cpuinfo_max_freq`.
+fn parse_max_freq(value: &str) -> Option<u32> {
+    match value {
+        MAX_FREQ_NAME => Some(NO_MAX_FREQ),
+        _ => value.parse().ok().filter(|f| (1..NO_MAX_FREQ).contains(f)),
+    }
+}
+
+/// How `listing` shows a `scaling_max_freq`.
+fn max_freq_name(khz: u32) -> String {
+    match khz {
+        NO_MAX_FREQ => MAX_FREQ_NAME.to_string(),
+        _ => khz.to_string(),
     }
 }
 

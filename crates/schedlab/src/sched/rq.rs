@@ -129,9 +129,6 @@ impl Rq {
         }
     }
 
-    /// `rq->nr_running` less the fair class's share (its root cfs_rq's `h_nr_queued`,
-    /// `Sched::nr_running`): the RT tasks, and the deadline entities, the fair server
-    /// while queued included (6.12's `inc_dl_tasks` counts it).
     /// `set_tsk_need_resched` (TIF_NEED_RESCHED): a reschedule the CPU is to act on at once.
     pub fn resched(&mut self) {
         (self.need_resched, self.lazy) = (true, false);
@@ -145,6 +142,9 @@ impl Rq {
         }
     }
 
+    /// `rq->nr_running` less the fair class's share (its root cfs_rq's `h_nr_queued`,
+    /// `Sched::nr_running`): the RT tasks, and the deadline entities, the fair server
+    /// while queued included (6.12's `inc_dl_tasks` counts it).
     pub fn nr_running_rt_dl(&self) -> u32 {
         self.dl.nr_running() + self.rt.nr_running
     }

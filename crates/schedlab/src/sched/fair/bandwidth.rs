@@ -22,7 +22,7 @@
 use super::blocked::{cfs_rq_is_decayed, list_add_leaf_cfs_rq, list_del_leaf_cfs_rq};
 use super::group::{TaskGroup, TgId};
 use super::sched_class::{count, detach_task_cfs_rq, fair, level_of, FAIR};
-use super::{load_avg, CfsRq, CfsRqId, Fair, SeId, TaskLink};
+use super::{load_avg, CfsRq, CfsRqId, Fair, SeId};
 use crate::sched::class::{Class, Env, SchedClass};
 use crate::sched::deadline::sched_class::fair_server;
 use crate::sched::deadline::Dl;
@@ -41,6 +41,21 @@ const MIN_CFS_RQ_RUNTIME: u64 = NSEC_PER_MSEC;
 const MIN_BANDWIDTH_EXPIRATION: u64 = 2 * NSEC_PER_MSEC;
 /// `cfs_bandwidth_slack_period`: how long slack gathers before it is handed out.
 const CFS_BANDWIDTH_SLACK_PERIOD: u64 = 5 * NSEC_PER_MSEC;
+
+/// A link of an intrusive list of tasks, 4 bytes: none (a zeroed cfs_rq's list is
+/// empty) or a task's id.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaskLink(Option<std::num::NonZeroU32>);
+
+impl TaskLink {
+    pub fn to(p: u32) -> TaskLink {
+        TaskLink(std::num::NonZeroU32::new(p + 1))
+    }
+
+    pub fn task(self) -> Option<u32> {
+        self.0.map(|n| n.get() - 1)
+    }
+}
 
 /// A task's state under task-based throttling (6.18+; indexed by task): `p->throttled`
 /// (on its cfs_rq's limbo list), its pending `sched_throttle_work`, and its

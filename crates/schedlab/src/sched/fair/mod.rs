@@ -35,6 +35,7 @@ use crate::sched::util_est::UtilEst;
 use crate::sched::weight::{calc_delta_fair, scale_load_down, LoadWeight};
 use crate::time::Ns;
 use crate::tracepoint::{Note, Tracepoint};
+use bandwidth::TaskLink;
 use cfs_tasks::{CfsTasks, GroupNode};
 use group::{TaskGroup, TgId};
 use timeline::{Key, Timeline};
@@ -65,22 +66,6 @@ fn min_vruntime(a: u64, b: u64) -> u64 {
         b
     } else {
         a
-    }
-}
-/// A link of an intrusive list of tasks, 4 bytes: none (a zeroed cfs_rq's list is
-/// empty) or a task's id.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TaskLink(Option<std::num::NonZeroU32>);
-
-impl TaskLink {
-    pub const NONE: TaskLink = TaskLink(None);
-
-    pub fn to(p: u32) -> TaskLink {
-        TaskLink(std::num::NonZeroU32::new(p + 1))
-    }
-
-    pub fn task(self) -> Option<u32> {
-        self.0.map(|n| n.get() - 1)
     }
 }
 

@@ -74,7 +74,8 @@ fn run_to_parity_stops_at_the_shortest_queued_slice_from_6_18() {
 }
 
 /// The same pair, both nice 0, under 7.3, whose HRTICK ends each pick's slice at its
-/// deadline: `l` starts at v0 + 10 ms; `s` runs from 1 ns to 0.35 ms; then `s` is ineligible (V = v0 + 0.175 ms) and `l` runs.
+/// deadline: `l` starts at v0 + 10 ms; `s` runs from 1 ns to 0.35 ms; then `s` is
+/// ineligible (V = v0 + 0.175 ms) and `l` runs.
 /// - Protected until its deadline (`fair.protect_slice=deadline`), `l` runs to the end.
 /// - 7.3 protects `l` while it is eligible against `s` alone, up to v_s + 1 = v0 + 0.35 ms:
 ///   at the 4 ms tick it has passed; `s` (v0 + 0.35, deadline v0 + 1.05; V = v0 + 2 ms)
@@ -112,8 +113,9 @@ fn hrtick_dl_ends_a_deadline_budget_on_its_runtime_not_at_the_tick() {
 /// A hog `h` on CPU 1; `w`, also on CPU 1, asks a 0.1 ms custom slice, is suspended, and
 /// then runs 50 µs (within its slice: its whole wait is its wakeup's); `k`
 /// on CPU 0 sleeps 5 ms, woken at 5.05 ms (a fair task's 50 µs timer slack), and resumes
-/// it, a remote wakeup (CPU 1 is busy and shares CPU 0's cache: no wake list). `w` wakes with lag 0 (DELAY_ZERO) at the average vruntime, so it is
-/// eligible, and shorter: it preempts `h` (PREEMPT_SHORT). How long it waits for CPU 1:
+/// it, a remote wakeup (CPU 1 is busy and shares CPU 0's cache: no wake list). `w` wakes
+/// with lag 0 (DELAY_ZERO) at the average vruntime, so it is eligible, and shorter: it
+/// preempts `h` (PREEMPT_SHORT). How long it waits for CPU 1:
 /// - full preemption: the IPI, at once;
 /// - lazy, without HRTICK: TIF_NEED_RESCHED_LAZY sends none, and CPU 1 takes no interrupt
 ///   until its tick at 8 ms (HZ=250), which promotes it: 2.95 ms;
@@ -163,6 +165,26 @@ fn from_7_3_a_fork_does_not_preempt_its_parent() {
     assert_near(waited(WakeupPreempt::Rework), [700_000]);
 }
 
+#[test]
+fn from_6_10_a_capped_policy_lowers_its_cpus_capacity() {
+    // hikey960 under the performance governor, the A73 policy's scaling_max_freq at
+    // 1421000 kHz of its 2362000: it runs at 1421000 (the highest OPP the limit allows)
+    // under every kernel. From 6.10 (cpufreq_update_pressure) the limit also takes
+    // 1024 - 1024 * 1421000 / 2362000 = 1024 - 616 = 408 off each A73's capacity, which
+    // its next update_cpu_capacity (a periodic balance: one hog a CPU keeps them busy) makes
+    // capacity_of: 616 under 6.12; 1024 under 6.6. The A53s (462) are not limited.
+    let json = r#"{"global": {"duration": 1}, "tasks": {"hog": {"instance": 8, "run": 1000000}}}"#;
+    for (kernel, big) in [(Kernel::V6_6, 1024), (Kernel::V6_12, 616)] {
+        let mut f = preset(kernel);
+        f.set("cpufreq.scaling_max_freq.a73=1421000").unwrap();
+        let mut s = build_with(json, "hikey960", f, 100_000_000);
+        s.run(|_, _| true).unwrap();
+        let caps: Vec<u64> = (0..8).map(|c| s.sched().cpu_rq(c).cpu_capacity).collect();
+        assert_eq!(caps, [[462; 4], [big; 4]].concat(), "{kernel:?}");
+        assert_eq!(s.eng.cpufreq.policies[1].cur, 1421000, "{kernel:?}");
+    }
+}
+
 /// Run times within the few nanoseconds each switch takes (the reschedule after a tick or
 /// an hrtick, 1 ns each).
 fn assert_near<const N: usize>(got: [u64; N], want: [u64; N]) {
@@ -184,23 +206,3 @@ fn long_and_short(mut f: Features, nice_l: i32, duration: u64) -> [u64; 2] {
 const LONG_AND_SHORT: &str = r#"{"global": {"duration": 1}, "tasks": {
     "l": {"loop": -1, "run": 100000, "dl-runtime": 20000, "priority": NICE_L},
     "s": {"loop": -1, "run": 100000}}}"#;
-
-#[test]
-fn from_6_10_a_capped_policy_lowers_its_cpus_capacity() {
-    // hikey960 under the performance governor, the A73 policy's scaling_max_freq at
-    // 1421000 kHz of its 2362000: it runs at 1421000 (the highest OPP the limit allows)
-    // under every kernel. From 6.10 (cpufreq_update_pressure) the limit also takes
-    // 1024 - 1024 * 1421000 / 2362000 = 1024 - 616 = 408 off each A73's capacity, which
-    // its next update_cpu_capacity (a periodic balance: one hog a CPU keeps them busy) makes
-    // capacity_of: 616 under 6.12; 1024 under 6.6. The A53s (462) are not limited.
-    let json = r#"{"global": {"duration": 1}, "tasks": {"hog": {"instance": 8, "run": 1000000}}}"#;
-    for (kernel, big) in [(Kernel::V6_6, 1024), (Kernel::V6_12, 616)] {
-        let mut f = preset(kernel);
-        f.set("cpufreq.scaling_max_freq.a73=1421000").unwrap();
-        let mut s = build_with(json, "hikey960", f, 100_000_000);
-        s.run(|_, _| true).unwrap();
-        let caps: Vec<u64> = (0..8).map(|c| s.sched().cpu_rq(c).cpu_capacity).collect();
-        assert_eq!(caps, [[462; 4], [big; 4]].concat(), "{kernel:?}");
-        assert_eq!(s.eng.cpufreq.policies[1].cur, 1421000, "{kernel:?}");
-    }
-}
