@@ -155,6 +155,8 @@ pub trait SchedClass: Sync {
     fn set_next_task(&self, rq: &mut Rq, env: &mut Env, p: u32);
     /// The tick hit `p`, the running task; true asks for a resched.
     fn task_tick(&self, rq: &mut Rq, env: &mut Env, p: u32) -> bool;
+    /// Charge the running task `p` for its time so far; true asks for a resched.
+    fn update_curr(&self, rq: &mut Rq, env: &mut Env, p: u32) -> bool;
     // The optional operations (NULL in a kernel `sched_class`) do nothing by default.
     /// A new task `p` placed on `rq`, before its first enqueue.
     fn task_fork(&self, _rq: &mut Rq, _env: &mut Env, _p: u32) {}
@@ -305,11 +307,26 @@ dispatch! {
     put_prev_task(rq: &mut Rq, env: &mut Env, p: u32);
     set_next_task(rq: &mut Rq, env: &mut Env, p: u32);
     task_tick(rq: &mut Rq, env: &mut Env, p: u32) -> bool;
+    update_curr(rq: &mut Rq, env: &mut Env, p: u32) -> bool;
     task_fork(rq: &mut Rq, env: &mut Env, p: u32);
     migrate_task_rq(rq: &mut Rq, env: &mut Env, p: u32, migrating: bool);
     task_dead(rq: &mut Rq, env: &mut Env, p: u32);
     reweight_task(rq: &mut Rq, env: &mut Env, p: u32, lw: LoadWeight);
     select_task_rq(s: &mut Sched, p: u32, prev: usize, wake: Wake) -> (usize, Placement);
+}
+
+/// `rq->donor->sched_class->update_curr(rq)`: the running task's time, or the idle task's,
+/// accounted to now; a resched it asks is flagged on `rq`.
+pub fn update_curr(rq: &mut Rq, env: &mut Env) {
+    match rq.curr {
+        Some(p) => {
+            let class = env.tasks()[p as usize].class;
+            if class.update_curr(rq, env, p) {
+                rq.resched();
+            }
+        }
+        None => super::idle::update_curr_idle(rq, env),
+    }
 }
 
 /// `__pick_next_task`: the first class, highest first, with a task to run (a fair task the

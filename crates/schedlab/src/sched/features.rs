@@ -7,6 +7,7 @@ use crate::history;
 use crate::kernel::{History, Kernel};
 use crate::sched::clock_pelt::Invariance;
 use crate::sched::deadline::grub::Grub;
+use crate::sched::deadline::server::ServerIdle;
 use crate::sched::fair::bandwidth::Throttle;
 use crate::sched::fair::protect_slice::ProtectSlice;
 use crate::sched::fair::wakeup::PrevIdleBias;
@@ -160,6 +161,8 @@ pub struct Features {
     /// debugfs `fair_server/cpuN/{runtime,period}` (ns; runtime 0: no fair server, as ≤ 6.11).
     pub fair_server_runtime_ns: u64,
     pub fair_server_period_ns: u64,
+    /// How idle time counts against the fair server's budget (`sched/deadline/server.rs`).
+    pub server_idle: ServerIdle,
     /// How task_h_load's group factors are kept.
     pub h_load: HLoad,
     /// What lets a newly idle CPU balance.
@@ -268,7 +271,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 38] = [
+pub const SWITCHES: [Switch; 39] = [
     choice!("fair.policy", "eevdf | cfs", history!["cfs"; V6_6 => "eevdf", "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -512,6 +515,12 @@ pub const SWITCHES: [Switch; 38] = [
             Some(())
         },
     },
+    choice!("dl.server_idle",
+        "clamp (6.12-6.18: idle time charged to the fair server when the idle task is put, its budget clamped at zero) | idle_wait (6.19+: charged as fair time is, and by the zero-laxity timer first; idle time that uses the budget up starts one new period, and the timer then stops the server unless fair time ran)",
+        history!["clamp";
+            V7_3 => "idle_wait", "e636ffb9e31b sched/deadline: Fix dl_server time accounting; f5a538c07df2 sched/deadline: Fix dl_server stop condition (6.19)"],
+        server_idle,
+        "clamp" => ServerIdle::Clamp, "idle_wait" => ServerIdle::IdleWait),
     Switch {
         key: "sched.rt_period_us",
         doc: "sched_rt_period_us: 1 .. 2^31-1",
@@ -570,6 +579,7 @@ impl Features {
             work_jitter: false,
             fair_server_runtime_ns: 0,
             fair_server_period_ns: 4_194_304_000,
+            server_idle: ServerIdle::Clamp,
             h_load: HLoad::Lazy,
             newidle_gate: NewidleGate::Cost,
             tg_load_avg_ratelimit: false,

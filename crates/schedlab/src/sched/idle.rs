@@ -2,6 +2,7 @@
 //! task.
 
 use super::class::Env;
+use super::deadline::server::ServerIdle;
 use super::deadline::Dl;
 use super::rq::Rq;
 
@@ -20,6 +21,24 @@ pub fn set_next_task_idle(rq: &mut Rq, env: &mut Env) {
 
 /// `put_prev_task_idle`: the idle time counts against the fair server's budget.
 pub fn put_prev_task_idle(rq: &mut Rq, env: &mut Env) {
+    update_curr_idle(rq, env);
+}
+
+/// `update_curr_idle` (6.19+), or `dl_server_update_idle_time` before it: the idle time
+/// since the last charge goes to the fair server. Simplified: an idle CPU has no tick
+/// (NOHZ idle), so `task_tick_idle`'s charge never comes.
+pub fn update_curr_idle(rq: &mut Rq, env: &mut Env) {
     let start = rq.idle_exec_start;
-    rq.idle_exec_start = Dl::on(rq, env).server_update_idle_time(start);
+    match rq.dl.server_idle {
+        ServerIdle::Clamp => {
+            rq.idle_exec_start = Dl::on(rq, env).server_update_idle_time(start);
+        }
+        ServerIdle::IdleWait => {
+            let now = rq.clock.clock_task;
+            if now > start {
+                rq.idle_exec_start = now;
+                Dl::on(rq, env).server_update_idle(now - start);
+            }
+        }
+    }
 }

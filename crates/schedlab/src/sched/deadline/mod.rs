@@ -128,6 +128,9 @@ pub struct SchedDlEntity {
     pub defer_running: bool,
     /// `dl_server_active`.
     pub server_active: bool,
+    /// `dl_defer_idle` (idle_wait): idle time used the budget up and started this period;
+    /// the zero-laxity timer stops the server unless fair time runs first.
+    pub defer_idle: bool,
     /// `pi_se` while a deadline waiter boosts the entity (`rt_mutex_setprio`): the donor's
     /// parameters. A copy stands for the kernel's pointer: rt-app never changes them.
     pub pi: Option<DlParams>,
@@ -252,6 +255,8 @@ pub struct DlRq {
     /// Σ u of the active reclaiming tasks (pillai-2023 only).
     pub reclaim_bw: u64,
     pub grub: Grub,
+    /// How idle time counts against the fair server's budget.
+    pub server_idle: server::ServerIdle,
 }
 
 impl DlRq {
@@ -275,6 +280,7 @@ impl DlRq {
             bw_ratio,
             reclaim_bw: 0,
             grub: Grub::Mainline,
+            server_idle: server::ServerIdle::Clamp,
         }
     }
 
@@ -630,13 +636,14 @@ impl Dl<'_> {
         if delta > 0 {
             se.exec_start = self.clock_task;
         }
-        self.update_curr_se(p, delta)
+        self.update_curr_se(p, delta, false)
     }
 
     /// `update_curr_dl_se`: charge `delta` ns to entity `p` (GRUB, scaled to max capacity
     /// and frequency, or, for the server, as is) and throttle it at exhaustion. A deferred
-    /// server exhausted in the background needs no help this period: it waits again.
-    fn update_curr_se(&mut self, p: u32, delta: i64) -> bool {
+    /// server exhausted in the background needs no help this period: it waits again; if
+    /// the CPU was `idle`, only once (`dl_defer_idle`: the budget then stays at zero).
+    fn update_curr_se(&mut self, p: u32, delta: i64, idle: bool) -> bool {
         let now = self.now;
         let se = &mut self.ses[p as usize];
         if delta > 0 {
@@ -656,10 +663,16 @@ impl Dl<'_> {
                 self.note(p, DlNote::Miss { deadline });
             }
             let se = &mut self.ses[p as usize];
+            se.defer_idle &= idle;
             if se.defer && se.throttled && se.runtime <= 0 {
+                if se.defer_idle {
+                    se.runtime = 0;
+                    return false;
+                }
                 se.defer_running = false;
                 se.dl_timer.cancel();
                 se.new_period(now);
+                se.defer_idle = idle;
                 self.start_dl_timer(p);
                 return false;
             }

@@ -151,6 +151,10 @@ impl SchedClass for DeadlineClass {
         resched
     }
 
+    fn update_curr(&self, rq: &mut Rq, env: &mut Env, _p: u32) -> bool {
+        update_curr(rq, env)
+    }
+
     /// `migrate_task_rq_dl`: only for a waking task.
     fn migrate_task_rq(&self, rq: &mut Rq, env: &mut Env, p: u32, migrating: bool) {
         if migrating {

@@ -1,11 +1,45 @@
-//! The fair server (6.12's `dl_server` in deadline.c): one deferred deadline entity per CPU
+//! The fair server (`dl_server` in deadline.c, 6.12+): one deferred deadline entity per CPU
 //! that runs fair tasks when RT tasks would starve them. Fair running time and idle time use
 //! its budget up in the background; only a CPU that gave fair tasks less than its runtime
 //! by the zero-laxity instant d − q has it queued, by EDF, to run them (`fair_server_pick_task`).
+//! It stops when its pick finds no fair task (6.12.y and 6.17+: not at the last fair
+//! dequeue) and, under `idle_wait`, when a whole period of idle time used its budget up.
 
+use super::sched_class::fair_server;
 use super::{before, to_ratio, Dl, DlTimer, SchedDlEntity};
+use crate::sched::class::{self, Env};
 use crate::sched::flags::*;
+use crate::sched::rq::Rq;
 use crate::time::Ns;
+
+/// How idle time counts against the server's budget (`--set dl.server_idle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerIdle {
+    /// ≤ 6.18 (`dl_server_update_idle_time`): charged when the idle task is put or a fair
+    /// task comes to an empty CPU, the budget clamped at zero; the zero-laxity timer acts on
+    /// the budget as last charged.
+    Clamp,
+    /// 6.19+ (`update_curr_idle` → `dl_server_update_idle`): charged as fair time is, and
+    /// by the timer before it acts. Idle time that uses the budget up starts one new period
+    /// and marks the server idle-waiting (`dl_defer_idle`); its timer then stops it unless
+    /// fair time ran meanwhile.
+    IdleWait,
+}
+
+/// `dl_server_start` from the fair class (its first task queued). Under idle_wait the
+/// idle-wait mark is cleared, and a stopped server first has the running class's time
+/// accounted (`update_curr`). True when the server is queued and should preempt.
+pub fn dl_server_start(rq: &mut Rq, env: &mut Env) -> bool {
+    let server = fair_server(env) as usize;
+    if rq.dl.server_idle == ServerIdle::IdleWait {
+        env.dl[server].defer_idle = false;
+        if env.dl[server].server_active || env.dl[server].dl_runtime == 0 {
+            return false;
+        }
+        class::update_curr(rq, env);
+    }
+    Dl::on(rq, env).server_start()
+}
 
 /// `dl_server_min_res`: a zero-laxity timer is pushed forward only by more than this.
 const DL_SERVER_MIN_RES: u64 = 1_000_000;
@@ -65,6 +99,7 @@ impl Dl<'_> {
         let se = self.server_mut();
         se.dl_timer.cancel();
         se.defer_armed = false;
+        se.defer_idle = false;
         se.set_throttled(false, now);
         se.server_active = false;
     }
@@ -75,7 +110,15 @@ impl Dl<'_> {
         if !self.server().server_active || self.server().dl_runtime == 0 {
             return false;
         }
-        self.update_curr_se(self.server, delta as i64)
+        self.update_curr_se(self.server, delta as i64, false)
+    }
+
+    /// `dl_server_update_idle` (idle_wait): the CPU idled `delta` ns.
+    pub fn server_update_idle(&mut self, delta: u64) {
+        let se = self.server();
+        if se.server_active && se.dl_runtime != 0 && se.defer {
+            self.update_curr_se(self.server, delta as i64, true);
+        }
     }
 
     /// `dl_server_update_idle_time`: idle time since `exec_start` (the idle task's) counts
@@ -94,16 +137,25 @@ impl Dl<'_> {
         clock_task
     }
 
-    /// `dl_server_timer`: at its zero-laxity instant the server starts serving (unless its
-    /// budget went down in the meantime: the timer then moves on); at its next period it is
-    /// replenished. True when it was queued: the caller checks preemption and pushes.
-    pub fn server_timer(&mut self) -> bool {
-        let now = self.now;
+    /// `dl_server_timer`'s first test: a throttled server the timer may act on (the timer
+    /// is spent either way).
+    pub fn server_timer_due(&mut self) -> bool {
         let se = self.server_mut();
         se.dl_timer.armed = false;
-        if !se.throttled || se.dl_runtime == 0 {
+        se.throttled && se.dl_runtime != 0
+    }
+
+    /// `dl_server_timer`, once due and the running class's time accounted: an idle-waiting
+    /// server stops; at its zero-laxity instant one starts serving (unless its budget went
+    /// down in the meantime: the timer then moves on); at its next period it is
+    /// replenished. True when it was queued: the caller checks preemption and pushes.
+    pub fn server_timer(&mut self) -> bool {
+        if self.server().defer_idle {
+            self.server_stop();
             return false;
         }
+        let now = self.now;
+        let se = self.server_mut();
         if se.defer_armed {
             let zero_laxity = se.zero_laxity();
             if before(now, zero_laxity.wrapping_sub(DL_SERVER_MIN_RES)) {

@@ -1,7 +1,9 @@
 //! The two hrtimers of each reservation (and of each CPU's fair server), as the classes arm
 //! them and as they fire.
 
+use super::server::ServerIdle;
 use super::{Dl, DlTimer};
+use crate::sched::class;
 use crate::sched::hooks::Hooks;
 use crate::sched::Sched;
 
@@ -61,11 +63,19 @@ impl Sched {
             }
             DlTimer::Replenish => {
                 let preempt = self.on_rq(cpu, h, |rq, env| {
+                    if !Dl::on(rq, env).server_timer_due() {
+                        return false;
+                    }
+                    if rq.dl.server_idle == ServerIdle::IdleWait {
+                        class::update_curr(rq, env);
+                    }
                     let mut dl = Dl::on(rq, env);
                     dl.server_timer() && dl.server_preempts()
                 });
                 if preempt {
                     self.resched_curr(cpu, h);
+                } else if self.rqs[cpu].need_resched {
+                    self.resched_asked(cpu, h);
                 }
                 self.push_dl_tasks(cpu, h);
             }

@@ -25,7 +25,7 @@ use super::sched_class::{count, detach_task_cfs_rq, fair, level_of, FAIR};
 use super::{load_avg, CfsRq, CfsRqId, Fair, SeId};
 use crate::sched::class::{Class, Env, SchedClass};
 use crate::sched::deadline::sched_class::fair_server;
-use crate::sched::deadline::Dl;
+use crate::sched::deadline::server::dl_server_start;
 use crate::sched::flags::*;
 use crate::sched::hooks::{Hooks, RqHooks, SchedTimer};
 use crate::sched::rq::Rq;
@@ -523,7 +523,7 @@ fn unthrottle_cfs_rq(rq: &mut Rq, env: &mut Env, q: CfsRqId) {
     }
     if root_queued == 0 && env.cfs().h_nr_queued != 0 {
         let server = fair_server(env) as usize;
-        if env.dl[server].dl_runtime != 0 && Dl::on(rq, env).server_start() {
+        if env.dl[server].dl_runtime != 0 && dl_server_start(rq, env) {
             rq.resched();
         }
     }

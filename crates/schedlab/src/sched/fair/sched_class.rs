@@ -11,6 +11,7 @@ use super::overutilized::check_update_overutilized_status;
 use super::{load_avg, CfsRq, CfsRqId, Fair, SeId, WakeupPreempt, Waking};
 use crate::sched::class::{Class, Dequeued, Env, Placement, SchedClass, Wake};
 use crate::sched::deadline::sched_class::fair_server;
+use crate::sched::deadline::server::{dl_server_start, ServerIdle};
 use crate::sched::deadline::Dl;
 use crate::sched::features::{FairPolicy, Feat};
 use crate::sched::flags::*;
@@ -471,10 +472,10 @@ impl SchedClass for FairClass {
         }
         enqueue_entities(rq, env, se, flags);
         if first && env.cfs().h_nr_queued > 0 && env.dl[fair_server(env) as usize].dl_runtime != 0 {
-            if rq.nr_running_rt_dl() == 0 {
-                idle::put_prev_task_idle(rq, env);
+            if rq.nr_running_rt_dl() == 0 && rq.dl.server_idle == ServerIdle::Clamp {
+                idle::update_curr_idle(rq, env); // "Account for idle runtime"
             }
-            if Dl::on(rq, env).server_start() {
+            if dl_server_start(rq, env) {
                 rq.resched();
             }
         }
@@ -650,6 +651,13 @@ impl SchedClass for FairClass {
         update_misfit_status(rq, env, p);
         check_update_overutilized_status(rq, env);
         resched
+    }
+
+    /// `update_curr_fair`: curr's own level; `fair` flags the resched it asks (lazily).
+    fn update_curr(&self, rq: &mut Rq, env: &mut Env, p: u32) -> bool {
+        let q = level_of(env, se_of(env, p)).0;
+        fair(rq, env, q, |f| f.update_curr());
+        false
     }
 
     /// `init_entity_runnable_average` (sched_fork) and `post_init_entity_util_avg`

@@ -262,6 +262,10 @@ impl SchedClass for RtClass {
         throttled
     }
 
+    fn update_curr(&self, rq: &mut Rq, env: &mut Env, p: u32) -> bool {
+        update_curr(rq, env, p)
+    }
+
     /// `select_task_rq_rt`: a task waking where an RT or deadline task runs that it would
     /// not preempt (or that cannot move) goes to the CPU of lowest priority, if that runs
     /// less important work. Simplified: the capacity check of a task woken on a CPU it does

@@ -136,6 +136,65 @@ fn a_fair_task_that_ran_its_50_ms_in_the_background_is_not_served() {
     assert_eq!(s.sched().task(0).stats.wakeup_latencies.max(), 1);
 }
 
+#[test]
+fn idle_time_that_uses_the_fair_servers_budget_up_defers_it_a_whole_period_from_6_19() {
+    // f runs 0-10 ms, sleeps to 905 ms and wants 5 ms more; the FIFO hog r arrives at 900 ms.
+    // f's first enqueue starts the deferred server at 0: d = 1000 ms, q = 50 ms, zero-laxity
+    // timer at d − q = 950 ms; f's 10 ms leave q = 40. The CPU idles from 10 to 900 ms, and
+    // r's arrival puts the idle task, charging those 890 ms:
+    // - clamp (6.12, 6.18): q is clamped at 0 in the same period. The timer at 950 ms finds
+    //   d − q − 1 ms = 999 ms still ahead and moves to d − q = 1000 ms, where q = 0
+    //   replenishes to d = 2000 ms, q = 50 ms: the server runs f at 1000 ms, 95 ms after its
+    //   wakeup.
+    // - idle_wait (7.3): q = 40 − 890 < 0 starts a new period at 900 ms (d = 1900 ms,
+    //   q = 50 ms, timer at 1850 ms) and marks the server idle-waiting; f's wakeup at 905 ms
+    //   clears the mark (dl_server_start), so at 1850 ms the timer starts serving: f waits
+    //   945 ms.
+    let waited = |kernel| served_after_idle(kernel, 900, 905);
+    assert_eq!(waited(Kernel::V6_12), 95);
+    assert_eq!(waited(Kernel::V6_18), 95);
+    assert_eq!(waited(Kernel::V7_3), 945);
+}
+
+#[test]
+fn a_whole_period_of_idle_time_stops_the_fair_server_at_its_timer_from_6_19() {
+    // As above, but r arrives at 1195 ms and f wakes at 1200 ms, past the timer of 950 ms
+    // (the CPU idle since 10 ms, q = 40 ms as last charged):
+    // - clamp: the timer sees d − q − 1 ms = 959 ms ahead and moves to 960 ms, where the
+    //   server, at zero laxity, starts serving: q/(d − t) = 40/40 > 50/1000 gives it
+    //   d = 1960 ms, q = 50 ms. Queued on the idle CPU, its pick finds no fair task and it
+    //   stops, dl_defer_running still set. r's arrival charges the idle time from 10 ms:
+    //   q clamped at 0, dl_defer_running cleared. f's wakeup restarts it in the same period
+    //   (q = 0 does not overflow): deferred to d − q = 1960 ms, where it runs f: 760 ms.
+    // - idle_wait: the timer first charges the 940 ms idle: q < 0 starts a period
+    //   (d = 1950 ms) idle-waiting, so the timer stops the server. f's wakeup starts it
+    //   again: q/(d − t) = 50/750 > 50/1000 overflows, a new period d = 2200 ms deferred to
+    //   d − q = 2150 ms: 950 ms.
+    let waited = |kernel| served_after_idle(kernel, 1195, 1200);
+    assert_eq!(waited(Kernel::V6_12), 760);
+    assert_eq!(waited(Kernel::V7_3), 950);
+}
+
+/// One CPU: fair f runs 0-10 ms and again 5 ms from `wake` ms; a FIFO hog from `rt` ms. How
+/// long f's second wakeup waits for the fair server, in ms.
+fn served_after_idle(kernel: Kernel, rt: u64, wake: u64) -> u64 {
+    let tasks = [
+        format!(
+            r#""r": {{"policy": "SCHED_FIFO", "priority": 10, "sleep": {}, "run": 2000000}}"#,
+            rt * 1000
+        ),
+        format!(
+            r#""f": {{"run0": 10000, "sleep0": {}, "run1": 5000, "sleep1": 5000000}}"#,
+            (wake - 10) * 1000
+        ),
+    ]
+    .join(",");
+    let s = run_with(&tasks, preset(kernel), 2500 * MS);
+    let f = &s.sched().task(1).stats;
+    assert_eq!(to_ms(f.run_ns), 15, "f ran both its runs");
+    to_ms(f.wakeup_latencies.max())
+}
+
 /// A FIFO thread of `prio` on `cpus` running `run` µs every `period` µs (a hog if None).
 fn fifo(name: &str, prio: u32, cpus: &str, work: Option<(u64, u64)>) -> String {
     let body = match work {
