@@ -153,6 +153,35 @@ def test_json_output_is_write_json_s_of_the_last_report(cli, tmp_path):
     assert "Wakeup Latencies percentiles" in out.stderr.decode()
 
 
+@pytest.mark.parametrize("platform, cpus", [("smp:1", 1), ("smp:2", 2)])
+def test_auto_rps_scales_the_rate_to_the_busy_target(platform, cpus):
+    # -A 50, eight workers, no lock, no sleep, no cost model: the machine is busy only with
+    # the requests, 1.024 ms each, so 50% of `cpus` CPUs is 500·cpus ms a second: a rate of
+    # 500·cpus / 1.024 = 488.3 a second per CPU. From -A's 10 a second the rate triples
+    # each second while under a third of it, then closes 1/4 and 1/8 of the gap; in 30 s it
+    # ends within 3% of that. The RPS histogram starts over when the target is first
+    # reached (delta within 5%), so it has fewer samples than seconds.
+    r = simulate(Schbench(threads=8, runtime=30, sleep_usec=0, no_locking=True, auto_rps=50,
+                          **ONE_MS_OF_WORK), platform)
+    rps = rows(r, "rps")
+    assert abs(rps["rps_goal"] - 488.3 * cpus) < 0.03 * 488.3 * cpus, rps["rps_goal"]
+    assert 0 < rps["samples"] < 30
+
+
+def test_auto_rps_ends_its_report_with_the_rate_it_reached(cli):
+    # -A 100 from 10 a second: the main thread reads /proc/stat at 0 (the counters only),
+    # 1, 2 and 3 s (the last at the runtime's end). Each second's window holds at most two
+    # bursts' requests of 1.024 ms (the one before, posted at a rate it has since tripled at
+    # most, and its own), so it is at most 2·1.024·rate/10 % busy: 2.0%, 6.1% and 18.4% at
+    # rates 10, 30 and 90, each under a third of the target, so each read triples the rate:
+    # 10 → 30 → 90 → 270.
+    out = cli("schbench", "-A", "100", "-t", "8", "-L", "-s", "0", "-r", "3", "-F", "6", "-n", "250",
+              "--matrix-ps", "1000", "--platform", "smp:1", "--set", "overhead=off")
+    text = out.stdout.decode()
+    assert text.endswith("final rps goal was 270\nsched delay: message 0 (usec) worker 0 (usec)\n"), text
+    assert "average rps" not in text
+
+
 def test_worker_count_and_pinning_lines_are_the_tool_s(cli):
     # No -t: (CPUs + message threads − 1) / message threads = (4 + 1) / 2 = 2 per message
     # thread; -M auto puts message thread i on CPU i.
@@ -164,7 +193,7 @@ def test_worker_count_and_pinning_lines_are_the_tool_s(cli):
 
 @pytest.mark.parametrize("args, msg", [
     (["-p", "4096"], "schbench: -p/--pipe is not simulated yet"),
-    (["-A", "80"], "schbench: -A/--auto-rps is not simulated yet"),
+    (["-r", "1", "-A", "101"], "schbench: -A/--auto-rps: 101 is out of range: 0 to 100"),
     (["-r", "0"], "schbench: -r/--runtime 0 runs for ever"),
     (["-r", "1", "--split", "101"], "schbench: --split: 101 is out of range: 0 to 100"),
     (["-r", "1", "-W", "7"], "schbench: -W/--worker-cpus: CPU 7 is outside the platform smp:2 (CPUs 0-1)"),

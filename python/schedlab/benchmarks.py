@@ -151,7 +151,7 @@ class Cyclictest:
 @dataclass(frozen=True)
 class Schbench:
     """schbench's `-m MESSAGE_THREADS -t THREADS -r RUNTIME -w WARMUP -i INTERVAL -z ZERO
-    -F KB -n OPERATIONS -s SLEEP_USEC -R RPS [-C] [-L] [--split PCT] [-M CPUS] [-W CPUS]`
+    -F KB -n OPERATIONS -s SLEEP_USEC -R RPS -A BUSY_PCT [-C] [-L] [--split PCT] [-M CPUS] [-W CPUS]`
     (its defaults; threads 0: the CPUs shared out), in the cgroup `taskgroup`; `matrix_ps`
     (schedlab's): a multiply-add of its work at the reference CPU's top speed, in ps (None: the
     engine's default)."""
@@ -166,6 +166,7 @@ class Schbench:
     operations: int = 5
     sleep_usec: int = 100
     rps: int = 0
+    auto_rps: int = 0
     calibrate: bool = False
     no_locking: bool = False
     split: int | None = None
@@ -178,7 +179,8 @@ class Schbench:
                                "runtime": "-r/--runtime", "warmuptime": "-w/--warmuptime",
                                "intervaltime": "-i/--intervaltime", "zerotime": "-z/--zerotime",
                                "cache_footprint": "-F/--cache_footprint", "operations": "-n/--operations",
-                               "sleep_usec": "-s/--sleep_usec", "rps": "-R/--rps", "split": "--split",
+                               "sleep_usec": "-s/--sleep_usec", "rps": "-R/--rps", "auto_rps": "-A/--auto-rps",
+                               "split": "--split",
                                "message_cpus": "-M/--message-cpus", "worker_cpus": "-W/--worker-cpus",
                                "matrix_ps": "--matrix-ps", "taskgroup": "--taskgroup"}
 
@@ -206,7 +208,7 @@ class Schbench:
         for row in r.schbench_rows:
             reports.setdefault(row["report"], {})[row["stat"]] = row
         for rep in reports.values():
-            out.append(self._report(rep))
+            out.append(self._report(rep, self.auto_rps > 0))
         return "".join(out)
 
     def json(self, r: RunResult, jobname: str | None, json_file: str) -> str:
@@ -242,15 +244,17 @@ class Schbench:
         return words + (["-M", "auto"] if self.auto_pin else [])
 
     @staticmethod
-    def _report(rep: dict[str, dict]) -> str:
-        """One report: the three histograms (`show_latencies`), then its rates and delays."""
+    def _report(rep: dict[str, dict], auto_rps: bool) -> str:
+        """One report: the three histograms (`show_latencies`), then its rates and delays
+        (the last, under -A: the rate it ended at)."""
         w = rep["wakeup"]
         lines = [_latencies(rep["wakeup"], "Wakeup Latencies", "usec", (50, 90, 99, 99.9), 99),
                  _latencies(rep["request"], "Request Latencies", "usec", (50, 90, 99, 99.9), 99),
                  _latencies(rep["rps"], "RPS", "requests", (20, 50, 90), 50)]
         delay = f"sched delay: message {w['delay_message_us']} (usec) worker {w['delay_worker_us']} (usec)\n"
         if w["last"]:
-            return "".join(lines) + f"average rps: {w['rps_now']:.2f}\n" + delay
+            rate = f"final rps goal was {w['rps_goal']}\n" if auto_rps else f"average rps: {w['rps_now']:.2f}\n"
+            return "".join(lines) + rate + delay
         return "".join(lines) + delay + f"current rps: {w['rps_now']:.2f}\n"
 
 

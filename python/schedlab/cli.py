@@ -219,8 +219,9 @@ def _schbench_parser(commands, units: str) -> None:
                    help="pin message threads to these CPUs 'a-m,n-z' or 'auto' (def: no pinning)")
     r.add_argument("-W", "--worker-cpus", metavar="CPUS",
                    help="pin worker threads to these CPUs 'a-m,n-z' or 'auto' (def: no pinning)")
-    for flag, name in (("-A", "--auto-rps"), ("-p", "--pipe")):
-        r.add_argument(flag, name, dest=f"sb_{name[2:].replace('-', '_')}", metavar="ARG", help="not simulated")
+    r.add_argument("-A", "--auto-rps", dest="sb_auto_rps", type=_whole, default=0, metavar="PCT",
+                   help="grow RPS until cpu utilization hits target (def: none)")
+    r.add_argument("-p", "--pipe", dest="sb_pipe", metavar="ARG", help="not simulated")
     r.add_argument("-j", "--json", dest="sb_json", metavar="FILE",
                    help="output in json format (def: false; -: standard output, the report then on stderr)")
     r.add_argument("-J", "--jobname", dest="sb_jobname", metavar="NAME",
@@ -720,9 +721,8 @@ def cyclictest_of(words: list[str]):
 
 
 def _schbench(args) -> int:
-    unsupported = [o for o, v in (("-A/--auto-rps", args.sb_auto_rps), ("-p/--pipe", args.sb_pipe)) if v is not None]
-    if unsupported:
-        return _fail(f"schbench: {unsupported[0]} is not simulated yet")
+    if args.sb_pipe is not None:
+        return _fail("schbench: -p/--pipe is not simulated yet")
     if args.runtime == 0:
         return _fail("schbench: -r/--runtime 0 runs for ever: give the seconds to run")
     if args.sb_jobname is not None and args.sb_json is None:
@@ -756,7 +756,7 @@ def _schbench_bench(args):
             for o, v in (("-M/--message-cpus", args.message_cpus), ("-W/--worker-cpus", args.worker_cpus))]
     return Schbench(args.message_threads, args.threads, args.runtime, args.warmuptime, args.intervaltime,
                     args.zerotime, args.cache_footprint, args.operations, args.sleep_usec, args.rps,
-                    args.calibrate, args.no_locking, args.split, auto, *cpus, args.matrix_ps, args.taskgroup)
+                    args.sb_auto_rps, args.calibrate, args.no_locking, args.split, auto, *cpus, args.matrix_ps, args.taskgroup)
 
 
 def schbench_of(words: list[str]):

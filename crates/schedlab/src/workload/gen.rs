@@ -125,7 +125,7 @@ impl Default for Cyclictest {
     }
 }
 
-/// `schbench [-m M] [-t T] [-r S] [-w S] [-i S] [-z S] [-F KB] [-n OPS] [-s US] [-R RPS]
+/// `schbench [-m M] [-t T] [-r S] [-w S] [-i S] [-z S] [-F KB] [-n OPS] [-s US] [-R RPS] [-A PCT]
 /// [-C] [-L] [--split PCT] [-M CPUS] [-W CPUS]` (schbench 1.x): M message threads, each
 /// waking its T workers; a worker sleeps, then multiplies matrices of the cache footprint
 /// OPS times under its CPU's lock.
@@ -145,6 +145,9 @@ pub struct Schbench {
     pub sleep_usec: u64,
     /// `-R`: requests per second, all message threads together (0: not RPS mode).
     pub rps: u32,
+    /// `-A`: the CPU busy percentage RPS mode's rate is scaled to each second (0: none;
+    /// it implies `-R 10` when no rate is given).
+    pub auto_rps: u32,
     /// `-C`: the sleep before the request's clock starts, no locking.
     pub calibrate: bool,
     /// `-L`: no per-CPU lock around the work.
@@ -183,6 +186,7 @@ impl Default for Schbench {
             operations: 5,
             sleep_usec: 100,
             rps: 0,
+            auto_rps: 0,
             calibrate: false,
             no_locking: false,
             split: None,
@@ -566,6 +570,10 @@ impl Schbench {
     /// is pinned at once, not after it has created its workers.
     fn append(&self, prog: &mut Program, group: u32, nr_cpus: usize) -> Result<(), OutsideCpu> {
         let (m, t) = (self.message_threads, self.workers_on(nr_cpus));
+        let rps = match (self.rps, self.auto_rps) {
+            (0, 1..) => 10, // parse_options: -A starts at 10 requests a second
+            (rps, _) => rps,
+        };
         let (message_cpus, worker_cpus): (Option<Vec<usize>>, _) = match self.auto_pin {
             true => (
                 Some((0..m as usize).collect()),
@@ -603,7 +611,7 @@ impl Schbench {
                 joins.extend([Op::Schbench(SchOp::PostWorker(w)), Op::Reap]);
             }
             // (`requests_per_sec /= message_threads`: 0 is not RPS mode)
-            let run = match self.rps / m {
+            let run = match rps / m {
                 0 => vec![Op::Schbench(SchOp::Message(i))],
                 _ => vec![Op::Schbench(SchOp::Rps(i)), Op::Schbench(SchOp::Nap(i))],
             };
@@ -630,7 +638,8 @@ impl Schbench {
         prog.schbench = Some(SchbenchShape {
             message_threads: m,
             workers: t,
-            rps: self.rps / m,
+            rps: rps / m,
+            auto_rps: self.auto_rps,
             // (schbench zeroes the warmup of a run shorter than 30 s)
             runtime: self.runtime,
             warmup: if self.runtime < 30 { 0 } else { self.warmup },

@@ -142,6 +142,8 @@ pub struct SchbenchShape {
     pub workers: u32,
     /// Requests per second per message thread (0: not RPS mode).
     pub rps: u32,
+    /// `-A`: the busy percentage the rate is scaled to (0: fixed rate).
+    pub auto_rps: u32,
     /// `-r`, `-w`, `-i`, `-z` (s).
     pub runtime: u64,
     pub warmup: u64,

@@ -579,6 +579,7 @@ impl<'a> Reader<'a> {
                 "operations" => b.operations = self.ranged(p, v, 0, 1_000_000)?,
                 "sleep_usec" => b.sleep_usec = self.ranged(p, v, 0, MAX_DURATION_S * 1_000_000)?,
                 "rps" => b.rps = self.ranged(p, v, 0, 1 << 30)? as u32,
+                "auto_rps" => b.auto_rps = self.ranged(p, v, 0, 100)? as u32,
                 "calibrate" => b.calibrate = self.boolean(p, v)?,
                 "no_locking" => b.no_locking = self.boolean(p, v)?,
                 "split" => b.split = Some(self.ranged(p, v, 0, 100)? as u32),
@@ -587,7 +588,7 @@ impl<'a> Reader<'a> {
                 "worker_cpus" => b.worker_cpus = Some(self.cpus(p, v)?),
                 "matrix_ps" => b.matrix_ps = self.ranged(p, v, 0, 1_000_000_000)?,
                 "taskgroup" => b.taskgroup = Some(self.string(p, v)?),
-                _ => return Err(self.err(p, v, "unknown schbench option: message_threads, threads, runtime, warmuptime, intervaltime, zerotime, cache_footprint, operations, sleep_usec, rps, calibrate, no_locking, split, auto_pin, message_cpus, worker_cpus, matrix_ps, taskgroup")),
+                _ => return Err(self.err(p, v, "unknown schbench option: message_threads, threads, runtime, warmuptime, intervaltime, zerotime, cache_footprint, operations, sleep_usec, rps, auto_rps, calibrate, no_locking, split, auto_pin, message_cpus, worker_cpus, matrix_ps, taskgroup")),
             }
         }
         Ok(b)

@@ -5,6 +5,8 @@
 //! threads share (the process's memory: futex words, lists, per-CPU locks, statistics) and
 //! what each of their steps (`SchOp`) does to it.
 
+mod auto_rps;
+
 use super::engine::{Action, Engine};
 use super::thread::Step;
 use crate::sched::ops::Op as SchedOp;
@@ -162,6 +164,8 @@ pub struct Report {
     pub rps_now: f64,
     /// Requests done so far.
     pub loops: u64,
+    /// `requests_per_sec · message_threads` ("final rps goal was", under `-A`).
+    pub rps_goal: u64,
     /// "sched delay": the threads' mean `run_delay / pcount` (µs) from /proc/TID/schedstat;
     /// 0 once they are joined (the files are gone), as in the last report.
     pub delay_message_us: u64,
@@ -263,6 +267,9 @@ pub struct Schbench {
     /// `per_cpu_locks`: held?
     locks: Vec<bool>,
     rps: Plat,
+    /// `requests_per_sec` (per message thread), which `-A` rescales each second.
+    rps_goal: u32,
+    auto: auto_rps::AutoRps,
     main: Main,
     pub reports: Vec<Report>,
 }
@@ -282,6 +289,8 @@ impl Schbench {
             workers: vec![Worker::default(); n],
             locks: vec![false; nr_cpus],
             rps: Plat::default(),
+            rps_goal: shape.rps,
+            auto: auto_rps::AutoRps::default(),
             main: Main::default(),
             reports: Vec::new(),
         }
@@ -326,6 +335,7 @@ impl Schbench {
             rps: self.rps.figures(),
             rps_now,
             loops: self.loops(),
+            rps_goal: self.rps_goal as u64 * self.shape.message_threads as u64,
             delay_message_us: delays.0,
             delay_worker_us: delays.1,
         }
@@ -480,7 +490,7 @@ impl Engine {
     fn sch_rps(&mut self, s: &mut Sched, id: u32, m: usize) -> Step {
         let now_us = tv(self.now);
         let sb = self.sb();
-        let (workers, rps) = (sb.shape.workers as u64, sb.shape.rps);
+        let (workers, rps) = (sb.shape.workers as u64, sb.rps_goal);
         let first = m as u64 * workers;
         if sb.stopping {
             for w in first..first + workers {
@@ -535,7 +545,7 @@ impl Engine {
     fn sch_request(&mut self, s: &mut Sched, id: u32, w: u32) -> Step {
         let now_us = tv(self.now);
         let sb = self.sb();
-        let rps = sb.shape.rps > 0;
+        let rps = sb.rps_goal > 0;
         let m = sb.msg_of(w);
         let wk = &mut sb.workers[w as usize];
         wk.tid = Some(id);
@@ -630,7 +640,7 @@ impl Engine {
         let start = sb.main.start.unwrap_or(now);
         let runtime_delta = now - start;
         let done = runtime_delta >= shape.runtime * USEC_PER_SEC;
-        if shape.rps == 0
+        if sb.rps_goal == 0
             && shape.warmup > 0
             && runtime_delta > shape.warmup * USEC_PER_SEC
             && !sb.main.warmup_done
@@ -643,7 +653,9 @@ impl Engine {
             let loops = sb.loops();
             let rps = ((loops - sb.main.last_loops) * USEC_PER_SEC) as f64 / delta as f64;
             (sb.main.last_loops, sb.main.last_rps_calc) = (loops, now);
-            sb.rps.add(if rps.is_finite() { rps as u32 } else { 0 });
+            if shape.auto_rps == 0 || sb.auto.target_hit {
+                sb.rps.add(if rps.is_finite() { rps as u32 } else { 0 });
+            }
             if now - sb.main.last_calc >= shape.interval * USEC_PER_SEC {
                 sb.main.last_calc = now;
                 let delays = self.sched_delays(s);
@@ -657,11 +669,32 @@ impl Engine {
             sb.main.zero_time = now;
             sb.reset();
         }
+        if shape.auto_rps > 0 {
+            self.auto_scale_rps();
+        }
         if done {
-            sb.stopping = true;
+            self.sb().stopping = true;
             self.break_loop(id);
         }
         Step::Busy
+    }
+
+    /// `auto_scale_rps`: /proc/stat read, the rate scaled (after the first read), and the
+    /// RPS histogram zeroed when the target is first reached.
+    fn auto_scale_rps(&mut self) {
+        let elapsed = (self.now - super::SIM_START) * self.cpus.len() as u64;
+        let busy_ns: u64 = (self.cpus.iter())
+            .map(|c| c.busy_ns + c.busy_since.map_or(0, |t| self.now - t))
+            .sum();
+        let sb = self.sb();
+        let Some(busy) = sb.auto.read_busy(elapsed - busy_ns, busy_ns) else {
+            return;
+        };
+        let (goal, reached) = sb.auto.scale(sb.rps_goal, busy, sb.shape.auto_rps);
+        sb.rps_goal = goal;
+        if reached {
+            sb.rps.reset();
+        }
     }
 
     /// `collect_sched_delay`: the message threads' and the workers' mean of each one's
