@@ -169,9 +169,9 @@ def test_a_governor_given_as_governors_is_a_change_like_any_switch():
 
 def test_between_kernels_the_culprit_is_printed_with_its_commit(cli, tmp_path):
     """Two hogs on one CPU from 6.18 to 7.3: HRTICK ends each slice at its deadline rather
-    than at the tick, so the switches grow; of the eight changes (HRTICK, HRTICK_DL, NI_RATE,
+    than at the tick, so the switches grow; of the nine changes (HRTICK, HRTICK_DL, NI_RATE,
     the RT runtime, the slice protection, the wakeup preemption, lazy preemption, the fair
-    server's idle time) bisect names HRTICK, with where its default changed."""
+    server's idle time, the hrtick's arming) bisect names HRTICK, with where its default changed."""
     w = tmp_path / "hogs.json"
     w.write_text('{"global": {"duration": 1}, "tasks": {"h": {"instance": 2, "loop": -1, "run": 100000}}}')
     a = RunSpec.of(str(w), "smp:1", kernel="6.18", duration_ns=500_000_000)
@@ -181,4 +181,4 @@ def test_between_kernels_the_culprit_is_printed_with_its_commit(cli, tmp_path):
     out = cli("bisect", str(w), "--platform", "smp:1", "--duration", "500ms", "--a", "--kernel 6.18",
               "--b", "--kernel 7.3", "--metric", "tasks.preemptions.sum",
               "--threshold", str((r.a + r.b) / 2)).stdout.decode()
-    assert "1 of 8 changes" in out and "HRTICK: off -> on  [7.3: 7.x features.h" in out, out
+    assert "1 of 9 changes" in out and "HRTICK: off -> on  [7.3: 7.x features.h" in out, out

@@ -17,7 +17,6 @@ use super::fair::{SchedEntity, SeId};
 use super::features::Feat;
 use super::flags::*;
 use super::hooks::{Hooks, RqHooks, SchedTimer, Switch};
-use super::hrtick;
 use super::idle;
 use super::ops::Op;
 use super::pelt::cap_scale;
@@ -917,8 +916,10 @@ impl Sched {
     /// and the task work of the thread's return to user space.
     #[inline]
     pub fn schedule<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
+        self.hrtick_schedule_enter(cpu);
         let sw = self.pick_next(cpu, h);
         h.context_switch(self, cpu, sw);
+        self.hrtick_schedule_exit(cpu, h);
         let Some(n) = sw.next else {
             return;
         };
@@ -971,7 +972,6 @@ impl Sched {
         let outcome = next.map_or(-1, |n| n as i64);
         self.decide(Kind::PickNextTask, (h.now(), cpu), None, outcome, "");
         if next.is_none() && prev.is_some() {
-            hrtick::cancel(&mut self.rqs[cpu]); // hrtick_schedule_exit on an idle rq
             self.update_idle_core(cpu); // set_next_task_idle
                                         // nohz_balance_enter_idle: its load is blocked now, for the NOHZ stats to decay.
             self.rqs[cpu].has_blocked_load = true;

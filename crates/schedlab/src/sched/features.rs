@@ -12,6 +12,7 @@ use crate::sched::fair::bandwidth::Throttle;
 use crate::sched::fair::protect_slice::ProtectSlice;
 use crate::sched::fair::wakeup::PrevIdleBias;
 use crate::sched::fair::WakeupPreempt;
+use crate::sched::hrtick::HrtickArm;
 use crate::sched::preempt::Preempt;
 use crate::sched::uclamp::RqInc;
 use crate::sched::util_est::UtilEstForm;
@@ -184,6 +185,8 @@ pub struct Features {
     pub cpufreq_pressure: bool,
     /// The preemption model (`sched/preempt.rs`).
     pub preempt: Preempt,
+    /// When `schedule()` arms the hrtick (`sched/hrtick.rs`).
+    pub hrtick_arm: HrtickArm,
     /// Where `enqueue_task` counts a task's clamps (`sched/uclamp.rs`).
     pub uclamp_rq_inc: RqInc,
     /// The cost model: the scheduler's work takes the CPU's time (`sim/overhead.rs`).
@@ -271,7 +274,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 39] = [
+pub const SWITCHES: [Switch; 40] = [
     choice!("fair.policy", "eevdf | cfs", history!["cfs"; V6_6 => "eevdf", "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -391,6 +394,12 @@ pub const SWITCHES: [Switch; 39] = [
             V7_3 => "lazy", "7c70cb94d29c sched: Add Lazy preemption model (6.13); 7.x Kconfig.preempt: PREEMPT_LAZY the default, NONE and VOLUNTARY gone where the architecture has it (Debian 7.3.4 boots full (lazy))"],
         preempt,
         "full" => Preempt::Full, "lazy" => Preempt::Lazy),
+    choice!("sched.hrtick_arm",
+        "pick (≤7.0: each schedule() cancels the hrtick and the pick starts it, its delay counted from the pick) | schedule_exit (7.1+: the pick notes the delay and the timer starts once the switch is done, so a slice runs the switch's kernel time longer; only an idle CPU cancels it)",
+        history!["pick";
+            V7_3 => "schedule_exit", "96d1610e0b20 sched: Optimize hrtimer handling (7.1; Debian 7.3.4: CONFIG_HRTIMER_REARM_DEFERRED)"],
+        hrtick_arm,
+        "pick" => HrtickArm::Pick, "schedule_exit" => HrtickArm::ScheduleExit),
     choice!("uclamp.rq_inc",
         "after_enqueue (≤6.15: a task's clamps counted after its class's enqueue, whose frequency update misses them) | before_enqueue (6.16+: counted first, so that update sees them)",
         history!["after_enqueue";
@@ -590,6 +599,7 @@ impl Features {
             throttle: Throttle::CfsRq,
             cpufreq_pressure: false,
             preempt: Preempt::Full,
+            hrtick_arm: HrtickArm::Pick,
             uclamp_rq_inc: RqInc::AfterEnqueue,
             overhead: false,
             energy_aware: false,

@@ -74,6 +74,11 @@ pub trait Hooks {
     fn newidle_stall(&mut self, _cpu: usize) -> Ns {
         0
     }
+    /// The kernel work `cpu` has still to do (its scheduler's counted work priced): 0 on
+    /// the idealized machine.
+    fn kernel_pending(&mut self, _s: &Sched, _cpu: usize) -> Ns {
+        0
+    }
 }
 
 /// The machine as a class operation reaches it while it holds `cpu`'s runqueue: `Hooks`

@@ -84,6 +84,10 @@ pub struct Rq {
     pub last_blocked_load_update_tick: u64,
     /// `rq->hrtick_timer`: its expiry while queued.
     pub hrtick: Option<Ns>,
+    /// `rq->hrtick_sched` (`schedule_exit`): inside `schedule()`, an hrtick asked for is
+    /// only noted, with its delay (`hrtick_delay`), until the switch is done.
+    pub hrtick_sched: bool,
+    pub hrtick_delay: Option<Ns>,
     /// `sched_rnd_state`: the CPU's generator (NI_RANDOM's die).
     pub rng: RndState,
 }
@@ -125,6 +129,8 @@ impl Rq {
             has_blocked_load: false,
             last_blocked_load_update_tick: 0,
             hrtick: None,
+            hrtick_sched: false,
+            hrtick_delay: None,
             rng: RndState::seeded(0),
         }
     }

@@ -30,6 +30,8 @@ pub(crate) struct Recorder {
     pub defer: bool,
     /// What each newly idle pass takes beyond its counted work.
     pub newidle_stall: Ns,
+    /// The kernel work each CPU still has to do when asked (`Hooks::kernel_pending`).
+    pub kernel_pending: Ns,
 }
 
 impl Hooks for Recorder {
@@ -64,6 +66,10 @@ impl Hooks for Recorder {
 
     fn newidle_stall(&mut self, _cpu: usize) -> Ns {
         self.newidle_stall
+    }
+
+    fn kernel_pending(&mut self, _s: &Sched, _cpu: usize) -> Ns {
+        self.kernel_pending
     }
 }
 
@@ -514,5 +520,51 @@ fn under_7_x_next_buddy_a_sync_wakeup_marks_the_wakee_without_preempting() {
             let next = s.cfs_rqs[0].next;
             assert_eq!(next, Some(s.tasks[b as usize].se), "{form:?}");
         }
+    }
+}
+
+#[test]
+fn from_7_1_the_hrtick_starts_once_the_switch_is_done() {
+    // smp:1 under 7.3 (HRTICK), each CPU with 5 µs of kernel work left whenever asked. a and
+    // b fork at T0, each asking half a slice first (PLACE_DEADLINE_INITIAL: deadline v0 +
+    // 0.35 ms). b's enqueue gives a a second fair task, so it arms a's hrtick at once
+    // (hrtick_update, outside schedule()): at T0 + 0.35 ms. There a's request is served and
+    // b (v0, eligible: V = v0 + 0.175 ms) is picked, its hrtick asked for 0.35 ms:
+    // - pick (≤ 7.0): started by the pick, at T0 + 0.7 ms;
+    // - schedule_exit (7.1+): noted, and started at schedule()'s end, after the switch's
+    //   5 µs: at T0 + 0.7 ms + 5 µs.
+    // A schedule() that picks b again (protected to its deadline) then cancels it under
+    // pick (`hrtick_clear`, nothing restarts it) and leaves it under schedule_exit.
+    use super::hrtick::HrtickArm;
+    const K: Ns = 5_000;
+    for (arm, want) in [
+        (HrtickArm::Pick, T0 + 700_000),
+        (HrtickArm::ScheduleExit, T0 + 700_000 + K),
+    ] {
+        let (mut s, mut h) = machine("smp:1", Kernel::V7_3);
+        s.feat.hrtick_arm = arm;
+        h.kernel_pending = K;
+        fork(&mut s, &mut h, attr(Policy::Other));
+        let b = fork(&mut s, &mut h, attr(Policy::Other));
+        let hrticks = |h: &Recorder| -> Vec<Ns> {
+            let armed = h.armed.iter();
+            armed
+                .filter(|(_, t)| matches!(t, SchedTimer::Hrtick { .. }))
+                .map(|(at, _)| *at)
+                .collect()
+        };
+        assert_eq!(
+            hrticks(&h),
+            [T0 + 350_000],
+            "{arm:?}: a's, armed by b's enqueue"
+        );
+        h.now = T0 + 350_000;
+        assert!(s.hrtick(0, &mut h));
+        assert_eq!(s.rqs[0].curr, Some(b), "{arm:?}");
+        assert_eq!(hrticks(&h), [T0 + 350_000, want], "{arm:?}");
+        s.schedule(0, &mut h);
+        assert_eq!(s.rqs[0].curr, Some(b), "{arm:?}");
+        let left = (arm == HrtickArm::ScheduleExit).then_some(want);
+        assert_eq!(s.rqs[0].hrtick, left, "{arm:?}");
     }
 }

@@ -209,6 +209,10 @@ impl Hooks for Engine {
         self.overhead.hold(cpu, self.now, ns);
         ns
     }
+
+    fn kernel_pending(&mut self, s: &Sched, cpu: usize) -> Ns {
+        Engine::kernel_pending(self, s, cpu)
+    }
 }
 
 impl Engine {
