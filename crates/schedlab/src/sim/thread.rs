@@ -380,8 +380,15 @@ impl Engine {
         if let Some(from) = th.run_from.take() {
             th.row.run += now - from;
         }
-        // Back from its timer's sleep (not from the system call that begins it).
-        if th.sleep_at.is_none() {
+        // Back from its timer's sleep (not from the system call that begins it), in user
+        // space once its CPU's kernel work (the wakeup's, the switch's) is done.
+        if th.sleep_at.is_none() && th.timer_expiry.is_some() {
+            let pending = self.kernel_pending(s, s.task_cpu(id));
+            let th = &mut self.threads[id as usize];
+            if pending > 0 {
+                th.action = Action::Until(now + pending);
+                return;
+            }
             th.timer_woken(now);
         }
         for _ in 0..MAX_EVENTS_AT_ONE_INSTANT {
