@@ -109,6 +109,9 @@ pub(super) struct Engine {
     pub(super) in_irq: bool,
     /// Inside `start`: frequency changes are traced when it ends, as the state boot leaves.
     pub(super) booting: bool,
+    /// Threads created and not yet exited: the run ends when none is left (the kernel's
+    /// own timers, a fair server's or a bandwidth period's, do not keep it going).
+    pub(super) alive: u32,
     /// Fair tasks' sleep timers, with their slack.
     pub(super) hrtimers: HrTimers,
     /// Each CPU's pending sleep timers, for the cpuidle governor.
@@ -777,6 +780,7 @@ impl Engine {
         let barrier = thread.meets_start_barrier();
         self.threads.push(thread);
         let accepted = s.wake_up_new_task(pid, comm, &attr, cpus, parent, self);
+        self.alive += accepted as u32;
         if !accepted && barrier {
             // Refused: it never runs and the others no longer wait for it; when they all
             // already do, the barrier opens, from its creator's CPU.

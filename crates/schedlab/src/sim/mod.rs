@@ -208,6 +208,7 @@ impl Sim {
             in_irq: false,
             deferred_wakes: 0,
             booting: false,
+            alive: 0,
             hrtimers: HrTimers::new(nr_cpus),
             next_timers,
             fired: Vec::new(),
@@ -323,6 +324,9 @@ impl Sim {
         }
         if self.same_instant > MAX_EVENTS_AT_ONE_INSTANT {
             e.livelock(s, e.now);
+        }
+        if e.alive == 0 {
+            return Ok(Step::End { shutdown: false });
         }
         Ok(Step::Go)
     }

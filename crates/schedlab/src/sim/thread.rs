@@ -1130,6 +1130,7 @@ impl Engine {
                 self.wake(s, p, cpu, WF_SYNC);
             }
         }
+        self.alive -= 1;
         self.block_current(s, id, TaskState::Dead);
         Step::Off
     }
