@@ -287,3 +287,49 @@ impl Sched {
         (now as i64 - se.exec_start as i64) < MIGRATION_COST_NS as i64
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::kernel::Kernel;
+    use crate::sched::fair::bandwidth::Throttle;
+    use crate::sched::fair::group::ROOT_TG;
+    use crate::sched::tests::{attr, machine};
+    use crate::sched::uapi::{Policy, SchedAttr};
+
+    #[test]
+    fn from_6_18_a_task_may_leave_a_throttled_hierarchy_but_not_join_one() {
+        // smp:2, a task of /g (no quota needed: the test marks /g's cfs_rqs throttled as
+        // throttle_cfs_rq would). ≤6.17 `throttled_lb_pair` refuses the move when /g is
+        // throttled on either CPU; 6.18's `lb_throttled_hierarchy` asks of the destination
+        // only (0d4eaf8caf8c): the task, still queued in a throttled hierarchy, may leave it.
+        for (throttle, from_throttled) in [(Throttle::CfsRq, true), (Throttle::Task, false)] {
+            let (mut s, mut h) = machine("smp:2", Kernel::V6_18);
+            s.feat.throttle = throttle;
+            let g = s.sched_create_group("/g".into(), ROOT_TG, 1024, false, None);
+            let a = SchedAttr {
+                group: g,
+                ..attr(Policy::Other)
+            };
+            let p = s.tasks().len();
+            assert!(s.wake_up_new_task(1000, "p".into(), &a, None, None, &mut h));
+            let se = s.tasks[p].se;
+            for (cpu, src_to_dst, dst_to_src) in
+                [(0, from_throttled, true), (1, true, from_throttled)]
+            {
+                let q = s.tgs[g as usize].cfs_rq(cpu) as usize;
+                s.cfs_rqs[q].throttle_count = 1;
+                assert_eq!(
+                    s.throttled_lb_pair(se, 0, 1),
+                    src_to_dst,
+                    "{throttle:?}, /g throttled on {cpu}"
+                );
+                assert_eq!(
+                    s.throttled_lb_pair(se, 1, 0),
+                    dst_to_src,
+                    "{throttle:?}, /g throttled on {cpu}"
+                );
+                s.cfs_rqs[q].throttle_count = 0;
+            }
+        }
+    }
+}
