@@ -697,3 +697,45 @@ impl SchedClass for FairClass {
         s.select_task_rq_fair(p, prev, wake)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::Kernel;
+    use crate::sched::fair::bandwidth::Throttle;
+    use crate::sched::fair::group::ROOT_TG;
+    use crate::sched::tests::{attr, machine, T0};
+    use crate::sched::uapi::{Policy, SchedAttr};
+
+    #[test]
+    fn from_6_18_load_propagates_through_a_throttled_cfs_rq() {
+        // smp:1, one task in /g; /g's cfs_rq marked throttled as throttle_cfs_rq would. 1 ms
+        // later its entity's load change is propagated (propagate_entity_cfs_rq, as attach
+        // and detach do): ≤6.17 the walk stops at the throttled cfs_rq, so /g's entity in
+        // the root keeps its PELT time; 6.18 (fe8d238e646e) goes on and updates it
+        // (update_load_avg(UPDATE_TG) brings it to the root's clock).
+        for (throttle, moves) in [(Throttle::CfsRq, false), (Throttle::Task, true)] {
+            let (mut s, mut h) = machine("smp:1", Kernel::V6_18);
+            s.feat.throttle = throttle;
+            let g = s.sched_create_group("/g".into(), ROOT_TG, 1024, false, None);
+            let a = SchedAttr {
+                group: g,
+                ..attr(Policy::Other)
+            };
+            let p = s.tasks().len() as u32;
+            assert!(s.wake_up_new_task(1000, "p".into(), &a, None, None, &mut h));
+            let ge = s.tgs[g as usize].se(0).expect("/g's entity on CPU 0") as usize;
+            let q = s.tgs[g as usize].cfs_rq(0) as usize;
+            s.cfs_rqs[q].throttled = true;
+            let before = s.ses[ge].avg.last_update_time;
+            h.now = T0 + 1_000_000;
+            s.update_rq_clock(0, h.now);
+            s.on_rq(0, &mut h, |rq, env| {
+                let se = se_of(env, p);
+                propagate_entity_cfs_rq(rq, env, se);
+            });
+            let after = s.ses[ge].avg.last_update_time;
+            assert_eq!(after > before, moves, "{throttle:?}: {before} -> {after}");
+        }
+    }
+}
