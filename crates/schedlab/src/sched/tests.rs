@@ -108,6 +108,25 @@ pub(crate) fn machine(platform: &str, kernel: Kernel) -> (Sched, Recorder) {
     (s, h)
 }
 
+/// `platform` under 6.18 with `throttle`, and one fair task forked into a new group /g:
+/// (scheduler, recorder, the group, the task).
+pub(crate) fn task_in_group(
+    platform: &str,
+    throttle: super::fair::bandwidth::Throttle,
+) -> (Sched, Recorder, u32, u32) {
+    let (mut s, mut h) = machine(platform, Kernel::V6_18);
+    s.feat.throttle = throttle;
+    let root = super::fair::group::ROOT_TG;
+    let g = s.sched_create_group("/g".into(), root, 1024, false, None);
+    let a = SchedAttr {
+        group: g,
+        ..attr(Policy::Other)
+    };
+    let p = s.tasks.len() as u32;
+    assert!(s.wake_up_new_task(1000, "p".into(), &a, None, None, &mut h));
+    (s, h, g, p)
+}
+
 pub(crate) fn attr(policy: Policy) -> SchedAttr {
     SchedAttr::of(policy)
 }

@@ -233,11 +233,9 @@ mod tests {
         assert_eq!(calc_group_shares(tg, 5000, &gcfs(0, 0, 0)), MIN_SHARES);
     }
 
-    use crate::kernel::Kernel;
     use crate::sched::fair::bandwidth::Throttle;
     use crate::sched::fair::sched_class::{fair, level_of};
-    use crate::sched::tests::{attr, machine};
-    use crate::sched::uapi::{Policy, SchedAttr};
+    use crate::sched::tests::task_in_group;
 
     #[test]
     fn from_6_18_a_throttled_group_entity_is_reweighted() {
@@ -247,14 +245,7 @@ mod tests {
         // returns early for a throttled hierarchy and the entity keeps 1024; 6.18
         // (fcd394866e3d) reweights it to 2048.
         for (throttle, want) in [(Throttle::CfsRq, 1024), (Throttle::Task, 2048)] {
-            let (mut s, mut h) = machine("smp:1", Kernel::V6_18);
-            s.feat.throttle = throttle;
-            let g = s.sched_create_group("/g".into(), ROOT_TG, 1024, false, None);
-            let a = SchedAttr {
-                group: g,
-                ..attr(Policy::Other)
-            };
-            assert!(s.wake_up_new_task(1000, "p".into(), &a, None, None, &mut h));
+            let (mut s, mut h, g, _) = task_in_group("smp:1", throttle);
             let ge = s.tgs[g as usize].se(0).expect("/g's entity on CPU 0");
             let q = s.tgs[g as usize].cfs_rq(0) as usize;
             assert_eq!(s.ses[ge as usize].load.weight, scale_load(1024));

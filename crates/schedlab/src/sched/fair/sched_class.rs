@@ -701,11 +701,8 @@ impl SchedClass for FairClass {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::Kernel;
     use crate::sched::fair::bandwidth::Throttle;
-    use crate::sched::fair::group::ROOT_TG;
-    use crate::sched::tests::{attr, machine, T0};
-    use crate::sched::uapi::{Policy, SchedAttr};
+    use crate::sched::tests::{task_in_group, T0};
 
     #[test]
     fn from_6_18_load_propagates_through_a_throttled_cfs_rq() {
@@ -715,15 +712,7 @@ mod tests {
         // the root keeps its PELT time; 6.18 (fe8d238e646e) goes on and updates it
         // (update_load_avg(UPDATE_TG) brings it to the root's clock).
         for (throttle, moves) in [(Throttle::CfsRq, false), (Throttle::Task, true)] {
-            let (mut s, mut h) = machine("smp:1", Kernel::V6_18);
-            s.feat.throttle = throttle;
-            let g = s.sched_create_group("/g".into(), ROOT_TG, 1024, false, None);
-            let a = SchedAttr {
-                group: g,
-                ..attr(Policy::Other)
-            };
-            let p = s.tasks().len() as u32;
-            assert!(s.wake_up_new_task(1000, "p".into(), &a, None, None, &mut h));
+            let (mut s, mut h, g, p) = task_in_group("smp:1", throttle);
             let ge = s.tgs[g as usize].se(0).expect("/g's entity on CPU 0") as usize;
             let q = s.tgs[g as usize].cfs_rq(0) as usize;
             s.cfs_rqs[q].throttled = true;

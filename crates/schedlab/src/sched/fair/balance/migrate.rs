@@ -290,11 +290,8 @@ impl Sched {
 
 #[cfg(test)]
 mod tests {
-    use crate::kernel::Kernel;
     use crate::sched::fair::bandwidth::Throttle;
-    use crate::sched::fair::group::ROOT_TG;
-    use crate::sched::tests::{attr, machine};
-    use crate::sched::uapi::{Policy, SchedAttr};
+    use crate::sched::tests::task_in_group;
 
     #[test]
     fn from_6_18_a_task_may_leave_a_throttled_hierarchy_but_not_join_one() {
@@ -303,16 +300,8 @@ mod tests {
         // throttled on either CPU; 6.18's `lb_throttled_hierarchy` asks of the destination
         // only (0d4eaf8caf8c): the task, still queued in a throttled hierarchy, may leave it.
         for (throttle, from_throttled) in [(Throttle::CfsRq, true), (Throttle::Task, false)] {
-            let (mut s, mut h) = machine("smp:2", Kernel::V6_18);
-            s.feat.throttle = throttle;
-            let g = s.sched_create_group("/g".into(), ROOT_TG, 1024, false, None);
-            let a = SchedAttr {
-                group: g,
-                ..attr(Policy::Other)
-            };
-            let p = s.tasks().len();
-            assert!(s.wake_up_new_task(1000, "p".into(), &a, None, None, &mut h));
-            let se = s.tasks[p].se;
+            let (mut s, _h, g, p) = task_in_group("smp:2", throttle);
+            let se = s.tasks[p as usize].se;
             for (cpu, src_to_dst, dst_to_src) in
                 [(0, from_throttled, true), (1, true, from_throttled)]
             {
