@@ -29,7 +29,7 @@ pub fn put_prev_task_idle(rq: &mut Rq, env: &mut Env) {
 /// (NOHZ idle), so `task_tick_idle`'s charge never comes.
 pub fn update_curr_idle(rq: &mut Rq, env: &mut Env) {
     let start = rq.idle_exec_start;
-    match rq.dl.server_idle {
+    match env.feat.server_idle {
         ServerIdle::Clamp => {
             rq.idle_exec_start = Dl::on(rq, env).server_update_idle_time(start);
         }

@@ -155,7 +155,6 @@ impl Sched {
                 };
                 let mut dl = DlRq::new(feat.rt_bandwidth());
                 dl.grub = feat.grub;
-                dl.server_idle = feat.server_idle;
                 let rt = RtRq::new(feat.rt_throttle(), feat.rr_timeslice_ticks());
                 Rq::new(RqClock::new(feat.invariance, scale, now), cap, dl, rt)
             })

@@ -103,7 +103,7 @@ impl Cpufreq {
 /// time and entries.
 fn cpu_sample(s: &Sched, cpus: &[Cpu], now: Ns, cpu: usize) -> CpuSample {
     let c = &cpus[cpu];
-    let busy = c.busy_ns + c.busy_since.map_or(0, |s| now - s);
+    let busy = c.busy_at(now);
     CpuSample {
         idle_ns: (now - super::SIM_START) - busy,
         idle_calls: c.idle_calls,

@@ -60,6 +60,13 @@ pub(super) struct Cpu {
     pub(super) irq_rest: Vec<(u32, u32)>,
 }
 
+impl Cpu {
+    /// Its busy time up to `now`, the current stretch included.
+    pub(super) fn busy_at(&self, now: Ns) -> Ns {
+        self.busy_ns + self.busy_since.map_or(0, |t| now - t)
+    }
+}
+
 /// What the thread is doing with the CPU when it has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Action {

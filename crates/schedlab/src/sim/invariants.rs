@@ -18,7 +18,7 @@ impl Engine {
                 s.cpu_curr(cpu).is_some(),
                 "CPU {cpu} busy without a task, or idle with one"
             );
-            let busy = c.busy_ns + c.busy_since.map_or(0, |t| self.now - t);
+            let busy = c.busy_at(self.now);
             assert!(busy <= elapsed, "CPU {cpu}: busy {busy} ns of {elapsed} ns");
             busy_total += busy;
         }

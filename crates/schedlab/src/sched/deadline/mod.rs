@@ -255,8 +255,6 @@ pub struct DlRq {
     /// Σ u of the active reclaiming tasks (pillai-2023 only).
     pub reclaim_bw: u64,
     pub grub: Grub,
-    /// How idle time counts against the fair server's budget.
-    pub server_idle: server::ServerIdle,
 }
 
 impl DlRq {
@@ -280,7 +278,6 @@ impl DlRq {
             bw_ratio,
             reclaim_bw: 0,
             grub: Grub::Mainline,
-            server_idle: server::ServerIdle::Clamp,
         }
     }
 

@@ -26,16 +26,14 @@ pub enum ServerIdle {
     IdleWait,
 }
 
-/// `dl_server_start` from the fair class (its first task queued). Under idle_wait the
-/// idle-wait mark is cleared, and a stopped server first has the running class's time
-/// accounted (`update_curr`). True when the server is queued and should preempt.
+/// `dl_server_start` from the fair class (its first task queued): the idle-wait mark
+/// cleared and, under idle_wait, a stopped server's start first accounts the running
+/// class's time (`update_curr`). True when the server is queued and should preempt.
 pub fn dl_server_start(rq: &mut Rq, env: &mut Env) -> bool {
-    let server = fair_server(env) as usize;
-    if rq.dl.server_idle == ServerIdle::IdleWait {
-        env.dl[server].defer_idle = false;
-        if env.dl[server].server_active || env.dl[server].dl_runtime == 0 {
-            return false;
-        }
+    let se = &mut env.dl[fair_server(env) as usize];
+    se.defer_idle = false;
+    let starts = !se.server_active && se.dl_runtime != 0;
+    if starts && env.feat.server_idle == ServerIdle::IdleWait {
         class::update_curr(rq, env);
     }
     Dl::on(rq, env).server_start()

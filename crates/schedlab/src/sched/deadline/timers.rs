@@ -66,7 +66,7 @@ impl Sched {
                     if !Dl::on(rq, env).server_timer_due() {
                         return false;
                     }
-                    if rq.dl.server_idle == ServerIdle::IdleWait {
+                    if env.feat.server_idle == ServerIdle::IdleWait {
                         class::update_curr(rq, env);
                     }
                     let mut dl = Dl::on(rq, env);

@@ -472,7 +472,7 @@ impl SchedClass for FairClass {
         }
         enqueue_entities(rq, env, se, flags);
         if first && env.cfs().h_nr_queued > 0 && env.dl[fair_server(env) as usize].dl_runtime != 0 {
-            if rq.nr_running_rt_dl() == 0 && rq.dl.server_idle == ServerIdle::Clamp {
+            if rq.nr_running_rt_dl() == 0 && env.feat.server_idle == ServerIdle::Clamp {
                 idle::update_curr_idle(rq, env); // "Account for idle runtime"
             }
             if dl_server_start(rq, env) {

@@ -683,9 +683,7 @@ impl Engine {
     /// RPS histogram zeroed when the target is first reached.
     fn auto_scale_rps(&mut self) {
         let elapsed = (self.now - super::SIM_START) * self.cpus.len() as u64;
-        let busy_ns: u64 = (self.cpus.iter())
-            .map(|c| c.busy_ns + c.busy_since.map_or(0, |t| self.now - t))
-            .sum();
+        let busy_ns: u64 = self.cpus.iter().map(|c| c.busy_at(self.now)).sum();
         let sb = self.sb();
         let Some(busy) = sb.auto.read_busy(elapsed - busy_ns, busy_ns) else {
             return;
