@@ -167,11 +167,17 @@ def test_a_governor_given_as_governors_is_a_change_like_any_switch():
     assert [(c.key, c.a, c.b) for c in r.culprits] == [("cpufreq.governor", "performance", "schedutil")]
 
 
-def test_between_kernels_the_culprit_is_printed_with_its_commit(cli, tmp_path):
+def test_between_kernels_the_culprits_are_printed_with_their_commits(cli, tmp_path):
     """Two hogs on one CPU from 6.18 to 7.3: HRTICK ends each slice at its deadline rather
-    than at the tick, so the switches grow; of the nine changes (HRTICK, HRTICK_DL, NI_RATE,
-    the RT runtime, the slice protection, the wakeup preemption, lazy preemption, the fair
-    server's idle time, the hrtick's arming) bisect names HRTICK, with where its default changed."""
+    than at the tick, so the switches grow, but only with 7.x's delayed lag. At rt-app's
+    start barrier h-0 sleeps, delayed, and h-1 wakes it 17 µs later: under `zero` h-0 keeps
+    its fork's half-slice deadline (its lag, read against h-1's vruntime of its pick, is
+    negative), reaches it level with h-1's, is picked again at its hrtick, and a repick arms
+    none: the hogs alternate at the 4 ms tick. Under `bounded` h-0 comes back at zero lag with
+    a whole slice, and each hrtick hands the CPU over. Of the ten changes (HRTICK, HRTICK_DL,
+    NI_RATE, the RT runtime, the slice protection, the wakeup preemption, the delayed lag,
+    lazy preemption, the fair server's idle time, the hrtick's arming) bisect names those two,
+    with where their defaults changed."""
     w = tmp_path / "hogs.json"
     w.write_text('{"global": {"duration": 1}, "tasks": {"h": {"instance": 2, "loop": -1, "run": 100000}}}')
     a = RunSpec.of(str(w), "smp:1", kernel="6.18", duration_ns=500_000_000)
@@ -181,4 +187,6 @@ def test_between_kernels_the_culprit_is_printed_with_its_commit(cli, tmp_path):
     out = cli("bisect", str(w), "--platform", "smp:1", "--duration", "500ms", "--a", "--kernel 6.18",
               "--b", "--kernel 7.3", "--metric", "tasks.preemptions.sum",
               "--threshold", str((r.a + r.b) / 2)).stdout.decode()
-    assert "1 of 9 changes" in out and "HRTICK: off -> on  [7.3: 7.x features.h" in out, out
+    assert "2 of 10 changes" in out, out
+    assert "HRTICK: off -> on  [7.3: 7.x features.h" in out, out
+    assert "fair.delayed_lag: zero -> bounded  [7.3: sched/fair: Prevent negative lag" in out, out

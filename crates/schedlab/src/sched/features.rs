@@ -11,7 +11,7 @@ use crate::sched::deadline::server::ServerIdle;
 use crate::sched::fair::bandwidth::Throttle;
 use crate::sched::fair::protect_slice::ProtectSlice;
 use crate::sched::fair::wakeup::PrevIdleBias;
-use crate::sched::fair::WakeupPreempt;
+use crate::sched::fair::{DelayedLag, WakeupPreempt};
 use crate::sched::hrtick::HrtickArm;
 use crate::sched::preempt::Preempt;
 use crate::sched::uclamp::RqInc;
@@ -179,6 +179,8 @@ pub struct Features {
     pub protect_slice: ProtectSlice,
     /// How a wakeup decides to preempt (`sched/fair/eevdf.rs`).
     pub wakeup_preempt: WakeupPreempt,
+    /// How a delayed entity's lag is kept (`sched/fair/eevdf.rs`).
+    pub delayed_lag: DelayedLag,
     /// How CFS bandwidth throttles a group (`sched/fair/bandwidth.rs`).
     pub throttle: Throttle,
     /// A policy's `scaling_max_freq` lowers its CPUs' capacity (`sched/fair/capacity.rs`).
@@ -274,7 +276,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 40] = [
+pub const SWITCHES: [Switch; 41] = [
     choice!("fair.policy", "eevdf | cfs", history!["cfs"; V6_6 => "eevdf", "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -376,6 +378,12 @@ pub const SWITCHES: [Switch; 40] = [
             V7_3 => "rework", "e837456fdca8 sched/fair: Reimplement NEXT_BUDDY to align with EEVDF goals (6.19) and 7.x's wakeup_preempt_fair (read in Debian's 7.3.4)"],
         wakeup_preempt,
         "pick" => WakeupPreempt::Pick, "rework" => WakeupPreempt::Rework),
+    choice!("fair.delayed_lag",
+        "zero (6.6-7.0: a delayed task's lag taken when it wakes or leaves, curr's vruntime as last updated; DELAY_ZERO drops a positive one) | bounded (7.x: curr brought up to date first; the lag at the delay a floor, zero a ceiling under DELAY_ZERO; a wakeup places the task again where they moved it)",
+        history!["zero";
+            V7_3 => "bounded", "sched/fair: Prevent negative lag increase during delayed dequeue (Vincent Guittot, posted 2026-03-31) and enqueue_task_fair's update_curr_eevdf (read in Debian's 7.3.4)"],
+        delayed_lag,
+        "zero" => DelayedLag::Zero, "bounded" => DelayedLag::Bounded),
     choice!("fair.throttle",
         "cfs_rq (≤6.17: a throttled cfs_rq's group entity leaves the hierarchy, its tasks with it) | task (6.18+: the hierarchy stays; each of its tasks, once picked, is dequeued on its way to user space, and the unthrottle requeues it)",
         history!["cfs_rq";
@@ -596,6 +604,7 @@ impl Features {
             prev_idle_bias: PrevIdleBias::LoadAvgMax,
             protect_slice: ProtectSlice::Deadline,
             wakeup_preempt: WakeupPreempt::Pick,
+            delayed_lag: DelayedLag::Zero,
             throttle: Throttle::CfsRq,
             cpufreq_pressure: false,
             preempt: Preempt::Full,

@@ -587,3 +587,35 @@ fn from_7_1_the_hrtick_starts_once_the_switch_is_done() {
         assert_eq!(s.rqs[0].hrtick, left, "{arm:?}");
     }
 }
+
+#[test]
+fn from_7_x_a_delayed_wakee_is_placed_at_zero_lag_against_its_waker_brought_up_to_date() {
+    // smp:1 under 7.3, no costs. a and b fork at T0 (v0, half-slice deadlines v0 + 0.35 ms;
+    // b's fork does not preempt a). At T0 + 0.2 ms a sleeps: V = v0 + 0.1 ms, its lag
+    // −0.1 ms, not eligible: delayed; b is picked, protected to its deadline. At T0 + 0.5 ms
+    // b, having run 0.3 ms, wakes a:
+    // - zero (6.x): requeue_delayed_entity reads b's vruntime as last updated (v0, at its
+    //   pick): a's lag −0.1 ms, nothing to drop; the wakeup's update_curr then brings b to
+    //   v0 + 0.3 ms: V = v0 + 0.25 ms, a eligible (+0.05 ms) and b not: a preempts.
+    // - bounded (7.x): b is brought up to date first, so a's lag is +0.05 ms: above its
+    //   −0.1 ms at the delay, cut to 0 (DELAY_ZERO), and a is placed again, at V without it,
+    //   b's v0 + 0.3 ms. b, eligible, keeps its protection: no preemption.
+    use super::fair::DelayedLag;
+    for (form, runs) in [(DelayedLag::Zero, 0), (DelayedLag::Bounded, 1)] {
+        let (mut s, mut h) = machine("smp:1", Kernel::V7_3);
+        s.feat.delayed_lag = form;
+        let a = fork(&mut s, &mut h, attr(Policy::Other));
+        let b = fork(&mut s, &mut h, attr(Policy::Other));
+        let se = |s: &Sched, t: u32| s.ses[s.tasks[t as usize].se as usize].clone();
+        let v0 = se(&s, a).vruntime;
+        h.now = T0 + MS / 5;
+        s.deactivate(a, TaskState::Sleeping, &mut h);
+        assert!(se(&s, a).sched_delayed, "{form:?}");
+        assert_eq!(s.rqs[0].curr, Some(b), "{form:?}");
+        h.now = T0 + MS / 2;
+        assert!(s.try_to_wake_up(a, 0, 0, &mut h));
+        assert_eq!(s.rqs[0].curr, Some([a, b][runs]), "{form:?}");
+        let placed = [v0 + MS / 5, v0 + 3 * MS / 10][runs];
+        assert_eq!(se(&s, a).vruntime, placed, "{form:?}");
+    }
+}

@@ -13,7 +13,7 @@ use crate::sched::weight::{calc_delta_fair, scale_load_down};
 /// `entity_key`: v_i − v0 as a signed value.
 #[inline(always)]
 fn entity_key(f: &Fair<'_, '_>, se: &SchedEntity) -> i64 {
-    se.vruntime.wrapping_sub(f.cfs.zero_vruntime) as i64
+    se.vruntime.wrapping_sub(f.cfs.min_vruntime) as i64
 }
 
 /// `avg_vruntime_add`.
@@ -62,8 +62,8 @@ pub(super) fn avg_vruntime(f: &mut Fair) -> u64 {
         .cfs
         .avg_vruntime
         .wrapping_sub((f.cfs.avg_load as i64).wrapping_mul(delta));
-    f.cfs.zero_vruntime = f.cfs.zero_vruntime.wrapping_add(delta as u64);
-    f.cfs.zero_vruntime
+    f.cfs.min_vruntime = f.cfs.min_vruntime.wrapping_add(delta as u64);
+    f.cfs.min_vruntime
 }
 
 /// `vruntime_eligible`: v ≤ V, compared without dividing, in s64 as the kernel does. The weighted
@@ -85,13 +85,13 @@ impl Eligibility {
         if let Some(se) = cfs.curr.map(|c| &ses[c as usize]).filter(|se| se.on_rq) {
             let w = se.weight() as i64;
             avg = avg
-                .wrapping_add((se.vruntime.wrapping_sub(cfs.zero_vruntime) as i64).wrapping_mul(w));
+                .wrapping_add((se.vruntime.wrapping_sub(cfs.min_vruntime) as i64).wrapping_mul(w));
             load += w;
         }
         Eligibility {
             avg,
             load,
-            zero: cfs.zero_vruntime,
+            zero: cfs.min_vruntime,
         }
     }
 
@@ -148,10 +148,32 @@ pub(super) fn reweight_eevdf(f: &mut Fair, id: SeId, avruntime: u64, weight: u64
     se.deadline = avruntime.wrapping_add(vslice as u64);
 }
 
-/// `update_entity_lag`.
-fn update_entity_lag(f: &mut Fair, id: SeId) {
+/// `update_entity_lag`; under `fair.delayed_lag=bounded` a delayed entity's lag stays at
+/// least what it was at the delay and, under DELAY_ZERO, at most zero. True when the lag kept
+/// is not V − v (the entity must be placed again to have it).
+fn update_entity_lag(f: &mut Fair, id: SeId) -> bool {
     let v = avg_vruntime(f);
-    f.ses[id as usize].vlag = entity_lag(f, v, id);
+    let mut vlag = entity_lag(f, v, id);
+    let se = &mut f.ses[id as usize];
+    if f.feat.delayed_lag == DelayedLag::Bounded && se.sched_delayed {
+        vlag = vlag.max(se.vlag);
+        if f.feat.has(Feat::DelayZero) {
+            vlag = vlag.min(0);
+        }
+    }
+    se.vlag = vlag;
+    v.wrapping_sub(vlag as u64) != se.vruntime
+}
+
+/// How a delayed entity's lag is kept (`--set fair.delayed_lag`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DelayedLag {
+    /// 6.6 to 7.0: taken when the entity wakes or leaves, against curr's vruntime as last
+    /// updated; DELAY_ZERO drops a positive one.
+    Zero,
+    /// 7.x: curr's vruntime brought up to date first; the lag at the delay is a floor, and
+    /// zero a ceiling under DELAY_ZERO; a wakeup places the entity again where they moved it.
+    Bounded,
 }
 
 /// `update_deadline`: once the request is served, a new one from the current vruntime.
@@ -300,6 +322,10 @@ pub(super) fn dequeue_entity(f: &mut Fair, id: SeId, flags: u32) -> bool {
     let sleep = flags & DEQUEUE_SLEEP != 0;
     f.update_curr();
     f.clear_buddies(id);
+    let bounded = f.feat.delayed_lag == DelayedLag::Bounded;
+    if bounded {
+        update_entity_lag(f, id); // 7.x: before the delay, which keeps it
+    }
     if flags & (DEQUEUE_DELAYED | DEQUEUE_SPECIAL) == 0
         && sleep
         && f.feat.has(Feat::DelayDequeue)
@@ -316,7 +342,9 @@ pub(super) fn dequeue_entity(f: &mut Fair, id: SeId, flags: u32) -> bool {
     };
     load_avg::update_load_avg(f, id, action);
     f.se_update_runnable(id);
-    update_entity_lag(f, id);
+    if !bounded {
+        update_entity_lag(f, id);
+    }
     if f.feat.has(Feat::PlaceRelDeadline) && !sleep {
         let se = &mut f.ses[id as usize];
         se.deadline = se.deadline.wrapping_sub(se.vruntime);
@@ -342,21 +370,33 @@ pub(super) fn dequeue_entity(f: &mut Fair, id: SeId, flags: u32) -> bool {
 
 /// `requeue_delayed_entity`: a delayed sleeper woke before being picked.
 pub(super) fn requeue_delayed_entity(f: &mut Fair, id: SeId) {
-    if f.feat.has(Feat::DelayZero) {
-        update_entity_lag(f, id);
-        if f.ses[id as usize].vlag > 0 {
-            f.cfs.nr_running -= 1;
-            let queued = f.cfs.curr != Some(id);
-            if queued {
-                f.dequeue_tree(id);
+    let place = match f.feat.delayed_lag {
+        DelayedLag::Zero => {
+            let zero = f.feat.has(Feat::DelayZero) && {
+                update_entity_lag(f, id);
+                f.ses[id as usize].vlag > 0
+            };
+            if zero {
+                f.ses[id as usize].vlag = 0;
             }
-            f.ses[id as usize].vlag = 0;
-            place_entity(f, id, 0);
-            if queued {
-                f.enqueue_tree(id);
-            }
-            f.cfs.nr_running += 1;
+            zero
         }
+        DelayedLag::Bounded => {
+            f.update_curr(); // enqueue_task_fair's update_curr_eevdf
+            update_entity_lag(f, id)
+        }
+    };
+    if place {
+        f.cfs.nr_running -= 1;
+        let queued = f.cfs.curr != Some(id);
+        if queued {
+            f.dequeue_tree(id);
+        }
+        place_entity(f, id, 0);
+        if queued {
+            f.enqueue_tree(id);
+        }
+        f.cfs.nr_running += 1;
     }
     load_avg::update_load_avg(f, id, 0);
     f.ses[id as usize].sched_delayed = false; // clear_delayed (its counts: the class's)

@@ -14,7 +14,7 @@ mod cfs;
 pub mod cfs_tasks;
 pub mod cpu_util;
 pub(in crate::sched) mod eevdf;
-pub use eevdf::WakeupPreempt;
+pub use eevdf::{DelayedLag, WakeupPreempt};
 pub mod group;
 pub mod h_load;
 pub mod load_avg;
@@ -95,9 +95,12 @@ pub struct SchedEntity {
     pub vruntime: u64,
     pub deadline: u64,
     pub slice: u64,
-    /// EEVDF virtual lag; while running, the slice protection's mark instead (6.12's HACK in
-    /// vlag, which is read only at dequeue; 6.17+'s `se->vprot`): `protect_slice.rs`.
+    /// EEVDF virtual lag; under `fair.protect_slice=deadline`, while running, the slice
+    /// protection's mark instead (6.12's HACK in vlag, read only at dequeue).
     pub vlag: i64,
+    /// `se->vprot` (6.17+): how far the running entity's slice is protected
+    /// (`protect_slice.rs`).
+    pub vprot: u64,
     pub custom_slice: bool,
     pub rel_deadline: bool,
     pub exec_start: Ns,
@@ -129,6 +132,7 @@ impl SchedEntity {
             deadline: 0,
             slice: 0,
             vlag: 0,
+            vprot: 0,
             custom_slice: false,
             rel_deadline: false,
             exec_start: 0,
@@ -212,9 +216,8 @@ pub struct CfsRq {
     /// EEVDF: Σ (v_i − v0)·w_i and Σ w_i over the queued entities but curr.
     pub avg_vruntime: i64,
     pub avg_load: u64,
-    /// EEVDF's reference point v0 (6.12.y: zero_vruntime).
-    pub zero_vruntime: u64,
-    /// CFS's monotonic min_vruntime.
+    /// `cfs_rq->min_vruntime`: CFS's monotonic floor; under EEVDF the reference point v0 of
+    /// its weighted sums, which 6.x's `zero_vruntime` tracks in its place.
     pub min_vruntime: u64,
     pub curr: Option<SeId>,
     /// `tasks_timeline`: the queued entities other than curr, in key order (EEVDF: virtual

@@ -12,8 +12,9 @@
 //!   protects only while the entity stays eligible, every wakeup that does not preempt bounds
 //!   `vprot` from min(v, V), and an eligible waking task of shorter slice preempts.
 //!
-//! The mark lives in `vlag` while the entity runs, as 6.12 kept it (vlag is read only at
-//! dequeue); 6.17+ has a field of its own, `se->vprot`.
+//! Under `deadline` the mark lives in `vlag` while the entity runs, as 6.12 kept it (vlag is
+//! read only at dequeue); 6.17+ has a field of its own, `se->vprot`, which 7.x needs: its
+//! lag is kept from the dequeue on, delayed or not (`fair.delayed_lag=bounded`).
 //!
 //! Simplified: the shortest slice is found by walking the queue (the kernel keeps it in its
 //! tree's augmentation), and only when a task with a custom slice is queued: otherwise every
@@ -76,13 +77,21 @@ pub(super) fn update_protect_slice(f: &mut Fair, id: SeId) {
     set_vprot(f, id, min_vruntime(vprot(f, id), bound));
 }
 
-/// `se->vprot`, kept in vlag while the entity runs.
+/// `se->vprot` (6.12's mark in vlag under `deadline`).
 fn vprot(f: &Fair, id: SeId) -> u64 {
-    f.ses[id as usize].vlag as u64
+    let se = &f.ses[id as usize];
+    match f.feat.protect_slice {
+        ProtectSlice::Deadline => se.vlag as u64,
+        _ => se.vprot,
+    }
 }
 
 fn set_vprot(f: &mut Fair, id: SeId, vprot: u64) {
-    f.ses[id as usize].vlag = vprot as i64;
+    let se = &mut f.ses[id as usize];
+    match f.feat.protect_slice {
+        ProtectSlice::Deadline => se.vlag = vprot as i64,
+        _ => se.vprot = vprot,
+    }
 }
 
 /// `protect_slice`.
@@ -144,7 +153,7 @@ fn ineligible_vruntime(f: &Fair) -> u64 {
         f.cfs.avg_vruntime.div_euclid(weight)
     };
     f.cfs
-        .zero_vruntime
+        .min_vruntime
         .wrapping_add(delta as u64)
         .wrapping_add(1)
 }
