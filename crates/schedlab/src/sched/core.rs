@@ -1066,6 +1066,8 @@ impl Sched {
         };
         self.update_rq_clock(cpu, h.now());
         self.ops.add(cpu, Op::Tick, 1);
+        // 7.x: a lazy reschedule still pending from before is made full.
+        let promote = self.rqs[cpu].need_resched && self.rqs[cpu].lazy_asked;
         let class = self.tasks[curr as usize].class;
         // The RT and deadline signals of a CPU running another class's task decay here,
         // where the kernel's periodic balancing does it (`__update_blocked_others`); the
@@ -1078,8 +1080,10 @@ impl Sched {
         let resched = self.on_rq(cpu, h, |rq, env| class.task_tick(rq, env, curr));
         h.cpufreq_update_util(self, cpu, Hook::Tick);
         self.sched_balance_trigger(cpu, h);
-        if resched || self.rqs[cpu].need_resched {
+        if promote {
             self.resched_curr(cpu, h);
+        } else if resched || self.rqs[cpu].need_resched {
+            self.resched_asked(cpu, h);
         }
         true
     }
@@ -1175,6 +1179,6 @@ fn switch_tasks(
             }
         }
     }
-    (rq.need_resched, rq.lazy) = (false, false);
+    (rq.need_resched, rq.lazy, rq.lazy_asked) = (false, false, false);
     next.map(|(_, n)| n)
 }

@@ -397,11 +397,11 @@ pub const SWITCHES: [Switch; 41] = [
         cpufreq_pressure
     ),
     choice!("sched.preempt",
-        "full (a reschedule tells another CPU at once: none, voluntary and full alike for tasks in user space) | lazy (6.13+: the fair class's reschedule of another CPU waits for its next interrupt or system call)",
-        history!["full";
+        "voluntary (Debian's to 6.18: a reschedule tells another CPU at once; a task in a system call is preempted at the call's end) | full (the same, inside the call) | lazy (6.13+: the fair class's reschedule of another CPU waits for its next interrupt or system call, and one in a system call for its end or the next tick; a full one preempts inside the call)",
+        history!["voluntary";
             V7_3 => "lazy", "7c70cb94d29c sched: Add Lazy preemption model (6.13); 7.x Kconfig.preempt: PREEMPT_LAZY the default, NONE and VOLUNTARY gone where the architecture has it (Debian 7.3.4 boots full (lazy))"],
         preempt,
-        "full" => Preempt::Full, "lazy" => Preempt::Lazy),
+        "voluntary" => Preempt::Voluntary, "full" => Preempt::Full, "lazy" => Preempt::Lazy),
     choice!("sched.hrtick_arm",
         "pick (≤7.0: each schedule() cancels the hrtick and the pick starts it, its delay counted from the pick) | schedule_exit (7.1+: the pick notes the delay and the timer starts once the switch is done, so a slice runs the switch's kernel time longer; only an idle CPU cancels it)",
         history!["pick";
@@ -607,7 +607,7 @@ impl Features {
             delayed_lag: DelayedLag::Zero,
             throttle: Throttle::CfsRq,
             cpufreq_pressure: false,
-            preempt: Preempt::Full,
+            preempt: Preempt::Voluntary,
             hrtick_arm: HrtickArm::Pick,
             uclamp_rq_inc: RqInc::AfterEnqueue,
             overhead: false,

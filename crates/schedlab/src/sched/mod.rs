@@ -363,11 +363,17 @@ impl Sched {
         self.rqs[cpu].need_resched
     }
 
+    /// The reschedule asked of `cpu` is a lazy one (TIF_NEED_RESCHED_LAZY alone).
+    pub fn need_resched_lazy(&self, cpu: usize) -> bool {
+        self.rqs[cpu].lazy_asked
+    }
+
     /// `set_tsk_need_resched(rq->curr)`: the machine's own reason to schedule a CPU (an
     /// interrupt that woke it).
     #[inline]
     pub fn set_need_resched(&mut self, cpu: usize) {
-        self.rqs[cpu].resched();
+        let rq = &mut self.rqs[cpu];
+        (rq.need_resched, rq.lazy) = (true, false); // a lazy one asked stays lazy in the kernel
     }
 
     /// Task `p`'s scheduler half, read-only.

@@ -33,6 +33,9 @@ pub struct Rq {
     /// TIF_NEED_RESCHED_LAZY alone, not yet acted on (`sched/preempt.rs`): the fair class
     /// asked under the lazy model, and a remote CPU is not told.
     pub lazy: bool,
+    /// TIF_NEED_RESCHED_LAZY alone, told or not: a task in a system call runs on to its end
+    /// (or the next tick's promotion) rather than being preempted inside it.
+    pub lazy_asked: bool,
     /// RQCF_REQ_SKIP (`rq_clock_skip_update`): a wakeup left curr queued and to be rescheduled,
     /// so the next `__schedule` keeps the clock where it was (the time until the switch is
     /// charged to the next task, at its first `update_curr`).
@@ -109,6 +112,7 @@ impl Rq {
             dl_server: false,
             need_resched: false,
             lazy: false,
+            lazy_asked: false,
             clock_skip: false,
             in_schedule: false,
             curr: None,
@@ -137,14 +141,14 @@ impl Rq {
 
     /// `set_tsk_need_resched` (TIF_NEED_RESCHED): a reschedule the CPU is to act on at once.
     pub fn resched(&mut self) {
-        (self.need_resched, self.lazy) = (true, false);
+        (self.need_resched, self.lazy, self.lazy_asked) = (true, false, false);
     }
 
     /// The fair class's reschedule (`resched_curr_lazy`): TIF_NEED_RESCHED_LAZY under the
     /// lazy model, unless a reschedule is asked already.
     pub fn resched_lazy(&mut self, lazy: bool) {
         if !self.need_resched {
-            (self.need_resched, self.lazy) = (true, lazy);
+            (self.need_resched, self.lazy, self.lazy_asked) = (true, lazy, lazy);
         }
     }
 

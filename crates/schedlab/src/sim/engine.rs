@@ -306,6 +306,9 @@ impl Engine {
         }
         // Last: the thread may sleep at once, which switches again. Deep in such a chain,
         // `context_switch` arms its `Done` event at this instant instead.
+        if sw.next.is_some_and(|n| self.resume_syscall(cpu, n)) {
+            return;
+        }
         if let Some(n) = sw.next.filter(|_| self.nested_runs < MAX_NESTED_RUNS) {
             self.nested_runs += 1;
             self.thread_runs(s, n);
@@ -423,6 +426,7 @@ impl Engine {
         if self.now > self.cpus[cpu].changed_at && s.need_resched(cpu) {
             // The preemption point after a reschedule request (`resched_curr`): the return
             // from the interrupt or system call that set it, once its work is done.
+            self.preempt_syscall(s, cpu);
             if self.kernel_busy(s, cpu, gen) {
                 return true;
             }

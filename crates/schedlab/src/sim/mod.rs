@@ -14,6 +14,7 @@ mod hrtimer;
 #[cfg(debug_assertions)]
 mod invariants;
 mod jitter;
+mod kernel_preempt;
 mod overhead;
 pub mod schbench;
 pub mod summary;

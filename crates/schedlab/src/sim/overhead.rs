@@ -9,7 +9,7 @@
 //! an idle CPU delays the next thread there but is not busy time for the energy model.
 
 use crate::platform::OpCosts;
-use crate::sched::ops::OpCounts;
+use crate::sched::ops::{Op, OpCounts};
 use crate::time::Ns;
 
 /// One CPU's kernel time.
@@ -23,6 +23,10 @@ struct CpuKernel {
     stall_ns: Ns,
     /// Idle-state exits queued so far: time the CPU is held, kernel work for no one.
     held_ns: Ns,
+    /// System-call work a preemption took off the CPU, and such work resumed on it
+    /// (`sim/kernel_preempt.rs`).
+    taken_ns: Ns,
+    brought_ns: Ns,
     /// The kernel is busy on the CPU until then.
     until: Ns,
     /// Kernel time done by the last `stolen` call.
@@ -67,7 +71,7 @@ impl Overhead {
     #[inline]
     fn done(&self, cpu: usize, now: Ns) -> Ns {
         let k = &self.cpus[cpu];
-        k.sys_ns + k.stall_ns + k.held_ns - k.until.saturating_sub(now)
+        self.sys_ns(cpu) + k.stall_ns + k.held_ns - k.until.saturating_sub(now)
     }
 
     /// Kernel time `cpu` did since the last call: what its running thread did not run.
@@ -109,6 +113,27 @@ impl Overhead {
         undone
     }
 
+    /// What `ops` cost (ns; nothing with the model off).
+    pub fn price_of(&self, ops: &[(Op, u64)]) -> Ns {
+        let Some(costs) = &self.costs else { return 0 };
+        ops.iter().map(|&(op, n)| costs.get(op) * n).sum()
+    }
+
+    /// Take the last `ns` of the work queued on `cpu` off it, undone (a preempted system
+    /// call's, which goes with its thread).
+    pub fn take(&mut self, cpu: usize, ns: Ns) {
+        let k = &mut self.cpus[cpu];
+        k.taken_ns += ns;
+        k.until -= ns;
+    }
+
+    /// Queue `ns` of work taken off a CPU on `cpu` from `now`, after the work queued.
+    pub fn bring(&mut self, cpu: usize, now: Ns, ns: Ns) {
+        let k = &mut self.cpus[cpu];
+        k.brought_ns += ns;
+        k.until = k.until.max(now) + ns;
+    }
+
     /// Kernel work (and cache stalls) `cpu` has still to do at `now`.
     #[inline]
     pub fn pending(&self, cpu: usize, now: Ns) -> Ns {
@@ -117,7 +142,8 @@ impl Overhead {
 
     /// System time charged to `cpu`.
     pub fn sys_ns(&self, cpu: usize) -> Ns {
-        self.cpus[cpu].sys_ns
+        let k = &self.cpus[cpu];
+        k.sys_ns + k.brought_ns - k.taken_ns
     }
 }
 

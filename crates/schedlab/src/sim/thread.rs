@@ -12,6 +12,7 @@ use super::cache::Warm;
 use super::channel::{Blocked, Channel, Wakes};
 use super::cyclictest::Cyclic;
 use super::engine::{Action, Engine};
+use super::kernel_preempt::Syscall;
 use super::schbench::Schbench;
 use super::SIM_START;
 use crate::limits::MAX_THREADS;
@@ -184,6 +185,8 @@ pub(super) struct Thread {
     pub(super) warm: Warm,
     pub(super) refill_ns: Ns,
     pub(super) stall_pending: Ns,
+    /// Its system call's kernel work, under way or cut by a preemption.
+    pub(super) syscall: Syscall,
     /// Wake event generation: a later sleep makes older wake events stale.
     pub(super) wake_gen: u32,
     /// Since when it has run its program no more than `IDLE_RUN_NS` apart, and how often.
@@ -340,6 +343,7 @@ impl Engine {
             warm: Warm::new(t.working_set),
             refill_ns: 0,
             stall_pending: 0,
+            syscall: Syscall::default(),
             wake_gen: 0,
             idle_runs: (0, 0),
             chan: ChanCall::Fresh,
@@ -839,7 +843,9 @@ impl Engine {
         }
         let pending = self.kernel_pending(s, cpu);
         if pending > 0 {
-            self.threads[id as usize].action = Action::Until(self.now + pending);
+            let end = self.now + pending;
+            self.threads[id as usize].action = Action::Until(end);
+            self.syscall_begins(id, self.overhead.price_of(ops), end);
         }
         pending > 0
     }

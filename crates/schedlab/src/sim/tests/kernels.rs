@@ -206,3 +206,63 @@ fn long_and_short(mut f: Features, nice_l: i32, duration: u64) -> [u64; 2] {
 const LONG_AND_SHORT: &str = r#"{"global": {"duration": 1}, "tasks": {
     "l": {"loop": -1, "run": 100000, "dl-runtime": 20000, "priority": NICE_L},
     "s": {"loop": -1, "run": 100000}}}"#;
+
+/// One CPU whose kernel work is free but for a `nanosleep` call, 10 ms.
+const SLOW_SLEEP_CALL: &str = r#"name = "slow-sleep-call"
+description = "one CPU whose nanosleep takes 10 ms of kernel work"
+[[freq_domain]]
+name = "p0"
+cpus = "0"
+capacity = 1024
+opps = [{ khz = 1000000 }]
+[overhead]
+scale = 0.000001
+nanosleep_ns = 10000000
+"#;
+
+/// `p` and the hog `h` start at 0 on one CPU (HZ=250, 6.12's EEVDF, no HRTICK); `p` runs
+/// first and calls `nanosleep`, 10 ms of kernel work here (its 0.1 ms sleep is over when
+/// the call returns). The tick at 4 ms sees `p`'s request (half a slice, 0.35 ms) long
+/// served and reschedules for `h`. Where `p` is preempted, so how long `h` has run by
+/// 9.99 ms:
+/// - voluntary (≤ 6.18's Debian kernels): at its call's end: not at all;
+/// - full: inside the call, at the tick's return: from 4 ms, 5.99 ms;
+/// - lazy (7.x): the tick's reschedule is lazy, which a task in the kernel does not take,
+///   and the next tick makes it full: from 8 ms, 1.99 ms.
+///
+/// Either way `p`'s system time over the run is the call's 10 ms, the rest of it done when
+/// `p` runs again.
+#[test]
+fn under_kernel_preemption_a_system_call_is_preempted_inside_it() {
+    const CALL: &str = r#"{"global": {"duration": 1}, "tasks": {
+        "p": {"loop": 1, "sleep": 100, "run": 10},
+        "h": {"loop": 1, "run": 20000}}}"#;
+    let wl = crate::workload::parse(CALL, "test.json", crate::workload::Dialect::Workgen);
+    let plat = crate::platform::parse(SLOW_SLEEP_CALL, "slow-sleep-call.toml").unwrap();
+    let run = |preempt, duration| {
+        let mut f = preset(Kernel::V6_12);
+        f.overhead = true;
+        f.preempt = preempt;
+        let opts = super::RunOptions {
+            duration: Some(duration),
+            ..super::RunOptions::default()
+        };
+        let mut s = super::Sim::new(wl.as_ref().unwrap(), plat.clone(), f, &opts).unwrap();
+        s.run(|_, _| true).unwrap();
+        s
+    };
+    for (preempt, ran) in [
+        (Preempt::Voluntary, 0),
+        (Preempt::Full, 5_990_000),
+        (Preempt::Lazy, 1_990_000),
+    ] {
+        let s = run(preempt, 9_990_000);
+        let h = s.sched().task(1).stats.run_ns;
+        assert!(h.abs_diff(ran) <= 10, "{preempt:?}: h ran {h}");
+        let sys = run(preempt, 40_000_000).eng.threads[0].sys_ns;
+        assert!(
+            sys.abs_diff(10_000_000) <= 10,
+            "{preempt:?}: p's system time {sys}"
+        );
+    }
+}
