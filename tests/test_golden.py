@@ -1,7 +1,7 @@
-"""Golden outputs: every corpus workload that runs, under both kernels, on smp:4 and hikey960,
-with the performance and schedutil governors, gives byte-identical traces, rt-app logs and
-summaries (and, on hikey960 with schedutil, trace.dat and Perfetto files) to those recorded in
-tests/golden/runs.txt; `schedlab reproduce`'s table is
+"""Golden outputs: every corpus workload that runs, under the 7.3, 6.12 and 6.1 presets, on
+smp:4 and hikey960, with the performance and schedutil governors, gives byte-identical traces,
+rt-app logs and summaries (and, on hikey960 with schedutil, trace.dat and Perfetto files) to
+those recorded in tests/golden/runs.txt; `schedlab reproduce`'s table is
 tests/golden/reproduce.txt. A behaviour change regenerates them on purpose, in the same
 commit, saying why:
 
@@ -25,7 +25,7 @@ HERE = Path(__file__).parent
 ROOT = HERE.parent
 CORPUS = HERE / "rtapp-corpus"
 GOLDEN = HERE / "golden"
-KERNELS = ("6.12", "6.1")
+KERNELS = ("7.3", "6.12", "6.1")
 PLATFORMS = ("smp:4", "hikey960")
 GOVERNORS = ("performance", "schedutil")
 DURATION_NS = 3_000_000_000
