@@ -845,7 +845,9 @@ impl Engine {
         if pending > 0 {
             let end = self.now + pending;
             self.threads[id as usize].action = Action::Until(end);
-            self.syscall_begins(id, self.overhead.price_of(ops), end);
+            if s.feat().preempt.kernel() {
+                self.syscall_begins(id, self.overhead.price_of(ops), end);
+            }
         }
         pending > 0
     }
