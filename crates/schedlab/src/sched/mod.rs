@@ -369,11 +369,12 @@ impl Sched {
     }
 
     /// `set_tsk_need_resched(rq->curr)`: the machine's own reason to schedule a CPU (an
-    /// interrupt that woke it).
+    /// interrupt that woke it), or its acting on a reschedule asked; one asked lazily stays
+    /// so for a task in a system call (`lazy_asked`).
     #[inline]
     pub fn set_need_resched(&mut self, cpu: usize) {
         let rq = &mut self.rqs[cpu];
-        (rq.need_resched, rq.lazy) = (true, false); // a lazy one asked stays lazy in the kernel
+        (rq.need_resched, rq.lazy) = (true, false);
     }
 
     /// Task `p`'s scheduler half, read-only.

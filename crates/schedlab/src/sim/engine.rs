@@ -304,11 +304,12 @@ impl Engine {
                 self.emit(s.tasks(), &Tracepoint::CpuIdle { cpu, state });
             }
         }
-        // Last: the thread may sleep at once, which switches again. Deep in such a chain,
-        // `context_switch` arms its `Done` event at this instant instead.
+        // A thread a preemption took from its system call goes on with it first.
         if sw.next.is_some_and(|n| self.resume_syscall(cpu, n)) {
             return;
         }
+        // Last: the thread may sleep at once, which switches again. Deep in such a chain,
+        // `context_switch` arms its `Done` event at this instant instead.
         if let Some(n) = sw.next.filter(|_| self.nested_runs < MAX_NESTED_RUNS) {
             self.nested_runs += 1;
             self.thread_runs(s, n);
