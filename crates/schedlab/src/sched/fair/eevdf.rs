@@ -359,28 +359,31 @@ pub(super) fn dequeue_entity(f: &mut Fair, id: SeId, flags: u32) -> bool {
     f.update_cfs_group(id);
     if flags & DEQUEUE_DELAYED != 0 {
         // finish_delayed_dequeue_entity
-        let se = &mut f.ses[id as usize];
-        se.sched_delayed = false;
-        if f.feat.has(Feat::DelayZero) && se.vlag > 0 {
-            se.vlag = 0;
-        }
+        f.ses[id as usize].sched_delayed = false;
+        drop_positive_lag(f, id);
     }
     true
+}
+
+/// DELAY_ZERO: a delayed entity leaves or wakes with no positive lag (under `bounded`,
+/// `update_entity_lag` has capped it already). True when it had some.
+fn drop_positive_lag(f: &mut Fair, id: SeId) -> bool {
+    let se = &mut f.ses[id as usize];
+    let positive = f.feat.has(Feat::DelayZero) && se.vlag > 0;
+    if positive {
+        se.vlag = 0;
+    }
+    positive
 }
 
 /// `requeue_delayed_entity`: a delayed sleeper woke before being picked.
 pub(super) fn requeue_delayed_entity(f: &mut Fair, id: SeId) {
     let place = match f.feat.delayed_lag {
-        DelayedLag::Zero => {
-            let zero = f.feat.has(Feat::DelayZero) && {
-                update_entity_lag(f, id);
-                f.ses[id as usize].vlag > 0
-            };
-            if zero {
-                f.ses[id as usize].vlag = 0;
-            }
-            zero
+        DelayedLag::Zero if f.feat.has(Feat::DelayZero) => {
+            update_entity_lag(f, id);
+            drop_positive_lag(f, id)
         }
+        DelayedLag::Zero => false,
         DelayedLag::Bounded => {
             f.update_curr(); // enqueue_task_fair's update_curr_eevdf
             update_entity_lag(f, id)

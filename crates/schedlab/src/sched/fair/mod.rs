@@ -95,11 +95,10 @@ pub struct SchedEntity {
     pub vruntime: u64,
     pub deadline: u64,
     pub slice: u64,
-    /// EEVDF virtual lag; under `fair.protect_slice=deadline`, while running, the slice
-    /// protection's mark instead (6.12's HACK in vlag, read only at dequeue).
+    /// EEVDF virtual lag.
     pub vlag: i64,
-    /// `se->vprot` (6.17+): how far the running entity's slice is protected
-    /// (`protect_slice.rs`).
+    /// `se->vprot` (6.17+; 6.12's mark in vlag): how far the running entity's slice is
+    /// protected (`protect_slice.rs`).
     pub vprot: u64,
     pub custom_slice: bool,
     pub rel_deadline: bool,

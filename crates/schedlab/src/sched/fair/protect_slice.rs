@@ -3,7 +3,7 @@
 //! (`--set fair.protect_slice`).
 //!
 //! - `deadline` (6.6 to 6.16): until the request picked is served. The mark is the deadline
-//!   at the pick, kept in `vlag`; under NO_RUN_TO_PARITY there is none.
+//!   at the pick; under NO_RUN_TO_PARITY there is none.
 //! - `min_slice` (6.17, 6.18): until `vprot`, the deadline or, when a shorter slice is queued,
 //!   the vruntime after the shortest queued slice (NO_RUN_TO_PARITY: after the normalized base
 //!   slice); a wakeup of a shorter slice that does not preempt bounds it again; `update_curr`
@@ -12,9 +12,9 @@
 //!   protects only while the entity stays eligible, every wakeup that does not preempt bounds
 //!   `vprot` from min(v, V), and an eligible waking task of shorter slice preempts.
 //!
-//! Under `deadline` the mark lives in `vlag` while the entity runs, as 6.12 kept it (vlag is
-//! read only at dequeue); 6.17+ has a field of its own, `se->vprot`, which 7.x needs: its
-//! lag is kept from the dequeue on, delayed or not (`fair.delayed_lag=bounded`).
+//! The mark is `se->vprot` (6.17+) under every form: 6.12 kept it in `vlag`, which it reads
+//! only once a dequeue has set it again, so the two behave alike; 7.x keeps a lag from the
+//! dequeue on, delayed or not (`fair.delayed_lag=bounded`), and needs the field.
 //!
 //! Simplified: the shortest slice is found by walking the queue (the kernel keeps it in its
 //! tree's augmentation), and only when a task with a custom slice is queued: otherwise every
@@ -77,21 +77,13 @@ pub(super) fn update_protect_slice(f: &mut Fair, id: SeId) {
     set_vprot(f, id, min_vruntime(vprot(f, id), bound));
 }
 
-/// `se->vprot` (6.12's mark in vlag under `deadline`).
+/// `se->vprot`.
 fn vprot(f: &Fair, id: SeId) -> u64 {
-    let se = &f.ses[id as usize];
-    match f.feat.protect_slice {
-        ProtectSlice::Deadline => se.vlag as u64,
-        _ => se.vprot,
-    }
+    f.ses[id as usize].vprot
 }
 
 fn set_vprot(f: &mut Fair, id: SeId, vprot: u64) {
-    let se = &mut f.ses[id as usize];
-    match f.feat.protect_slice {
-        ProtectSlice::Deadline => se.vlag = vprot as i64,
-        _ => se.vprot = vprot,
-    }
+    f.ses[id as usize].vprot = vprot;
 }
 
 /// `protect_slice`.
