@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from schedlab.benchmarks import Schbench
+from schedlab.benchmarks import Schbench, _pretty_size
 from schedlab.run import RunSpec
 
 # schbench.c's show_latencies formats.
@@ -98,6 +98,72 @@ def test_two_workers_contend_for_the_one_cpu_s_lock():
     # too, never more: 150 + 2·1024 = 2198 µs (+1 for the clock's truncation)
     assert b["min"] >= 1174 and b["max"] <= 2199
     assert a["min"] >= 1174 and a["max"] > 2199
+
+
+# -p 64000 at 1000 ps a 64-byte line: each memset of the transfer is 1000 lines, 1 µs.
+ONE_US_MEMSETS = dict(pipe=64_000, memset_ps=1000)
+
+
+@pytest.mark.parametrize("threads, rate", [(1, 500_000), (2, 250_000)])
+def test_a_pipe_test_s_loop_is_two_memsets(threads, rate):
+    # -p on one CPU, no cost model: a worker's loop is its memset before it posts the message
+    # thread and the message thread's memset of its buffer before posting it back, 1 µs each,
+    # and nothing else (no sleep, no work). Some thread always has a memset to do (the message
+    # thread waits only while a worker writes), so the CPU's 3 s are all memsets, two a loop:
+    # 1.5 million loops. "avg worker transfer" divides them by the workers' run times summed:
+    # one worker, 3 s: 500,000 a second; two, 6 s: 250,000. Less the engine's own: it takes a
+    # switch that a scheduling event asks for 1 ns after that event (its order of events in
+    # an instant), and a loop has two switches: a loop is 2000 to 2004 ns.
+    r = simulate(Schbench(threads=threads, runtime=3, **ONE_US_MEMSETS), "smp:1")
+    w = rows(r, "wakeup")
+    assert rate * 2000 / 2004 <= w["loops"] * 1e6 / w["worker_runtime_us"] <= rate
+    assert 3_000_000 * threads <= w["worker_runtime_us"] <= 3_000_200 * threads
+    if threads == 1:
+        # the waker posts, then waits: a wakeup is a sample (1 µs) only where its ns cross a µs
+        assert w["max"] == 1 and w["samples"] < w["loops"] / 100
+    else:
+        # the first posted waits out the message thread's memset of the other's buffer (1 µs);
+        # at most that and the other worker's memset too: 2 µs, 3 with the µs they cross
+        assert w["values"][1] == 1 and w["max"] <= 3 and w["samples"] > w["loops"] * 0.99
+
+
+def test_a_pipe_test_reports_wakeups_and_transfers(cli, tmp_path):
+    """schbench.c's pipe-mode report: the wakeup latencies with the 20th percentile, then
+    `avg worker transfer: %.2f ops/sec %.2f%s/s`, the bytes a second cut to whole bytes and
+    divided by 1024 per unit (`pretty_size`); no interval reports, and -j's json has the
+    wakeup latencies alone."""
+    path = tmp_path / "sb.json"
+    out = cli("schbench", "-t", "2", "-r", "2", "-i", "1", "-p", "64000", "--memset-ps", "1000", "-j", str(path),
+              "--platform", "smp:2")
+    assert out.returncode == 0, out.stderr.decode()
+    text = out.stdout.decode()
+    assert text.count("Wakeup Latencies percentiles") == 1 and "Request Latencies" not in text
+    m = re.search(r"\(usec\) runtime 2 \(s\) \((\d+) total samples\)\n\t  20\.0th: \d+ +\(\d+ samples\)\n"
+                  r"\t  50\.0th: .*\n\t  90\.0th: .*\n\t\* 99\.0th: .*\n\t  99\.9th: .*\n\t  min=\d+, max=\d+\n"
+                  r"avg worker transfer: (\d+\.\d\d) ops/sec (\d+\.\d\d)(B|KB|MB|GB)/s\n$", text)
+    assert m and int(m[1]) > 0, text
+    # the bytes: the loops a second times 64000, in pretty_size's unit (ops/sec to the cent)
+    size, unit = _pretty_size(float(m[2]) * 64000)
+    assert m[4] == unit and float(m[3]) == pytest.approx(size, abs=0.01)
+    j = json.loads(path.read_text())["int"]
+    assert sorted(j) == sorted(["time", "runtime", "wakeup_latency_min", "wakeup_latency_max"]
+                               + [f"wakeup_latency_pct{p}" for p in ("20.0", "50.0", "90.0", "99.0", "99.9")])
+    assert json.loads(path.read_text())["normal"]["cmdline"].startswith("schbench -t 2 -r 2 -i 1 -p 64000 -j ")
+
+
+def test_a_pipe_test_over_a_mib_is_cut_as_schbench_cuts_it(cli):
+    out = cli("schbench", "-t", "1", "-r", "1", "-p", "2000000", "-j", "-", "--platform", "smp:1")
+    assert out.returncode == 0, out.stderr.decode()
+    err = out.stderr.decode()
+    assert err.startswith("pipe size too big, using 1048576\n")
+    assert json.loads(out.stdout.decode())["normal"]["cmdline"] == "schbench -t 1 -r 1 -p 1048576 -j -"
+
+
+def test_pretty_size_divides_by_1024_up_to_eb():
+    assert _pretty_size(1023) == (1023, "B")
+    assert _pretty_size(1536) == (1.5, "KB")
+    assert _pretty_size(3 * 2**30) == (3.0, "GB")
+    assert _pretty_size(2**70) == (1024.0, "EB")  # no unit past EB
 
 
 def test_reports_print_show_latencies_formats(cli):
@@ -192,7 +258,7 @@ def test_worker_count_and_pinning_lines_are_the_tool_s(cli):
 
 
 @pytest.mark.parametrize("args, msg", [
-    (["-p", "4096"], "schbench: -p/--pipe is not simulated yet"),
+    (["-r", "1", "-p", "-1"], "argument -p/--pipe: '-1' is not a whole number"),
     (["-r", "1", "-A", "101"], "schbench: -A/--auto-rps: 101 is out of range: 0 to 100"),
     (["-r", "0"], "schbench: -r/--runtime 0 runs for ever"),
     (["-r", "1", "--split", "101"], "schbench: --split: 101 is out of range: 0 to 100"),
@@ -209,12 +275,16 @@ def test_bad_schbench_options_name_the_option(cli, args, msg):
     assert out.returncode == 2 and msg in err and not out.stdout and "Traceback" not in err, err
 
 
-def test_bad_run_file_options_get_one_clear_message(cli, tmp_path):
+@pytest.mark.parametrize("options, msg", [
+    ({"bogus": 1}, "unknown schbench option"),
+    ({"pipe": 1048577}, "generators.schbench.pipe (line 1, column 52): 1048577 is out of range: 0 to 1048576"),
+])
+def test_bad_run_file_options_get_one_clear_message(cli, tmp_path, options, msg):
     p = tmp_path / "g.json"
-    p.write_text(json.dumps({"generators": {"schbench": {"runtime": 1, "bogus": 1}}}))
+    p.write_text(json.dumps({"generators": {"schbench": {"runtime": 1, **options}}}))
     out = cli("run", str(p), "--platform", "smp:2")
     err = out.stderr.decode()
-    assert out.returncode == 2 and "unknown schbench option" in err and "Traceback" not in err, err
+    assert out.returncode == 2 and msg in err and "Traceback" not in err, err
 
 
 def test_help_offers_the_real_tools_options(cli):

@@ -148,13 +148,18 @@ class Cyclictest:
         return "\n".join(lines) + "\n\n"
 
 
+# schbench's `PIPE_TRANSFER_BUFFER`: the largest -p transfer (a larger one is cut to it).
+PIPE_TRANSFER_BUFFER = 1 << 20
+
+
 @dataclass(frozen=True)
 class Schbench:
     """schbench's `-m MESSAGE_THREADS -t THREADS -r RUNTIME -w WARMUP -i INTERVAL -z ZERO
-    -F KB -n OPERATIONS -s SLEEP_USEC -R RPS -A BUSY_PCT [-C] [-L] [--split PCT] [-M CPUS] [-W CPUS]`
-    (its defaults; threads 0: the CPUs shared out), in the cgroup `taskgroup`; `matrix_ps`
-    (schedlab's): a multiply-add of its work at the reference CPU's top speed, in ps (None: the
-    engine's default)."""
+    -F KB -n OPERATIONS -s SLEEP_USEC -R RPS -A BUSY_PCT -p BYTES [-C] [-L] [--split PCT] [-M CPUS]
+    [-W CPUS]` (its defaults; threads 0: the CPUs shared out; pipe 0: not a pipe test), in the
+    cgroup `taskgroup`; `matrix_ps` and `memset_ps` (schedlab's): a multiply-add of its work and
+    a 64-byte line of a pipe test's memset at the reference CPU's top speed, in ps (None: the
+    engine's defaults)."""
 
     message_threads: int = 1
     threads: int = 0
@@ -167,6 +172,7 @@ class Schbench:
     sleep_usec: int = 100
     rps: int = 0
     auto_rps: int = 0
+    pipe: int = 0
     calibrate: bool = False
     no_locking: bool = False
     split: int | None = None
@@ -174,15 +180,17 @@ class Schbench:
     message_cpus: tuple[int, ...] | None = None
     worker_cpus: tuple[int, ...] | None = None
     matrix_ps: int | None = None
+    memset_ps: int | None = None
     taskgroup: str | None = None
     OPTIONS: ClassVar[dict] = {"message_threads": "-m/--message-threads", "threads": "-t/--threads",
                                "runtime": "-r/--runtime", "warmuptime": "-w/--warmuptime",
                                "intervaltime": "-i/--intervaltime", "zerotime": "-z/--zerotime",
                                "cache_footprint": "-F/--cache_footprint", "operations": "-n/--operations",
                                "sleep_usec": "-s/--sleep_usec", "rps": "-R/--rps", "auto_rps": "-A/--auto-rps",
-                               "split": "--split",
+                               "pipe": "-p/--pipe", "split": "--split",
                                "message_cpus": "-M/--message-cpus", "worker_cpus": "-W/--worker-cpus",
-                               "matrix_ps": "--matrix-ps", "taskgroup": "--taskgroup"}
+                               "matrix_ps": "--matrix-ps", "memset_ps": "--memset-ps",
+                               "taskgroup": "--taskgroup"}
 
     def workload(self) -> dict:
         return {"generators": {"schbench": _options(self)}}
@@ -208,7 +216,7 @@ class Schbench:
         for row in r.schbench_rows:
             reports.setdefault(row["report"], {})[row["stat"]] = row
         for rep in reports.values():
-            out.append(self._report(rep, self.auto_rps > 0))
+            out.append(self._pipe_report(rep) if self.pipe else self._report(rep, self.auto_rps > 0))
         return "".join(out)
 
     def json(self, r: RunResult, jobname: str | None, json_file: str) -> str:
@@ -226,17 +234,17 @@ class Schbench:
             out.append(f'"jobname": "{_json_escape(jobname)}",')
         out += [f'"hostname": "{r.platform}",', '"sched_ext": "disabled",',
                 f'"cmdline": "{_json_escape(cmdline)}"}},', '"int": {"time": 0, ',
-                _json_stats(last["wakeup"], "wakeup_latency"), ", ",
-                _json_stats(last["request"], "request_latency"), ", ",
-                _json_stats(last["rps"], "rps"), f', "runtime": {self.runtime}', "}}"]
-        return "".join(out)
+                _json_stats(last["wakeup"], "wakeup_latency")]
+        if not self.pipe:  # (a pipe test's has the wakeups only)
+            out += [", ", _json_stats(last["request"], "request_latency"), ", ", _json_stats(last["rps"], "rps")]
+        return "".join(out + [f', "runtime": {self.runtime}', "}}"])
 
     def argv(self) -> list[str]:
         """schbench's options that give this run (those not at their defaults)."""
         words = []
         for name, option in self.OPTIONS.items():
             value = getattr(self, name)
-            if name in ("matrix_ps", "taskgroup") or value == getattr(Schbench, name, None):
+            if name in ("matrix_ps", "memset_ps", "taskgroup") or value == getattr(Schbench, name, None):
                 continue
             flag = option.split("/")[0]
             words += [flag, ",".join(map(str, value)) if isinstance(value, tuple) else str(value)]
@@ -256,6 +264,17 @@ class Schbench:
             rate = f"final rps goal was {w['rps_goal']}\n" if auto_rps else f"average rps: {w['rps_now']:.2f}\n"
             return "".join(lines) + rate + delay
         return "".join(lines) + delay + f"current rps: {w['rps_now']:.2f}\n"
+
+
+    def _pipe_report(self, rep: dict[str, dict]) -> str:
+        """A pipe test's report (`main`'s only): the wakeup latencies from the 20th percentile,
+        then the workers' loops a second of their summed run times and the bytes a second
+        (`loop_count · pipe / loop_runtime` in integers, as schbench divides them)."""
+        w = rep["wakeup"]
+        loops_per_sec = w["loops"] * 1_000_000 / w["worker_runtime_us"]
+        size, unit = _pretty_size(w["loops"] * self.pipe * 1_000_000 // w["worker_runtime_us"])
+        return (_latencies(w, "Wakeup Latencies", "usec", _PLIST, 99)
+                + f"avg worker transfer: {loops_per_sec:.2f} ops/sec {size:.2f}{unit}/s\n")
 
 
 # The percentiles schbench computes (`plist`); a report prints some of them.
@@ -280,6 +299,16 @@ def _json_stats(row: dict, label: str) -> str:
         return ""
     pcts = ", ".join(f'"{label}_pct{p:2.1f}": {v}' for p, v in zip(_PLIST, row["values"]))
     return pcts + f', "{label}_min": {row["min"]},"{label}_max": {row["max"]}'
+
+
+def _pretty_size(number: float) -> tuple[float, str]:
+    """`pretty_size`: divided by 1024 while at least 1024, up to EB, with its unit."""
+    units = ("B", "KB", "MB", "GB", "TB", "PB", "EB")
+    divs = 0
+    while number >= 1024 and divs + 1 < len(units):
+        divs += 1
+        number /= 1024
+    return number, units[divs]
 
 
 def _json_escape(text: str) -> str:

@@ -149,6 +149,8 @@ table! {
         /// "sched delay" of the message threads and the workers (µs).
         pub rps_now: f64,
         pub loops: u64,
+        /// The workers' run times summed (µs), which a pipe test's transfer rate divides.
+        pub worker_runtime_us: u64,
         /// `-A`'s rate at the report, all message threads together.
         pub rps_goal: u64,
         pub delay_message_us: u64,
@@ -180,6 +182,7 @@ impl Sim {
                 counts: f.counts.to_vec(),
                 rps_now: r.rps_now,
                 loops: r.loops,
+                worker_runtime_us: r.worker_runtime_us,
                 rps_goal: r.rps_goal,
                 delay_message_us: r.delay_message_us,
                 delay_worker_us: r.delay_worker_us,

@@ -522,15 +522,7 @@ impl Engine {
                 th.row.perf += perf;
                 th.row.c_duration += us;
                 th.run_from = Some(now);
-                let stretch = super::jitter::work_stretch(self.seed, &self.work_stretch, id, now);
-                let th = &mut self.threads[id as usize];
-                // (work for ever stays for ever; any other fits: ns × rate, times at most 4000)
-                th.action = Action::Work {
-                    left: match units {
-                        u128::MAX => units,
-                        _ => units * stretch as u128 / 1000,
-                    },
-                };
+                self.work(id, units);
                 Step::Busy
             }
             Op::Runtime { ns, us } => {
@@ -815,6 +807,18 @@ impl Engine {
     pub(super) fn again(&mut self, id: u32) -> Step {
         self.rewind(id);
         Step::Busy
+    }
+
+    /// Thread `id` works `units` now, stretched as its job's draw says.
+    pub(super) fn work(&mut self, id: u32, units: u128) {
+        let stretch = super::jitter::work_stretch(self.seed, &self.work_stretch, id, self.now);
+        // (work for ever stays for ever; any other fits: ns × rate, times at most 4000)
+        self.threads[id as usize].action = Action::Work {
+            left: match units {
+                u128::MAX => units,
+                _ => units * stretch as u128 / 1000,
+            },
+        };
     }
 
     /// Thread `id`'s next operation is the one it is doing.

@@ -126,9 +126,10 @@ impl Default for Cyclictest {
 }
 
 /// `schbench [-m M] [-t T] [-r S] [-w S] [-i S] [-z S] [-F KB] [-n OPS] [-s US] [-R RPS] [-A PCT]
-/// [-C] [-L] [--split PCT] [-M CPUS] [-W CPUS]` (schbench 1.x): M message threads, each
-/// waking its T workers; a worker sleeps, then multiplies matrices of the cache footprint
-/// OPS times under its CPU's lock.
+/// [-p BYTES] [-C] [-L] [--split PCT] [-M CPUS] [-W CPUS]` (schbench 1.x): M message threads,
+/// each waking its T workers; a worker sleeps, then multiplies matrices of the cache
+/// footprint OPS times under its CPU's lock (`-p`: no sleep and no work; each side writes
+/// BYTES of the worker's transfer buffer before it posts the other).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schbench {
     pub message_threads: u32,
@@ -148,6 +149,8 @@ pub struct Schbench {
     /// `-A`: the CPU busy percentage RPS mode's rate is scaled to each second (0: none;
     /// it implies `-R 10` when no rate is given).
     pub auto_rps: u32,
+    /// `-p`: the bytes of a pipe test's transfer (0: not a pipe test).
+    pub pipe: u32,
     /// `-C`: the sleep before the request's clock starts, no locking.
     pub calibrate: bool,
     /// `-L`: no per-CPU lock around the work.
@@ -164,12 +167,25 @@ pub struct Schbench {
     /// schedlab's own: one multiply-add of the matrix work at the reference CPU's top
     /// speed, in ps.
     pub matrix_ps: u64,
+    /// schedlab's own: a 64-byte line of `-p`'s `memset` at the reference CPU's top speed,
+    /// in ps.
+    pub memset_ps: u64,
     pub taskgroup: Option<String>,
 }
 
 /// A multiply-add of `do_some_math` (ps): `schbench -C -m 1 -t 1 -r 3`, built with gcc -O2
 /// on an x86-64 host, reports a request latency p50 of 2124 µs for 5 × 104³ of them.
 pub const MATRIX_PS: u64 = 377;
+
+/// `-p`'s `PIPE_TRANSFER_BUFFER`: the largest transfer (a larger `-p` is cut to it).
+pub const PIPE_TRANSFER_BUFFER: u32 = 1 << 20;
+
+/// A 64-byte line of `memset` (ps), the buffer in the CPU's cache: on one CPU of an x86-64
+/// host, `schbench -m 1 -t 1 -r 3` transfers 57,615 loops a second with `-p 1048576` and
+/// 268,649 with `-p 1` (medians of 7 alternated runs), two memsets of 2^14 lines a loop
+/// apart: (1/57,615 − 1/268,649) s / 2^15 = 416 ps. Simplified: the same on any CPU (a
+/// buffer the other side wrote on another CPU costs about twice as much on that host).
+pub const MEMSET_PS: u64 = 416;
 
 impl Default for Schbench {
     /// schbench's defaults: one message thread, a worker per CPU, 30 s, reports every 10 s,
@@ -187,6 +203,7 @@ impl Default for Schbench {
             sleep_usec: 100,
             rps: 0,
             auto_rps: 0,
+            pipe: 0,
             calibrate: false,
             no_locking: false,
             split: None,
@@ -194,6 +211,7 @@ impl Default for Schbench {
             message_cpus: None,
             worker_cpus: None,
             matrix_ps: MATRIX_PS,
+            memset_ps: MEMSET_PS,
             taskgroup: None,
         }
     }
@@ -503,6 +521,11 @@ impl Cyclictest {
     }
 }
 
+/// The work units of a `memset` of `bytes` at `line_ps` a 64-byte line.
+fn memset_units(bytes: u32, line_ps: u64) -> u128 {
+    bytes as u128 * line_ps as u128 * WORK_UNITS_PER_NS / 64_000
+}
+
 /// schbench's main thread's `sleep(1)` between its rounds.
 const SECOND_NS: u64 = 1_000_000_000;
 
@@ -532,8 +555,14 @@ impl Schbench {
 
     /// A worker's loop (`worker_thread`): `msg_and_wait`, then for each request the clock
     /// started, the sleep, the work under its CPU's lock, the request counted (`-C`: the
-    /// sleep before the clock, no lock).
+    /// sleep before the clock, no lock; `-p`: neither sleep nor work).
     fn worker_ops(&self, w: u32) -> Vec<Op> {
+        let mut ops = vec![Op::Schbench(SchOp::Request(w))];
+        if self.pipe > 0 {
+            // (the transfer's memset is `msg_and_wait`'s, inside the request step)
+            ops.extend([SchOp::WorkStart(w), SchOp::Done(w)].map(Op::Schbench));
+            return ops;
+        }
         let sleep = (self.sleep_usec > 0).then_some(Op::Sleep(self.sleep_usec * 1000));
         let units =
             self.multiply_adds() as u128 * self.matrix_ps as u128 * WORK_UNITS_PER_NS / 1000;
@@ -556,7 +585,6 @@ impl Schbench {
                 lock(SchOp::Unlock(w)),
             ]
         };
-        let mut ops = vec![Op::Schbench(SchOp::Request(w))];
         ops.extend(body.into_iter().flatten());
         ops.push(Op::Schbench(SchOp::Done(w)));
         ops
@@ -645,6 +673,8 @@ impl Schbench {
             warmup: if self.runtime < 30 { 0 } else { self.warmup },
             interval: self.interval,
             zero: self.zero,
+            pipe: self.pipe,
+            memset_units: memset_units(self.pipe, self.memset_ps),
         });
         Ok(())
     }

@@ -149,6 +149,9 @@ pub struct SchbenchShape {
     pub warmup: u64,
     pub interval: u64,
     pub zero: u64,
+    /// `-p`: a pipe test's transfer (bytes; 0: not one), and the work of its `memset`.
+    pub pipe: u32,
+    pub memset_units: u128,
 }
 
 impl Op {

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use super::gen::{
     Cyclictest, Generator, Hackbench, PipeBench, Schbench, HIST_MAX, MAX_DATASIZE, MAX_LOOPS,
+    PIPE_TRANSFER_BUFFER,
 };
 use super::json::{self, Node, Value};
 use crate::error::InputError;
@@ -580,6 +581,7 @@ impl<'a> Reader<'a> {
                 "sleep_usec" => b.sleep_usec = self.ranged(p, v, 0, MAX_DURATION_S * 1_000_000)?,
                 "rps" => b.rps = self.ranged(p, v, 0, 1 << 30)? as u32,
                 "auto_rps" => b.auto_rps = self.ranged(p, v, 0, 100)? as u32,
+                "pipe" => b.pipe = self.ranged(p, v, 0, PIPE_TRANSFER_BUFFER as u64)? as u32,
                 "calibrate" => b.calibrate = self.boolean(p, v)?,
                 "no_locking" => b.no_locking = self.boolean(p, v)?,
                 "split" => b.split = Some(self.ranged(p, v, 0, 100)? as u32),
@@ -587,8 +589,9 @@ impl<'a> Reader<'a> {
                 "message_cpus" => b.message_cpus = Some(self.cpus(p, v)?),
                 "worker_cpus" => b.worker_cpus = Some(self.cpus(p, v)?),
                 "matrix_ps" => b.matrix_ps = self.ranged(p, v, 0, 1_000_000_000)?,
+                "memset_ps" => b.memset_ps = self.ranged(p, v, 0, 1_000_000_000)?,
                 "taskgroup" => b.taskgroup = Some(self.string(p, v)?),
-                _ => return Err(self.err(p, v, "unknown schbench option: message_threads, threads, runtime, warmuptime, intervaltime, zerotime, cache_footprint, operations, sleep_usec, rps, auto_rps, calibrate, no_locking, split, auto_pin, message_cpus, worker_cpus, matrix_ps, taskgroup")),
+                _ => return Err(self.err(p, v, "unknown schbench option: message_threads, threads, runtime, warmuptime, intervaltime, zerotime, cache_footprint, operations, sleep_usec, rps, auto_rps, pipe, calibrate, no_locking, split, auto_pin, message_cpus, worker_cpus, matrix_ps, memset_ps, taskgroup")),
             }
         }
         Ok(b)

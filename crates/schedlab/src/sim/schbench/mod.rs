@@ -1,7 +1,9 @@
 //! schbench (schbench.c, Chris Mason's scheduler benchmark): message threads wake their
 //! workers through futexes; each worker sleeps, multiplies matrices under its CPU's lock and
 //! counts its wakeup and request latencies in fio's log-linear histogram; the main thread
-//! samples the requests per second each second and reports. This file is the state those
+//! samples the requests per second each second and reports (`-p`, a pipe test: no work; the
+//! worker and the message thread each write the worker's transfer buffer before they post
+//! the other, and the last report gives the transfers a second). This file is the state those
 //! threads share (the process's memory: futex words, lists, per-CPU locks, statistics) and
 //! what each of their steps (`SchOp`) does to it.
 
@@ -162,8 +164,10 @@ pub struct Report {
     /// The round's RPS ("current rps"), or for the last report the requests over `-r`
     /// ("average rps").
     pub rps_now: f64,
-    /// Requests done so far.
+    /// Requests done so far, and the workers' run times summed (µs: `loop_runtime`, each
+    /// from its start to its last request).
     pub loops: u64,
+    pub worker_runtime_us: u64,
     /// `requests_per_sec · message_threads` ("final rps goal was", under `-A`).
     pub rps_goal: u64,
     /// "sched delay": the threads' mean `run_delay / pcount` (µs) from /proc/TID/schedstat;
@@ -224,6 +228,13 @@ struct Msg {
     second_start: u64,
     cur_tid: u64,
     nap: Ns,
+    /// A pipe test's `xlist_wake_all`, one worker at a time: the workers still to wake
+    /// (the last the next), whether the next one's buffer is written, and whether this
+    /// pass is the one after `stopping`.
+    waking: Vec<u32>,
+    passing: bool,
+    written: bool,
+    last_pass: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -241,6 +252,11 @@ struct Worker {
     /// The CPU whose lock it spins on, and the one it holds.
     spin_cpu: Option<usize>,
     held: Option<usize>,
+    /// A pipe test: its request's write of its buffer is done.
+    written: bool,
+    /// Its `gettimeofday` as it started (µs), and its `runtime` from then (µs).
+    start: Option<u64>,
+    runtime: u64,
     wakeup: Plat,
     request: Plat,
     loops: u64,
@@ -335,6 +351,7 @@ impl Schbench {
             rps: self.rps.figures(),
             rps_now,
             loops: self.loops(),
+            worker_runtime_us: self.workers.iter().map(|w| w.runtime).sum(),
             rps_goal: self.rps_goal as u64 * self.shape.message_threads as u64,
             delay_message_us: delays.0,
             delay_worker_us: delays.1,
@@ -384,6 +401,7 @@ impl Engine {
             SchOp::Done(w) => {
                 let wk = &mut self.sb().workers[w as usize];
                 wk.loops += 1;
+                wk.runtime = now_us - wk.start.unwrap_or(now_us);
                 let delta = now_us.saturating_sub(wk.work_start);
                 if delta > 0 {
                     wk.request.add(delta as u32);
@@ -463,8 +481,11 @@ impl Engine {
         if msg.futex.in_wait {
             return self.fwait(s, id, Who::Msg(m)).unwrap_or(Step::Busy);
         }
+        if self.sb().shape.pipe > 0 {
+            return self.sch_message_pipe(s, id, m);
+        }
         // the time taken, then a FUTEX_WAKE for each listed worker that waits
-        let stamp = *msg.stamp.get_or_insert(now_us);
+        let stamp = *self.sb().msgs[m].stamp.get_or_insert(now_us);
         let sb = self.sb();
         let listed = sb.msgs[m].list.iter();
         let wakes = listed
@@ -478,6 +499,49 @@ impl Engine {
         self.wake_list(s, id, m, stamp);
         if self.sb().stopping {
             self.wake_list(s, id, m, now_us);
+            self.break_loop(id);
+            return Step::Busy;
+        }
+        self.fwait(s, id, Who::Msg(m)).unwrap_or(Step::Busy)
+    }
+
+    /// `run_msg_thread`'s loop in a pipe test, a step per listed worker (newest first):
+    /// write its buffer, take the time, post it; then, the list through, the test of
+    /// `stopping` (true: one more pass, and out) and the wait to be posted.
+    fn sch_message_pipe(&mut self, s: &mut Sched, id: u32, m: usize) -> Step {
+        let now_us = tv(self.now);
+        let sb = self.sb();
+        let units = sb.shape.memset_units;
+        let msg = &mut sb.msgs[m];
+        if !msg.passing {
+            // (`td->futex = FUTEX_BLOCKED` at the loop's top; `xlist_splice`)
+            msg.futex.running &= msg.last_pass;
+            std::mem::swap(&mut msg.waking, &mut msg.list);
+            msg.passing = true;
+        }
+        if let Some(&w) = msg.waking.last() {
+            if !std::mem::replace(&mut msg.written, true) {
+                self.work(id, units);
+                return self.again(id);
+            }
+            let stamp = *msg.stamp.get_or_insert(now_us);
+            let calls = !sb.workers[w as usize].futex.running as u64;
+            if self.futex_calls(s, id, calls) {
+                return self.again(id);
+            }
+            let sb = self.sb();
+            let msg = &mut sb.msgs[m];
+            (msg.stamp, msg.written) = (None, false);
+            msg.waking.pop();
+            sb.workers[w as usize].wake_time = stamp;
+            self.fpost(s, id, Who::Worker(w as usize));
+            return self.again(id);
+        }
+        msg.passing = false;
+        if sb.stopping {
+            if !std::mem::replace(&mut msg.last_pass, true) {
+                return self.again(id);
+            }
             self.break_loop(id);
             return Step::Busy;
         }
@@ -547,16 +611,23 @@ impl Engine {
         let sb = self.sb();
         let rps = sb.rps_goal > 0;
         let m = sb.msg_of(w);
+        let units = sb.shape.memset_units;
         let wk = &mut sb.workers[w as usize];
         wk.tid = Some(id);
+        let start = *wk.start.get_or_insert(now_us);
         let me = Who::Worker(w as usize);
         if wk.futex.in_wait {
             // back from it, the call's return before it takes the time
             return (self.fwait(s, id, me)).unwrap_or_else(|| self.woken(id, w, rps));
         }
         if sb.stopping {
+            wk.runtime = now_us - start;
             self.break_loop(id);
             return Step::Busy;
+        }
+        if sb.shape.pipe > 0 && !std::mem::replace(&mut wk.written, true) {
+            self.work(id, units);
+            return self.again(id);
         }
         // its FUTEX_WAKE of the message thread, if that one is not posted yet (none in RPS
         // mode with requests queued); its FUTEX_WAIT's time comes on its return
@@ -567,7 +638,7 @@ impl Engine {
         }
         let sb = self.sb();
         let wk = &mut sb.workers[w as usize];
-        wk.futex.running = false;
+        (wk.futex.running, wk.written) = (false, false);
         wk.wake_time = now_us;
         if rps {
             wk.pending = 0;
@@ -640,7 +711,9 @@ impl Engine {
         let start = sb.main.start.unwrap_or(now);
         let runtime_delta = now - start;
         let done = runtime_delta >= shape.runtime * USEC_PER_SEC;
-        if sb.rps_goal == 0
+        if shape.pipe > 0 {
+            // (a pipe test has no warmup, RPS samples or interval reports)
+        } else if sb.rps_goal == 0
             && shape.warmup > 0
             && runtime_delta > shape.warmup * USEC_PER_SEC
             && !sb.main.warmup_done
