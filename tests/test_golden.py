@@ -1,4 +1,6 @@
-"""Golden outputs: every corpus workload that runs, under the 7.3, 6.12 and 6.1 presets, on
+"""Golden outputs: every corpus workload that runs, and a run file of each generator
+(tests/generators: hackbench, perf bench pipe, cyclictest, schbench and its pipe test), under
+the 7.3, 6.12 and 6.1 presets, on
 smp:4 and hikey960, with the performance and schedutil governors, gives byte-identical traces,
 rt-app logs and summaries (and, on hikey960 with schedutil, trace.dat and Perfetto files) to
 those recorded in tests/golden/runs.txt; `schedlab reproduce`'s table is
@@ -24,6 +26,7 @@ from schedlab.run import run
 HERE = Path(__file__).parent
 ROOT = HERE.parent
 CORPUS = HERE / "rtapp-corpus"
+GENERATORS = HERE / "generators"
 GOLDEN = HERE / "golden"
 KERNELS = ("7.3", "6.12", "6.1")
 PLATFORMS = ("smp:4", "hikey960")
@@ -33,8 +36,8 @@ DURATION_NS = 3_000_000_000
 
 def workloads() -> list[Path]:
     """The corpus's workloads, fragments of a merge set included (they are refused: that too
-    is behaviour)."""
-    return sorted(CORPUS.rglob("*.json"))
+    is behaviour), and the generators' run files."""
+    return sorted(CORPUS.rglob("*.json")) + sorted(GENERATORS.glob("*.json"))
 
 
 def variants():
@@ -46,7 +49,8 @@ def variants():
 
 
 def key(w: Path, k: str, p: str, g: str) -> str:
-    return f"{w.relative_to(CORPUS)} {k} {p} {g}"
+    name = w.relative_to(CORPUS) if w.is_relative_to(CORPUS) else w.relative_to(HERE)
+    return f"{name} {k} {p} {g}"
 
 
 def digest(data: bytes) -> str:
@@ -90,7 +94,7 @@ def recorded() -> dict[str, str]:
 GOLD = recorded() if (GOLDEN / "runs.txt").exists() else {}
 
 
-@pytest.mark.parametrize("w, k, p, g", list(variants()), ids=lambda v: str(v).replace(str(CORPUS) + "/", ""))
+@pytest.mark.parametrize("w, k, p, g", list(variants()), ids=lambda v: str(v).replace(str(CORPUS) + "/", "").replace(str(HERE) + "/", ""))
 def test_run_outputs_are_the_recorded_ones(w, k, p, g, tmp_path):
     assert outcome(w, k, p, g, tmp_path) == GOLD[key(w, k, p, g)]
 
