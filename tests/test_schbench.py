@@ -326,3 +326,15 @@ def test_the_conformance_suite_reads_the_real_tool_s_report():
     assert measure.schbench_matrix_ps(report) == pytest.approx(371.96, abs=0.01)
     with pytest.raises(ValueError, match="no last report"):
         measure.schbench("setting worker threads to 2\n")
+    # A pipe test's (schbench -p 1048576 -m 1 -t 1 -r 3, one CPU of that host): its wakeups from
+    # the 20th percentile and its transfers a second.
+    pipe = ("Wakeup Latencies percentiles (usec) runtime 3 (s) (175811 total samples)\n"
+            "\t  20.0th: 2          (142809 samples)\n\t  50.0th: 2          (0 samples)\n"
+            "\t  90.0th: 3          (32380 samples)\n\t* 99.0th: 3          (0 samples)\n"
+            "\t  99.9th: 20         (452 samples)\n\t  min=1, max=1434\n"
+            "avg worker transfer: 58600.02 ops/sec 57.23GB/s\n")
+    assert measure.schbench(pipe) == {"schbench": {"wakeup_us": [2, 3, 3], "transfers": 58600.02}}
+    # -p 1048576 against -p 1 (58,600.02 and 268,648.60 loops a second): 13.34 µs a loop
+    # apart, over 2 · 2^20 / 64 = 32,768 lines: 407.2 ps each.
+    small = pipe.replace("58600.02", "268648.60")
+    assert measure.schbench_memset_ps(pipe, small) == pytest.approx(407.2, abs=0.1)

@@ -253,17 +253,30 @@ SCHBENCH_CALIBRATION_MACS = 5 * 104 ** 3
 def schbench(report: str) -> dict:
     """A schbench run, from its last report (schbench.c's `show_latencies`): the wakeup and
     request latencies' p50, p90 and p99 (µs, as its histogram gives them) and the average
-    RPS."""
+    RPS; a pipe test's (`-p`), its wakeup latencies and its transfers a second."""
     block = report[report.rfind("Wakeup Latencies percentiles"):]
-    rps = re.search(r"^average rps: ([0-9.]+)$", block, re.M)
-    if not block or rps is None:
+    rate = re.search(r"^(?:average rps: |avg worker transfer: )([0-9.]+)", block, re.M)
+    if not block or rate is None:
         raise ValueError(f"schbench printed no last report: {report.strip()[-200:]!r}")
+    pipe = rate[0].startswith("avg worker transfer")
     figures = {}
-    for label, key in (("Wakeup Latencies", "wakeup_us"), ("Request Latencies", "request_us")):
-        part = block[block.index(label):]
-        values = dict(re.findall(r"^\t(?:\* |  )(\d+\.\d)th: (\d+)", part, re.M)[:4])
+    for label, key in (("Wakeup Latencies", "wakeup_us"), ("Request Latencies", "request_us"))[:1 + (not pipe)]:
+        part = block[block.index(label):].split("min=")[0]  # (its percentile lines alone)
+        values = dict(re.findall(r"^\t(?:\* |  )(\d+\.\d)th: (\d+)", part, re.M))
         figures[key] = [int(values[p]) for p in ("50.0", "90.0", "99.0")]
-    return {"schbench": {**figures, "rps": float(rps[1])}}
+    return {"schbench": {**figures, ("transfers" if pipe else "rps"): float(rate[1])}}
+
+
+# The 64-byte lines a loop of `schbench -p 1048576` writes, two memsets of 1 MiB, beyond
+# those of `-p 1`'s (the oracle's two calibration runs).
+SCHBENCH_PIPE_LINES = 2 * (1 << 20) // 64
+
+
+def schbench_memset_ps(big: str, small: str) -> float:
+    """A memset line's time (ps) at the guest's speed: `schbench -p 1048576 -m 1 -t 1` against
+    `-p 1`, both on one CPU: their loops' time apart over the lines the larger one writes."""
+    ops = [schbench(report)["schbench"]["transfers"] for report in (big, small)]
+    return (1 / ops[0] - 1 / ops[1]) * 1e12 / SCHBENCH_PIPE_LINES
 
 
 def schbench_matrix_ps(calibration: str) -> float:

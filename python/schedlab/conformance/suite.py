@@ -123,8 +123,10 @@ def kernel_run(files: dict[str, str], case: Case, trace_text: str) -> dict:
     if case.cyclictest:
         return measure.cyclictest(files["cyclictest.log"])
     if case.schbench:
+        memset = ({"memset_ps": measure.schbench_memset_ps(files["calibrate-pipe.log"], files["calibrate-pipe-1.log"])}
+                  if case.bench.pipe else {})
         return {**measure.schbench(files["schbench.log"]),
-                "matrix_ps": measure.schbench_matrix_ps(files["calibrate.log"])}
+                "matrix_ps": measure.schbench_matrix_ps(files["calibrate.log"]), **memset}
     m = measure.measure(evs, case.tasks, case.duration_s, case.vcpus)
     if m["snapshots_s"] is None:
         raise RecordError(f"{case.name}: the trace has no schedstat marks")
@@ -270,12 +272,14 @@ def schedlab_run(case: Case, record: dict | None = None, platform: str | None = 
 
 
 def _calibrated(bench, record: dict | None):
-    """A schbench case's benchmark with the work's speed the record's runs timed in the guest
-    (their mean `schbench -C`): the emulator's, not the engine's default."""
+    """A schbench case's benchmark with the work's and a pipe test's memset's speeds the
+    record's runs timed in the guest (their means): the emulator's, not the engine's
+    defaults."""
     if not record:
         return bench
-    ps = statistics.fmean(r["matrix_ps"] for r in record["runs"])
-    return replace(bench, matrix_ps=round(ps))
+    ps = {k: round(statistics.fmean(r[k] for r in record["runs"]))
+          for k in ("matrix_ps", "memset_ps") if k in record["runs"][0]}
+    return replace(bench, **ps)
 
 
 def _bench_run(case: Case, platform: str, trace: Path, kw: dict) -> dict:

@@ -63,11 +63,12 @@ def observables(run: dict, name: str) -> dict[str, float]:
         return {**{f"cyclictest p{p} µs": statistics.fmean(t["latency_us"][i] for t in threads)
                    for i, p in enumerate((50, 90, 99))},
                 "cyclictest avg µs": statistics.fmean(t["avg_us"] for t in threads)}
-    if name == "schbench":  # the last report's figures
+    if name == "schbench":  # the last report's figures (a pipe test's: no requests or RPS)
         sb = run["schbench"]
+        rate = {"schbench transfers/s": sb["transfers"]} if "transfers" in sb else {"schbench rps": sb["rps"]}
         return {**{f"schbench {k} p{p} µs": sb[f"{k}_us"][i]
-                   for k in ("wakeup", "request") for i, p in enumerate((50, 90, 99))},
-                "schbench rps": sb["rps"]}
+                   for k in ("wakeup", "request") if f"{k}_us" in sb for i, p in enumerate((50, 90, 99))},
+                **rate}
     tasks = _by_task(run)
     if name == "share":  # the least and the most any thread of a task got
         return {f"share {t} {f.__name__}": f(x["share"] for x in ts)
