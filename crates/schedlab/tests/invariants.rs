@@ -206,12 +206,13 @@ fn simulate(
     Ok(sim)
 }
 
-/// Every corpus workload that fits, as the golden outputs run them (tests/test_golden.py).
+/// Every corpus workload that fits, and the generators' run files, as the golden outputs
+/// run them (tests/test_golden.py).
 #[test]
 fn corpus_workloads_keep_every_invariant() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/rtapp-corpus");
     let mut files = Vec::new();
-    let mut dirs = vec![corpus.clone()];
+    let mut dirs = vec![corpus.clone(), corpus.join("../generators")];
     while let Some(dir) = dirs.pop() {
         for e in std::fs::read_dir(dir).expect("the corpus is readable") {
             let path = e.expect("an entry").path();
