@@ -5,6 +5,7 @@
 //! fast-switching driver would).
 
 mod conservative;
+pub mod cooling;
 mod dbs;
 mod ondemand;
 mod performance;
@@ -37,9 +38,12 @@ pub struct Policy {
     /// The frequency table, ascending (kHz).
     pub freqs: Vec<u32>,
     /// `policy->min` and `policy->max`: the limits (`scaling_max_freq` may lower `max`
-    /// below the table's top, and need not be one of its frequencies).
+    /// below the table's top, and need not be one of its frequencies; so may the cooling
+    /// device's cap, the lower of the two being `max`, as frequency QoS aggregates them).
     pub min: u32,
     pub max: u32,
+    /// `scaling_max_freq`, clamped to the table.
+    pub scaling_max: u32,
     pub cur: u32,
     /// `cpuinfo.transition_latency` (ns, 0 if unknown).
     pub transition_latency: Ns,
@@ -57,6 +61,7 @@ impl Policy {
             cpus: dom.cpus.clone(),
             min: lo,
             max: max_khz.clamp(lo, hi),
+            scaling_max: max_khz.clamp(lo, hi),
             cur: hi,
             freqs,
             transition_latency: dom.transition_latency,
@@ -188,6 +193,11 @@ pub trait Governor {
     fn update_util_hook(&self) -> bool {
         false
     }
+    /// `limits`, after the policy's limits changed: the frequency to set, if any
+    /// (`cpufreq_policy_apply_limits`: the current one brought under the new `max`).
+    fn limits(&mut self, pol: &Policy) -> Option<u32> {
+        (pol.cur > pol.max).then(|| pol.resolve(pol.max, Relation::H))
+    }
     /// A fixed-frequency governor never answers.
     fn update(
         &mut self,
@@ -227,6 +237,7 @@ pub(crate) mod test_util {
             freqs: vec![208_000, 432_000, 729_000, 960_000, 1_200_000],
             min: 208_000,
             max: 1_200_000,
+            scaling_max: 1_200_000,
             cur: 1_200_000,
             transition_latency: 500_000,
             tick_ns: 4_000_000,

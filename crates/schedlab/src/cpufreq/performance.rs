@@ -9,4 +9,9 @@ impl Governor for Performance {
     fn start(&mut self, pol: &Policy, _now: Ns, _: &dyn Fn(usize) -> CpuSample) -> u32 {
         pol.resolve(pol.max, Relation::H)
     }
+
+    /// `cpufreq_gov_performance_limits`: the highest frequency the new limits allow.
+    fn limits(&mut self, pol: &Policy) -> Option<u32> {
+        Some(pol.resolve(pol.max, Relation::H))
+    }
 }

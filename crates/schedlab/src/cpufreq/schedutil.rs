@@ -29,6 +29,8 @@ pub struct Schedutil {
     next_freq: u32,
     cached_raw_freq: u32,
     need_freq_update: bool,
+    /// `limits_changed`: the next update comes at once and recomputes the frequency.
+    limits_changed: bool,
     /// Per CPU of the policy (by position): `saved_idle_calls`.
     saved_idle_calls: Vec<u64>,
 }
@@ -59,12 +61,17 @@ impl Schedutil {
             next_freq: 0,
             cached_raw_freq: 0,
             need_freq_update: false,
+            limits_changed: false,
             saved_idle_calls: vec![0; pol.cpus.len()],
         }
     }
 
     /// `sugov_should_update_freq`.
-    fn should_update_freq(&self, now: Ns) -> bool {
+    fn should_update_freq(&mut self, now: Ns) -> bool {
+        if std::mem::take(&mut self.limits_changed) {
+            self.need_freq_update = true;
+            return true;
+        }
         now - self.last_freq_update_time >= self.rate_limit_ns
     }
 
@@ -105,6 +112,12 @@ impl Schedutil {
 impl Governor for Schedutil {
     fn update_util_hook(&self) -> bool {
         true
+    }
+
+    /// `sugov_limits` with fast switching: nothing now; the next update recomputes.
+    fn limits(&mut self, _pol: &Policy) -> Option<u32> {
+        self.limits_changed = true;
+        None
     }
 
     /// `sugov_update_single_freq` or `sugov_update_shared`.
@@ -226,5 +239,24 @@ mod tests {
         assert_eq!(clamped(800, 700, 512), 700);
         // Unclamped: 1.25 × util, at most the capacity.
         assert_eq!((clamped(400, 0, 1024), clamped(900, 0, 1024)), (500, 1024));
+    }
+
+    #[test]
+    fn new_limits_bring_the_next_update_at_once() {
+        // util 300 → 729 MHz at 1 ms (above). The cap lowers max to 432 MHz: sugov_limits
+        // sets nothing itself (fast switch); the next update, 0.1 ms later and so within the
+        // 750 µs rate limit, with the same util (the same raw frequency, cached), still
+        // recomputes: 432 MHz, the highest the new limits allow.
+        let mut pol = hikey(1);
+        let mut g = Schedutil::new(&Tunables::default(), &pol);
+        let at = |g: &mut Schedutil, pol: &Policy, ns| {
+            g.update(pol, 0, Hook::UtilChange, ns, &|_| sample(300, 1))
+        };
+        assert_eq!(at(&mut g, &pol, 1_000_000), Some(729_000));
+        pol.cur = 729_000;
+        pol.max = 432_000;
+        assert_eq!(g.limits(&pol), None);
+        assert_eq!(at(&mut g, &pol, 1_100_000), Some(432_000));
+        assert_eq!(at(&mut g, &pol, 1_200_000), None, "the rate limit again");
     }
 }

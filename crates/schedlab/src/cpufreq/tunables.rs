@@ -2,6 +2,7 @@
 //! with the ranges the kernel's sysfs stores accept. Each governor declares its tunables and
 //! keys in its own file.
 
+use super::cooling::Schedule;
 use super::{conservative, ondemand, sched_dvfs, schedutil, userspace};
 
 /// The governors schedlab models.
@@ -97,6 +98,9 @@ pub struct Tunables {
     /// policy.
     pub max_freq: u32,
     pub per_policy_max_freq: Vec<(String, u32)>,
+    /// The cpufreq cooling device's caps over time, of every policy, then per policy.
+    pub cooling: Schedule,
+    pub per_policy_cooling: Vec<(String, Schedule)>,
     pub schedutil: schedutil::SugovTunables,
     pub ondemand: ondemand::OdTuners,
     pub conservative: conservative::CsTuners,
@@ -111,6 +115,8 @@ impl Default for Tunables {
             per_policy: Vec::new(),
             max_freq: NO_MAX_FREQ,
             per_policy_max_freq: Vec::new(),
+            cooling: Schedule::default(),
+            per_policy_cooling: Vec::new(),
             schedutil: Default::default(),
             ondemand: Default::default(),
             conservative: Default::default(),
@@ -154,10 +160,26 @@ impl Tunables {
             .map_or(self.max_freq, |(_, f)| *f)
     }
 
+    /// The cooling device's caps of the policy named `policy`.
+    pub fn cooling_of(&self, policy: &str) -> &Schedule {
+        (self.per_policy_cooling.iter().rev())
+            .find(|(p, _)| p == policy)
+            .map_or(&self.cooling, |(_, s)| s)
+    }
+
     /// `--set KEY=VALUE` for a governor key; `None` if `key` is not one.
     /// `cpufreq.governor=NAME` sets every policy's, `cpufreq.governor.POLICY=NAME` one's;
-    /// `cpufreq.scaling_max_freq[.POLICY]=KHZ` likewise its limit.
+    /// `cpufreq.scaling_max_freq[.POLICY]=KHZ` likewise its limit, and
+    /// `cpufreq.cooling_max_freq[.POLICY]=KHZ@TIME,...` its cooling device's caps.
     pub fn set(&mut self, key: &str, value: &str) -> Option<Result<(), String>> {
+        let policy = key.strip_prefix("cpufreq.cooling_max_freq.");
+        if policy.is_some() || key == "cpufreq.cooling_max_freq" {
+            let schedule = Schedule::parse(value).map_err(|e| format!("{key}={value:?}: {e}"));
+            return Some(schedule.map(|s| match policy {
+                Some(p) => self.per_policy_cooling.push((p.to_string(), s)),
+                None => self.cooling = s,
+            }));
+        }
         if key == "cpufreq.governor" {
             return Some(self.set_governor(value));
         }
@@ -201,6 +223,10 @@ impl Tunables {
         ));
         for (p, f) in &self.per_policy_max_freq {
             out.push((format!("cpufreq.scaling_max_freq.{p}"), max_freq_name(*f)));
+        }
+        out.push(("cpufreq.cooling_max_freq".to_string(), self.cooling.name()));
+        for (p, s) in &self.per_policy_cooling {
+            out.push((format!("cpufreq.cooling_max_freq.{p}"), s.name()));
         }
         out.extend(keys().map(|k| (k.name.to_string(), (k.get)(self))));
         out

@@ -20,6 +20,7 @@ pub const KEYS: [Key; 1] = [Key {
 }];
 
 pub struct Userspace {
+    /// `scaling_setspeed`: as written, or the frequency found at the start.
     khz: Option<u32>,
 }
 
@@ -41,6 +42,11 @@ impl Userspace {
 
 impl Governor for Userspace {
     fn start(&mut self, pol: &Policy, _now: Ns, _: &dyn Fn(usize) -> CpuSample) -> u32 {
-        pol.resolve(self.khz.unwrap_or(pol.cur), Relation::L)
+        *self.khz.get_or_insert(pol.cur)
+    }
+
+    /// `cpufreq_userspace_policy_limits`: `scaling_setspeed` within the new limits.
+    fn limits(&mut self, pol: &Policy) -> Option<u32> {
+        self.khz.map(|setspeed| pol.resolve(setspeed, Relation::L))
     }
 }

@@ -230,5 +230,22 @@ pub fn update_class_avg(now: Ns, sa: &mut SchedAvg, running: bool, scale: Contri
     false
 }
 
+/// `update_thermal_load_avg` / `update_hw_load_avg`: a capacity `pressure` as a PELT
+/// signal of the time it holds (its `load_avg`), without invariance.
+pub fn update_pressure_avg(now: Ns, sa: &mut SchedAvg, pressure: u64) -> bool {
+    if update_load_sum(
+        now,
+        sa,
+        pressure,
+        pressure,
+        pressure != 0,
+        ContribScale::NONE,
+    ) {
+        update_load_avg(sa, 1);
+        return true;
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests;

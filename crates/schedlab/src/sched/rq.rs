@@ -7,7 +7,7 @@ use super::fair::balance::MIGRATION_COST_NS;
 use super::fair::cfs_tasks::CfsTasks;
 use super::fair::wakeup::Wakee;
 use super::fair::CfsRqId;
-use super::pelt::{update_class_avg, SchedAvg};
+use super::pelt::{update_class_avg, update_pressure_avg, SchedAvg};
 use super::prandom::RndState;
 use super::rt::RtRq;
 use super::stats::RqStats;
@@ -64,6 +64,11 @@ pub struct Rq {
     /// `per_cpu(cpufreq_pressure)` (6.10+): the capacity its policy's `scaling_max_freq`
     /// takes away (`cpufreq_update_pressure`).
     pub cpufreq_pressure: u64,
+    /// `per_cpu(thermal_pressure)` (≤6.9): the capacity the cpufreq cooling device's cap
+    /// takes away (`topology_update_thermal_pressure`), and `rq->avg_thermal`, its PELT
+    /// average (`load_avg`: `thermal_load_avg`).
+    pub thermal_pressure: u64,
+    pub avg_thermal: SchedAvg,
     /// `rq->uclamp`: the clamps of the RUNNABLE tasks, max-aggregated.
     pub uclamp: UclampRq,
     /// `rq->cfs_tasks`: the queued fair tasks, least recently picked first (the kernel's
@@ -121,6 +126,11 @@ impl Rq {
             idle_exit_latency: None,
             cpu_capacity: capacity,
             cpufreq_pressure: 0,
+            thermal_pressure: 0,
+            avg_thermal: SchedAvg {
+                last_update_time: clock.clock_task,
+                ..SchedAvg::default()
+            },
             uclamp: UclampRq::default(),
             cfs_tasks: CfsTasks::default(),
             stats: RqStats::default(),
@@ -168,6 +178,15 @@ impl Rq {
             RqAvg::Dl => &mut self.avg_dl,
         };
         update_class_avg(now, avg, running, scale)
+    }
+
+    /// `update_thermal_load_avg(rq_clock_thermal)` (≤6.9; 6.10+'s `update_hw_load_avg` on
+    /// the same clock has no pressure to average here): the thermal pressure now, weighted
+    /// over the time since the last update (the clock is `rq_clock_task`:
+    /// `sched_thermal_decay_shift` 0).
+    pub fn update_thermal_avg(&mut self) -> bool {
+        let (now, pressure) = (self.clock.clock_task, self.thermal_pressure);
+        update_pressure_avg(now, &mut self.avg_thermal, pressure)
     }
 
     /// The tracepoint of `which`'s signal on CPU `cpu` (in its current task's context).

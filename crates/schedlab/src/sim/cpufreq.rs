@@ -3,6 +3,7 @@
 //! scale, energy, the trace).
 
 use super::engine::{Cpu, Engine};
+use super::event::Ev;
 use crate::cpufreq::{governor, CpuSample, Governor, Hook, Policy};
 use crate::error::InputError;
 use crate::sched::task::TaskState;
@@ -27,6 +28,9 @@ pub struct Cpufreq {
     governors: Vec<Box<dyn Governor>>,
     /// Each policy's governor hooks `cpufreq_update_util`.
     hooked: Vec<bool>,
+    /// Each policy's cooling device caps: from each instant after the run's start, the
+    /// frequency allowed (a cooling state's: an OPP).
+    cooling: Vec<Vec<(Ns, u32)>>,
     pub stats: Vec<FreqStats>,
 }
 
@@ -43,7 +47,11 @@ impl Cpufreq {
             .per_policy_max_freq
             .iter()
             .map(|(p, _)| ("scaling_max_freq", p));
-        for (key, p) in governed.chain(capped) {
+        let cooled = tun
+            .per_policy_cooling
+            .iter()
+            .map(|(p, _)| ("cooling_max_freq", p));
+        for (key, p) in governed.chain(capped).chain(cooled) {
             if !plat.freq_domains.iter().any(|d| &d.name == p) {
                 let names: Vec<&str> = plat.freq_domains.iter().map(|d| d.name.as_str()).collect();
                 return Err(err(format!(
@@ -59,6 +67,7 @@ impl Cpufreq {
             governor_names: Vec::new(),
             governors: Vec::new(),
             hooked: Vec::new(),
+            cooling: Vec::new(),
             stats: Vec::new(),
         };
         for d in &plat.freq_domains {
@@ -66,6 +75,17 @@ impl Cpufreq {
             let g = tun.governor_of(&d.name);
             let gov = governor(g, tun, &pol).map_err(|m| err(format!("policy {}: {m}", d.name)))?;
             cf.hooked.push(gov.update_util_hook());
+            // get_state_freq: a cooling state's frequency is an OPP, the cap's or the lowest
+            let caps = &tun.cooling_of(&d.name).0;
+            let opp = |khz: u32| {
+                *pol.freqs
+                    .iter()
+                    .rev()
+                    .find(|&&f| f <= khz)
+                    .unwrap_or(&pol.freqs[0])
+            };
+            cf.cooling
+                .push(caps.iter().map(|&(at, khz)| (at, opp(khz))).collect());
             cf.governors.push(gov);
             cf.stats.push(FreqStats {
                 residency: vec![0; pol.freqs.len()],
@@ -126,6 +146,42 @@ impl Engine {
             }
             self.apply_freq(s, d, khz);
         }
+    }
+
+    /// The run's cooling caps, each an event at its instant.
+    pub(super) fn start_cooling(&mut self) {
+        for d in 0..self.cpufreq.cooling.len() {
+            self.queue_cooling(d, 0);
+        }
+    }
+
+    fn queue_cooling(&mut self, d: usize, step: usize) {
+        if let Some(&(at, _)) = self.cpufreq.cooling[d].get(step) {
+            let ev = Ev::Cooling {
+                policy: d as u16,
+                step: step as u16,
+            };
+            self.queue.push(super::SIM_START + at, self.now, ev);
+        }
+    }
+
+    /// `cpufreq_set_cur_state` of policy `d`'s cooling device: its cap becomes a limit of
+    /// the policy (with `scaling_max_freq`, the lower one); ≤6.9 it also sets its CPUs'
+    /// thermal pressure, 6.10+ the limit's cpufreq pressure (`cpufreq_set_policy`); the
+    /// governor applies the new limits.
+    pub(super) fn cooling(&mut self, s: &mut Sched, d: usize, step: usize) {
+        let khz = self.cpufreq.cooling[d][step].1;
+        let pol = &mut self.cpufreq.policies[d];
+        pol.max = pol.scaling_max.min(khz);
+        if s.feat().cpufreq_pressure {
+            s.cpufreq_update_pressure(&pol.cpus, pol.max, pol.cpuinfo_max());
+        } else {
+            s.update_thermal_pressure(&pol.cpus, khz, pol.cpuinfo_max());
+        }
+        if let Some(khz) = self.cpufreq.governors[d].limits(&self.cpufreq.policies[d]) {
+            self.set_freq(s, d, khz);
+        }
+        self.queue_cooling(d, step + 1);
     }
 
     /// `cpufreq_update_util` on `cpu`: its policy's governor may pick a new frequency.

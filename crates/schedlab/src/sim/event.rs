@@ -31,6 +31,8 @@ pub enum Ev {
     Sched(SchedTimer),
     /// The workload begins (`rtapp.start_ns` after the run's start).
     Begin,
+    /// Policy `policy`'s cooling device moves to its schedule's `step`-th cap.
+    Cooling { policy: u16, step: u16 },
     /// The workload's `duration` is over.
     Stop,
 }

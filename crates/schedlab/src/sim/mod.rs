@@ -298,6 +298,10 @@ impl Sim {
                 e.begin(s);
                 true
             }
+            Ev::Cooling { policy, step } => {
+                e.cooling(s, policy as usize, step as usize);
+                true
+            }
             Ev::Wake { task, gen, kicked } => e.timer_fired(s, task, gen, kicked),
             Ev::Wakeup {
                 task,

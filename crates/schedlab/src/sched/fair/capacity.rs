@@ -9,10 +9,18 @@ use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
 use crate::sched::Sched;
 
 /// `get_actual_cpu_capacity` (6.10+): the CPU's capacity less its pressure, the cpufreq
-/// cap's (schedlab has no thermal, or hw, pressure; before 6.10 no cpufreq pressure is set,
-/// so this is the capacity, as the thermal-only `capacity_orig_thermal` was).
+/// cap's (schedlab has no hw pressure source); ≤6.9 (no cpufreq pressure) the thermal
+/// pressure now instead, as `util_fits_cpu`'s `capacity_orig_thermal` and
+/// `find_energy_efficient_cpu`'s `cpu_thermal_cap` take it.
 pub fn get_actual_cpu_capacity(rq: &Rq) -> u64 {
-    rq.capacity - rq.cpufreq_pressure
+    rq.capacity - rq.cpufreq_pressure - rq.thermal_pressure
+}
+
+/// The capacity less its pressure averaged: ≤6.9 `capacity_orig_of − thermal_load_avg`
+/// (`select_idle_capacity`, and `scale_rt_capacity`'s share); 6.10+ as
+/// [`get_actual_cpu_capacity`] (its hw pressure, the averaged one, being none here).
+pub fn capacity_less_thermal_avg(rq: &Rq) -> u64 {
+    rq.capacity - rq.cpufreq_pressure - rq.avg_thermal.load_avg
 }
 
 impl Sched {
@@ -28,13 +36,28 @@ impl Sched {
             };
         }
     }
+
+    /// `topology_update_thermal_pressure` (≤6.9, from the cpufreq cooling device) of a
+    /// policy over `cpus` capped at `capped_khz` of `max_khz` (`freq_factor`), both in MHz
+    /// as the kernel divides them: the capacity the cap takes away, 0 at or above the top.
+    pub fn update_thermal_pressure(&mut self, cpus: &[usize], capped_khz: u32, max_khz: u32) {
+        let (capped, max) = (capped_khz as u64 / 1000, max_khz as u64 / 1000);
+        for &cpu in cpus {
+            let rq = &mut self.rqs[cpu];
+            rq.thermal_pressure = match capped < max {
+                true => rq.capacity - rq.capacity * capped / max,
+                false => 0,
+            };
+        }
+    }
 }
 
 /// `scale_rt_capacity`: the CPU's actual capacity less what RT and deadline tasks used by
-/// their PELT signals, at least 1. schedlab has no IRQ time.
+/// their PELT signals (≤6.9: and the averaged thermal pressure), at least 1. schedlab has
+/// no IRQ time.
 pub fn scale_rt_capacity(rq: &Rq) -> u64 {
     let used = rq.avg_rt.util_avg + rq.avg_dl.util_avg;
-    get_actual_cpu_capacity(rq).saturating_sub(used).max(1)
+    capacity_less_thermal_avg(rq).saturating_sub(used).max(1)
 }
 
 /// `fits_capacity`: `cap` leaves 20% of `max` spare.
