@@ -1,7 +1,9 @@
-//! The cpufreq cooling device (drivers/thermal/cpufreq_cooling.c): the thermal governor's
-//! cap on a policy over time, `--set cpufreq.cooling_max_freq[.POLICY]=KHZ@TIME,...`. Each
-//! step is a `cpufreq_set_cur_state`: a frequency QoS limit on the policy, and until 6.10
-//! the CPUs' thermal pressure too (`arch_update_thermal_pressure`).
+//! Caps on a policy over time: the cpufreq cooling device's (drivers/thermal/
+//! cpufreq_cooling.c), `--set cpufreq.cooling_max_freq[.POLICY]=KHZ@TIME,...`, each step a
+//! `cpufreq_set_cur_state` (a frequency QoS limit, and until 6.10 the CPUs' thermal
+//! pressure too), and a hardware throttle's (Qualcomm's LMh, drivers/cpufreq/
+//! qcom-cpufreq-hw.c), `cpufreq.hw_max_freq`, which its driver reports as the CPUs' hw
+//! (≤6.9: thermal) pressure.
 
 use crate::time::Ns;
 

@@ -42,8 +42,11 @@ pub struct Policy {
     /// device's cap, the lower of the two being `max`, as frequency QoS aggregates them).
     pub min: u32,
     pub max: u32,
-    /// `scaling_max_freq`, clamped to the table.
+    /// `scaling_max_freq`, clamped to the table; the cooling device's cap and the hardware
+    /// throttle's (the table's top when none).
     pub scaling_max: u32,
+    pub cooling_max: u32,
+    pub hw_max: u32,
     pub cur: u32,
     /// `cpuinfo.transition_latency` (ns, 0 if unknown).
     pub transition_latency: Ns,
@@ -62,6 +65,8 @@ impl Policy {
             min: lo,
             max: max_khz.clamp(lo, hi),
             scaling_max: max_khz.clamp(lo, hi),
+            cooling_max: hi,
+            hw_max: hi,
             cur: hi,
             freqs,
             transition_latency: dom.transition_latency,
@@ -238,6 +243,8 @@ pub(crate) mod test_util {
             min: 208_000,
             max: 1_200_000,
             scaling_max: 1_200_000,
+            cooling_max: 1_200_000,
+            hw_max: 1_200_000,
             cur: 1_200_000,
             transition_latency: 500_000,
             tick_ns: 4_000_000,

@@ -98,9 +98,12 @@ pub struct Tunables {
     /// policy.
     pub max_freq: u32,
     pub per_policy_max_freq: Vec<(String, u32)>,
-    /// The cpufreq cooling device's caps over time, of every policy, then per policy.
+    /// The cpufreq cooling device's caps over time, of every policy, then per policy;
+    /// likewise a hardware throttle's.
     pub cooling: Schedule,
     pub per_policy_cooling: Vec<(String, Schedule)>,
+    pub hw: Schedule,
+    pub per_policy_hw: Vec<(String, Schedule)>,
     pub schedutil: schedutil::SugovTunables,
     pub ondemand: ondemand::OdTuners,
     pub conservative: conservative::CsTuners,
@@ -117,6 +120,8 @@ impl Default for Tunables {
             per_policy_max_freq: Vec::new(),
             cooling: Schedule::default(),
             per_policy_cooling: Vec::new(),
+            hw: Schedule::default(),
+            per_policy_hw: Vec::new(),
             schedutil: Default::default(),
             ondemand: Default::default(),
             conservative: Default::default(),
@@ -146,38 +151,44 @@ impl Tunables {
 
     /// The governor of the policy named `policy`.
     pub fn governor_of(&self, policy: &str) -> GovName {
-        self.per_policy
-            .iter()
-            .rev()
-            .find(|(p, _)| p == policy)
-            .map_or(self.governor, |(_, g)| *g)
+        *policy_or_all(&self.per_policy, &self.governor, policy)
     }
 
     /// The `scaling_max_freq` of the policy named `policy`.
     pub fn max_freq_of(&self, policy: &str) -> u32 {
-        (self.per_policy_max_freq.iter().rev())
-            .find(|(p, _)| p == policy)
-            .map_or(self.max_freq, |(_, f)| *f)
+        *policy_or_all(&self.per_policy_max_freq, &self.max_freq, policy)
     }
 
-    /// The cooling device's caps of the policy named `policy`.
-    pub fn cooling_of(&self, policy: &str) -> &Schedule {
-        (self.per_policy_cooling.iter().rev())
-            .find(|(p, _)| p == policy)
-            .map_or(&self.cooling, |(_, s)| s)
+    /// The cooling device's caps of the policy named `policy`, and its hardware's.
+    pub fn caps_of(&self, policy: &str) -> [&Schedule; 2] {
+        [
+            policy_or_all(&self.per_policy_cooling, &self.cooling, policy),
+            policy_or_all(&self.per_policy_hw, &self.hw, policy),
+        ]
     }
 
     /// `--set KEY=VALUE` for a governor key; `None` if `key` is not one.
     /// `cpufreq.governor=NAME` sets every policy's, `cpufreq.governor.POLICY=NAME` one's;
     /// `cpufreq.scaling_max_freq[.POLICY]=KHZ` likewise its limit, and
-    /// `cpufreq.cooling_max_freq[.POLICY]=KHZ@TIME,...` its cooling device's caps.
+    /// `cpufreq.cooling_max_freq[.POLICY]=KHZ@TIME,...` and `cpufreq.hw_max_freq...` its
+    /// cooling device's and its hardware's caps.
     pub fn set(&mut self, key: &str, value: &str) -> Option<Result<(), String>> {
-        let policy = key.strip_prefix("cpufreq.cooling_max_freq.");
-        if policy.is_some() || key == "cpufreq.cooling_max_freq" {
+        for (name, all, per) in [
+            (
+                "cpufreq.cooling_max_freq",
+                &mut self.cooling,
+                &mut self.per_policy_cooling,
+            ),
+            ("cpufreq.hw_max_freq", &mut self.hw, &mut self.per_policy_hw),
+        ] {
+            let policy = key
+                .strip_prefix(name)
+                .filter(|r| r.is_empty() || r.starts_with('.'));
+            let Some(policy) = policy else { continue };
             let schedule = Schedule::parse(value).map_err(|e| format!("{key}={value:?}: {e}"));
-            return Some(schedule.map(|s| match policy {
-                Some(p) => self.per_policy_cooling.push((p.to_string(), s)),
-                None => self.cooling = s,
+            return Some(schedule.map(|s| match policy.strip_prefix('.') {
+                Some(p) => per.push((p.to_string(), s)),
+                None => *all = s,
             }));
         }
         if key == "cpufreq.governor" {
@@ -224,13 +235,27 @@ impl Tunables {
         for (p, f) in &self.per_policy_max_freq {
             out.push((format!("cpufreq.scaling_max_freq.{p}"), max_freq_name(*f)));
         }
-        out.push(("cpufreq.cooling_max_freq".to_string(), self.cooling.name()));
-        for (p, s) in &self.per_policy_cooling {
-            out.push((format!("cpufreq.cooling_max_freq.{p}"), s.name()));
+        for (name, all, per) in [
+            (
+                "cpufreq.cooling_max_freq",
+                &self.cooling,
+                &self.per_policy_cooling,
+            ),
+            ("cpufreq.hw_max_freq", &self.hw, &self.per_policy_hw),
+        ] {
+            out.push((name.to_string(), all.name()));
+            out.extend(per.iter().map(|(p, s)| (format!("{name}.{p}"), s.name())));
         }
         out.extend(keys().map(|k| (k.name.to_string(), (k.get)(self))));
         out
     }
+}
+
+/// The last setting of `policy` in `per`, else `all`.
+fn policy_or_all<'a, T>(per: &'a [(String, T)], all: &'a T, policy: &str) -> &'a T {
+    (per.iter().rev())
+        .find(|(p, _)| p == policy)
+        .map_or(all, |(_, v)| v)
 }
 
 /// A `scaling_max_freq` above every table: the policy's top frequency, as written

@@ -1069,7 +1069,7 @@ impl Sched {
         // 7.x: a lazy reschedule still pending from before is made full.
         let promote = self.rqs[cpu].need_resched && self.rqs[cpu].lazy_asked;
         let class = self.tasks[curr as usize].class;
-        self.rqs[cpu].update_thermal_avg();
+        self.rqs[cpu].update_hw_avg();
         // The RT and deadline signals of a CPU running another class's task decay here,
         // where the kernel's periodic balancing does it (`__update_blocked_others`); the
         // running class's own is its task_tick's.

@@ -392,7 +392,7 @@ pub const SWITCHES: [Switch; 41] = [
         "cfs_rq" => Throttle::CfsRq, "task" => Throttle::Task),
     on_off!(
         "cpufreq.pressure",
-        "off (≤6.9: a policy's cpufreq.scaling_max_freq limits its frequency only; its cooling device's cap, cpufreq.cooling_max_freq, also sets its CPUs' thermal pressure, a PELT average) | on (6.10+: either limit takes its share off its CPUs' capacity at once, capacity_of and get_actual_cpu_capacity; no thermal pressure)",
+        "off (≤6.9: a policy's cpufreq.scaling_max_freq limits its frequency only; its cooling device's cap, cpufreq.cooling_max_freq, and a hardware throttle, cpufreq.hw_max_freq, set its CPUs' thermal pressure, averaged for capacity_of and taken as it is by util_fits_cpu and EAS) | on (6.10+: either limit takes its share off its CPUs' capacity at once, capacity_of and get_actual_cpu_capacity; a hardware throttle sets the hw pressure, averaged everywhere)",
         history!["off"; V6_12 => "on", "75d659317bb1 cpufreq: Add a cpufreq pressure feedback for the scheduler; f1f8d0a22422 sched/cpufreq: Take cpufreq feedback into account; thermal/cpufreq: Remove arch_update_thermal_pressure() (6.10)"],
         cpufreq_pressure
     ),

@@ -163,6 +163,7 @@ impl Sched {
             let states = &plat.freq_domains[c.freq_domain].idle_states;
             rq.idle_exit_latency = states.first().map(|s| s.exit_latency);
             rq.rng = RndState::seeded(feat.seed ^ ((cpu as u64) << 32));
+            rq.pressure_averaged = feat.cpufreq_pressure;
         }
         let caps = plat.cpus.iter().map(|c| c.capacity_orig as u64);
         let mut dl_bw = DlBw::new(feat.rt_bandwidth(), caps.clone());

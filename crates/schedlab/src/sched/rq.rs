@@ -64,11 +64,15 @@ pub struct Rq {
     /// `per_cpu(cpufreq_pressure)` (6.10+): the capacity its policy's `scaling_max_freq`
     /// takes away (`cpufreq_update_pressure`).
     pub cpufreq_pressure: u64,
-    /// `per_cpu(thermal_pressure)` (≤6.9): the capacity the cpufreq cooling device's cap
-    /// takes away (`topology_update_thermal_pressure`), and `rq->avg_thermal`, its PELT
-    /// average (`load_avg`: `thermal_load_avg`).
-    pub thermal_pressure: u64,
-    pub avg_thermal: SchedAvg,
+    /// `per_cpu(hw_pressure)` (6.10+; ≤6.9 `thermal_pressure`): the capacity a hardware
+    /// throttle (≤6.9: or the cpufreq cooling device's cap) takes away, and `rq->avg_hw`
+    /// (`avg_thermal`), its PELT average (`load_avg`: `hw_load_avg`).
+    pub hw_pressure: u64,
+    pub avg_hw: SchedAvg,
+    /// 6.10+: `get_actual_cpu_capacity` takes the larger of the hw pressure's average and
+    /// the cpufreq pressure everywhere; ≤6.9 `util_fits_cpu` and EAS take the thermal
+    /// pressure as it is now, the others its average.
+    pub pressure_averaged: bool,
     /// `rq->uclamp`: the clamps of the RUNNABLE tasks, max-aggregated.
     pub uclamp: UclampRq,
     /// `rq->cfs_tasks`: the queued fair tasks, least recently picked first (the kernel's
@@ -126,11 +130,12 @@ impl Rq {
             idle_exit_latency: None,
             cpu_capacity: capacity,
             cpufreq_pressure: 0,
-            thermal_pressure: 0,
-            avg_thermal: SchedAvg {
+            hw_pressure: 0,
+            avg_hw: SchedAvg {
                 last_update_time: clock.clock_task,
                 ..SchedAvg::default()
             },
+            pressure_averaged: false,
             uclamp: UclampRq::default(),
             cfs_tasks: CfsTasks::default(),
             stats: RqStats::default(),
@@ -180,13 +185,12 @@ impl Rq {
         update_class_avg(now, avg, running, scale)
     }
 
-    /// `update_thermal_load_avg(rq_clock_thermal)` (≤6.9; 6.10+'s `update_hw_load_avg` on
-    /// the same clock has no pressure to average here): the thermal pressure now, weighted
-    /// over the time since the last update (the clock is `rq_clock_task`:
-    /// `sched_thermal_decay_shift` 0).
-    pub fn update_thermal_avg(&mut self) -> bool {
-        let (now, pressure) = (self.clock.clock_task, self.thermal_pressure);
-        update_pressure_avg(now, &mut self.avg_thermal, pressure)
+    /// `update_hw_load_avg(rq_clock_task)` (≤6.9 `update_thermal_load_avg(rq_clock_thermal)`,
+    /// `sched_thermal_decay_shift` 0): the pressure now, weighted over the time since the
+    /// last update.
+    pub fn update_hw_avg(&mut self) -> bool {
+        let (now, pressure) = (self.clock.clock_task, self.hw_pressure);
+        update_pressure_avg(now, &mut self.avg_hw, pressure)
     }
 
     /// The tracepoint of `which`'s signal on CPU `cpu` (in its current task's context).

@@ -4,6 +4,7 @@
 
 use super::engine::{Cpu, Engine};
 use super::event::Ev;
+use crate::cpufreq::cooling::Schedule;
 use crate::cpufreq::{governor, CpuSample, Governor, Hook, Policy};
 use crate::error::InputError;
 use crate::sched::task::TaskState;
@@ -28,10 +29,18 @@ pub struct Cpufreq {
     governors: Vec<Box<dyn Governor>>,
     /// Each policy's governor hooks `cpufreq_update_util`.
     hooked: Vec<bool>,
-    /// Each policy's cooling device caps: from each instant after the run's start, the
-    /// frequency allowed (a cooling state's: an OPP).
-    cooling: Vec<Vec<(Ns, u32)>>,
+    /// Each policy's caps, its cooling device's and its hardware throttle's: from each
+    /// instant after the run's start, the frequency allowed (an OPP: a cooling state's).
+    caps: Vec<[Vec<(Ns, u32)>; 2]>,
     pub stats: Vec<FreqStats>,
+}
+
+/// The policies a per-policy setting `key` names.
+fn named<'a, T>(
+    key: &'a str,
+    per: &'a [(String, T)],
+) -> impl Iterator<Item = (&'a str, &'a String)> {
+    per.iter().map(move |(p, _)| (key, p))
 }
 
 impl Cpufreq {
@@ -42,16 +51,11 @@ impl Cpufreq {
     ) -> Result<Cpufreq, InputError> {
         let tun = &feat.cpufreq;
         let err = |m: String| InputError::option("set", m);
-        let governed = tun.per_policy.iter().map(|(p, _)| ("governor", p));
-        let capped = tun
-            .per_policy_max_freq
-            .iter()
-            .map(|(p, _)| ("scaling_max_freq", p));
-        let cooled = tun
-            .per_policy_cooling
-            .iter()
-            .map(|(p, _)| ("cooling_max_freq", p));
-        for (key, p) in governed.chain(capped).chain(cooled) {
+        let governed = named("governor", &tun.per_policy);
+        let capped = named("scaling_max_freq", &tun.per_policy_max_freq);
+        let cooled = named("cooling_max_freq", &tun.per_policy_cooling);
+        let throttled = named("hw_max_freq", &tun.per_policy_hw);
+        for (key, p) in governed.chain(capped).chain(cooled).chain(throttled) {
             if !plat.freq_domains.iter().any(|d| &d.name == p) {
                 let names: Vec<&str> = plat.freq_domains.iter().map(|d| d.name.as_str()).collect();
                 return Err(err(format!(
@@ -67,7 +71,7 @@ impl Cpufreq {
             governor_names: Vec::new(),
             governors: Vec::new(),
             hooked: Vec::new(),
-            cooling: Vec::new(),
+            caps: Vec::new(),
             stats: Vec::new(),
         };
         for d in &plat.freq_domains {
@@ -76,16 +80,12 @@ impl Cpufreq {
             let gov = governor(g, tun, &pol).map_err(|m| err(format!("policy {}: {m}", d.name)))?;
             cf.hooked.push(gov.update_util_hook());
             // get_state_freq: a cooling state's frequency is an OPP, the cap's or the lowest
-            let caps = &tun.cooling_of(&d.name).0;
             let opp = |khz: u32| {
-                *pol.freqs
-                    .iter()
-                    .rev()
-                    .find(|&&f| f <= khz)
-                    .unwrap_or(&pol.freqs[0])
+                let mut below = pol.freqs.iter().rev().filter(|&&f| f <= khz);
+                *below.next().unwrap_or(&pol.freqs[0])
             };
-            cf.cooling
-                .push(caps.iter().map(|&(at, khz)| (at, opp(khz))).collect());
+            let steps = |s: &Schedule| s.0.iter().map(|&(at, khz)| (at, opp(khz))).collect();
+            cf.caps.push(tun.caps_of(&d.name).map(steps));
             cf.governors.push(gov);
             cf.stats.push(FreqStats {
                 residency: vec![0; pol.freqs.len()],
@@ -148,40 +148,49 @@ impl Engine {
         }
     }
 
-    /// The run's cooling caps, each an event at its instant.
-    pub(super) fn start_cooling(&mut self) {
-        for d in 0..self.cpufreq.cooling.len() {
-            self.queue_cooling(d, 0);
+    /// The run's caps, each an event at its instant.
+    pub(super) fn start_caps(&mut self) {
+        for d in 0..self.cpufreq.caps.len() {
+            self.queue_cap(d, 0, false);
+            self.queue_cap(d, 0, true);
         }
     }
 
-    fn queue_cooling(&mut self, d: usize, step: usize) {
-        if let Some(&(at, _)) = self.cpufreq.cooling[d].get(step) {
-            let ev = Ev::Cooling {
-                policy: d as u16,
-                step: step as u16,
-            };
+    fn queue_cap(&mut self, d: usize, step: usize, hw: bool) {
+        if let Some(&(at, _)) = self.cpufreq.caps[d][hw as usize].get(step) {
+            let (policy, step) = (d as u16, step as u16);
+            let ev = Ev::Cap { policy, step, hw };
             self.queue.push(super::SIM_START + at, self.now, ev);
         }
     }
 
-    /// `cpufreq_set_cur_state` of policy `d`'s cooling device: its cap becomes a limit of
-    /// the policy (with `scaling_max_freq`, the lower one); ≤6.9 it also sets its CPUs'
-    /// thermal pressure, 6.10+ the limit's cpufreq pressure (`cpufreq_set_policy`); the
-    /// governor applies the new limits.
-    pub(super) fn cooling(&mut self, s: &mut Sched, d: usize, step: usize) {
-        let khz = self.cpufreq.cooling[d][step].1;
+    /// A cap of policy `d` from now: its cooling device's (`cpufreq_set_cur_state`), a
+    /// frequency QoS limit with `scaling_max_freq` (the lower one), which ≤6.9 also sets
+    /// its CPUs' thermal pressure and 6.10+ makes the limit's cpufreq pressure
+    /// (`cpufreq_set_policy`); or its hardware throttle's (`hw`), which its driver reports
+    /// as their hw (≤6.9: thermal) pressure. The governor applies the new limits.
+    /// Simplified: the throttle is a limit of the policy too, its governor's requests
+    /// clamped to it, so that PELT's frequency scale follows the throttled frequency (as
+    /// frequency counters report it).
+    pub(super) fn cap(&mut self, s: &mut Sched, d: usize, step: usize, hw: bool) {
+        let khz = self.cpufreq.caps[d][hw as usize][step].1;
         let pol = &mut self.cpufreq.policies[d];
-        pol.max = pol.scaling_max.min(khz);
-        if s.feat().cpufreq_pressure {
-            s.cpufreq_update_pressure(&pol.cpus, pol.max, pol.cpuinfo_max());
+        *(if hw {
+            &mut pol.hw_max
         } else {
-            s.update_thermal_pressure(&pol.cpus, khz, pol.cpuinfo_max());
+            &mut pol.cooling_max
+        }) = khz;
+        let qos = pol.scaling_max.min(pol.cooling_max);
+        pol.max = qos.min(pol.hw_max);
+        if hw || !s.feat().cpufreq_pressure {
+            s.update_hw_pressure(&pol.cpus, khz, pol.cpuinfo_max());
+        } else {
+            s.cpufreq_update_pressure(&pol.cpus, qos, pol.cpuinfo_max());
         }
         if let Some(khz) = self.cpufreq.governors[d].limits(&self.cpufreq.policies[d]) {
             self.set_freq(s, d, khz);
         }
-        self.queue_cooling(d, step + 1);
+        self.queue_cap(d, step + 1, hw);
     }
 
     /// `cpufreq_update_util` on `cpu`: its policy's governor may pick a new frequency.

@@ -812,7 +812,7 @@ impl Engine {
     pub(super) fn start(&mut self, s: &mut Sched) {
         self.booting = true;
         self.start_governors(s);
-        self.start_cooling();
+        self.start_caps();
         s.sched_init_smp(self);
         self.boot_newidle_costs(s);
         self.main_marker(s, "start");

@@ -31,8 +31,9 @@ pub enum Ev {
     Sched(SchedTimer),
     /// The workload begins (`rtapp.start_ns` after the run's start).
     Begin,
-    /// Policy `policy`'s cooling device moves to its schedule's `step`-th cap.
-    Cooling { policy: u16, step: u16 },
+    /// Policy `policy`'s cooling device (`hw`: its hardware throttle) moves to its
+    /// schedule's `step`-th cap.
+    Cap { policy: u16, step: u16, hw: bool },
     /// The workload's `duration` is over.
     Stop,
 }

@@ -298,8 +298,8 @@ impl Sim {
                 e.begin(s);
                 true
             }
-            Ev::Cooling { policy, step } => {
-                e.cooling(s, policy as usize, step as usize);
+            Ev::Cap { policy, step, hw } => {
+                e.cap(s, policy as usize, step as usize, hw);
                 true
             }
             Ev::Wake { task, gen, kicked } => e.timer_fired(s, task, gen, kicked),

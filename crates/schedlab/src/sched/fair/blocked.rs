@@ -112,10 +112,9 @@ impl Sched {
         let curr = self.rqs[cpu].curr.map(|p| self.class(p));
         self.update_rq_avg(cpu, RqAvg::Rt, curr == Some(Class::Rt), h);
         self.update_rq_avg(cpu, RqAvg::Dl, curr == Some(Class::Deadline), h);
-        self.rqs[cpu].update_thermal_avg();
+        self.rqs[cpu].update_hw_avg();
         let rq = &self.rqs[cpu];
-        let others =
-            rq.avg_rt.util_avg != 0 || rq.avg_dl.util_avg != 0 || rq.avg_thermal.load_avg != 0;
+        let others = rq.avg_rt.util_avg != 0 || rq.avg_dl.util_avg != 0 || rq.avg_hw.load_avg != 0;
         let done = self.on_rq(cpu, h, update_blocked_fair);
         let rq = &mut self.rqs[cpu];
         rq.last_blocked_load_update_tick = h.now() / self.tun.tick_ns;

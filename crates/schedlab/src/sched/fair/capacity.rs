@@ -8,19 +8,25 @@ use crate::sched::task::SchedTask;
 use crate::sched::uclamp::{UCLAMP_MAX, UCLAMP_MIN};
 use crate::sched::Sched;
 
-/// `get_actual_cpu_capacity` (6.10+): the CPU's capacity less its pressure, the cpufreq
-/// cap's (schedlab has no hw pressure source); ≤6.9 (no cpufreq pressure) the thermal
-/// pressure now instead, as `util_fits_cpu`'s `capacity_orig_thermal` and
-/// `find_energy_efficient_cpu`'s `cpu_thermal_cap` take it.
+/// `get_actual_cpu_capacity` (6.10+): the CPU's capacity less the larger of the hw
+/// pressure's average and the cpufreq pressure; ≤6.9 less the thermal pressure now, as
+/// `util_fits_cpu`'s `capacity_orig_thermal` and `find_energy_efficient_cpu`'s
+/// `cpu_thermal_cap` take it.
 pub fn get_actual_cpu_capacity(rq: &Rq) -> u64 {
-    rq.capacity - rq.cpufreq_pressure - rq.thermal_pressure
+    match rq.pressure_averaged {
+        true => rq.capacity - rq.avg_hw.load_avg.max(rq.cpufreq_pressure),
+        false => rq.capacity - rq.hw_pressure,
+    }
 }
 
-/// The capacity less its pressure averaged: ≤6.9 `capacity_orig_of − thermal_load_avg`
+/// The capacity less its averaged pressure: ≤6.9 `capacity_orig_of − thermal_load_avg`
 /// (`select_idle_capacity`, and `scale_rt_capacity`'s share); 6.10+ as
-/// [`get_actual_cpu_capacity`] (its hw pressure, the averaged one, being none here).
-pub fn capacity_less_thermal_avg(rq: &Rq) -> u64 {
-    rq.capacity - rq.cpufreq_pressure - rq.avg_thermal.load_avg
+/// [`get_actual_cpu_capacity`].
+pub fn capacity_less_avg_pressure(rq: &Rq) -> u64 {
+    match rq.pressure_averaged {
+        true => get_actual_cpu_capacity(rq),
+        false => rq.capacity - rq.avg_hw.load_avg,
+    }
 }
 
 impl Sched {
@@ -37,14 +43,17 @@ impl Sched {
         }
     }
 
-    /// `topology_update_thermal_pressure` (≤6.9, from the cpufreq cooling device) of a
-    /// policy over `cpus` capped at `capped_khz` of `max_khz` (`freq_factor`), both in MHz
-    /// as the kernel divides them: the capacity the cap takes away, 0 at or above the top.
-    pub fn update_thermal_pressure(&mut self, cpus: &[usize], capped_khz: u32, max_khz: u32) {
-        let (capped, max) = (capped_khz as u64 / 1000, max_khz as u64 / 1000);
+    /// `topology_update_hw_pressure` (6.10+, from a hardware throttle's driver;
+    /// ≤6.9 `topology_update_thermal_pressure`, from it or the cpufreq cooling device) of a
+    /// policy over `cpus` capped at `capped_khz` of `max_khz` (`arch_scale_freq_ref`; ≤6.9
+    /// `freq_factor`, both then in MHz): the capacity the cap takes away, 0 at or above
+    /// the top.
+    pub fn update_hw_pressure(&mut self, cpus: &[usize], capped_khz: u32, max_khz: u32) {
         for &cpu in cpus {
             let rq = &mut self.rqs[cpu];
-            rq.thermal_pressure = match capped < max {
+            let unit = if rq.pressure_averaged { 1 } else { 1000 };
+            let (capped, max) = (capped_khz as u64 / unit, max_khz as u64 / unit);
+            rq.hw_pressure = match capped < max {
                 true => rq.capacity - rq.capacity * capped / max,
                 false => 0,
             };
@@ -57,7 +66,7 @@ impl Sched {
 /// no IRQ time.
 pub fn scale_rt_capacity(rq: &Rq) -> u64 {
     let used = rq.avg_rt.util_avg + rq.avg_dl.util_avg;
-    capacity_less_thermal_avg(rq).saturating_sub(used).max(1)
+    capacity_less_avg_pressure(rq).saturating_sub(used).max(1)
 }
 
 /// `fits_capacity`: `cap` leaves 20% of `max` spare.

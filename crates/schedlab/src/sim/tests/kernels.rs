@@ -185,61 +185,64 @@ fn from_6_10_a_capped_policy_lowers_its_cpus_capacity() {
     }
 }
 
-/// hikey960 under the performance governor, a hog on each CPU, the A73 policy's cooling
-/// device capping it at 1421000 kHz of its 2362000 from 100 ms and lifting the cap at 300 ms.
-/// Under every kernel the A73s run at 1421000 from 100 ms (the governor's `limits`) and at
-/// 2362000 again from 300 ms. The capacity the cap takes away is 1024 − 1024 · 1421 / 2362 =
-/// 1024 − 616 = 408 (in MHz, as both pressures divide). A busy A73 refreshes `capacity_of`
-/// (`update_cpu_capacity`) at its MC-level periodic balances, at most 128 ms apart (an
-/// 8 ms `max_interval` × busy_factor 16), so at least once in (171, 299] ms:
-/// - 6.10+ (cpufreq pressure) takes it off at once: `capacity_of` is 616 at 299 ms;
-/// - ≤6.9 (thermal pressure) as a PELT average of the time it holds, 408 · (1 − y^t) after
-///   t ms (y^32 = ½), updated at each 4 ms tick: 402 at the tick at 296 ms; `capacity_of`
-///   takes off what it was at that balance, 320 to 402 (t from 71 to 199): 622 to 704.
-///   After the lift the average decays: 402.5 at 300 ms, · y^96 = 50 at the tick at 396 ms.
+/// hikey960 under the performance governor, a hog on each CPU, the A73 policy capped at
+/// 1421000 kHz of its 2362000 from 100 ms and the cap lifted at 300 ms, by its cooling
+/// device or by a hardware throttle. Under every kernel the A73s run at 1421000 from 100 ms
+/// (the governor's `limits`) and at 2362000 again from 300 ms. The capacity the cap takes
+/// away is 1024 − 1024 · 1421 / 2362 = 1024 − 616 = 408 (in MHz ≤6.9, kHz from 6.10: the
+/// same). A busy A73 refreshes `capacity_of` (`update_cpu_capacity`) at its MC-level
+/// periodic balances, at most 128 ms apart (an 8 ms `max_interval` × busy_factor 16), so at
+/// least once in (171, 299] ms:
+/// - the cooling device from 6.10 (cpufreq pressure) takes it off at once: `capacity_of` is
+///   616 at 299 ms;
+/// - ≤6.9 (thermal pressure, either source) and the hardware's from 6.10 (hw pressure) as a
+///   PELT average of the time it holds, 408 · (1 − y^t) after t ms (y^32 = ½), updated at
+///   each 4 ms tick: 402 at the tick at 296 ms; `capacity_of` takes off what it was at that
+///   balance, 320 to 402 (t from 71 to 199): 622 to 704. After the lift the average
+///   decays: 402.5 at 300 ms, · y^96 = 50 at the tick at 396 ms.
 #[test]
-fn a_cooling_cap_is_cpufreq_pressure_from_6_10_and_thermal_pressure_before() {
+fn a_cap_is_cpufreq_pressure_from_6_10_and_an_averaged_pressure_before_or_from_hardware() {
     let json = r#"{"global": {"duration": 1}, "tasks": {"hog": {"instance": 8, "run": 1000000}}}"#;
-    let run = |kernel, ms: u64| {
+    let run = |kernel, source, ms: u64| {
         let mut f = preset(kernel);
-        f.set("cpufreq.cooling_max_freq.a73=1421000@100ms,cpuinfo_max_freq@300ms")
-            .unwrap();
+        let caps = "a73=1421000@100ms,cpuinfo_max_freq@300ms";
+        f.set(&format!("cpufreq.{source}_max_freq.{caps}")).unwrap();
         let mut s = build_with(json, "hikey960", f, ms * 1_000_000);
         s.run(|_, _| true).unwrap();
         s
     };
-    for kernel in [Kernel::V6_1, Kernel::V6_12] {
-        let s = run(kernel, 299);
+    for (kernel, source) in [
+        (Kernel::V6_1, "cooling"),
+        (Kernel::V6_1, "hw"),
+        (Kernel::V6_12, "cooling"),
+        (Kernel::V6_12, "hw"),
+    ] {
+        let at = |ms| run(kernel, source, ms);
+        let (s, what) = (at(299), format!("{kernel:?} {source}"));
         let rq = s.sched().cpu_rq(4);
-        assert_eq!(s.eng.cpufreq.policies[1].cur, 1421000, "{kernel:?}");
+        assert_eq!(s.eng.cpufreq.policies[1].cur, 1421000, "{what}");
         assert_eq!(
             s.sched().cpu_rq(0).cpu_capacity,
             462,
             "the A53s are not capped"
         );
-        let pressures = (rq.cpufreq_pressure, rq.thermal_pressure);
-        match kernel {
-            Kernel::V6_12 => assert_eq!((pressures, rq.cpu_capacity), ((408, 0), 616)),
-            _ => {
-                assert_eq!(pressures, (0, 408));
-                assert!(
-                    (622..=704).contains(&rq.cpu_capacity),
-                    "{}",
-                    rq.cpu_capacity
-                );
-                let avg = rq.avg_thermal.load_avg;
-                assert!((401..=403).contains(&avg), "{avg}");
-            }
+        let pressures = (rq.cpufreq_pressure, rq.hw_pressure);
+        if (kernel, source) == (Kernel::V6_12, "cooling") {
+            assert_eq!((pressures, rq.cpu_capacity), ((408, 0), 616));
+        } else {
+            assert_eq!(pressures, (0, 408), "{what}");
+            let (cap, avg) = (rq.cpu_capacity, rq.avg_hw.load_avg);
+            assert!(
+                (622..=704).contains(&cap) && (401..=403).contains(&avg),
+                "{what}: {cap} {avg}"
+            );
         }
-    }
-    for kernel in [Kernel::V6_1, Kernel::V6_12] {
-        let s = run(kernel, 399);
+        let s = at(399);
         let rq = s.sched().cpu_rq(4);
-        assert_eq!(s.eng.cpufreq.policies[1].cur, 2362000);
-        assert_eq!((rq.cpufreq_pressure, rq.thermal_pressure), (0, 0));
-        if kernel == Kernel::V6_1 {
-            let avg = rq.avg_thermal.load_avg;
-            assert!((49..=51).contains(&avg), "{avg}");
+        assert_eq!(s.eng.cpufreq.policies[1].cur, 2362000, "{what}");
+        assert_eq!((rq.cpufreq_pressure, rq.hw_pressure), (0, 0), "{what}");
+        if (kernel, source) != (Kernel::V6_12, "cooling") {
+            assert!((49..=51).contains(&rq.avg_hw.load_avg), "{what}");
         }
     }
 }

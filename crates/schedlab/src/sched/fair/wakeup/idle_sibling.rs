@@ -11,7 +11,7 @@
 use super::PrevIdleBias;
 use crate::sched::class::Placement;
 use crate::sched::explain::About;
-use crate::sched::fair::capacity::{capacity_less_thermal_avg, task_util_est, util_fits_cpu};
+use crate::sched::fair::capacity::{capacity_less_avg_pressure, task_util_est, util_fits_cpu};
 use crate::sched::features::Feat;
 use crate::sched::topology::SD_CLUSTER;
 use crate::sched::uapi::Policy;
@@ -190,7 +190,7 @@ impl Sched {
             }
             let cap = match fits {
                 0 => self.capacity_of(cpu),
-                _ => capacity_less_thermal_avg(&self.rqs[cpu]),
+                _ => capacity_less_avg_pressure(&self.rqs[cpu]),
             };
             if fits < best_fits || (fits == best_fits && cap > best_cap) {
                 (best, best_fits, best_cap) = (Some(cpu), fits, cap);
