@@ -9,6 +9,8 @@ use crate::time::Ns;
 
 /// A cap that lifts the limit: the table's top.
 pub const NO_CAP: &str = "cpuinfo_max_freq";
+/// The most steps a schedule may have (a step's number is an event's 16 bits).
+pub const MAX_STEPS: usize = u16::MAX as usize;
 
 /// The cooling device's caps of one policy: from each instant (ns after the run's start,
 /// ascending), the kHz it allows (`u32::MAX`: no cap). Empty, `none`: it never caps.
@@ -22,6 +24,9 @@ impl Schedule {
         let mut steps: Vec<(Ns, u32)> = Vec::new();
         if value == "none" {
             return Ok(Schedule(steps));
+        }
+        if value.split(',').count() > MAX_STEPS {
+            return Err(format!("more than {MAX_STEPS} steps"));
         }
         for step in value.split(',') {
             let (khz, at) = step
@@ -89,6 +94,17 @@ mod tests {
             "its name reads back"
         );
         assert_eq!(Schedule::parse("none").unwrap().name(), "none");
+        let steps = |n: usize| {
+            (1..=n)
+                .map(|i| format!("1@{i}ns"))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        assert_eq!(
+            Schedule::parse(&steps(MAX_STEPS)).unwrap().0.len(),
+            MAX_STEPS
+        );
+        assert!(Schedule::parse(&steps(MAX_STEPS + 1)).is_err());
         for bad in ["1400000", "x@1s", "0@1s", "1@1h", "1@2s,2@1s", "1@-1s"] {
             assert!(Schedule::parse(bad).is_err(), "{bad}");
         }

@@ -175,11 +175,10 @@ impl Engine {
     pub(super) fn cap(&mut self, s: &mut Sched, d: usize, step: usize, hw: bool) {
         let khz = self.cpufreq.caps[d][hw as usize][step].1;
         let pol = &mut self.cpufreq.policies[d];
-        *(if hw {
-            &mut pol.hw_max
-        } else {
-            &mut pol.cooling_max
-        }) = khz;
+        match hw {
+            true => pol.hw_max = khz,
+            false => pol.cooling_max = khz,
+        }
         let qos = pol.scaling_max.min(pol.cooling_max);
         pol.max = qos.min(pol.hw_max);
         if hw || !s.feat().cpufreq_pressure {
