@@ -113,3 +113,28 @@ pub fn task_fits_cpu(t: &SchedTask, se: &SchedEntity, rq: &Rq, uclamp_used: bool
     );
     util_fits_cpu(task_util_est(se), min, max, rq, uclamp_used) > 0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::Kernel;
+    use crate::sched::tests::machine;
+
+    /// A hikey960 A73 (capacity 1024) under a cap taking 408 away, its PELT average at 200 so
+    /// far. A task of util 100 asks util_min 700:
+    /// - ≤6.9 `util_fits_cpu` takes the thermal pressure now: 700 > 1024 − 408 = 616, so its
+    ///   util_min does not fit (−1); `select_idle_capacity` and `capacity_of` the average,
+    ///   1024 − 200 = 824;
+    /// - 6.10+ takes the hw pressure's average everywhere: 700 ≤ 824, it fits (1).
+    #[test]
+    fn the_pressure_is_taken_as_it_is_until_6_10_and_averaged_after() {
+        for (kernel, actual, fits) in [(Kernel::V6_1, 616, -1), (Kernel::V6_12, 824, 1)] {
+            let (mut s, _) = machine("hikey960", kernel);
+            let rq = &mut s.rqs[4];
+            (rq.hw_pressure, rq.avg_hw.load_avg) = (408, 200);
+            assert_eq!(get_actual_cpu_capacity(rq), actual, "{kernel:?}");
+            assert_eq!(capacity_less_avg_pressure(rq), 824, "{kernel:?}");
+            assert_eq!(util_fits_cpu(100, 700, 1024, rq, true), fits, "{kernel:?}");
+        }
+    }
+}
