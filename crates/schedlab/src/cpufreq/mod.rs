@@ -60,11 +60,12 @@ impl Policy {
     pub fn new(dom: &FreqDomain, tick_ns: Ns, max_khz: u32) -> Policy {
         let freqs: Vec<u32> = dom.opps.iter().map(|o| o.khz).collect();
         let (lo, hi) = (freqs[0], *freqs.last().expect("a domain has OPPs"));
+        let scaling_max = max_khz.clamp(lo, hi);
         let mut pol = Policy {
             cpus: dom.cpus.clone(),
             min: lo,
-            max: max_khz.clamp(lo, hi),
-            scaling_max: max_khz.clamp(lo, hi),
+            max: scaling_max,
+            scaling_max,
             cooling_max: hi,
             hw_max: hi,
             cur: hi,

@@ -46,7 +46,7 @@ impl Sched {
     /// `resched_curr`: TIF_NEED_RESCHED, the CPU told at once.
     #[inline]
     pub(super) fn resched_curr<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
-        (self.rqs[cpu].lazy, self.rqs[cpu].lazy_asked) = (false, false);
+        self.rqs[cpu].resched();
         self.resched_asked(cpu, h);
     }
 

@@ -36,10 +36,7 @@ impl Sched {
     pub fn cpufreq_update_pressure(&mut self, cpus: &[usize], max_khz: u32, ref_khz: u32) {
         for &cpu in cpus {
             let rq = &mut self.rqs[cpu];
-            rq.cpufreq_pressure = match max_khz < ref_khz {
-                true => rq.capacity - rq.capacity * max_khz as u64 / ref_khz as u64,
-                false => 0,
-            };
+            rq.cpufreq_pressure = capped_share(rq.capacity, max_khz as u64, ref_khz as u64);
         }
     }
 
@@ -53,11 +50,17 @@ impl Sched {
             let rq = &mut self.rqs[cpu];
             let unit = if rq.pressure_averaged { 1 } else { 1000 };
             let (capped, max) = (capped_khz as u64 / unit, max_khz as u64 / unit);
-            rq.hw_pressure = match capped < max {
-                true => rq.capacity - rq.capacity * capped / max,
-                false => 0,
-            };
+            rq.hw_pressure = capped_share(rq.capacity, capped, max);
         }
+    }
+}
+
+/// The capacity a frequency cap of `capped` of `max` takes from `capacity`
+/// (`capacity − mult_frac(capacity, capped, max)`), none at or above `max`.
+fn capped_share(capacity: u64, capped: u64, max: u64) -> u64 {
+    match capped < max {
+        true => capacity - capacity * capped / max,
+        false => 0,
     }
 }
 
