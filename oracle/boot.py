@@ -36,8 +36,10 @@ def _job_piece(files: dict[str, bytes], folder: Path) -> Path:
     return out
 
 
-def boot(kernel: str, vcpus: int, files: dict[str, bytes], limit_s: int) -> dict[str, bytes]:
-    """Run files['run.sh'] in the guest; the files it left in its work folder, by name."""
+def boot(kernel: str, vcpus: int, files: dict[str, bytes], limit_s: int,
+         append: str = "") -> dict[str, bytes]:
+    """Run files['run.sh'] in the guest, `append` added to the kernel's command line; the
+    files it left in its work folder, by name."""
     k = image.kernel(kernel)
     with tempfile.TemporaryDirectory(prefix="schedlab-oracle-") as t:
         t = Path(t)
@@ -52,7 +54,9 @@ def boot(kernel: str, vcpus: int, files: dict[str, bytes], limit_s: int) -> dict
         accel = ["-accel", "tcg"]
         if vcpus == 1:
             accel += ["-icount", "shift=0,sleep=off", "-rtc", "clock=vm"]
-        cmdline = f"console=ttyS0 quiet loglevel=3 panic=-1 tsc=reliable oracle.limit={limit_s}"
+        cmdline = " ".join(filter(None, [
+            f"console=ttyS0 quiet loglevel=3 panic=-1 tsc=reliable oracle.limit={limit_s}",
+            image.KERNEL_CMDLINE.get(kernel), append]))
         cmd = ["qemu-system-x86_64", *accel, "-cpu", "max", "-m", "1024", "-smp", str(vcpus),
                "-nodefaults", "-no-reboot", "-display", "none", "-monitor", "none",
                "-serial", f"file:{t / 'serial.log'}", "-nic", "none",
@@ -71,14 +75,15 @@ def boot(kernel: str, vcpus: int, files: dict[str, bytes], limit_s: int) -> dict
         return _untar(disk)
 
 
-def boot_retrying(kernel: str, vcpus: int, files: dict[str, bytes], limit_s: int) -> dict[str, bytes]:
+def boot_retrying(kernel: str, vcpus: int, files: dict[str, bytes], limit_s: int,
+                  append: str = "") -> dict[str, bytes]:
     """boot, again when the guest stops early, BOOTS times at most."""
     for _ in range(BOOTS - 1):
         try:
-            return boot(kernel, vcpus, files, limit_s)
+            return boot(kernel, vcpus, files, limit_s, append)
         except GuestStopped as e:
             print(f"oracle: {e}; booting again", flush=True)
-    return boot(kernel, vcpus, files, limit_s)
+    return boot(kernel, vcpus, files, limit_s, append)
 
 
 def _untar(disk: Path) -> dict[str, bytes]:

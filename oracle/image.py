@@ -23,6 +23,11 @@ from errors import OracleError
 MIRROR = os.environ.get("SCHEDLAB_ORACLE_MIRROR", "http://deb.debian.org/debian")
 # The kernels schedlab has presets for, and the Debian suite whose linux-image-amd64 gives each.
 KERNELS = {"6.1": "bookworm", "6.12": "bookworm-backports", "7.3": "trixie-backports"}
+# What a kernel boots with besides the oracle's own command line. Debian's 7.3 starts DAMON's
+# statistics module (damon_stat.enabled=Y), whose kdamond.0 thread wakes every 44 ms on the
+# vCPUs it shares with the workload (up-nice-2@7.3's first records: 126 runs in 10.4 s, none
+# under 6.1 and 6.12); the records since 2026-11-28 boot it off.
+KERNEL_CMDLINE = {"7.3": "damon_stat.enabled=N"}
 USERSPACE = "bookworm"
 PACKAGES = ["rt-app", "trace-cmd", "linux-perf", "rt-tests", "procps", "util-linux", "kmod",
             "busybox-static", "gzip"]

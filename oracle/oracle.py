@@ -5,6 +5,11 @@ case's workload in them and writes the case's record (tests/conformance/records/
   oracle.py record [CASE...] [--force]   record the cases not yet recorded (all, or those named:
                                          `hogs-3@6.1`, or `hogs-3` for every kernel)
   oracle.py list                         the cases and whether each is recorded
+  oracle.py try CASE@K [--append ARGS] [--feature F]... [--before CMD]
+                                         one run, not recorded, its measures printed: the
+                                         kernel booted with ARGS, sched features F set, CMD
+                                         run first (before.log); the guest's files in the
+                                         cache's last-run folder
 
 Exit status 2 with one line on any failure; a record is written whole or not at all.
 """
@@ -13,6 +18,7 @@ import argparse
 import datetime
 import gzip
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -30,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "conformance" / "cases.toml"
 RECORDS = ROOT / "tests" / "conformance" / "records"
 GUEST = Path(__file__).parent / "guest"
+TRACE_SH = (GUEST / "trace.sh").read_bytes()
 EXCERPT_BYTES = 1 << 20
 
 
@@ -79,13 +86,14 @@ def _job(case: suite.Case) -> tuple[dict[str, bytes], int]:
         script, var, args = (("perf.sh", "PERF_ARGS", case.perf) if case.perf
                              else ("cyclictest.sh", "CYCLICTEST_ARGS", case.cyclictest) if case.cyclictest
                              else ("schbench.sh", "SCHBENCH_ARGS", case.schbench))
-        job = {"run.sh": (GUEST / script).read_bytes(), "trace.sh": (GUEST / "trace.sh").read_bytes(),
+        job = {"run.sh": (GUEST / script).read_bytes(), "trace.sh": TRACE_SH,
                "params": f"{var}='{args}'\n".encode()}
         if case.schbench:
             job["schbench"] = image.schbench()
         return job, 600
     return {
         "run.sh": (GUEST / "rtapp.sh").read_bytes(),
+        "trace.sh": TRACE_SH,  # the host probe's (guest/init)
         "workload.json": case.workload.read_bytes(),
         "cgroups": _cgroups(case),
         "members": _members(case),
@@ -94,9 +102,14 @@ def _job(case: suite.Case) -> tuple[dict[str, bytes], int]:
     }, int(case.duration_s) + 120
 
 
-def one_run(case: suite.Case) -> tuple[dict, str, dict]:
+def one_run(case: suite.Case, append: str = "", before: str = "") -> tuple[dict, str, dict]:
+    """One run of a case: its measures, its trace, the guest's facts. `append` goes on the
+    kernel's command line; the guest runs the shell command `before` ahead of the job, its
+    output in before.log (`try` only: records take neither)."""
     job, limit = _job(case)
-    files = boot.boot_retrying(case.kernel, case.vcpus, job, limit)
+    if before:
+        job["run.sh"] = f"{{ {before}; }} > before.log 2>&1\n".encode() + job["run.sh"]
+    files = boot.boot_retrying(case.kernel, case.vcpus, job, limit, append)
     last = image.cache() / "last-run"  # the guest's files as they came, to look into
     last.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
@@ -148,6 +161,17 @@ def record(case: suite.Case) -> None:
     tmp.rename(out)
 
 
+def _try(case: suite.Case, append: str, features: list[str], before: str) -> int:
+    bad = [f for f in features if not re.fullmatch(r"(NO_)?[A-Z0-9_]+", f)]
+    if bad:
+        raise OracleError(f"try: --feature {bad[0]!r}: a sched feature's name, e.g. NO_HRTICK")
+    sets = "".join(f"echo {f} > /sys/kernel/debug/sched/features; " for f in features)
+    image.kernel_suite(case.kernel)
+    run, _, _ = one_run(case, append, sets + before)
+    print(json.dumps({k: v for k, v in run.items() if k != "switches"}, indent=1, sort_keys=True))
+    return 0
+
+
 def _cut(trace: str) -> str:
     """The trace's start, whole lines, compressing to at most EXCERPT_BYTES."""
     lines = trace.splitlines(keepends=True)
@@ -180,6 +204,14 @@ def main(argv=None) -> int:
     r.add_argument("cases", nargs="*")
     r.add_argument("--force", action="store_true", help="record again cases already recorded")
     sub.add_parser("list")
+    t = sub.add_parser("try", help="one run of a case, not recorded: its measures as JSON, "
+                                   "the guest's files in the cache's last-run folder")
+    t.add_argument("case")
+    t.add_argument("--append", default="", help="more kernel command line, e.g. mitigations=off")
+    t.add_argument("--feature", action="append", default=[],
+                   help="a sched feature to set first, e.g. NO_HRTICK (repeatable)")
+    t.add_argument("--before", default="", help="a shell command run first, its output in "
+                                                "before.log, e.g. an untraced perf bench")
     a = p.parse_args(argv)
     # SIGTERM unwinds as Ctrl-C does: QEMU is killed, temporary folders go, no record is half
     # written.
@@ -191,13 +223,18 @@ def main(argv=None) -> int:
                 print(f"{c.name:28} {'recorded' if record_path(c).exists() else '-'}")
             return 0
         # The arguments first: a case name wrong is said as such on any host.
-        chosen = select(all_cases, a.cases) if a.cmd == "record" else []
+        chosen = (select(all_cases, a.cases) if a.cmd == "record"
+                  else select(all_cases, [a.case]) if a.cmd == "try" else [])
+        if a.cmd == "try" and "@" not in a.case:
+            raise OracleError(f"try: name one kernel's case, e.g. {a.case}@7.3")
         image.check_host()
         if a.cmd == "setup":
             image.userspace()
             for k in a.kernel or list(image.KERNELS):
                 image.kernel(k)
             return 0
+        if a.cmd == "try":
+            return _try(chosen[0], a.append, a.feature, a.before)
         todo = [c for c in chosen if a.force or not record_path(c).exists()]
         for c in todo:
             image.kernel_suite(c.kernel)

@@ -170,3 +170,26 @@ def test_the_guests_newly_idle_costs_become_the_records():
     files = {"newidle_cost.start": "855112 428745 ", "newidle_cost.end": "825399 733994 "}
     assert suite.newidle_costs(files) == {"start": [855112, 428745], "end": [825399, 733994]}
     assert suite.newidle_costs({"status": "rt-app=0\n"}) is None
+
+
+def test_perf_pipe_rate_is_its_ops_per_sec_line_even_after_its_total_time():
+    # The guest's host probe (oracle/guest/init): perf bench pipe's whole report.
+    log = ("# Running 'sched/pipe' benchmark:\n# Executed 4000 pipe operations between two "
+           "processes\n\n     Total time: 0.328 [sec]\n\n      82.083250 usecs/op\n"
+           "          12182 ops/sec\n")
+    assert suite._perf_rate(log, 0) == 12182.0
+
+
+def test_a_record_that_measured_its_host_runs_on_qemu_tcg_at_its_factor(monkeypatch):
+    # schedlab's probe round trip is 40 µs of work plus 120 µs of halted vCPUs' exits at
+    # K = 1; the kernel's runs measured 11000, 12500 and 13000 round trips a second, the
+    # median 80 µs each: 40 + 120·K = 80 gives K = 1/3. Past the range's ends K stops
+    # there. A record without a probe is on the reference host; one vCPU is guest time.
+    monkeypatch.setattr(suite, "_probe_line", lambda kernel, vcpus: (40_000, 120_000))
+    two = next(c for c in CASES if c.vcpus == 2)
+    one = next(c for c in CASES if c.vcpus == 1)
+    probed = {"runs": [{"host_pipe_ops": x} for x in (11000, 13000, 12500)]}
+    assert suite.emulated(two, probed) == "qemu-tcg:2@0.333"
+    assert suite.emulated(two, {"runs": [{"host_pipe_ops": 50_000}]}) == "qemu-tcg:2@0.1"
+    assert suite.emulated(two, {"runs": [{}, {}, {}]}) == "qemu-tcg:2"
+    assert suite.emulated(one, probed) == "qemu-tcg:1"

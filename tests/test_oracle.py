@@ -100,3 +100,43 @@ def test_a_guest_that_times_out_is_booted_again_then_one_line_and_no_record(gues
     assert out.count("booting again") == boot.BOOTS - 1
     assert err == "oracle: the guest did not finish within 243 s\n"
     assert not records.exists()
+
+
+def test_try_needs_one_kernels_case_and_feature_names():
+    r = oracle("try", "pipe-1")
+    assert (r.returncode, r.stderr) == (2, "oracle: try: name one kernel's case, e.g. pipe-1@7.3\n")
+    r = oracle("try", "pipe-1@7.3", "--feature", "NO_HRTICK; reboot")
+    assert r.returncode == 2
+    assert r.stderr == ("oracle: try: --feature 'NO_HRTICK; reboot': a sched feature's name, "
+                        "e.g. NO_HRTICK\n")
+
+
+def test_try_sets_the_features_and_runs_its_command_first_on_the_kernel_line_asked(guest, monkeypatch, capsys):
+    oracle_py, boot, _ = guest
+    asked = []
+
+    def boot_retrying(kernel, vcpus, files, limit, append=""):
+        asked.append((kernel, files["run.sh"].decode().splitlines()[0], append))
+        raise oracle_py.OracleError("stop here")
+    monkeypatch.setattr(boot, "boot_retrying", boot_retrying)
+    args = ["try", "pipe-1@7.3", "--append", "mitigations=off", "--feature", "NO_HRTICK",
+            "--before", "perf bench sched pipe -l 100"]
+    assert oracle_py.main(args) == 2
+    assert asked == [("7.3", "{ echo NO_HRTICK > /sys/kernel/debug/sched/features; perf bench "
+                             "sched pipe -l 100; } > before.log 2>&1", "mitigations=off")]
+
+
+def test_7_3_boots_with_damons_statistics_off(guest, monkeypatch, capsys):
+    oracle_py, boot, _ = guest
+    lines = []
+
+    def qemu(cmd, **kw):
+        lines.append(cmd[cmd.index("-append") + 1])
+        raise subprocess.TimeoutExpired(cmd, kw["timeout"])
+    monkeypatch.setattr(boot.subprocess, "run", qemu)
+    monkeypatch.setattr(boot.image, "pack", lambda root, out: out.write_bytes(b""))
+    assert oracle_py.main(["try", "pipe-1@7.3", "--append", "mitigations=off"]) == 2
+    assert lines[0].endswith("oracle.limit=600 damon_stat.enabled=N mitigations=off")
+    lines.clear()
+    assert oracle_py.main(["try", "pipe-1@6.12"]) == 2
+    assert lines[0].endswith("oracle.limit=600")

@@ -107,7 +107,7 @@ docs/outputs.md describes every output, the summary JSON's fields and these code
 
 def _run_options(r: argparse.ArgumentParser, units: str, duration: bool = True) -> None:
     """The platform, switches, cgroups and outputs of a run (and its --duration)."""
-    r.add_argument("--platform", default="smp:4", help="built-in name, smp:N, qemu-tcg:N, a .toml file, or LISA's plat_info.yml "
+    r.add_argument("--platform", default="smp:4", help="built-in name, smp:N, qemu-tcg:N[@K], a .toml file, or LISA's plat_info.yml "
                                                         "(default smp:4)")
     if duration:
         r.add_argument("--duration", type=_duration, help=f"simulated time, overrides global.duration ({units})")
@@ -395,7 +395,7 @@ def parser() -> argparse.ArgumentParser:
     _switch_options(r, kernel=None)
 
     r = commands.add_parser("platforms", help="list the built-in platforms, or one platform's sched domains")
-    r.add_argument("name", nargs="?", metavar="PLATFORM", help="a built-in name, smp:N, qemu-tcg:N, a .toml file or LISA's plat_info.yml")
+    r.add_argument("name", nargs="?", metavar="PLATFORM", help="a built-in name, smp:N, qemu-tcg:N[@K], a .toml file or LISA's plat_info.yml")
     r.add_argument("--domains", action="store_true",
                    help="print PLATFORM's sched domains, per CPU, as /sys/kernel/debug/sched/domains shows them")
     r = commands.add_parser("features", help="list every switch and its default under each kernel preset")
@@ -1109,7 +1109,7 @@ def _platforms(args) -> int:
                   f"min_interval={lo} max_interval={hi} busy_factor={busy} imbalance_pct={imb} "
                   f"cache_nice_tries={cnt} flags={flags}")
         return 0
-    table = Table(title="Built-in platforms (also smp:N, qemu-tcg:N, .toml files and LISA's plat_info.yml)", title_justify="left")
+    table = Table(title="Built-in platforms (also smp:N, qemu-tcg:N[@K], .toml files and LISA's plat_info.yml)", title_justify="left")
     for c in ("name", "CPUs", "capacities", "description"):
         table.add_column(c)
     for name, desc, n, caps in _core.platforms():

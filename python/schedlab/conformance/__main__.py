@@ -20,7 +20,9 @@ one vCPU with `--set rtapp.start_ns=N`, so that its rt-app creates its first thr
 past a tick as the kernel's did), measured by the same code from the two traces and
 /proc/schedstat (schedlab.conformance). On two vCPUs schedlab runs once per seed of its
 emulated machine's jitter (seeds 0-4: `--set seed=N`), as the kernel's runs there are repeats in
-host time, and its value is their median [their range]. A row is inside when schedlab's value
+host time, and its value is their median [their range]; where the record's runs measured their
+host (the guest's perf bench pipe across the vCPUs first), on `qemu-tcg:N@K`, K that host's
+factor against the records qemu-tcg:N was measured on (listed at the end). A row is inside when schedlab's value
 lies in the kernel's range widened by the emulator's documented effects
 (schedlab.conformance.verdict.WIDEN). A row outside names its cause. Switch order and time
 compare schedlab with the first kernel run, whose other runs give the range. Regenerate:
@@ -46,12 +48,16 @@ def table(cases_file: Path) -> str:
     records = cases_file.parent / "records"
     lines = [HEAD]
     inside = outside = 0
+    hosts = []
     for case in suite.cases(cases_file):
         path = suite.record_path(case, records)
         if not path.exists():
             lines.append(f"| {case.name} | | not recorded | | | |\n")
             continue
         rec = suite.load_record(path)
+        machine = suite.emulated(case, rec)
+        if "@" in machine:
+            hosts.append(f"{case.name} {machine.split('@')[1]}")
         for r in verdict.rows(case, rec, suite.schedlab_runs(case, rec)):
             inside, outside = inside + r.inside, outside + (not r.inside)
             mean = sum(r.kernel) / len(r.kernel)
@@ -60,6 +66,8 @@ def table(cases_file: Path) -> str:
                          f"{'inside' if r.inside else '**outside**'} | {r.known or ''} |\n")
     lines.append(f"\n{inside} observables inside the kernel's spread, {outside} outside (each with "
                  "its cause, tests/conformance/cases.toml's `causes`).\n")
+    if hosts:
+        lines.append(f"\nHost factors K (`qemu-tcg:N@K`): {', '.join(hosts)}.\n")
     return "".join(lines)
 
 

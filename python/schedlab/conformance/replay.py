@@ -17,7 +17,8 @@ from . import suite
 # latency within 20% or 10 µs; migrations within the kernel's run-to-run spread.
 CPU_TOLERANCE, ACTIVATIONS_TOLERANCE = 0.05, 0.02
 LATENCY_TOLERANCE, LATENCY_SLACK_US = 0.20, 10.0
-# The cases whose traces are the targets': periodic rt-app sets, pipe ping-pong and hackbench.
+# The cases whose traces are the targets': periodic rt-app sets, perf's pipe ping-pong and
+# hackbench (not schbench's pipe test, whose threads the rebuilt workload does not name).
 KINDS = ("periodic", "pipe", "messaging")
 
 HEAD = """# Replay fidelity: real kernels' traces rebuilt and run again
@@ -71,13 +72,14 @@ def measure(case: suite.Case, records: Path) -> Row:
     """Case `case`'s trace replayed on its machine, beside the trace."""
     import schedlab
     trace = suite.record_path(case, records).with_suffix(".trace.txt.gz")
-    rp = schedlab.replay(trace, platform=f"qemu-tcg:{case.vcpus}", kernel=case.kernel)
+    record = suite.load_record(suite.record_path(case, records))
+    rp = schedlab.replay(trace, platform=suite.emulated(case, record), kernel=case.kernel)
     run = schedlab.run(rp.workload, platform=rp.platform, kernel=rp.kernel, duration_ns=rp.length_ns,
                        frames=False)
     ran = {t["comm"].rsplit("-", 1)[0]: t for t in run.summary()["tasks"]}
     ours = workload_threads(case)
     seen = rp.observed[[ours(n) and n in ran for n in rp.observed.index]]
-    runs = suite.load_record(suite.record_path(case, records))["runs"]
+    runs = record["runs"]
     window = runs[0].get("window_s", rp.length_ns / 1e9)  # rt-app's (the record's), else the trace's
     med = statistics.median
     return Row(case.name, len(seen),
@@ -113,7 +115,8 @@ def line(r: Row) -> str:
 def table(cases_file: Path, names=()) -> str:
     records = cases_file.parent / "records"
     rows = [measure(c, records) for c in suite.cases(cases_file)
-            if (c.name in names or not names and set(KINDS) & set(c.name.split("@")[0].split("-")))
+            if (c.name in names or not names and not c.schbench
+                and set(KINDS) & set(c.name.split("@")[0].split("-")))
             and suite.record_path(c, records).exists()]
     met = {k: sum(r.within()[k] for r in rows) for k in ("cpu", "activations", "latency", "migrations")}
     tail = ", ".join(f"{k} {n} of {len(rows)}" for k, n in met.items())

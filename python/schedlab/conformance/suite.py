@@ -1,6 +1,7 @@
 """The conformance suite: cases (a workload, a kernel, a machine), the records the oracle made
 of them on a real kernel, schedlab's run of each measured the same way, and the verdicts."""
 
+import functools
 import gzip
 import json
 import statistics
@@ -116,7 +117,15 @@ def cases(path: Path) -> list[Case]:
 
 
 def kernel_run(files: dict[str, str], case: Case, trace_text: str) -> dict:
-    """A record's run: what measure keeps of the kernel's trace and counters."""
+    """A record's run: what measure keeps of the kernel's trace and counters, and the host's
+    speed where the guest measured it (two vCPUs: `host_pipe_ops`)."""
+    run = _kernel_run(files, case, trace_text)
+    if "host-probe.log" in files:
+        run["host_pipe_ops"] = _perf_rate(files["host-probe.log"], 0)
+    return run
+
+
+def _kernel_run(files: dict[str, str], case: Case, trace_text: str) -> dict:
     evs = list(ftrace.events(trace_text))
     if case.perf:
         return measure.bench(evs, case.ops, _perf_rate(files["perf.log"], case.ops))
@@ -152,10 +161,11 @@ def newidle_costs(files: dict[str, str]) -> dict | None:
 def _perf_rate(log: str, ops: int) -> float:
     """perf bench's rate: its `N ops/sec` line (pipe), else `ops` over its `Total time: S
     [sec]` line (messaging)."""
-    for line in log.splitlines():
-        words = line.split()
-        if line.strip().endswith("ops/sec"):
+    lines = [line.split() for line in log.splitlines()]
+    for words in lines:
+        if words[-1:] == ["ops/sec"]:
             return float(words[0])
+    for words in lines:
         if words[:2] == ["Total", "time:"] and float(words[2]) > 0:
             return ops / float(words[2])
     raise RecordError(f"perf bench printed no rate: {log.strip()[-200:]!r}")
@@ -239,7 +249,7 @@ def schedlab_run(case: Case, record: dict | None = None, platform: str | None = 
     of a jiffy the record's did; the counters the case compares, over the window the record's
     runs read them in (their mean), from two more runs that stop at its ends."""
     from .. import run
-    platform = platform or f"qemu-tcg:{case.vcpus}"
+    platform = platform or emulated(case, record)
     sets = (*start_phase(case, platform, record, sets), *sets)
     kw = dict(kernel=case.kernel, cgroups=list(case.cgroups), sets=sets, frames=False)
     with tempfile.TemporaryDirectory() as t:
@@ -269,6 +279,42 @@ def schedlab_run(case: Case, record: dict | None = None, platform: str | None = 
     m["schedstat"] = measure.schedstat_delta(ends[0][0], ends[1][0], b - a)
     m["cgroups"] = _cpu_stat_delta(ends[0][1], ends[1][1], b - a)
     return m
+
+
+# The guest's host probe (oracle/guest/init): perf bench pipe's round trips across the vCPUs.
+PROBE_LOOPS = 4000
+
+
+def emulated(case: Case, record: dict | None) -> str:
+    """The emulated machine of a case's record: `qemu-tcg:N`, with its host's factor
+    (`qemu-tcg:N@K`) where the record's runs measured their host. qemu-tcg:N's latencies
+    come from the records of 2026-11-26, which have no probe (K = 1). A probe's round trip
+    in schedlab is a + b·K (the halted vCPUs' exits scale with K, the kernel's work does
+    not): K is the one that gives the kernel's (the median over the runs), within
+    qemu-tcg:N@K's range."""
+    probes = [r["host_pipe_ops"] for r in (record or {}).get("runs", []) if "host_pipe_ops" in r]
+    if case.vcpus == 1 or not probes:
+        return f"qemu-tcg:{case.vcpus}"
+    a, b = _probe_line(case.kernel, case.vcpus)
+    k = (1e9 / statistics.median(probes) - a) / b
+    return f"qemu-tcg:{case.vcpus}@{min(max(k, HOST_RANGE[0]), HOST_RANGE[1]):.3g}"
+
+
+# qemu-tcg:N@K's range (platform::QEMU_HOST_RANGE).
+HOST_RANGE = (0.1, 4.0)
+
+
+@functools.cache
+def _probe_line(kernel: str, vcpus: int) -> tuple[float, float]:
+    """schedlab's round trip of the host probe (ns) as a + b·K, from its runs at K = 1 and
+    K = 0.5."""
+    from .. import run
+    from ..benchmarks import PipeBench, elapsed_ns
+    bench = PipeBench(loops=PROBE_LOOPS)
+    trip = {k: elapsed_ns(run(bench.workload(), f"qemu-tcg:{vcpus}@{k}", kernel=kernel,
+                              frames=False)) / PROBE_LOOPS for k in (1, 0.5)}
+    b = 2 * (trip[1] - trip[0.5])
+    return trip[1] - b, b
 
 
 def _calibrated(bench, record: dict | None):

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::cache::CacheFile;
-use super::{parse_cpulist, Cpu, FreqDomain, IdleState, OpCosts, Opp, Platform};
+use super::{parse_cpulist, Cpu, FreqDomain, IdleState, OpCosts, Opp, Platform, QEMU_HOST_RANGE};
 use crate::error::InputError;
 use crate::limits::{MAX_POWER_MW, NR_CPUS};
 
@@ -133,22 +133,30 @@ pub fn builtin_names() -> impl Iterator<Item = &'static str> {
     BUILTIN.iter().map(|(n, _)| *n)
 }
 
-/// A family of built-in platforms, `NAME:N`: its name and its maker for N CPUs.
-type Family = (&'static str, fn(usize) -> Platform);
-
-/// A built-in platform, `smp:N` or `qemu-tcg:N`.
+/// A built-in platform, `smp:N`, `qemu-tcg:N` or `qemu-tcg:N@K` (N ≥ 2: its host's
+/// speed, [`Platform::qemu_tcg`]).
 pub fn load_builtin(name: &str) -> Result<Platform, InputError> {
-    let families: [Family; 2] = [("smp", Platform::smp), ("qemu-tcg", Platform::qemu_tcg)];
-    for (family, make) in families {
-        if let Some(n) = name.strip_prefix(family).and_then(|n| n.strip_prefix(':')) {
-            return match n.parse::<usize>() {
-                Ok(n) if (1..=NR_CPUS).contains(&n) => Ok(make(n)),
-                _ => Err(InputError::option(
+    if let Some(n) = name.strip_prefix("smp:") {
+        return Ok(Platform::smp(cpus(name, "smp", n)?));
+    }
+    if let Some(rest) = name.strip_prefix("qemu-tcg:") {
+        let (n, host) = rest.split_once('@').unwrap_or((rest, "1"));
+        let n = cpus(name, "qemu-tcg", n)?;
+        let host = match host.parse::<f64>() {
+            Ok(k) if QEMU_HOST_RANGE.contains(&k) && (n > 1 || k == 1.0) => k,
+            _ => {
+                return Err(InputError::option(
                     "platform",
-                    format!("{name:?}: {family}:N needs N between 1 and {NR_CPUS}"),
-                )),
-            };
-        }
+                    format!(
+                        "{name:?}: qemu-tcg:N@K needs N of 2 or more (one vCPU runs under \
+                         icount, in guest time) and K from {} to {}",
+                        QEMU_HOST_RANGE.start(),
+                        QEMU_HOST_RANGE.end()
+                    ),
+                ))
+            }
+        };
+        return Ok(Platform::qemu_tcg(n, host));
     }
     match BUILTIN.iter().find(|(n, _)| *n == name) {
         Some((n, text)) => parse(text, &format!("platforms/{n}.toml")),
@@ -158,6 +166,17 @@ pub fn load_builtin(name: &str) -> Result<Platform, InputError> {
                 "unknown platform {name:?}; known: {}, smp:N, qemu-tcg:N, or a .toml file",
                 builtin_names().collect::<Vec<_>>().join(", ")
             ),
+        )),
+    }
+}
+
+/// N of `FAMILY:N`, between 1 and NR_CPUS.
+fn cpus(name: &str, family: &str, n: &str) -> Result<usize, InputError> {
+    match n.parse::<usize>() {
+        Ok(n) if (1..=NR_CPUS).contains(&n) => Ok(n),
+        _ => Err(InputError::option(
+            "platform",
+            format!("{name:?}: {family}:N needs N between 1 and {NR_CPUS}"),
         )),
     }
 }

@@ -13,6 +13,7 @@ pub use load::{builtin_names, load_builtin, load_file, parse};
 pub use plat_info::{is_plat_info, load as load_plat_info};
 
 use crate::kernel::Kernel;
+use crate::sched::ops::Op;
 use crate::time::Ns;
 
 /// The spread of a timer interrupt's lateness on `qemu-tcg:N` (see [`Platform::qemu_tcg`]).
@@ -28,6 +29,13 @@ pub const QEMU_MTTCG_COST_SCALE: f64 = 21.0;
 /// How much of 6.1's time the 6.12 kernel takes for the same work on `qemu-tcg:N` (see
 /// [`Platform::qemu_tcg`]).
 pub const QEMU_TCG_6_12_WORK: f64 = 0.856;
+/// How much of 6.12's time the 7.3 kernel takes for a wakeup and a switch on `qemu-tcg:N`
+/// (see [`Platform::qemu_tcg`]).
+pub const QEMU_TCG_7_3_WORK: [(Op, f64); 3] = [
+    (Op::WakeupLocal, 1.595),
+    (Op::WakeupRemote, 1.595),
+    (Op::ContextSwitch, 1.158),
+];
 /// How long a halted vCPU of `qemu-tcg:N` (N ≥ 2) takes to run again once woken: 20
 /// quantiles, at 2.5%, 7.5%, … 97.5% (see [`Platform::qemu_tcg`]).
 pub const QEMU_TCG_HALT_EXIT_NS: [Ns; 20] = [
@@ -95,6 +103,8 @@ pub const QEMU_MTTCG_COSTS: [(&str, u64); 6] = [
     ("unix_stream_recvmsg_ns", 8_910),
     ("rtapp_init_ns", 29_260_000),
 ];
+/// The host factors `qemu-tcg:N@K` accepts (see [`Platform::qemu_tcg`]).
+pub const QEMU_HOST_RANGE: std::ops::RangeInclusive<f64> = 0.1..=4.0;
 /// The most a platform's `irq_jitter_ns`, `irq_skew_ns` or a `halt_exit_ns` may be (1 ms).
 pub const MAX_TIMING_NS: Ns = 1_000_000;
 /// How much longer than rt-app's calibration a job's `run` takes on `qemu-tcg:1`, in 1/1000
@@ -310,33 +320,67 @@ impl Platform {
     ///   against 18.5 on two). Simplified: one factor for every operation (6.12 forks more
     ///   slowly on one vCPU, 955 µs apart against 833, and its receivers' reads cost 0.98
     ///   of 6.1's there).
-    pub fn qemu_tcg(n: usize) -> Platform {
+    /// - On two or more vCPUs the scaled table and the emulator's latencies are host time on
+    ///   the host they were fitted on (perf bench pipe across two vCPUs in the records of
+    ///   2026-11-26), and hosts differ: the same 6.12 guest's pipe ran 6,586 round trips a
+    ///   second there and 12,438 on 2026-11-28 (wakeup latency p50 54 and 33 µs), where
+    ///   perf messaging, whose socket calls have costs measured on their own, ran 55,087
+    ///   messages a second under 7.3 on 2026-11-27 and 68,071 on 2026-11-28, and user code
+    ///   within 8% (schbench's timed matrix work). `host` (`qemu-tcg:N@K`) multiplies the
+    ///   scaled table (fitted on pipe's round trips: wakeups across vCPUs, their IPIs and
+    ///   idle entries) and the latencies: the halted vCPUs' exits, a running vCPU's
+    ///   interrupt entry, the interrupts' lateness and skew, and the newly idle passes'
+    ///   stalls. Simplified: one factor for all of them, none for the measured costs.
+    /// - The 7.3 kernel wakes and switches more slowly than 6.12 (`QEMU_TCG_7_3_WORK`): in
+    ///   perf bench pipe under icount, where both block each round trip (6.12 with
+    ///   NO_WAKEUP_PREEMPTION, so that its tasks do what 7.3's do), `sched_waking` to
+    ///   `sched_wakeup` takes 2.714 µs against 1.859 (855 ns over 6.12's 1,436 ns wakeup), and
+    ///   the wakeup to the next `sched_waking` across the switch 7.985 against 7.532 (453 ns
+    ///   over its 2,872 ns switch). The round trip: 21.45 µs against 18.95 (46,622 and 52,770
+    ///   ops/s). Untraced 15.7 and 13.3 µs: not the trace's cost. Not the mitigations (the same
+    ///   retpolines in both; `mitigations=off` changed nothing) and little the hrtick (530 ns a
+    ///   round trip with `NO_HRTICK`). Simplified: the whole block-and-switch path's extra is
+    ///   the switch's, and the same factors hold on two vCPUs.
+    pub fn qemu_tcg(n: usize, host: f64) -> Platform {
+        debug_assert!(n > 1 || host == 1.0, "one vCPU runs in guest time");
         let scaled = |scale, costs: &[(&str, u64)], work: f64| {
             let table = (costs.iter())
                 .map(|&(k, ns)| (k.to_string(), (ns as f64 * work).round() as u64))
                 .collect();
             OpCosts::with(scale * work, &table).expect("in range")
         };
+        let host_ns = |ns: Ns| (ns as f64 * host).round() as Ns;
+        let host_q = |q: &[Ns]| q.iter().map(|&ns| host_ns(ns)).collect::<Vec<_>>();
+        let name = if host == 1.0 {
+            format!("qemu-tcg:{n}")
+        } else {
+            format!("qemu-tcg:{n}@{host}")
+        };
         let mut p = Platform {
-            name: format!("qemu-tcg:{n}"),
+            name,
             description: format!("QEMU TCG with {n} vCPUs, as the oracle boots it"),
             ..Platform::smp(n)
         };
         let (scale, costs) = match n {
             1 => (QEMU_TCG_COST_SCALE, &QEMU_TCG_COSTS[..]),
-            _ => (QEMU_MTTCG_COST_SCALE, &QEMU_MTTCG_COSTS[..]),
+            _ => (QEMU_MTTCG_COST_SCALE * host, &QEMU_MTTCG_COSTS[..]),
         };
         p.costs = scaled(scale, costs, 1.0);
-        p.kernel_costs = vec![(Kernel::V6_12, scaled(scale, costs, QEMU_TCG_6_12_WORK))];
+        let v6_12 = scaled(scale, costs, QEMU_TCG_6_12_WORK);
+        let mut v7_3 = v6_12;
+        for (op, factor) in QEMU_TCG_7_3_WORK {
+            v7_3.0[op as usize] = (v6_12.get(op) as f64 * factor).round() as u64;
+        }
+        p.kernel_costs = vec![(Kernel::V6_12, v6_12), (Kernel::V7_3, v7_3)];
         if n == 1 {
             p.work_stretch = QEMU_TCG_WORK_STRETCH.to_vec();
         } else {
             p.work_stretch = QEMU_MTTCG_WORK_STRETCH.to_vec();
-            p.irq_jitter_ns = QEMU_TCG_IRQ_JITTER_NS;
-            p.irq_skew_ns = QEMU_TCG_IRQ_SKEW_NS;
-            p.halt_exit_ns = QEMU_TCG_HALT_EXIT_NS.to_vec();
-            p.irq_entry_ns = QEMU_TCG_IRQ_ENTRY_NS.to_vec();
-            p.newidle_stall_ns = QEMU_TCG_NEWIDLE_STALL_NS.to_vec();
+            p.irq_jitter_ns = host_ns(QEMU_TCG_IRQ_JITTER_NS);
+            p.irq_skew_ns = host_ns(QEMU_TCG_IRQ_SKEW_NS);
+            p.halt_exit_ns = host_q(&QEMU_TCG_HALT_EXIT_NS);
+            p.irq_entry_ns = host_q(&QEMU_TCG_IRQ_ENTRY_NS);
+            p.newidle_stall_ns = host_q(&QEMU_TCG_NEWIDLE_STALL_NS);
             p.kernel_start_newidle_cost_ns = (QEMU_TCG_START_NEWIDLE_COST_NS.iter())
                 .map(|(k, q)| (*k, q.to_vec()))
                 .collect();

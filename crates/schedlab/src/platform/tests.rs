@@ -66,7 +66,7 @@ fn smp_is_made_on_the_fly() {
 }
 
 #[test]
-fn qemu_tcg_prices_the_6_12_kernels_work_at_0_856_of_6_1s() {
+fn qemu_tcg_prices_6_12s_work_at_0_856_of_6_1s_and_7_3s_wakeups_and_switches_apart() {
     use crate::kernel::Kernel;
     use crate::sched::ops::Op;
     let p = load_builtin("qemu-tcg:1").unwrap();
@@ -82,9 +82,64 @@ fn qemu_tcg_prices_the_6_12_kernels_work_at_0_856_of_6_1s() {
     assert_eq!(old.get(Op::AppInit), 1_248_500);
     let two = load_builtin("qemu-tcg:2").unwrap();
     assert_eq!(two.costs_for(Kernel::V6_1).get(Op::AppInit), 29_260_000);
+    // 7.3 wakes and switches more slowly (perf bench pipe's trace under icount): its
+    // wakeup 1436 + 855 ns, 1.595 of 6.12's; its switch 2872 + 453 ns, 1.158; the rest as
+    // 6.12's, and 6.18 as 6.12.
+    let v7_3 = p.costs_for(Kernel::V7_3);
+    assert_eq!(new.get(Op::WakeupLocal), 1_436);
+    assert_eq!(v7_3.get(Op::WakeupLocal), 2_290);
+    // A remote wakeup: 549 ns × 5.5 × 0.856 = 2585, × 1.595.
+    assert_eq!(v7_3.get(Op::WakeupRemote), 4_123);
+    assert_eq!(v7_3.get(Op::ContextSwitch), 3_326);
+    assert_eq!(v7_3.get(Op::UnixSend), 3_535);
+    assert_eq!(p.costs_for(Kernel::V6_18), new);
     // Elsewhere one table serves both kernels.
     let smp = load_builtin("smp:2").unwrap();
     assert_eq!(smp.costs_for(Kernel::V6_12), smp.costs_for(Kernel::V6_1));
+}
+
+#[test]
+fn qemu_tcg_at_k_scales_the_table_and_the_emulators_latencies_of_two_vcpus() {
+    use crate::kernel::Kernel;
+    let (base, half) = (
+        load_builtin("qemu-tcg:2").unwrap(),
+        load_builtin("qemu-tcg:2@0.5").unwrap(),
+    );
+    assert_eq!(half.name, "qemu-tcg:2@0.5");
+    // Halved: a halted vCPU's exit (31.2 µs at the first quantile), a running one's
+    // interrupt entry (225 µs at the last), the interrupts' 200 µs lateness and 30 µs skew,
+    // a newly idle pass's stall (166.4 µs at the last).
+    assert_eq!(half.halt_exit_ns[0], 15_600);
+    assert_eq!(half.irq_entry_ns[19], 112_500);
+    assert_eq!((half.irq_jitter_ns, half.irq_skew_ns), (100_000, 15_000));
+    assert_eq!(half.newidle_stall_ns[99], 83_200);
+    // The scaled table too: a switch, 610 ns × 21 = 12810 on the reference host. Not the
+    // measured costs (a fork, 1.625 ms), nor what the boot's passes cost, nor the jobs'
+    // stretch (relative to rt-app's calibration in the same guest).
+    use crate::sched::ops::Op;
+    assert_eq!(base.costs_for(Kernel::V6_1).get(Op::ContextSwitch), 12_810);
+    assert_eq!(half.costs_for(Kernel::V6_1).get(Op::ContextSwitch), 6_405);
+    for k in [Kernel::V6_1, Kernel::V7_3] {
+        assert_eq!(
+            half.costs_for(k).get(Op::Fork),
+            base.costs_for(k).get(Op::Fork)
+        );
+        assert_eq!(
+            half.start_newidle_cost_for(k),
+            base.start_newidle_cost_for(k)
+        );
+    }
+    assert_eq!(half.work_stretch, base.work_stretch);
+    for bad in [
+        "qemu-tcg:1@0.5",
+        "qemu-tcg:2@0",
+        "qemu-tcg:2@x",
+        "qemu-tcg:2@5",
+    ] {
+        let e = load_builtin(bad).unwrap_err().to_string();
+        assert!(e.contains("needs N of 2 or more"), "{bad}: {e}");
+    }
+    assert_eq!(load_builtin("qemu-tcg:1@1").unwrap().name, "qemu-tcg:1");
 }
 
 #[test]

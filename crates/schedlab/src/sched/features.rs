@@ -11,7 +11,7 @@ use crate::sched::deadline::server::ServerIdle;
 use crate::sched::fair::bandwidth::Throttle;
 use crate::sched::fair::protect_slice::ProtectSlice;
 use crate::sched::fair::wakeup::PrevIdleBias;
-use crate::sched::fair::{DelayedLag, WakeupPreempt};
+use crate::sched::fair::{DelayedLag, LagLimit, WakeupPreempt};
 use crate::sched::hrtick::HrtickArm;
 use crate::sched::preempt::Preempt;
 use crate::sched::uclamp::RqInc;
@@ -181,6 +181,8 @@ pub struct Features {
     pub wakeup_preempt: WakeupPreempt,
     /// How a delayed entity's lag is kept (`sched/fair/eevdf.rs`).
     pub delayed_lag: DelayedLag,
+    /// What bounds a lag (`sched/fair/eevdf.rs`).
+    pub lag_limit: LagLimit,
     /// How CFS bandwidth throttles a group (`sched/fair/bandwidth.rs`).
     pub throttle: Throttle,
     /// A policy's `scaling_max_freq` lowers its CPUs' capacity (`sched/fair/capacity.rs`).
@@ -276,7 +278,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 41] = [
+pub const SWITCHES: [Switch; 42] = [
     choice!("fair.policy", "eevdf | cfs", history!["cfs"; V6_6 => "eevdf", "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -384,6 +386,12 @@ pub const SWITCHES: [Switch; 41] = [
             V7_3 => "bounded", "sched/fair: Prevent negative lag increase during delayed dequeue (Vincent Guittot, posted 2026-03-31) and enqueue_task_fair's update_curr_eevdf (read in Debian's 7.3.4)"],
         delayed_lag,
         "zero" => DelayedLag::Zero, "bounded" => DelayedLag::Bounded),
+    choice!("fair.lag_limit",
+        "slice (6.6-6.16: a lag clamped to twice the task's slice, at least a tick) | max_slice (6.17+: to the longest slice queued plus a tick)",
+        history!["slice";
+            V6_18 => "max_slice", "sched/fair: Increase max lag clamping (Peter Zijlstra, with the run-to-parity series of 6.17; entity_lag in Debian's 7.3.4)"],
+        lag_limit,
+        "slice" => LagLimit::Slice, "max_slice" => LagLimit::MaxSlice),
     choice!("fair.throttle",
         "cfs_rq (≤6.17: a throttled cfs_rq's group entity leaves the hierarchy, its tasks with it) | task (6.18+: the hierarchy stays; each of its tasks, once picked, is dequeued on its way to user space, and the unthrottle requeues it)",
         history!["cfs_rq";
@@ -605,6 +613,7 @@ impl Features {
             protect_slice: ProtectSlice::Deadline,
             wakeup_preempt: WakeupPreempt::Pick,
             delayed_lag: DelayedLag::Zero,
+            lag_limit: LagLimit::Slice,
             throttle: Throttle::CfsRq,
             cpufreq_pressure: false,
             preempt: Preempt::Voluntary,

@@ -2,11 +2,12 @@
 //! deadline.c `start_hrtick_dl`; on by default in 7.x): an hrtimer ends the running fair
 //! task's slice at its virtual deadline, and a deadline task's budget at its remaining
 //! runtime, where without them each ends at the first tick past. When `schedule()` arms it
-//! is `--set sched.hrtick_arm`. Simplified: the timer fires on its expiry (no interrupt
-//! entry latency), and one that expires while an RT task runs does nothing (the kernel calls
-//! `task_tick_rt`).
+//! is `--set sched.hrtick_arm`. The timer calls the running task's `task_tick` whatever armed
+//! it: under 7.1+, where only going idle cancels it, a fair task's hrtick that expires after
+//! an RR task took the CPU counts a tick of that task's slice. Simplified: the timer fires on
+//! its expiry (no interrupt entry latency).
 
-use super::class::{Class, Env};
+use super::class::{Class, Env, SchedClass};
 use super::features::Feat;
 use super::hooks::{Hooks, SchedTimer};
 use super::ops::Op;
@@ -93,7 +94,8 @@ impl Sched {
     }
 
     /// `hrtick`: the running task's `task_tick(queued = 1)`: a fair task's slice is over
-    /// (entity_tick at each level, then a resched); a deadline task's budget is charged.
+    /// (entity_tick at each level, then a resched); a deadline task's budget is charged; an
+    /// RT task's is charged and an RR task's slice counts it as a tick.
     /// False when the timer was stale: cancelled, or armed again for another instant (an
     /// expiry is the arming it belongs to).
     pub(super) fn hrtick<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> bool {
@@ -117,7 +119,7 @@ impl Sched {
             Class::Deadline => self.on_rq(cpu, h, |rq, env| {
                 super::deadline::sched_class::hrtick_tick_dl(rq, env, curr)
             }),
-            _ => false,
+            Class::Rt => self.on_rq(cpu, h, |rq, env| class.task_tick(rq, env, curr)),
         };
         if resched {
             self.resched_curr(cpu, h);

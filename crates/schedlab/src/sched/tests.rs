@@ -619,3 +619,68 @@ fn from_7_x_a_delayed_wakee_is_placed_at_zero_lag_against_its_waker_brought_up_t
         assert_eq!(se(&s, a).vruntime, placed, "{form:?}");
     }
 }
+
+#[test]
+fn from_6_17_a_lag_is_bounded_by_the_longest_queued_slice_plus_a_tick() {
+    // smp:1 under 7.3, no costs, no tick (none is called): a and b fork at T0 at v0 (b's
+    // fork does not preempt a). a runs 10 ms and sleeps: V = (va + vb) / 2 = v0 + 5 ms, a's
+    // lag −5 ms (both nice 0: virtual time is real time), kept at the delay, clamped:
+    // - slice (≤6.16): to max(2 × 0.7 ms, the 4 ms tick) = 4 ms;
+    // - max_slice (6.17+): to the longest slice queued (a's and b's 0.7 ms) + 4 ms = 4.7 ms,
+    //   or, when b asked for a 20 ms slice, 24 ms: not clamped.
+    use super::fair::LagLimit;
+    for (limit, b_slice, lag) in [
+        (LagLimit::Slice, None, -4 * MS as i64),
+        (LagLimit::MaxSlice, None, -4_700_000),
+        (LagLimit::Slice, Some(20 * MS), -4 * MS as i64),
+        (LagLimit::MaxSlice, Some(20 * MS), -5 * MS as i64),
+    ] {
+        let (mut s, mut h) = machine("smp:1", Kernel::V7_3);
+        s.feat.lag_limit = limit;
+        let a = fork(&mut s, &mut h, attr(Policy::Other));
+        let mut b_attr = attr(Policy::Other);
+        b_attr.slice = b_slice;
+        let b = fork(&mut s, &mut h, b_attr);
+        assert_eq!(s.rqs[0].curr, Some(a), "{limit:?}");
+        h.now = T0 + 10 * MS;
+        s.deactivate(a, TaskState::Sleeping, &mut h);
+        let se = &s.ses[s.tasks[a as usize].se as usize];
+        assert!(se.sched_delayed, "{limit:?}");
+        assert_eq!(
+            (se.vlag, s.rqs[0].curr),
+            (lag, Some(b)),
+            "{limit:?} {b_slice:?}"
+        );
+    }
+}
+
+#[test]
+fn from_7_1_a_fair_tasks_hrtick_counts_a_tick_of_the_rr_task_that_took_its_cpu() {
+    // smp:1 under 7.3 (HRTICK, HZ=250: an RR slice is 25 ticks). a and b fork at T0; b's
+    // enqueue arms a's hrtick for T0 + 0.35 ms (as above). An RR task r forks and takes the
+    // CPU from a:
+    // - pick (≤ 7.0): schedule() cancels the hrtick first (`hrtick_clear`): none fires, and
+    //   r's slice keeps its 25 ticks;
+    // - schedule_exit (7.1+): only going idle cancels it, so at T0 + 0.35 ms it calls the
+    //   running task's task_tick: task_tick_rt counts it, 24 ticks left.
+    use super::hrtick::HrtickArm;
+    for (arm, fires, left) in [
+        (HrtickArm::Pick, false, 25),
+        (HrtickArm::ScheduleExit, true, 24),
+    ] {
+        let (mut s, mut h) = machine("smp:1", Kernel::V7_3);
+        s.feat.hrtick_arm = arm;
+        fork(&mut s, &mut h, attr(Policy::Other));
+        fork(&mut s, &mut h, attr(Policy::Other));
+        let rr = SchedAttr {
+            rt_priority: 10,
+            ..attr(Policy::Rr)
+        };
+        let r = fork(&mut s, &mut h, rr);
+        s.schedule(0, &mut h);
+        assert_eq!(s.rqs[0].curr, Some(r), "{arm:?}");
+        h.now = T0 + 350_000;
+        assert_eq!(s.hrtick(0, &mut h), fires, "{arm:?}");
+        assert_eq!(s.rts[r as usize].time_slice, left, "{arm:?}");
+    }
+}

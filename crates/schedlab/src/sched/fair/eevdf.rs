@@ -3,7 +3,8 @@
 
 use super::load_avg::{self, DO_ATTACH, DO_DETACH, UPDATE_TG};
 use super::protect_slice::{
-    cancel_protect_slice, protect_slice, rescale_vprot, update_protect_slice, ProtectSlice,
+    cancel_protect_slice, cfs_rq_max_slice, protect_slice, rescale_vprot, update_protect_slice,
+    ProtectSlice,
 };
 use super::{vdiff, CfsRq, Fair, SchedEntity, SeId, Waking};
 use crate::sched::features::Feat;
@@ -126,12 +127,26 @@ fn entity_before(a: &SchedEntity, b: &SchedEntity) -> bool {
     vdiff(a.deadline, b.deadline) < 0
 }
 
-/// `entity_lag`: V − v_i clamped to the entity's slice-sized limit.
+/// `entity_lag`: V − v_i clamped to a slice-sized limit (`--set fair.lag_limit`).
 fn entity_lag(f: &Fair, avruntime: u64, id: SeId) -> i64 {
     let se = &f.ses[id as usize];
     let vlag = avruntime.wrapping_sub(se.vruntime) as i64;
-    let limit = calc_delta_fair((2 * se.slice).max(f.tun.tick_ns), &se.load) as i64;
+    let span = match f.feat.lag_limit {
+        LagLimit::Slice => (2 * se.slice).max(f.tun.tick_ns),
+        LagLimit::MaxSlice => cfs_rq_max_slice(f) + f.tun.tick_ns,
+    };
+    let limit = calc_delta_fair(span, &se.load) as i64;
     vlag.clamp(-limit, limit)
+}
+
+/// What bounds a lag (`--set fair.lag_limit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LagLimit {
+    /// ≤ 6.16: twice the entity's own slice, at least a tick.
+    Slice,
+    /// 6.17+: the longest slice on the queue plus a tick, EEVDF's steady-state bound, so
+    /// that a task waiting behind a long custom slice keeps what it is owed.
+    MaxSlice,
 }
 
 /// `reweight_eevdf`: a queued entity's V − v and remaining virtual slice scale by old/new

@@ -14,7 +14,7 @@ mod cfs;
 pub mod cfs_tasks;
 pub mod cpu_util;
 pub(in crate::sched) mod eevdf;
-pub use eevdf::{DelayedLag, WakeupPreempt};
+pub use eevdf::{DelayedLag, LagLimit, WakeupPreempt};
 pub mod group;
 pub mod h_load;
 pub mod load_avg;

@@ -122,17 +122,25 @@ pub(super) fn rescale_vprot(f: &mut Fair, id: SeId, avruntime: u64, old: i64, ne
 
 /// `cfs_rq_min_slice`: the shortest slice of curr and the queued entities.
 fn cfs_rq_min_slice(f: &Fair) -> u64 {
-    let curr = curr_on_rq(f).map_or(u64::MAX, |c| f.ses[c as usize].slice);
+    slice_bound(f, u64::MAX, u64::min)
+}
+
+/// `cfs_rq_max_slice` (6.17+): the longest slice of curr and the queued entities.
+pub(super) fn cfs_rq_max_slice(f: &Fair) -> u64 {
+    slice_bound(f, 0, u64::max)
+}
+
+/// curr's and the queued entities' slices folded by `pick` (`none` if there are none); the
+/// queued ones are all the base slice unless one has its own.
+fn slice_bound(f: &Fair, none: u64, pick: fn(u64, u64) -> u64) -> u64 {
+    let curr = curr_on_rq(f).map_or(none, |c| f.ses[c as usize].slice);
     let queued = if f.cfs.nr_custom_slice == 0 {
-        f.cfs
-            .timeline
-            .first()
-            .map_or(u64::MAX, |_| f.tun.base_slice)
+        f.cfs.timeline.first().map_or(none, |_| f.tun.base_slice)
     } else {
         let slices = f.cfs.timeline.iter().map(|id| f.ses[id as usize].slice);
-        slices.min().unwrap_or(u64::MAX)
+        slices.fold(none, pick)
     };
-    curr.min(queued)
+    pick(curr, queued)
 }
 
 /// `ineligible_vruntime`: the vruntime at which curr stops being eligible, the weighted
