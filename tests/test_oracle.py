@@ -140,3 +140,21 @@ def test_7_3_boots_with_damons_statistics_off(guest, monkeypatch, capsys):
     lines.clear()
     assert oracle_py.main(["try", "pipe-1@6.12"]) == 2
     assert lines[0].endswith("oracle.limit=600")
+
+
+def test_a_case_that_fails_leaves_the_others_to_be_recorded(guest, monkeypatch, capsys):
+    oracle_py, boot, records = guest
+    recorded = []
+    files = {"status": b"rt-app=2\n", "guest.txt": b"uname=6.1.0-50-amd64\n",
+             "rt-app.log": b"[rt-app] <crit> [json]         Invalid policy SCHED_IDLE\n"}
+
+    def one(case):
+        recorded.append(case.name)
+        if case.name == "hogs-2@6.1":
+            monkeypatch.setattr(boot, "boot_retrying", lambda *a: files)
+            oracle_py.one_run(case)
+    monkeypatch.setattr(oracle_py, "record", one)
+    assert oracle_py.main(["record", "hogs-2@6.1", "hogs-3@6.1"]) == 2
+    err = capsys.readouterr().err
+    assert recorded == ["hogs-2@6.1", "hogs-3@6.1"]
+    assert err.count("\n") == 1 and "rt-app failed in the guest (rt-app=2)" in err
