@@ -289,9 +289,9 @@ def emulated(case: Case, record: dict | None) -> str:
     """The emulated machine of a case's record: `qemu-tcg:N`, with its host's factor
     (`qemu-tcg:N@K`) where the record's runs measured their host. qemu-tcg:N's latencies
     come from the records of 2026-11-26, which have no probe (K = 1). A probe's round trip
-    in schedlab is a + b·K (the halted vCPUs' exits scale with K, the kernel's work does
-    not): K is the one that gives the kernel's (the median over the runs), within
-    qemu-tcg:N@K's range."""
+    in schedlab is a + b·K (the scaled table and the emulator's latencies scale with K, the
+    measured costs do not): K is the one that gives the kernel's (the median over the runs),
+    within qemu-tcg:N@K's range."""
     probes = [r["host_pipe_ops"] for r in (record or {}).get("runs", []) if "host_pipe_ops" in r]
     if case.vcpus == 1 or not probes:
         return f"qemu-tcg:{case.vcpus}"

@@ -330,7 +330,9 @@ impl Platform {
     ///   scaled table (fitted on pipe's round trips: wakeups across vCPUs, their IPIs and
     ///   idle entries) and the latencies: the halted vCPUs' exits, a running vCPU's
     ///   interrupt entry, the interrupts' lateness and skew, and the newly idle passes'
-    ///   stalls. Simplified: one factor for all of them, none for the measured costs.
+    ///   stalls. Simplified: one factor for all of them, none for the measured costs (6.12's
+    ///   cases recorded on 2026-11-28 contradict it for a running vCPU's interrupt entry and
+    ///   perf messaging's rate: docs/overhead.md).
     /// - The 7.3 kernel wakes and switches more slowly than 6.12 (`QEMU_TCG_7_3_WORK`): in
     ///   perf bench pipe under icount, where both block each round trip (6.12 with
     ///   NO_WAKEUP_PREEMPTION, so that its tasks do what 7.3's do), `sched_waking` to
