@@ -952,6 +952,11 @@ def _check(args) -> int:
     return 0
 
 
+# A replay's runs: the trace's kernel threads are rebuilt as the workload's, so the platform's
+# own (qemu-tcg:N's guest's) would run twice.
+REPLAY_KTHREADS = "kthreads=off"
+
+
 def _replay_trace(args) -> int:
     if args.report is not None and args.b is None:
         return _fail("replay: --report is the what-if's: give --b 'OPTIONS'")
@@ -967,6 +972,8 @@ def _replay_trace(args) -> int:
         write_text(args.output, r["json"])
     elif not runs:
         sys.stdout.write(r["json"])
+    # The trace's kernel threads are in the workload: not the platform's own again.
+    args.set = [REPLAY_KTHREADS, *args.set]
     if args.check:
         # The run's own trace, read by the same code as the trace's: where each wakeup ran.
         with tempfile.TemporaryDirectory(prefix="schedlab-check-") as d:

@@ -20,7 +20,8 @@ class Replay:
     preset the rebuild used (the kernel's work it would charge again is taken off the running
     stretches), `release` the traced kernel's, `length_ns` the trace's; `notes` what it
     assumed; `freq_residency_ns` each CPU's time at each frequency ({kHz: ns}; empty without
-    `cpu_frequency` events)."""
+    `cpu_frequency` events). The trace's kernel threads are among the workload's: on a
+    platform with kernel threads of its own (`qemu-tcg:N`), run it with `kthreads=off`."""
     workload: str
     notes: list
     platform: str

@@ -75,7 +75,7 @@ def measure(case: suite.Case, records: Path) -> Row:
     record = suite.load_record(suite.record_path(case, records))
     rp = schedlab.replay(trace, platform=suite.emulated(case, record), kernel=case.kernel)
     run = schedlab.run(rp.workload, platform=rp.platform, kernel=rp.kernel, duration_ns=rp.length_ns,
-                       frames=False)
+                       sets=["kthreads=off"], frames=False)
     ran = {t["comm"].rsplit("-", 1)[0]: t for t in run.summary()["tasks"]}
     ours = workload_threads(case)
     seen = rp.observed[[ours(n) and n in ran for n in rp.observed.index]]

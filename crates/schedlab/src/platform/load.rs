@@ -304,6 +304,7 @@ fn build(file: PlatformFile) -> Result<Platform, String> {
         newidle_stall_ns: newidle_cost("newidle_stall_ns", file.newidle_stall_ns)?,
         start_newidle_cost_ns: newidle_cost("start_newidle_cost_ns", file.start_newidle_cost_ns)?,
         kernel_start_newidle_cost_ns: vec![],
+        kthreads: vec![],
     })
 }
 

@@ -119,6 +119,107 @@ pub const QEMU_MTTCG_WORK_STRETCH: [u64; 20] = [
 /// The range of a `work_stretch` quantile (1/1000): half to four times the calibration.
 pub const WORK_STRETCH_RANGE: std::ops::RangeInclusive<u64> = 500..=4_000;
 
+/// A `Kthread` (its span and times in ms).
+const fn kthread(
+    (comm, pid): (&'static str, u32),
+    per_cpu: bool,
+    span_ms: u64,
+    wakes: &'static [(Kernel, &'static [(Ns, Ns)])],
+) -> Kthread {
+    Kthread {
+        comm,
+        pid,
+        per_cpu,
+        span_ns: span_ms * 1_000_000,
+        wakes,
+    }
+}
+
+/// The Debian guest's own kernel threads on `qemu-tcg:1` (icount), as the up-nice-2 records
+/// show them from rt-app's start, whose guests are in the same state as every 1-vCPU rt-app
+/// record's (see [`Platform::qemu_tcg`]): kcompactd0 every 512 ms, the others' wakeups in
+/// the 3.16 s those records span, repeated every 3.2 s. Each wakeup's time is its record's
+/// from rt-app's first `pthread_create`, plus rt-app's set-up before it (`rtapp_init`:
+/// 1.249 ms under 6.1, 1.069 ms under 6.12 and 7.3); its work is its stint from its switch
+/// in to its switch out less the 3.6, 3.1 and 3.5 µs that schedlab's costs charge around it
+/// under 6.1, 6.12 and 7.3.
+#[rustfmt::skip]
+pub const QEMU_TCG_KTHREADS: [Kthread; 4] = [
+    kthread(("kcompactd0", 34), false, 512, &[
+        (Kernel::V6_1, &[(175_818_000, 1_440)]),
+        (Kernel::V6_12, &[(480_477_000, 1_780)]),
+        (Kernel::V7_3, &[(327_530_000, 2_100)]),
+    ]),
+    kthread(("kworker/{cpu}:1", 11), true, 3_200, &[
+        (Kernel::V6_1, &[
+            (719_818_000, 620), (815_818_000, 2_900), (1_135_818_000, 1_530),
+            (1_487_818_000, 4_000), (1_487_832_000, 500), (1_807_818_000, 2_580),
+            (2_799_818_000, 1_050), (3_151_818_000, 1_290),
+        ]),
+        (Kernel::V6_12, &[
+            (416_477_000, 1_610), (512_477_000, 4_380), (864_477_000, 2_450),
+            (1_440_477_000, 5_700), (1_440_504_000, 1_260), (1_504_482_000, 4_130),
+            (2_496_477_000, 2_380), (2_880_477_000, 2_450),
+        ]),
+        (Kernel::V7_3, &[
+            (327_535_000, 2_640), (935_530_000, 433_660), (1_255_530_000, 3_130),
+            (1_863_530_000, 6_640), (1_863_559_000, 1_600), (1_927_530_000, 6_350),
+            (2_919_530_000, 6_380),
+        ]),
+    ]),
+    kthread(("rcu_preempt", 15), false, 3_200, &[
+        (Kernel::V6_1, &[
+            (3_818_000, 1_440), (3_835_000, 1_440), (7_818_000, 520), (3_111_818_000, 600),
+            (3_115_818_000, 500), (3_155_818_000, 520),
+        ]),
+        (Kernel::V6_12, &[
+            (4_477_000, 2_450), (8_489_000, 2_250), (12_477_000, 1_490), (3_112_477_000, 1_460),
+            (3_116_478_000, 1_370), (3_156_477_000, 1_440),
+        ]),
+        (Kernel::V7_3, &[
+            (3_530_000, 2_180), (11_530_000, 2_280), (3_115_530_000, 2_100),
+            (3_123_530_000, 2_350),
+        ]),
+    ]),
+    kthread(("kworker/u4:3", 46), false, 3_200, &[
+        (Kernel::V6_1, &[
+            (1_487_824_000, 3_830), (1_615_818_000, 2_420),
+        ]),
+        (Kernel::V6_12, &[
+            (1_440_481_000, 3_460), (1_440_495_000, 5_220), (1_952_477_000, 7_950),
+        ]),
+        (Kernel::V7_3, &[
+            (1_767_530_000, 4_690), (1_863_549_000, 6_150), (2_375_531_000, 8_610),
+        ]),
+    ]),
+];
+/// The same on `qemu-tcg:N`, N ≥ 2 (host time), whose records' guests differ run to run:
+/// each periodic (the records' rates), its work the 2-vCPU records' median stint less the
+/// 13.7, 11.7 and 13.4 µs of schedlab's costs around it.
+#[rustfmt::skip]
+pub const QEMU_MTTCG_KTHREADS: [Kthread; 4] = [
+    kthread(("kcompactd0", 39), false, 512, &[
+        (Kernel::V6_1, &[(64_000_000, 65_850)]),
+        (Kernel::V6_12, &[(64_000_000, 85_220)]),
+        (Kernel::V7_3, &[(64_000_000, 94_280)]),
+    ]),
+    kthread(("kworker/{cpu}:1", 10), true, 512, &[
+        (Kernel::V6_1, &[(192_000_000, 94_050)]),
+        (Kernel::V6_12, &[(192_000_000, 113_320)]),
+        (Kernel::V7_3, &[(192_000_000, 124_180)]),
+    ]),
+    kthread(("rcu_preempt", 18), false, 200, &[
+        (Kernel::V6_1, &[(20_000_000, 55_750)]),
+        (Kernel::V6_12, &[(20_000_000, 63_520)]),
+        (Kernel::V7_3, &[(20_000_000, 51_880)]),
+    ]),
+    kthread(("kworker/u8:4", 104), false, 1_024, &[
+        (Kernel::V6_1, &[(448_000_000, 89_350)]),
+        (Kernel::V6_12, &[(448_000_000, 134_020)]),
+        (Kernel::V7_3, &[(448_000_000, 136_980)]),
+    ]),
+];
+
 /// One operating performance point of a frequency domain.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Opp {
@@ -177,6 +278,30 @@ pub struct Cpu {
     pub numa: usize,
 }
 
+/// A kernel thread of the machine's own (`sim/kthread.rs`): it wakes at the times of its
+/// span, which repeats from the workload's start, each time on a timer, and runs each
+/// wakeup's work.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kthread {
+    /// Its comm (`{cpu}`: a per-CPU thread's CPU).
+    pub comm: &'static str,
+    pub pid: u32,
+    /// One thread per CPU, each bound to it (else one, on any CPU).
+    pub per_cpu: bool,
+    pub span_ns: Ns,
+    /// Each wakeup's time in the span and its work (ns), ascending, under each kernel (the
+    /// newest up to the run's).
+    pub wakes: &'static [(Kernel, &'static [(Ns, Ns)])],
+}
+
+impl Kthread {
+    /// Its wakeups under `kernel`.
+    pub fn wakes_for(&self, kernel: Kernel) -> &'static [(Ns, Ns)] {
+        let wakes: &'static [(Kernel, &'static [(Ns, Ns)])] = self.wakes;
+        for_kernel::<&[(Ns, Ns)]>(wakes, kernel, &wakes[0].1)
+    }
+}
+
 /// A described machine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Platform {
@@ -225,6 +350,9 @@ pub struct Platform {
     /// The same from a kernel preset on whose passes cost differently here (none:
     /// `start_newidle_cost_ns`).
     pub kernel_start_newidle_cost_ns: Vec<(Kernel, Vec<Ns>)>,
+    /// Its own kernel threads, which wake on their timers whatever the workload does
+    /// (`sim/kthread.rs`; none: the workload's threads alone).
+    pub kthreads: Vec<Kthread>,
 }
 
 impl Platform {
@@ -272,6 +400,7 @@ impl Platform {
             newidle_stall_ns: vec![],
             start_newidle_cost_ns: vec![],
             kernel_start_newidle_cost_ns: vec![],
+            kthreads: vec![],
         }
     }
 
@@ -328,11 +457,12 @@ impl Platform {
     ///   messages a second under 7.3 on 2026-11-27 and 68,071 on 2026-11-28, and user code
     ///   within 8% (schbench's timed matrix work). `host` (`qemu-tcg:N@K`) multiplies the
     ///   scaled table (fitted on pipe's round trips: wakeups across vCPUs, their IPIs and
-    ///   idle entries) and the latencies: the halted vCPUs' exits, a running vCPU's
-    ///   interrupt entry, the interrupts' lateness and skew, and the newly idle passes'
-    ///   stalls. Simplified: one factor for all of them, none for the measured costs (6.12's
-    ///   cases recorded on 2026-11-28 contradict it for a running vCPU's interrupt entry and
-    ///   perf messaging's rate: docs/overhead.md).
+    ///   idle entries) and the latencies: the halted vCPUs' exits, the interrupts' lateness
+    ///   and skew, and the newly idle passes' stalls. Not a running vCPU's interrupt entry:
+    ///   rt-push's RT wakeups of a running vCPU took 73-107 µs at the median under 6.12 and
+    ///   7.3 on 2026-11-28's host (K 0.4-0.6) as on the reference host. Simplified: one
+    ///   factor for all of them, none for the measured costs (perf messaging's rate on
+    ///   2026-11-28 contradicts it: docs/overhead.md).
     /// - The 7.3 kernel wakes and switches more slowly than 6.12 (`QEMU_TCG_7_3_WORK`): in
     ///   perf bench pipe under icount, where both block each round trip (6.12 with
     ///   NO_WAKEUP_PREEMPTION, so that its tasks do what 7.3's do), `sched_waking` to
@@ -343,6 +473,19 @@ impl Platform {
     ///   retpolines in both; `mitigations=off` changed nothing) and little the hrtick (530 ns a
     ///   round trip with `NO_HRTICK`). Simplified: the whole block-and-switch path's extra is
     ///   the switch's, and the same factors hold on two vCPUs.
+    /// - The Debian guest's own kernel threads run besides the workload (`QEMU_TCG_KTHREADS`,
+    ///   `QEMU_MTTCG_KTHREADS`; `sim/kthread.rs`): kcompactd0 every 512 ms (the records'
+    ///   wakeups lie 512.0 ms apart: its 500 ms rounded up by the timer wheel), a kworker per
+    ///   CPU about twice a second, rcu_preempt and an unbound kworker about once (on two
+    ///   vCPUs rcu_preempt about five times), each on a tick (the records' wakeups come 6-40
+    ///   µs after one). Each wakeup's stint, from its switch in to its switch out, is the
+    ///   records' median (its work that less what schedlab's costs charge around it): under
+    ///   icount 4-10 µs, and under 7.3 the per-CPU kworker
+    ///   the 20 items of up-nice-2@7.3's record in turn, 5 of them 0.44-0.81 ms (the same
+    ///   sequence in each 1-vCPU record; a stint preempted at its slice's end counted whole);
+    ///   on two vCPUs, in host time, 65-150 µs (the 2-vCPU records' stints: the threads' code
+    ///   is cold in the emulator's translation cache), not scaled by `host`.
+    ///   Simplified: strictly periodic, at one phase each.
     pub fn qemu_tcg(n: usize, host: f64) -> Platform {
         debug_assert!(n > 1 || host == 1.0, "one vCPU runs in guest time");
         let scaled = |scale, costs: &[(&str, u64)], work: f64| {
@@ -376,12 +519,14 @@ impl Platform {
         p.kernel_costs = vec![(Kernel::V6_12, v6_12), (Kernel::V7_3, v7_3)];
         if n == 1 {
             p.work_stretch = QEMU_TCG_WORK_STRETCH.to_vec();
+            p.kthreads = QEMU_TCG_KTHREADS.to_vec();
         } else {
+            p.kthreads = QEMU_MTTCG_KTHREADS.to_vec();
             p.work_stretch = QEMU_MTTCG_WORK_STRETCH.to_vec();
             p.irq_jitter_ns = host_ns(QEMU_TCG_IRQ_JITTER_NS);
             p.irq_skew_ns = host_ns(QEMU_TCG_IRQ_SKEW_NS);
             p.halt_exit_ns = host_q(&QEMU_TCG_HALT_EXIT_NS);
-            p.irq_entry_ns = host_q(&QEMU_TCG_IRQ_ENTRY_NS);
+            p.irq_entry_ns = QEMU_TCG_IRQ_ENTRY_NS.to_vec();
             p.newidle_stall_ns = host_q(&QEMU_TCG_NEWIDLE_STALL_NS);
             p.kernel_start_newidle_cost_ns = (QEMU_TCG_START_NEWIDLE_COST_NS.iter())
                 .map(|(k, q)| (*k, q.to_vec()))

@@ -279,6 +279,25 @@ impl Sched {
         id
     }
 
+    /// A kernel thread of the machine's own (`sim/kthread.rs`), asleep on `cpu` since boot:
+    /// forked but never enqueued, its PELT signals decayed to nothing, so that its first
+    /// wakeup attaches none (where `wake_up_new_task` would give it a share of the spare
+    /// capacity, as to a new task). Its id.
+    pub fn kthread_asleep(
+        &mut self,
+        (pid, comm): (u32, String),
+        attr: &SchedAttr,
+        cpus_mask: Option<Vec<bool>>,
+        cpu: usize,
+        now: Ns,
+    ) -> u32 {
+        let id = self.sched_fork(pid, comm, attr, cpus_mask, now);
+        self.set_task_rq(id, cpu);
+        self.tasks[id as usize].recent_used_cpu = cpu;
+        self.set_state(id, TaskState::Sleeping, now);
+        id
+    }
+
     /// `sched_fork` + `wake_up_new_task`: a new thread (`parent`'s child, or one of the
     /// workload's at start), admitted if SCHED_DEADLINE (`sched_setattr`), placed and
     /// enqueued. Its id is the number of tasks before it; false when admission control

@@ -159,6 +159,8 @@ pub struct Features {
     pub irq_jitter_ns: Option<u64>,
     /// A job's `run` work stretched by a draw from the platform's `work_stretch` (sim/jitter.rs).
     pub work_jitter: bool,
+    /// The platform's own kernel threads run besides the workload (sim/kthread.rs).
+    pub kthreads: bool,
     /// debugfs `fair_server/cpuN/{runtime,period}` (ns; runtime 0: no fair server, as ≤ 6.11).
     pub fair_server_runtime_ns: u64,
     pub fair_server_period_ns: u64,
@@ -278,7 +280,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 42] = [
+pub const SWITCHES: [Switch; 43] = [
     choice!("fair.policy", "eevdf | cfs", history!["cfs"; V6_6 => "eevdf", "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -469,6 +471,12 @@ pub const SWITCHES: [Switch; 42] = [
         work_jitter
     ),
     on_off!(
+        "kthreads",
+        "on (the platform's own kernel threads wake on their timers and run their measured time: qemu-tcg:N's Debian guest's kcompactd0, kworkers and rcu_preempt, others none) | off (the workload's threads alone)",
+        history!["on"],
+        kthreads
+    ),
+    on_off!(
         "overhead",
         "on (the kernel's work is charged as system time at the platform's costs) | off (it is free: the idealized machine)",
         history!["on"],
@@ -602,6 +610,7 @@ impl Features {
             start_spread_ns: 1,
             irq_jitter_ns: None,
             work_jitter: false,
+            kthreads: false,
             fair_server_runtime_ns: 0,
             fair_server_period_ns: 4_194_304_000,
             server_idle: ServerIdle::Clamp,

@@ -235,10 +235,12 @@ impl Sched {
         }
     }
 
-    /// Some thread is blocked and every other one is blocked or ended: nobody is left to
-    /// release them (the kernel's hung-task detector would name them in the end).
-    pub fn deadlocked(&self) -> bool {
-        self.nr_blocked > 0 && (self.nr_blocked + self.nr_dead) as usize == self.tasks.len()
+    /// Some thread is blocked and every other one is blocked or ended, but the machine's
+    /// `kthreads` kernel threads, which only sleep on their timers: nobody is left to release
+    /// them (the kernel's hung-task detector would name them in the end).
+    pub fn deadlocked(&self, kthreads: u32) -> bool {
+        let stuck = self.nr_blocked + self.nr_dead + kthreads;
+        self.nr_blocked > 0 && stuck as usize == self.tasks.len()
     }
 
     /// `cpu_util_cfs(cpu)`: the CPU's utilization as schedutil and placement read it.

@@ -117,8 +117,12 @@ pub(super) struct Engine {
     /// Inside `start`: frequency changes are traced when it ends, as the state boot leaves.
     pub(super) booting: bool,
     /// Threads created and not yet exited: the run ends when none is left (the kernel's
-    /// own timers, a fair server's or a bandwidth period's, do not keep it going).
+    /// own timers, a fair server's or a bandwidth period's, and its own threads do not keep
+    /// it going).
     pub(super) alive: u32,
+    /// How many of the machine's own kernel threads there are (`sim/kthread.rs`): the first
+    /// task ids.
+    pub(super) kthreads: u32,
     /// Fair tasks' sleep timers, with their slack.
     pub(super) hrtimers: HrTimers,
     /// Each CPU's pending sleep timers, for the cpuidle governor.
@@ -760,20 +764,30 @@ impl Engine {
     /// counted by the caller): a fair task's timer may end up to its slack later; an RT or
     /// deadline task's has none.
     pub(super) fn sleep_until(&mut self, s: &mut Sched, id: u32, at: u64) {
-        let gen = self.threads[id as usize].wake_gen;
         let slack = s.timer_slack_ns(id);
-        let t = &s.task(id);
-        self.hrtimers.start(t.cpu, at, at + slack, id, gen);
-        self.next_timers.arm(t.cpu, self.now, at + slack, id, gen);
+        self.sleep_between(s, id, at, at + slack);
+    }
+
+    /// Sleep the running thread `id` on a timer that may fire from `at` to `hard`.
+    pub(super) fn sleep_between(&mut self, s: &mut Sched, id: u32, at: u64, hard: u64) {
+        self.arm_sleep(s, id, at, hard);
+        self.block_current(s, id, TaskState::Sleeping);
+    }
+
+    /// Arm thread `id`'s sleep timer: it may fire from `at` to `hard`.
+    pub(super) fn arm_sleep(&mut self, s: &Sched, id: u32, at: u64, hard: u64) {
+        let gen = self.threads[id as usize].wake_gen;
+        let cpu = s.task(id).cpu;
+        self.hrtimers.start(cpu, at, hard, id, gen);
+        self.next_timers.arm(cpu, self.now, hard, id, gen);
         // The interrupt comes its entry latency after the hard expiry (`sim/jitter.rs`).
-        let irq = at + slack + self.irq_delay(t.cpu, at + slack);
+        let irq = hard + self.irq_delay(cpu, hard);
         let ev = Ev::Wake {
             task: id,
             gen,
             kicked: false,
         };
         self.queue.push(irq, self.now, ev);
-        self.block_current(s, id, TaskState::Sleeping);
     }
 
     /// Create a thread from rt-app task `def` (by `parent`, or at start; `forked` by a
@@ -787,8 +801,9 @@ impl Engine {
     ) -> bool {
         let id = s.tasks().len() as u32;
         let (pid, comm, attr, cpus, mut thread) = self.new_thread(def, id, forked, self.now);
+        let index = self.workload_index(id);
         thread.start_offset +=
-            super::jitter::start_delay(s.feat().seed, s.feat().start_spread_ns, id);
+            super::jitter::start_delay(s.feat().seed, s.feat().start_spread_ns, index);
         let barrier = thread.meets_start_barrier();
         self.threads.push(thread);
         let accepted = s.wake_up_new_task(pid, comm, &attr, cpus, parent, self);
@@ -815,7 +830,9 @@ impl Engine {
         self.start_caps();
         s.sched_init_smp(self);
         self.boot_newidle_costs(s);
+        self.fork_kthreads(s);
         self.main_marker(s, "start");
+        self.alive = 1; // the workload to come: the machine's threads alone do not end the run
         let phase = s.feat().rtapp_start_ns;
         if phase == 0 {
             self.begin(s);
@@ -847,6 +864,7 @@ impl Engine {
                 self.fork_thread(s, def, None, false);
             }
         }
+        self.alive -= 1; // (its threads, if any, keep it going now)
     }
 
     /// Every CPU's frequency and idle state as boot leaves them, so that a CPU whose

@@ -15,6 +15,7 @@ mod hrtimer;
 mod invariants;
 mod jitter;
 mod kernel_preempt;
+mod kthread;
 mod overhead;
 pub mod schbench;
 pub mod summary;
@@ -136,6 +137,9 @@ impl Sim {
                 ));
             }
         }
+        if feat.kthreads {
+            kthread::append(&mut prog, &plat, feat.kernel);
+        }
         let cache = match (feat.cache, plat.cache) {
             (false, _) => None,
             (true, Some(spec)) => Some(CacheModel::new(spec, &plat)),
@@ -210,6 +214,7 @@ impl Sim {
             deferred_wakes: 0,
             booting: false,
             alive: 0,
+            kthreads: 0,
             hrtimers: HrTimers::new(nr_cpus),
             next_timers,
             fired: Vec::new(),
@@ -273,7 +278,7 @@ impl Sim {
     #[inline(always)]
     pub(crate) fn step(&mut self) -> std::io::Result<Step> {
         let (s, e) = (&mut self.sched, &mut self.eng);
-        if e.deferred_wakes == 0 && s.deadlocked() {
+        if e.deferred_wakes == 0 && s.deadlocked(e.kthreads) {
             e.report_deadlock(s);
         }
         if e.totals.deadlock.is_some() {

@@ -223,7 +223,8 @@ impl Sim {
             .tasks()
             .iter()
             .enumerate()
-            .filter(|(_, t)| t.pid != RTAPP_MAIN_PID) // the workload's threads
+            .skip(eng.kthreads as usize) // the workload's threads
+            .filter(|(_, t)| t.pid != RTAPP_MAIN_PID)
             .map(|(id, t)| {
                 let dl = sched.dl_of(id as u32);
                 let lat = &t.stats.wakeup_latencies;

@@ -276,11 +276,13 @@ impl Engine {
         forked: bool,
         now: u64,
     ) -> (u32, String, SchedAttr, Option<Vec<bool>>, Thread) {
+        let kthread = self.is_kthread_def(def);
         let t = &self.prog.tasks[def];
         // rt-app's index of a thread: its main thread (when there is one) is not one.
-        let idx = id.saturating_sub(self.prog.main.is_some() as u32);
+        let idx =
+            (id.saturating_sub(self.kthreads)).saturating_sub(self.prog.main.is_some() as u32);
         let main = Some(def) == self.prog.main;
-        let comm = if main {
+        let comm = if main || kthread {
             t.name.clone()
         } else if forked {
             let forks = &mut self.res.forks[def];
@@ -318,13 +320,18 @@ impl Engine {
             code: 0..0,
             phase_loops: 0,
             final_phase: false,
-            op: 0,
+            // (a kernel thread is created asleep in its first operation, its timeout)
+            op: usize::from(kthread),
             in_iteration: false,
             setup: self.changes_scheduling(def, 0, t.cpus.as_ref().unwrap_or(&self.all_cpus)),
-            // A barrier of one returns at once: no scheduling event.
-            start: Start::Fresh(
-                !forked && def < self.prog.start_barrier_tasks && self.res.start_barrier.0 > 1,
-            ),
+            // A barrier of one returns at once: no scheduling event. A kernel thread has no
+            // set-up of rt-app's to go through.
+            start: match kthread {
+                true => Start::Running,
+                false => Start::Fresh(
+                    !forked && def < self.prog.start_barrier_tasks && self.res.start_barrier.0 > 1,
+                ),
+            },
             // Forked threads skip the start barrier but keep t_zero + delay as their anchor.
             start_offset: t.delay,
             unique: (t.unique_absolute.iter())
@@ -421,8 +428,8 @@ impl Engine {
     }
 
     fn marker(&mut self, s: &Sched, id: u32, text: String) {
-        if self.is_main(id) {
-            return; // rt-app's main thread writes only its rtapp_main markers (main_marker)
+        if !self.rtapp_thread(id) {
+            return;
         }
         let cpu = s.task_cpu(id);
         let task = Some(id);
@@ -537,6 +544,7 @@ impl Engine {
                 self.nanosleep_return(s, id)
             }
             Op::Sleep(ns) => self.nanosleep(s, id, now + ns),
+            Op::Timeout { period, phase } => self.timeout(s, id, period, phase),
             Op::Timer { timer, period } => self.timer(s, id, timer, period),
             Op::Cyclic {
                 interval,
@@ -809,9 +817,16 @@ impl Engine {
         Step::Busy
     }
 
-    /// Thread `id` works `units` now, stretched as its job's draw says.
+    /// Thread `id` works `units` now, stretched as its job's draw says (a kernel thread's
+    /// time is as measured: none).
     pub(super) fn work(&mut self, id: u32, units: u128) {
-        let stretch = super::jitter::work_stretch(self.seed, &self.work_stretch, id, self.now);
+        let stretch = match self.is_kthread(id) {
+            true => 1000,
+            false => {
+                let index = self.workload_index(id);
+                super::jitter::work_stretch(self.seed, &self.work_stretch, index, self.now)
+            }
+        };
         // (work for ever stays for ever; any other fits: ns × rate, times at most 4000)
         self.threads[id as usize].action = Action::Work {
             left: match units {
@@ -996,6 +1011,12 @@ impl Engine {
         Some(self.threads[id as usize].def as usize) == self.prog.main
     }
 
+    /// Thread `id` writes rt-app's markers and log rows: not its main thread (which writes
+    /// only its rtapp_main markers, `main_marker`), nor a kernel thread.
+    fn rtapp_thread(&self, id: u32) -> bool {
+        !self.is_main(id) && !self.is_kthread(id)
+    }
+
     fn start_markers(&mut self, s: &mut Sched, id: u32) {
         if self.tracing && self.prog.ftrace.task {
             if self.threads[id as usize].idx == 0 {
@@ -1068,8 +1089,7 @@ impl Engine {
         let row = th.row;
         let (def, phase) = (th.def as usize, th.phase);
         let (task_iter, phase_iter) = (th.task_iter, th.phase_iter);
-        if self.tracing && !self.is_main(id) {
-            // (markers and a log row: rt-app's main thread writes neither)
+        if self.tracing && self.rtapp_thread(id) {
             if self.prog.ftrace.loop_ {
                 self.marker(s, id, format!("rtapp_loop: event=end thread_loop={task_iter} phase={phase} phase_loop={phase_iter}"));
             }

@@ -283,7 +283,7 @@ fn working_set(ops: &[Op]) -> u64 {
 
 /// Add a SCHED_OTHER nice-0 task of `name` running its `phases` (operations, loops) in turn,
 /// of `instance` threads at the start (0: one another spawns): its index.
-fn task(
+pub(crate) fn task(
     prog: &mut Program,
     name: String,
     phases: Vec<(Vec<Op>, u64)>,

@@ -31,6 +31,13 @@ pub enum Op {
         us: u64,
     },
     Sleep(u64),
+    /// A kernel thread's `schedule_timeout` on a timer-wheel timer: sleep until the next
+    /// `phase + k·period` after the workload's start that is still to come (no slack, no
+    /// system call).
+    Timeout {
+        period: u64,
+        phase: u64,
+    },
     /// Sleep until the timer's next expiry, then arm it `period` later.
     Timer {
         timer: TimerRef,
@@ -266,6 +273,9 @@ pub struct Program {
     pub warnings: Vec<String>,
     /// A schbench generator's shape, if the workload has one.
     pub schbench: Option<SchbenchShape>,
+    /// The pids of the machine's own kernel threads (`sim/kthread.rs`), whose task
+    /// definitions are the last ones.
+    pub kthreads: Vec<u32>,
 }
 
 /// Resource names, by kind, in order of first use.

@@ -374,5 +374,6 @@ fn a_userspace_frequency_must_be_an_opp_and_a_policy_must_exist() {
 mod bandwidth;
 mod deadline;
 mod kernels;
+mod kthread;
 mod pi;
 mod rt;

@@ -225,6 +225,7 @@ pub fn compile(wl: &Workload, plat: &Platform, rtapp: RtappModel) -> Result<Prog
         groups,
         warnings: unsimulated(wl),
         schbench: None,
+        kthreads: Vec::new(),
     };
     for (i, g) in wl.generators.iter().enumerate() {
         let at = format!("generators[{i}].taskgroup");
