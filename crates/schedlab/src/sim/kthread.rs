@@ -1,9 +1,10 @@
 //! The machine's own kernel threads (`Platform::kthreads`: a Debian guest's kcompactd0,
 //! per-CPU kworkers, rcu_preempt): each sleeps on a timer-wheel timer (`schedule_timeout`,
 //! which expires on a tick) until the next of its wakeups, whose times repeat every span from
-//! the workload's start, and runs that wakeup's work, whatever the workload does. Few and short, they still preempt the workload's tasks and shift where ties of EEVDF's
-//! arithmetic fall. Forked at boot, they take the first task ids, and are not the workload's:
-//! a run ends once the workload's threads have, rt-app's markers and logs and the task
+//! the workload's start, and works that wakeup's time, whatever the workload does. Few and
+//! short, they still preempt the workload's tasks and shift where ties of EEVDF's arithmetic
+//! fall. Created asleep at boot, they take the first task ids, and are not the workload's: a
+//! run ends once the workload's threads have, rt-app's markers and logs and the task
 //! summaries leave them out, and the jitter's draws number the workload's threads as without
 //! them. `--set kthreads=off`: the workload's threads alone.
 
@@ -18,7 +19,7 @@ use crate::workload::gen;
 use crate::workload::program::{Op, Program, WORK_UNITS_PER_NS};
 
 /// Append the platform's kernel threads to `prog` as its last task definitions, one each (a
-/// per-CPU thread's one per CPU, bound to it), with their runs under `kernel`.
+/// per-CPU thread's one per CPU, bound to it), with their wakeups under `kernel`.
 pub fn append(prog: &mut Program, plat: &Platform, kernel: Kernel) {
     let n = plat.nr_cpus();
     for k in &plat.kthreads {
