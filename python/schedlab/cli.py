@@ -14,6 +14,7 @@ from schedlab import _core
 from schedlab.reproduce import experiments
 from schedlab.lisa import plat_info_path
 from schedlab.output import Staged, check_outputs, write_text
+from schedlab.replays import KTHREADS_OFF
 from schedlab.run import fair_sets, governor_sets
 from schedlab.units import UNITS_NS, parse_duration, unsigned
 
@@ -952,11 +953,6 @@ def _check(args) -> int:
     return 0
 
 
-# A replay's runs: the trace's kernel threads are rebuilt as the workload's, so the platform's
-# own (qemu-tcg:N's guest's) would run twice.
-REPLAY_KTHREADS = "kthreads=off"
-
-
 def _replay_trace(args) -> int:
     if args.report is not None and args.b is None:
         return _fail("replay: --report is the what-if's: give --b 'OPTIONS'")
@@ -972,8 +968,7 @@ def _replay_trace(args) -> int:
         write_text(args.output, r["json"])
     elif not runs:
         sys.stdout.write(r["json"])
-    # The trace's kernel threads are in the workload: not the platform's own again.
-    args.set = [REPLAY_KTHREADS, *args.set]
+    args.set = [KTHREADS_OFF, *args.set]  # the trace's kernel threads are in the workload
     if args.check:
         # The run's own trace, read by the same code as the trace's: where each wakeup ran.
         with tempfile.TemporaryDirectory(prefix="schedlab-check-") as d:

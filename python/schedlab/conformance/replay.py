@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import suite
+from ..replays import KTHREADS_OFF
 
 # Issue 40's targets: per-thread CPU time within 5%, activations within 2%, median wakeup
 # latency within 20% or 10 µs; migrations within the kernel's run-to-run spread.
@@ -75,7 +76,7 @@ def measure(case: suite.Case, records: Path) -> Row:
     record = suite.load_record(suite.record_path(case, records))
     rp = schedlab.replay(trace, platform=suite.emulated(case, record), kernel=case.kernel)
     run = schedlab.run(rp.workload, platform=rp.platform, kernel=rp.kernel, duration_ns=rp.length_ns,
-                       sets=["kthreads=off"], frames=False)
+                       sets=[KTHREADS_OFF], frames=False)
     ran = {t["comm"].rsplit("-", 1)[0]: t for t in run.summary()["tasks"]}
     ours = workload_threads(case)
     seen = rp.observed[[ours(n) and n in ran for n in rp.observed.index]]

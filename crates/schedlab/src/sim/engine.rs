@@ -120,9 +120,6 @@ pub(super) struct Engine {
     /// own timers, a fair server's or a bandwidth period's, and its own threads do not keep
     /// it going).
     pub(super) alive: u32,
-    /// How many of the machine's own kernel threads there are (`sim/kthread.rs`): the first
-    /// task ids.
-    pub(super) kthreads: u32,
     /// Fair tasks' sleep timers, with their slack.
     pub(super) hrtimers: HrTimers,
     /// Each CPU's pending sleep timers, for the cpuidle governor.

@@ -70,7 +70,11 @@ impl Engine {
             let at = next_expiry(self.now, start(s), period, phase);
             self.arm_sleep(s, id, at, at);
         }
-        self.kthreads = self.prog.kthreads.len() as u32;
+    }
+
+    /// How many of the machine's kernel threads there are: the first task ids.
+    pub(super) fn kthreads(&self) -> u32 {
+        self.prog.kthreads.len() as u32
     }
 
     /// Task definition `def` is one of the machine's kernel threads.
@@ -80,12 +84,12 @@ impl Engine {
 
     /// Thread `id` is one of the machine's kernel threads.
     pub(super) fn is_kthread(&self, id: u32) -> bool {
-        id < self.kthreads
+        id < self.kthreads()
     }
 
     /// Thread `id`'s index among the workload's threads (the jitter's draws are keyed by it).
     pub(super) fn workload_index(&self, id: u32) -> u32 {
-        id - self.kthreads
+        id - self.kthreads()
     }
 
     /// `schedule_timeout`: the kernel thread `id` sleeps until its timer's next expiry.

@@ -214,7 +214,6 @@ impl Sim {
             deferred_wakes: 0,
             booting: false,
             alive: 0,
-            kthreads: 0,
             hrtimers: HrTimers::new(nr_cpus),
             next_timers,
             fired: Vec::new(),
@@ -278,7 +277,7 @@ impl Sim {
     #[inline(always)]
     pub(crate) fn step(&mut self) -> std::io::Result<Step> {
         let (s, e) = (&mut self.sched, &mut self.eng);
-        if e.deferred_wakes == 0 && s.deadlocked(e.kthreads) {
+        if e.deferred_wakes == 0 && s.deadlocked(e.kthreads()) {
             e.report_deadlock(s);
         }
         if e.totals.deadlock.is_some() {

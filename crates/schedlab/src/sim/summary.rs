@@ -223,7 +223,7 @@ impl Sim {
             .tasks()
             .iter()
             .enumerate()
-            .skip(eng.kthreads as usize) // the workload's threads
+            .skip(eng.kthreads() as usize) // the workload's threads
             .filter(|(_, t)| t.pid != RTAPP_MAIN_PID)
             .map(|(id, t)| {
                 let dl = sched.dl_of(id as u32);
