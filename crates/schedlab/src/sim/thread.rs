@@ -836,6 +836,19 @@ impl Engine {
         };
     }
 
+    /// Thread `id` returns to user space from a system call (`exit_to_user_mode`): a
+    /// reschedule its CPU was asked for (by a wakeup the call made; a lazy one too) preempts
+    /// it there, 1 ns after the CPU's last scheduling event, before its next step. True then.
+    pub(super) fn user_return(&mut self, s: &Sched, id: u32) -> bool {
+        let cpu = s.task_cpu(id);
+        if !s.need_resched(cpu) {
+            return false;
+        }
+        let at = (self.cpus[cpu].changed_at + 1).max(self.now);
+        self.threads[id as usize].action = Action::Until(at);
+        true
+    }
+
     /// Thread `id`'s next operation is the one it is doing.
     pub(super) fn rewind(&mut self, id: u32) {
         self.threads[id as usize].op -= 1;

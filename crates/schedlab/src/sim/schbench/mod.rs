@@ -254,6 +254,9 @@ struct Worker {
     held: Option<usize>,
     /// A pipe test: its request's write of its buffer is done.
     written: bool,
+    /// `msg_and_wait`: its post of the message thread made, preempted at the `FUTEX_WAKE`'s
+    /// return; its `fwait` comes when it runs again.
+    posted: bool,
     /// Its `gettimeofday` as it started (µs), and its `runtime` from then (µs).
     start: Option<u64>,
     runtime: u64,
@@ -474,6 +477,7 @@ impl Engine {
     }
 
     /// `run_msg_thread`'s loop, once: wake the listed workers, then wait to be posted.
+    /// Simplified: no preemption point at its `FUTEX_WAKE`s' returns (a worker's has one).
     fn sch_message(&mut self, s: &mut Sched, id: u32, m: usize) -> Step {
         let now_us = tv(self.now);
         let msg = &mut self.sb().msgs[m];
@@ -620,6 +624,9 @@ impl Engine {
             // back from it, the call's return before it takes the time
             return (self.fwait(s, id, me)).unwrap_or_else(|| self.woken(id, w, rps));
         }
+        if std::mem::take(&mut wk.posted) {
+            return self.await_post(s, id, w, rps);
+        }
         if sb.stopping {
             wk.runtime = now_us - start;
             self.break_loop(id);
@@ -651,8 +658,19 @@ impl Engine {
             sb.msgs[m].list.push(w);
         }
         self.fpost(s, id, Who::Msg(m));
+        if calls > 0 && self.user_return(s, id) {
+            self.sb().workers[w as usize].posted = true;
+            self.rewind(id);
+            return Step::Busy;
+        }
+        self.await_post(s, id, w, rps)
+    }
+
+    /// `msg_and_wait`'s end: wait to be posted (unless schbench is stopping), then count
+    /// the wakeup latency.
+    fn await_post(&mut self, s: &mut Sched, id: u32, w: u32, rps: bool) -> Step {
         if !self.sb().stopping {
-            if let Some(step) = self.fwait(s, id, me) {
+            if let Some(step) = self.fwait(s, id, Who::Worker(w as usize)) {
                 return step;
             }
         }
