@@ -478,13 +478,12 @@ impl Platform {
     ///   wakeups lie 512.0 ms apart: its 500 ms rounded up by the timer wheel), a kworker per
     ///   CPU about twice a second, rcu_preempt and an unbound kworker about once (on two
     ///   vCPUs rcu_preempt about five times), each on a tick (the records' wakeups come 6-40
-    ///   µs after one). Each wakeup's stint, from its switch in to its switch out, is the
-    ///   records' median (its work that less what schedlab's costs charge around it): under
-    ///   icount 4-10 µs, and under 7.3 the per-CPU kworker
-    ///   the 20 items of up-nice-2@7.3's record in turn, 5 of them 0.44-0.81 ms (the same
-    ///   sequence in each 1-vCPU record; a stint preempted at its slice's end counted whole);
-    ///   on two vCPUs, in host time, 65-150 µs (the 2-vCPU records' stints: the threads' code
-    ///   is cold in the emulator's translation cache), not scaled by `host`.
+    ///   µs after one). Each wakeup works its stint in the records, from its switch in to
+    ///   its switch out, less what schedlab's costs charge around it: under icount the
+    ///   up-nice-2 records' stints one by one, 0.5-9 µs but one of 0.43 ms (7.3's per-CPU
+    ///   kworker; a stint preempted at its slice's end counted whole); on two vCPUs, in host
+    ///   time, the 2-vCPU records' median stint, 65-150 µs (the threads' code is cold in the
+    ///   emulator's translation cache), not scaled by `host`.
     ///   Simplified: strictly periodic, at one phase each.
     pub fn qemu_tcg(n: usize, host: f64) -> Platform {
         debug_assert!(n > 1 || host == 1.0, "one vCPU runs in guest time");

@@ -279,8 +279,7 @@ impl Engine {
         let kthread = self.is_kthread_def(def);
         let t = &self.prog.tasks[def];
         // rt-app's index of a thread: its main thread (when there is one) is not one.
-        let idx =
-            (id.saturating_sub(self.kthreads())).saturating_sub(self.prog.main.is_some() as u32);
+        let idx = id.saturating_sub(self.kthreads() + self.prog.main.is_some() as u32);
         let main = Some(def) == self.prog.main;
         let comm = if main || kthread {
             t.name.clone()
