@@ -5,11 +5,12 @@ case's workload in them and writes the case's record (tests/conformance/records/
   oracle.py record [CASE...] [--force]   record the cases not yet recorded (all, or those named:
                                          `hogs-3@6.1`, or `hogs-3` for every kernel)
   oracle.py list                         the cases and whether each is recorded
-  oracle.py try CASE@K [--append ARGS] [--feature F]... [--before CMD]
+  oracle.py try CASE@K [--append ARGS] [--feature F]... [--before CMD] [--probe eevdf]
                                          one run, not recorded, its measures printed: the
                                          kernel booted with ARGS, sched features F set, CMD
-                                         run first (before.log); the guest's files in the
-                                         cache's last-run folder
+                                         run first (before.log), the EEVDF state traced on
+                                         each switch and wakeup (guest/eevdf.sh); the guest's
+                                         files in the cache's last-run folder
 
 Exit status 2 with one line on any failure (per case that failed, the others recorded); a record
 is written whole or not at all.
@@ -162,13 +163,14 @@ def record(case: suite.Case) -> None:
     tmp.rename(out)
 
 
-def _try(case: suite.Case, append: str, features: list[str], before: str) -> int:
+def _try(case: suite.Case, append: str, features: list[str], before: str, probe: bool) -> int:
     bad = [f for f in features if not re.fullmatch(r"(NO_)?[A-Z0-9_]+", f)]
     if bad:
         raise OracleError(f"try: --feature {bad[0]!r}: a sched feature's name, e.g. NO_HRTICK")
-    sets = "".join(f"echo {f} > /sys/kernel/debug/sched/features; " for f in features)
+    first = [f"echo {f} > /sys/kernel/debug/sched/features" for f in features]
+    first += [f"( {(GUEST / 'eevdf.sh').read_text()})"] * probe + [before] * bool(before)
     image.kernel_suite(case.kernel)
-    run, _, _ = one_run(case, append, sets + before)
+    run, _, _ = one_run(case, append, "; ".join(first))
     print(json.dumps({k: v for k, v in run.items() if k != "switches"}, indent=1, sort_keys=True))
     return 0
 
@@ -213,6 +215,8 @@ def main(argv=None) -> int:
                    help="a sched feature to set first, e.g. NO_HRTICK (repeatable)")
     t.add_argument("--before", default="", help="a shell command run first, its output in "
                                                 "before.log, e.g. an untraced perf bench")
+    t.add_argument("--probe", choices=["eevdf"], help="trace the EEVDF state on each switch "
+                   "and wakeup too (read it with oracle/eevdf.py)")
     a = p.parse_args(argv)
     # SIGTERM unwinds as Ctrl-C does: QEMU is killed, temporary folders go, no record is half
     # written.
@@ -235,7 +239,7 @@ def main(argv=None) -> int:
                 image.kernel(k)
             return 0
         if a.cmd == "try":
-            return _try(chosen[0], a.append, a.feature, a.before)
+            return _try(chosen[0], a.append, a.feature, a.before, a.probe == "eevdf")
         todo = [c for c in chosen if a.force or not record_path(c).exists()]
         failed = 0
         for c in todo:

@@ -158,3 +158,50 @@ def test_a_case_that_fails_leaves_the_others_to_be_recorded(guest, monkeypatch, 
     err = capsys.readouterr().err
     assert recorded == ["hogs-2@6.1", "hogs-3@6.1"]
     assert err.count("\n") == 1 and "rt-app failed in the guest (rt-app=2)" in err
+
+
+def test_the_eevdf_reader_finds_v_as_the_kernel_divides(monkeypatch):
+    # Two events of schbench-1@7.3 traced with `try --probe eevdf` (7.3.4, 2026-11-28). At the
+    # switch, next (155) is curr, outside the sums; prev (156), queued, is all they hold: sW
+    # one nice-0 weight (1048576, sum_shift 0) and sw = (pv - z) × w = 531660 × 1048576 =
+    # 557485916160, as recorded. V = z + (531660 + (nv - z)) / 2 = z + (531660 - 529995) / 2
+    # = z + 832 (832.5 rounded down) = 4138746104: next's lag V - nv = 530827 ns, prev's
+    # -530828, next's deadline nd - V = 167508. The wakeup's fields are read as recorded.
+    monkeypatch.syspath_prepend(str(ROOT / "oracle"))
+    import eevdf
+    text = (
+        " schbench-worker-156   [000]     6.052007: eevdf_switch:         (ffffffff9b5af2a4) "
+        "pp=156 pv=4139276932 pd=4139975267 pl=23927 pdl=0 pq=1 pw=1048576 pr=4135975267 "
+        "np=155 nv=4138215277 nd=4138913612 nl=197896 ndl=0 nq=1 nw=1048576 nr=4138913612 "
+        "z=4138745272 sw=557485916160 sW=1048576 sh=0\n"
+        " schbench-worker-155   [000]     5.849614: eevdf_wakeup:         (ffffffff9b5b60b4) "
+        "p=154 v=4037493800 d=4037592431 l=-109302 dl=0 q=1 w=1048576 r=4037592431 "
+        "z=4037384498 sw=22365077504 sW=3145728 sh=0\n")
+    switch, wakeup = eevdf.events(text)
+    assert eevdf.avg_vruntime(switch.f) == 4138746104
+    assert eevdf.line(switch) == (
+        "6.052007 switch    156 lag    -530.8 d-V    1229.2 queued ==>    155 lag     530.8 "
+        "d-V     167.5  V 4138746104")
+    assert eevdf.line(wakeup) == (
+        "5.849614 wakeup    154  vlag    -109.3  v-z     109.3  d-z     207.9  delayed 0")
+    # 6.x's sums count a nice-0 weight scaled down, as 1024.
+    assert eevdf.summed(1048576, {}) == 1024 and eevdf.summed(15, {}) == 2
+
+
+def test_try_probes_the_eevdf_state_first_and_any_mix_of_options_is_sound_shell(guest, monkeypatch):
+    oracle_py, boot, _ = guest
+    scripts = []
+
+    def boot_retrying(kernel, vcpus, files, limit, append=""):
+        scripts.append(files["run.sh"].decode())
+        raise oracle_py.OracleError("stop here")
+    monkeypatch.setattr(boot, "boot_retrying", boot_retrying)
+    probes = (ROOT / "oracle" / "guest" / "eevdf.sh").read_text()
+    for extra in (["--feature", "NO_HRTICK"], ["--probe", "eevdf"],
+                  ["--feature", "NO_HRTICK", "--probe", "eevdf", "--before", "true"]):
+        assert oracle_py.main(["try", "pipe-1@7.3", *extra]) == 2
+        script = scripts[-1]
+        assert subprocess.run(["bash", "-n"], input=script, text=True).returncode == 0, extra
+        assert (f"( {probes})" in script) == ("--probe" in extra)
+    assert scripts[0].splitlines()[0] == (
+        "{ echo NO_HRTICK > /sys/kernel/debug/sched/features; } > before.log 2>&1")

@@ -25,6 +25,8 @@ fi
 events=()
 for e in sched_switch sched_wakeup sched_waking sched_wakeup_new sched_migrate_task \
          sched_process_fork sched_process_exit; do events+=(-e "sched:$e"); done
+# the EEVDF probes too, when `try --probe eevdf` defined them (guest/eevdf.sh)
+[ -d /sys/kernel/tracing/events/eevdf ] && events+=(-e eevdf)
 trace-cmd start -C mono -b 32768 "${events[@]}" -e task:task_rename > /dev/null || exit 4
 # Calibrate first, in a run of its own, so that the measured run (and its schedstat deltas)
 # holds the workload only: rt-app's calibration takes seconds under emulation.

@@ -930,23 +930,24 @@ impl Sched {
         }
     }
 
-    /// `schedule()` on `cpu`: pick (`__schedule`), let the machine switch, then run the
-    /// balance callbacks the pick queued (a deadline or RT task picked pushes others away),
-    /// and the task work of the thread's return to user space.
+    /// `schedule()` on `cpu`: pick (`__schedule`), let the machine switch, run the balance
+    /// callbacks the pick queued (a deadline or RT task picked pushes others away) and start
+    /// the hrtick (`finish_lock_switch`), then let the task go on, and run the task work of
+    /// its return to user space.
     #[inline]
     pub fn schedule<H: Hooks>(&mut self, cpu: usize, h: &mut H) {
         self.hrtick_schedule_enter(cpu);
         let sw = self.pick_next(cpu, h);
         h.context_switch(self, cpu, sw);
-        self.hrtick_schedule_exit(cpu, h);
-        let Some(n) = sw.next else {
-            return;
-        };
-        if sw.next != sw.prev {
+        if let Some(n) = sw.next.filter(|&n| Some(n) != sw.prev) {
             let class = self.tasks[n as usize].class;
             class.queue_push_tasks(self, cpu, h);
         }
-        self.throttle_cfs_rq_work(cpu, n, h);
+        self.hrtick_schedule_exit(cpu, h);
+        h.switched_in(self, cpu, sw);
+        if let Some(n) = sw.next {
+            self.throttle_cfs_rq_work(cpu, n, h);
+        }
     }
 
     /// `__schedule`: pick the next thread with the running one still current, then

@@ -64,6 +64,10 @@ pub trait Hooks {
     /// `context_switch`: `cpu` runs `sw.next` from now (also called when it stays the same
     /// task, so that the machine re-arms its work).
     fn context_switch(&mut self, s: &mut Sched, cpu: usize, sw: Switch);
+    /// The end of `finish_task_switch`, after the balance callbacks and the hrtick's start:
+    /// the task switched to goes on where it left off (its program, or the system call a
+    /// preemption took it from), so that what it does then is not the switch's work.
+    fn switched_in(&mut self, _s: &mut Sched, _cpu: usize, _sw: Switch) {}
     /// `cpufreq_update_util`: the governor of `cpu`'s policy may change its frequency,
     /// which the machine applies (`Sched::set_freq_scale` for the runqueues' clocks).
     fn cpufreq_update_util(&mut self, s: &mut Sched, cpu: usize, hook: Hook);

@@ -32,6 +32,9 @@ pub(crate) struct Recorder {
     pub newidle_stall: Ns,
     /// The kernel work each CPU still has to do when asked (`Hooks::kernel_pending`).
     pub kernel_pending: Ns,
+    /// The kernel work a task switched to brings (the system call a preemption took it
+    /// from, a new task's first steps), added to `kernel_pending` as it goes on.
+    pub switched_in_work: Ns,
 }
 
 impl Hooks for Recorder {
@@ -59,6 +62,12 @@ impl Hooks for Recorder {
     fn context_switch(&mut self, _s: &mut Sched, cpu: usize, sw: Switch) {
         if sw.prev != sw.next {
             self.switches.push((cpu, sw));
+        }
+    }
+
+    fn switched_in(&mut self, _s: &mut Sched, _cpu: usize, sw: Switch) {
+        if sw.prev != sw.next {
+            self.kernel_pending += self.switched_in_work;
         }
     }
 
@@ -551,20 +560,24 @@ fn from_7_1_the_hrtick_starts_once_the_switch_is_done() {
     // b (v0, eligible: V = v0 + 0.175 ms) is picked, its hrtick asked for 0.35 ms:
     // - pick (≤ 7.0): started by the pick, at T0 + 0.7 ms;
     // - schedule_exit (7.1+): noted, and started at schedule()'s end, after the switch's
-    //   5 µs: at T0 + 0.7 ms + 5 µs.
+    //   5 µs: at T0 + 0.7 ms + 5 µs. Not after what b does once switched to, which comes
+    //   after `finish_lock_switch` (here 0.2 ms of b's own kernel work, as the rest of a
+    //   system call a preemption took it from would be): the same instant.
     // A schedule() that picks b again (protected to its deadline) then cancels it under
     // pick (`hrtick_clear`, nothing restarts it) and leaves it under schedule_exit.
     use super::hrtick::HrtickArm;
     const K: Ns = 5_000;
-    for (arm, want) in [
-        (HrtickArm::Pick, T0 + 700_000),
-        (HrtickArm::ScheduleExit, T0 + 700_000 + K),
+    for (arm, want, work) in [
+        (HrtickArm::Pick, T0 + 700_000, 0),
+        (HrtickArm::ScheduleExit, T0 + 700_000 + K, 0),
+        (HrtickArm::ScheduleExit, T0 + 700_000 + K, 200_000),
     ] {
         let (mut s, mut h) = machine("smp:1", Kernel::V7_3);
         s.feat.hrtick_arm = arm;
         h.kernel_pending = K;
         fork(&mut s, &mut h, attr(Policy::Other));
         let b = fork(&mut s, &mut h, attr(Policy::Other));
+        h.switched_in_work = work;
         let hrticks = |h: &Recorder| -> Vec<Ns> {
             let armed = h.armed.iter();
             armed

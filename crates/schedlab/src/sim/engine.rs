@@ -193,11 +193,27 @@ impl Hooks for Engine {
             self.switch(s, cpu, sw);
         }
         if sw.next.is_some() {
-            self.arm_done(s, cpu);
             self.arm_tick(cpu);
         } else {
             self.cpus[cpu].done_gen = self.cpus[cpu].done_gen.wrapping_add(1);
         }
+    }
+
+    #[inline]
+    fn switched_in(&mut self, s: &mut Sched, cpu: usize, sw: Switch) {
+        let Some(n) = sw.next else {
+            return;
+        };
+        // A thread a preemption took from its system call goes on with it first. Else it
+        // runs its program, and may sleep at once, which switches again: deep in such a
+        // chain its `Done` event, at this instant, runs it instead.
+        if sw.next != sw.prev && !self.resume_syscall(cpu, n) && self.nested_runs < MAX_NESTED_RUNS
+        {
+            self.nested_runs += 1;
+            self.thread_runs(s, n);
+            self.nested_runs -= 1;
+        }
+        self.arm_done(s, cpu);
     }
 
     #[inline]
@@ -245,7 +261,7 @@ impl Engine {
     }
 
     /// The machine's side of a context switch: busy time, energy, `cpu_idle` and
-    /// `sched_switch`, then the thread switched to runs its program.
+    /// `sched_switch` (the thread switched to goes on in `switched_in`).
     #[inline]
     fn switch(&mut self, s: &mut Sched, cpu: usize, sw: Switch) {
         let now = self.now;
@@ -304,17 +320,6 @@ impl Engine {
                 let state = idle_state as u32;
                 self.emit(s.tasks(), &Tracepoint::CpuIdle { cpu, state });
             }
-        }
-        // A thread a preemption took from its system call goes on with it first.
-        if sw.next.is_some_and(|n| self.resume_syscall(cpu, n)) {
-            return;
-        }
-        // Last: the thread may sleep at once, which switches again. Deep in such a chain,
-        // `context_switch` arms its `Done` event at this instant instead.
-        if let Some(n) = sw.next.filter(|_| self.nested_runs < MAX_NESTED_RUNS) {
-            self.nested_runs += 1;
-            self.thread_runs(s, n);
-            self.nested_runs -= 1;
         }
     }
 
