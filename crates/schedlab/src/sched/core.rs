@@ -234,7 +234,8 @@ impl Sched {
         let class = Class::of(policy);
         let cpus_mask = cpus_mask.unwrap_or_else(|| vec![true; self.rqs.len()]);
         // Any task may enter the deadline class (a PI boost) or the RT one.
-        let migratable = cpus_mask.iter().filter(|&&a| a).count() > 1;
+        let nr_cpus_allowed = cpus_mask.iter().filter(|&&a| a).count();
+        let migratable = nr_cpus_allowed > 1;
         let task = SchedTask {
             pid,
             comm,
@@ -249,6 +250,7 @@ impl Sched {
             uclamp: task_uclamp(attr.util_min, attr.util_max, class.rt_task()),
             max_allowed_capacity: self.max_allowed_capacity(&cpus_mask),
             cpus_mask,
+            nr_cpus_allowed,
             se: self.ses.len() as SeId,
             tg: attr.group,
             dl: self.dls.len() as u32,
@@ -404,10 +406,22 @@ impl Sched {
         class.task_woken(self, cpu, id, h);
     }
 
-    /// `select_task_rq`: the task's class chooses; a CPU the task may not run on gives way to
-    /// the first one it may (`select_fallback_rq`). The choice is counted by its rule.
+    /// `select_task_rq`: the task's class chooses, unless the task may run on one CPU only
+    /// (then its class is not asked: no wakee flip, no affine wakeup counted, and the CPU
+    /// counts as `prev`, or as `fallback` when it is not the previous one); a CPU the task
+    /// may not run on gives way to the first one it may (`select_fallback_rq`). The choice is
+    /// counted by its rule.
     fn select_task_rq(&mut self, id: u32, prev: usize, wake: Wake) -> (usize, Placement) {
-        let (mut cpu, mut how) = self.class(id).select_task_rq(self, id, prev, wake);
+        let t = &self.tasks[id as usize];
+        let (mut cpu, mut how) = if t.nr_cpus_allowed > 1 {
+            self.class(id).select_task_rq(self, id, prev, wake)
+        } else {
+            let only = t.cpus_mask.iter().position(|&a| a).unwrap_or(prev);
+            (
+                only,
+                [Placement::Fallback, Placement::Prev][(only == prev) as usize],
+            )
+        };
         let t = &mut self.tasks[id as usize];
         if !t.cpus_mask[cpu] {
             cpu = (t.cpus_mask.iter().position(|&a| a)).expect("an allowed CPU exists");
@@ -573,8 +587,11 @@ impl Sched {
         let (cpu, queued) = (t.cpu, t.queued());
         let dest = self.cpumask_any_and_distribute(cpu, &mask);
         let stays = mask[cpu];
-        self.tasks[id as usize].max_allowed_capacity = self.max_allowed_capacity(&mask);
-        self.tasks[id as usize].cpus_mask = mask;
+        let max_allowed_capacity = self.max_allowed_capacity(&mask);
+        let t = &mut self.tasks[id as usize];
+        t.max_allowed_capacity = max_allowed_capacity;
+        t.nr_cpus_allowed = mask.iter().filter(|&&a| a).count();
+        t.cpus_mask = mask;
         if stays || !queued {
             return;
         }

@@ -84,6 +84,8 @@ pub struct SchedTask {
     pub uclamp: TaskUclamp,
     /// `p->cpus_mask`.
     pub cpus_mask: Vec<bool>,
+    /// `p->nr_cpus_allowed`: how many CPUs `cpus_mask` allows.
+    pub nr_cpus_allowed: usize,
     /// `p->max_allowed_capacity`: the biggest capacity among the CPUs it may use.
     pub max_allowed_capacity: u64,
     /// `wakee_flips`, `wakee_flip_decay_ts`, `last_wakee`: whom it wakes, how varied.

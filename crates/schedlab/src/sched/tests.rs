@@ -411,7 +411,7 @@ fn a_task_woken_on_another_cpu_is_queued_on_that_cpus_root_cfs_rq() {
     assert_eq!(s.ses[se].cfs_rq, 0);
     h.now = T0 + MS;
     s.deactivate(t, TaskState::Sleeping, &mut h);
-    s.tasks[t as usize].cpus_mask = vec![false, true];
+    s.set_cpus_allowed(t, vec![false, true], &mut h);
     h.now = T0 + 2 * MS;
     assert!(s.try_to_wake_up(t, 0, 0, &mut h));
     assert_eq!((s.tasks[t as usize].cpu, s.ses[se].cfs_rq), (1, 1));

@@ -45,7 +45,7 @@ fn busy(s: &mut Sched, h: &mut Recorder, cpus: &[usize]) {
 fn sleeper(s: &mut Sched, h: &mut Recorder, prev: usize) -> u32 {
     let p = fork_on(s, h, attr(Policy::Other), Some(&[prev]));
     s.deactivate(p, TaskState::Sleeping, h);
-    s.tasks[p as usize].cpus_mask = vec![true; s.rqs.len()];
+    s.set_cpus_allowed(p, vec![true; s.rqs.len()], h);
     s.tasks[p as usize].recent_used_cpu = prev;
     p
 }
@@ -403,4 +403,30 @@ fn eas_puts_a_big_task_on_a_big_cpu_and_stands_aside_when_overutilized() {
     // Without EAS the flag always reads as set and CPUs are never overutilized.
     let (s, _) = hikey960("performance");
     assert!(s.is_rd_overutilized() && !s.cpu_overutilized(6));
+}
+
+#[test]
+fn a_task_allowed_one_cpu_is_placed_without_its_class_and_flips_no_wakee() {
+    // smp:2. w runs on CPU 0 (pinned there); k sleeps, allowed CPU 1 only (a per-CPU kernel
+    // thread's affinity), and m sleeps on CPU 1, free. w wakes k, m, k, m. select_task_rq
+    // asks the fair class only for m (nr_cpus_allowed 2): record_wakee counts w's wakee
+    // changes over m's wakeups alone, one (none -> m); were k's counted too, every wakeup
+    // would change w's wakee. k goes to its one CPU, its previous: `prev`, never `affine`.
+    let (mut s, mut h) = machine("smp:2", Kernel::V6_12);
+    let w = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
+    let k = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
+    let m = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
+    s.set_cpus_allowed(m, vec![true, true], &mut h);
+    assert_eq!(s.tasks[k as usize].nr_cpus_allowed, 1);
+    assert_eq!(s.rqs[0].curr, Some(w));
+    for p in [k, m, k, m] {
+        h.now += 1_000_000;
+        s.deactivate(p, TaskState::Sleeping, &mut h);
+        h.now += 1_000_000;
+        assert!(s.try_to_wake_up(p, 0, 0, &mut h));
+    }
+    assert_eq!(s.tasks[w as usize].wakee.flips, 1);
+    let placed = &s.tasks[k as usize].stats.placements;
+    assert_eq!(placed[Placement::Prev as usize], 2);
+    assert_eq!(placed[Placement::Affine as usize], 0);
 }
