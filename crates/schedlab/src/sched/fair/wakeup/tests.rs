@@ -407,26 +407,33 @@ fn eas_puts_a_big_task_on_a_big_cpu_and_stands_aside_when_overutilized() {
 
 #[test]
 fn a_task_allowed_one_cpu_is_placed_without_its_class_and_flips_no_wakee() {
-    // smp:2. w runs on CPU 0 (pinned there); k sleeps, allowed CPU 1 only (a per-CPU kernel
-    // thread's affinity), and m sleeps on CPU 1, free. w wakes k, m, k, m. select_task_rq
-    // asks the fair class only for m (nr_cpus_allowed 2): record_wakee counts w's wakee
-    // changes over m's wakeups alone, one (none -> m); were k's counted too, every wakeup
-    // would change w's wakee. k goes to its one CPU, its previous: `prev`, never `affine`.
+    // smp:2, within one jiffy (no wakee decay). k1, k2, m1 and m2 each run on CPU 1 and
+    // sleep there; k1 and k2 may run there only (a per-CPU kernel thread's affinity), m1
+    // and m2 anywhere. w, running on CPU 0, wakes k1, m1, k2, m2. select_task_rq asks the
+    // fair class only for m1 and m2 (nr_cpus_allowed 2): record_wakee counts w's changes
+    // of wakee over their wakeups alone, two (none -> m1 -> m2); were k1's and k2's
+    // counted, four. k1 and k2 go to their one CPU, their previous: `prev`, not `affine`.
     let (mut s, mut h) = machine("smp:2", Kernel::V6_12);
-    let w = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
-    let k = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
-    let m = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
-    s.set_cpus_allowed(m, vec![true, true], &mut h);
-    assert_eq!(s.tasks[k as usize].nr_cpus_allowed, 1);
-    assert_eq!(s.rqs[0].curr, Some(w));
-    for p in [k, m, k, m] {
-        h.now += 1_000_000;
+    let mut asleep = |free: bool| {
+        let p = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
         s.deactivate(p, TaskState::Sleeping, &mut h);
-        h.now += 1_000_000;
+        if free {
+            s.set_cpus_allowed(p, vec![true, true], &mut h);
+        }
+        p
+    };
+    let (k1, m1, k2, m2) = (asleep(false), asleep(true), asleep(false), asleep(true));
+    let w = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
+    assert_eq!(s.rqs[0].curr, Some(w));
+    assert_eq!(s.tasks[k1 as usize].nr_cpus_allowed, 1);
+    for p in [k1, m1, k2, m2] {
+        h.now += 1_000;
         assert!(s.try_to_wake_up(p, 0, 0, &mut h));
     }
-    assert_eq!(s.tasks[w as usize].wakee.flips, 1);
-    let placed = &s.tasks[k as usize].stats.placements;
-    assert_eq!(placed[Placement::Prev as usize], 2);
-    assert_eq!(placed[Placement::Affine as usize], 0);
+    assert_eq!(s.tasks[w as usize].wakee.flips, 2);
+    for k in [k1, k2] {
+        let placed = &s.tasks[k as usize].stats.placements;
+        assert_eq!(placed[Placement::Prev as usize], 1);
+        assert_eq!(placed[Placement::Affine as usize], 0);
+    }
 }
