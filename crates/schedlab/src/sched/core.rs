@@ -592,6 +592,10 @@ impl Sched {
         t.max_allowed_capacity = max_allowed_capacity;
         t.nr_cpus_allowed = mask.iter().filter(|&&a| a).count();
         t.cpus_mask = mask;
+        // The RT and deadline classes read it as their entities' `migratable`.
+        let migratable = t.nr_cpus_allowed > 1;
+        self.rts[id as usize].migratable = migratable;
+        self.dl_of_mut(id).migratable = migratable;
         if stays || !queued {
             return;
         }

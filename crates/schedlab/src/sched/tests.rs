@@ -188,6 +188,27 @@ fn a_preempted_rt_task_is_pushed_to_the_cpu_running_less_important_work() {
 }
 
 #[test]
+fn an_rt_task_freed_from_its_one_cpu_is_pushed_when_next_preempted() {
+    // smp:2. FIFO 20 and FIFO 30 fork onto CPU 0, allowed it only; 30 preempts 20, which,
+    // not migratable, stays queued there with CPU 1 idle. 20 is then allowed both CPUs: the
+    // kernel requeues it under the new mask (sched_change), where enqueue_pushable_task
+    // reads nr_cpus_allowed 2. 30 sleeps and 20 runs; 30 wakes, preempts it again, and now
+    // its set_next_task queues the push: 20 moves to CPU 1.
+    let (mut s, mut h) = machine("smp:2", Kernel::V6_12);
+    let low = fork_on(&mut s, &mut h, fifo(20), Some(&[0]));
+    let high = fork_on(&mut s, &mut h, fifo(30), Some(&[0]));
+    assert_eq!((s.rqs[0].curr, s.rqs[1].curr), (Some(high), None));
+    s.set_cpus_allowed(low, vec![true, true], &mut h);
+    assert_eq!(s.tasks[low as usize].cpu, 0);
+    h.now = T0 + MS;
+    s.deactivate(high, TaskState::Sleeping, &mut h);
+    assert_eq!(s.rqs[0].curr, Some(low));
+    h.now = T0 + 2 * MS;
+    assert!(s.try_to_wake_up(high, 0, 0, &mut h));
+    assert_eq!((s.rqs[0].curr, s.rqs[1].curr), (Some(high), Some(low)));
+}
+
+#[test]
 fn an_exhausted_deadline_task_is_throttled_then_replenished_at_its_next_period() {
     // 10/100 ms on smp:1. Set up at T0: deadline T0 + 100 ms, runtime 10 ms. A tick 12 ms
     // later charges 12 ms (capacity and frequency 1024: unscaled), runtime −2 ms: throttled,
