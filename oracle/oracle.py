@@ -168,7 +168,10 @@ def _try(case: suite.Case, append: str, features: list[str], before: str, probe:
     if bad:
         raise OracleError(f"try: --feature {bad[0]!r}: a sched feature's name, e.g. NO_HRTICK")
     first = [f"echo {f} > /sys/kernel/debug/sched/features" for f in features]
-    first += [f"( {(GUEST / 'eevdf.sh').read_text()})"] * probe + [before] * bool(before)
+    if probe:
+        first.append(f"( {(GUEST / 'eevdf.sh').read_text()})")  # a subshell: its own $1..
+    if before:
+        first.append(before)
     image.kernel_suite(case.kernel)
     run, _, _ = one_run(case, append, "; ".join(first))
     print(json.dumps({k: v for k, v in run.items() if k != "switches"}, indent=1, sort_keys=True))

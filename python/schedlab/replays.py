@@ -8,11 +8,11 @@ import pandas as pd
 
 from schedlab import _core
 
-# Each thread's figures in the trace, as `schedlab replay --check` prints them.
 # The switch a replay's runs take: the trace's kernel threads are rebuilt as the workload's,
 # so a platform's own (qemu-tcg:N's guest's) would run twice.
 KTHREADS_OFF = "kthreads=off"
 
+# Each thread's figures in the trace, as `schedlab replay --check` prints them.
 OBSERVED = ["task", "pid", "run_ns", "wakeups", "latency_p50_ns", "latency_p99_ns", "migrations", "wake_prev"]
 
 

@@ -23,7 +23,7 @@ use super::pelt::cap_scale;
 use super::preempt::Preempt;
 use super::rq::{Rq, RqAvg};
 use super::rt::SchedRtEntity;
-use super::task::{SchedStats, SchedTask, TaskState};
+use super::task::{cpumask_weight, SchedStats, SchedTask, TaskState};
 use super::uapi::{Policy, SchedAttr};
 use super::uclamp::{task_uclamp, RqInc, UCLAMP_MAX, UCLAMP_MIN};
 use super::weight::LoadWeight;
@@ -234,7 +234,7 @@ impl Sched {
         let class = Class::of(policy);
         let cpus_mask = cpus_mask.unwrap_or_else(|| vec![true; self.rqs.len()]);
         // Any task may enter the deadline class (a PI boost) or the RT one.
-        let nr_cpus_allowed = cpus_mask.iter().filter(|&&a| a).count();
+        let nr_cpus_allowed = cpumask_weight(&cpus_mask);
         let migratable = nr_cpus_allowed > 1;
         let task = SchedTask {
             pid,
@@ -417,10 +417,12 @@ impl Sched {
             self.class(id).select_task_rq(self, id, prev, wake)
         } else {
             let only = t.cpus_mask.iter().position(|&a| a).unwrap_or(prev);
-            (
-                only,
-                [Placement::Fallback, Placement::Prev][(only == prev) as usize],
-            )
+            let how = if only == prev {
+                Placement::Prev
+            } else {
+                Placement::Fallback
+            };
+            (only, how)
         };
         let t = &mut self.tasks[id as usize];
         if !t.cpus_mask[cpu] {
@@ -590,7 +592,7 @@ impl Sched {
         let max_allowed_capacity = self.max_allowed_capacity(&mask);
         let t = &mut self.tasks[id as usize];
         t.max_allowed_capacity = max_allowed_capacity;
-        t.nr_cpus_allowed = mask.iter().filter(|&&a| a).count();
+        t.nr_cpus_allowed = cpumask_weight(&mask);
         t.cpus_mask = mask;
         // The RT and deadline classes read it as their entities' `migratable`.
         let migratable = t.nr_cpus_allowed > 1;

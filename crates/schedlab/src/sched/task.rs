@@ -84,7 +84,7 @@ pub struct SchedTask {
     pub uclamp: TaskUclamp,
     /// `p->cpus_mask`.
     pub cpus_mask: Vec<bool>,
-    /// `p->nr_cpus_allowed`: how many CPUs `cpus_mask` allows.
+    /// `p->nr_cpus_allowed`: how many CPUs `cpus_mask` allows (`cpumask_weight`).
     pub nr_cpus_allowed: usize,
     /// `p->max_allowed_capacity`: the biggest capacity among the CPUs it may use.
     pub max_allowed_capacity: u64,
@@ -156,4 +156,9 @@ impl SchedTask {
         self.state = state;
         self.state_since = now;
     }
+}
+
+/// `cpumask_weight`: how many CPUs `mask` holds.
+pub fn cpumask_weight(mask: &[bool]) -> usize {
+    mask.iter().filter(|&&a| a).count()
 }

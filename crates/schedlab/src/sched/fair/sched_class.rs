@@ -59,8 +59,8 @@ fn update_misfit_status(rq: &mut Rq, env: &mut Env, p: u32) {
     let t = &env.tasks()[p as usize];
     let se = &env.ses[t.se as usize];
     let fits = task_fits_cpu(t, se, rq, env.uclamp_used);
-    let single = t.cpus_mask.iter().filter(|&&a| a).count() == 1;
-    rq.misfit_task_load = if single || rq.capacity == t.max_allowed_capacity || fits {
+    rq.misfit_task_load = if t.nr_cpus_allowed == 1 || rq.capacity == t.max_allowed_capacity || fits
+    {
         0
     } else {
         let (se, cpu) = (t.se, env.hooks.cpu);
