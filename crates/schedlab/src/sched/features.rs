@@ -8,6 +8,7 @@ use crate::kernel::{History, Kernel};
 use crate::sched::clock_pelt::Invariance;
 use crate::sched::deadline::grub::Grub;
 use crate::sched::deadline::server::ServerIdle;
+use crate::sched::fair::balance::BalanceDelayed;
 use crate::sched::fair::bandwidth::Throttle;
 use crate::sched::fair::protect_slice::ProtectSlice;
 use crate::sched::fair::wakeup::PrevIdleBias;
@@ -187,6 +188,10 @@ pub struct Features {
     pub lag_limit: LagLimit,
     /// How CFS bandwidth throttles a group (`sched/fair/bandwidth.rs`).
     pub throttle: Throttle,
+    /// What the balancer makes of a delayed task (`sched/fair/balance`).
+    pub balance_delayed: BalanceDelayed,
+    /// The balancer leaves an ineligible task where it is until a pass fails (`sched/fair/balance`).
+    pub balance_eligible_first: bool,
     /// A policy's `scaling_max_freq` lowers its CPUs' capacity (`sched/fair/capacity.rs`).
     pub cpufreq_pressure: bool,
     /// The preemption model (`sched/preempt.rs`).
@@ -280,7 +285,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 43] = [
+pub const SWITCHES: [Switch; 45] = [
     choice!("fair.policy", "eevdf | cfs", history!["cfs"; V6_6 => "eevdf", "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -400,6 +405,18 @@ pub const SWITCHES: [Switch; 43] = [
             V6_18 => "task", "e1fad12dcb66 sched/fair: Switch to task based throttle model (6.18), with eb962f251fbb (throttle time accounting), fe8d238e646e, fcd394866e3d, 253b3f587241 and 0d4eaf8caf8c"],
         throttle,
         "cfs_rq" => Throttle::CfsRq, "task" => Throttle::Task),
+    choice!("fair.balance_delayed",
+        "queued (≤6.13: the balancer counts a delayed task among its CPU's tasks, h_nr_queued, and may move it) | runnable (6.14+: it counts the runnable ones, h_nr_runnable, and moves a delayed task only to balance load)",
+        history!["queued";
+            V6_18 => "runnable", "1a49104496d3 sched/fair: Use the new cfs_rq.h_nr_runnable; 61b82dfb6b7e sched/fair: Do not try to migrate delayed dequeue task (6.14)"],
+        balance_delayed,
+        "queued" => BalanceDelayed::Queued, "runnable" => BalanceDelayed::Runnable),
+    on_off!(
+        "fair.balance_eligible_first",
+        "off (≤6.13) | on (6.14+: under PLACE_LAG, a task not eligible on its cfs_rq stays where it is while the destination has tasks queued, unless a pass of the domain failed)",
+        history!["off"; V6_18 => "on", "873199d27bb2 sched/core: Prioritize migrating eligible tasks in sched_balance_rq() (6.14)"],
+        balance_eligible_first
+    ),
     on_off!(
         "cpufreq.pressure",
         "off (≤6.9: a policy's cpufreq.scaling_max_freq limits its frequency only; its cooling device's cap, cpufreq.cooling_max_freq, and a hardware throttle, cpufreq.hw_max_freq, set its CPUs' thermal pressure, averaged for capacity_of and taken as it is by util_fits_cpu and EAS) | on (6.10+: either limit takes its share off its CPUs' capacity at once, capacity_of and get_actual_cpu_capacity; a hardware throttle sets the hw pressure, averaged everywhere)",
@@ -624,6 +641,8 @@ impl Features {
             delayed_lag: DelayedLag::Zero,
             lag_limit: LagLimit::Slice,
             throttle: Throttle::CfsRq,
+            balance_delayed: BalanceDelayed::Queued,
+            balance_eligible_first: false,
             cpufreq_pressure: false,
             preempt: Preempt::Voluntary,
             hrtick_arm: HrtickArm::Pick,

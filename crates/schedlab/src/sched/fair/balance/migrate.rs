@@ -1,14 +1,17 @@
 //! Which tasks a balance pass moves (fair.c, 6.12): `detach_tasks` from the busiest CPU's
-//! least recently run end, `can_migrate_task` (affinity, running, cache hotness against
-//! `sysctl_sched_migration_cost`), `attach_tasks` on the destination.
+//! least recently run end, `can_migrate_task` (6.14+: delayed and ineligible tasks; affinity,
+//! running, cache hotness against `sysctl_sched_migration_cost`), `attach_tasks` on the
+//! destination.
 
 use super::stats::{CpuIdleType, Imbalance, MigrationType};
-use super::MIGRATION_COST_NS;
+use super::{BalanceDelayed, MIGRATION_COST_NS};
 use crate::sched::class::Class;
 use crate::sched::explain::About;
 use crate::sched::explain::Kind;
 use crate::sched::fair::bandwidth::Throttle;
 use crate::sched::fair::capacity::{task_fits_cpu, task_util_est};
+use crate::sched::fair::eevdf::lag_of;
+use crate::sched::features::Feat;
 use crate::sched::hooks::Hooks;
 use crate::sched::ops::Op;
 use crate::sched::topology::{SchedDomain, SD_SHARE_CPUCAPACITY};
@@ -230,12 +233,26 @@ impl Sched {
         )
     }
 
-    /// `can_migrate_task`: allowed on the destination (else remember another CPU of the local
-    /// group that is, `LBF_DST_PINNED`), not running, and cache cold or too many failures.
+    /// `can_migrate_task`: (6.14+) not delayed unless the pass balances load, eligible or
+    /// after a failed pass; allowed on the destination (else remember another CPU of the
+    /// local group that is, `LBF_DST_PINNED`), not running, and cache cold or too many
+    /// failures.
     fn can_migrate_task(&self, p: u32, env: &mut LbEnv) -> bool {
         env.task_hot = false;
         let t = &self.tasks[p as usize];
+        if self.feat.balance_delayed == BalanceDelayed::Runnable
+            && self.ses[t.se as usize].sched_delayed
+            && env.imb.migration_type != MigrationType::Load
+        {
+            return false;
+        }
         if self.throttled_lb_pair(t.se, env.src_cpu, env.dst_cpu) {
+            return false;
+        }
+        if self.feat.balance_eligible_first
+            && env.nr_balance_failed == 0
+            && self.task_is_ineligible_on_dst_cpu(t.se, env.dst_cpu)
+        {
             return false;
         }
         if !t.cpus_mask[env.dst_cpu] {
@@ -256,6 +273,16 @@ impl Sched {
         let hot = self.task_hot(p, env);
         env.task_hot = hot;
         !hot || env.nr_balance_failed > env.cache_nice_tries
+    }
+
+    /// `task_is_ineligible_on_dst_cpu`: under PLACE_LAG, entity `se` is not eligible on its
+    /// cfs_rq and its group's cfs_rq on `dst` has entities queued, so it would arrive
+    /// ineligible there too. Simplified: 7.x asks `dst`'s root cfs_rq, its runqueue being
+    /// flat; schedlab asks the group's, as 6.14 to 6.18 do.
+    fn task_is_ineligible_on_dst_cpu(&self, se: u32, dst: usize) -> bool {
+        let cfs = &self.cfs_rqs[self.ses[se as usize].cfs_rq as usize];
+        let dst_cfs = &self.cfs_rqs[self.tgs[cfs.tg as usize].cfs_rq(dst) as usize];
+        self.feat.has(Feat::PlaceLag) && dst_cfs.nr_running != 0 && !lag_of(cfs, &self.ses, se).1
     }
 
     /// `throttled_lb_pair`: is the task's group throttled (from itself up) on either CPU?
@@ -290,8 +317,110 @@ impl Sched {
 
 #[cfg(test)]
 mod tests {
+    use super::super::stats::{CpuIdleType, Imbalance, MigrationType};
+    use super::super::BalanceDelayed;
+    use super::LbEnv;
+    use crate::kernel::Kernel;
     use crate::sched::fair::bandwidth::Throttle;
-    use crate::sched::tests::task_in_group;
+    use crate::sched::task::TaskState;
+    use crate::sched::tests::{attr, fork_on, machine, task_in_group, Recorder, T0};
+    use crate::sched::uapi::Policy;
+    use crate::sched::Sched;
+
+    const MS: u64 = 1_000_000;
+
+    /// smp:2 under 6.18: a on CPU 0, and `extra` + 2 tasks forked on CPU 1 (the first one,
+    /// c, then freed to run anywhere). (scheduler, recorder, a, c.)
+    fn cpu1_shared(extra: usize) -> (Sched, Recorder, u32, u32) {
+        let (mut s, mut h) = machine("smp:2", Kernel::V6_18);
+        let a = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
+        let c = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
+        for _ in 0..=extra {
+            fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
+        }
+        s.set_cpus_allowed(c, vec![true, true], &mut h);
+        assert_eq!((s.tasks[a as usize].cpu, s.tasks[c as usize].cpu), (0, 1));
+        (s, h, a, c)
+    }
+
+    /// Whether a pass of CPU 1 → CPU 0 (the lowest domain, `nr_balance_failed` as given)
+    /// moving by `migration_type` may take `p`.
+    fn may_pull(s: &Sched, p: u32, migration_type: MigrationType, failed: u32) -> bool {
+        let imb = Imbalance {
+            migration_type,
+            imbalance: 1,
+        };
+        let mut env = LbEnv::new(0, 1, CpuIdleType::Idle, imb, &s.topo.domains[0][0]);
+        env.nr_balance_failed = failed;
+        s.can_migrate_task(p, &mut env)
+    }
+
+    #[test]
+    fn from_6_14_a_newly_idle_cpu_leaves_a_delayed_task_where_it_is() {
+        // CPU 1 runs c then e, forked at T0 (v0). At T0 + 1 ms c sleeps: V = v0 + 0.5 ms,
+        // its lag −0.5 ms, not eligible: delayed, still queued (nr_running 2, e running);
+        // e's tick at T0 + 1.6 ms (within its deadline) leaves c cold. At T0 + 2 ms a, alone on CPU 0, sleeps at lag 0: CPU 0 balances newly idle (the
+        // root domain overloaded by CPU 1's two). ≤6.13 counts c (h_nr_queued 2): the groups
+        // have spare capacity, one CPU each, so the imbalance is half their difference,
+        // (2 − 0) / 2 = 1 task, and c, the only one not running and cold (1 ms off its CPU),
+        // is pulled. 6.14+ counts the runnable only (h_nr_runnable 1): CPU 1 has no task
+        // waiting, no busiest group (lb_nobusyg); and were the pass moving tasks, c would be refused, except
+        // to balance load.
+        for (form, pulled) in [
+            (BalanceDelayed::Queued, true),
+            (BalanceDelayed::Runnable, false),
+        ] {
+            let (mut s, mut h, a, c) = cpu1_shared(0);
+            s.feat.balance_delayed = form;
+            s.feat.balance_eligible_first = false; // c, ineligible, would be refused by it
+            h.now = T0 + MS;
+            s.deactivate(c, TaskState::Sleeping, &mut h);
+            assert!(s.ses[s.tasks[c as usize].se as usize].sched_delayed);
+            assert_eq!(s.nr_running(1), 2);
+            h.now = T0 + 1_600_000;
+            s.sched_tick(1, &mut h);
+            let by_task = may_pull(&s, c, MigrationType::Task, 0);
+            assert_eq!(by_task, form == BalanceDelayed::Queued, "{form:?}");
+            assert!(may_pull(&s, c, MigrationType::Load, 0), "{form:?}");
+            h.now = T0 + 2 * MS;
+            s.deactivate(a, TaskState::Sleeping, &mut h);
+            let stats = &s.topo.domains[0][0].stats;
+            let newly = CpuIdleType::NewlyIdle as usize;
+            let (passes, nobusyg) = (stats.lb_count[newly], stats.lb_nobusyg[newly]);
+            assert_eq!((passes, nobusyg), (1, !pulled as u32), "{form:?}");
+            let t = &s.tasks[c as usize];
+            assert_eq!(
+                (t.cpu, t.stats.migrations()),
+                ([1, 0][pulled as usize], pulled as u64),
+                "{form:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn from_6_14_a_task_ineligible_where_it_waits_moves_only_after_a_failed_pass() {
+        // CPU 1 runs c, then e and f (all at v0). The tick at T0 + 1 ms finds c past its
+        // deadline (v0 + 0.7 ms: half the 1.4 ms slice of two CPUs) and e is picked: c
+        // waits at v0 + 1 ms. At T0 + 1.6 ms e's tick (0.6 ms run, within its deadline)
+        // brings CPU 1's clock there: V = (1 + 0.6 + 0) / 3 = v0 + 0.53 ms, c still
+        // ineligible, and cold (0.6 ms off its CPU). CPU 0 has a queued (running). Before
+        // 6.14 c may go; with 873199d27bb2 only once the domain's balance failed.
+        let (mut s, mut h, _, c) = cpu1_shared(1);
+        h.now = T0 + MS;
+        s.sched_tick(1, &mut h);
+        assert_ne!(s.rqs[1].curr, Some(c));
+        h.now = T0 + 1_600_000;
+        s.sched_tick(1, &mut h);
+        assert_ne!(s.rqs[1].curr, Some(c));
+        for (eligible_first, failed, may) in [(false, 0, true), (true, 0, false), (true, 1, true)] {
+            s.feat.balance_eligible_first = eligible_first;
+            let pull = may_pull(&s, c, MigrationType::Task, failed);
+            assert_eq!(
+                pull, may,
+                "eligible_first {eligible_first}, {failed} failed"
+            );
+        }
+    }
 
     #[test]
     fn from_6_18_a_task_may_leave_a_throttled_hierarchy_but_not_join_one() {

@@ -23,6 +23,16 @@ use stats::{
     Imbalance, MigrationType, SdLbStats,
 };
 
+/// What the balancer makes of a delayed task (`--set fair.balance_delayed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BalanceDelayed {
+    /// ≤ 6.13: counted among its CPU's tasks (`h_nr_queued`), moved like any other.
+    Queued,
+    /// 6.14+: only runnable tasks count (`h_nr_runnable`); a delayed one moves only when
+    /// the pass balances load (`can_migrate_task`).
+    Runnable,
+}
+
 /// `sysctl_sched_migration_cost`: 0.5 ms.
 pub const MIGRATION_COST_NS: Ns = 500_000;
 
@@ -43,20 +53,31 @@ impl Sched {
         rq.cpu_capacity * (sd.imbalance_pct as u64) < rq.capacity * 100
     }
 
+    /// The fair tasks the balancer counts on `cpu`: `rq->cfs.h_nr_queued`, or 6.14+'s
+    /// `h_nr_runnable`, which leaves delayed tasks out.
+    pub(in crate::sched::fair) fn lb_h_nr_running(&self, cpu: usize) -> u32 {
+        let cfs = &self.cfs_rqs[cpu];
+        match self.feat.balance_delayed {
+            BalanceDelayed::Queued => cfs.h_nr_queued,
+            BalanceDelayed::Runnable => cfs.h_nr_runnable,
+        }
+    }
+
     /// What `update_sg_lb_stats` reads of `cpu` (what only `sched_balance_find_src_rq` reads
     /// left at zero: `lb_src_rq_stats`).
     fn lb_cpu_stats(&self, cpu: usize, sd: &SchedDomain) -> CpuStats {
         let (cfs, rq) = (&self.cfs_rqs[cpu], &self.rqs[cpu]);
+        let h_nr_running = self.lb_h_nr_running(cpu);
         CpuStats {
             load: cfs.avg.load_avg,
             util: self.cpu_util(cpu),
             runnable: cfs.avg.runnable_avg,
-            h_nr_queued: cfs.h_nr_queued,
+            h_nr_running,
             nr_running: self.nr_running(cpu),
             idle: self.idle_cpu(cpu),
             overutilized: self.cpu_overutilized(cpu),
             misfit_task_load: rq.misfit_task_load,
-            reduced_capacity: cfs.h_nr_queued == 1 && self.check_cpu_capacity(cpu, sd),
+            reduced_capacity: h_nr_running == 1 && self.check_cpu_capacity(cpu, sd),
             ..CpuStats::default()
         }
     }
@@ -325,7 +346,7 @@ impl Sched {
         };
         (imb.migration_type == MigrationType::Task
             && sd.nr_balance_failed > sd.cache_nice_tries + 2)
-            || (env.idle().idle() && self.cfs_rqs[src].h_nr_queued == 1 && reduced())
+            || (env.idle().idle() && self.lb_h_nr_running(src) == 1 && reduced())
             || imb.migration_type == MigrationType::Misfit
     }
 

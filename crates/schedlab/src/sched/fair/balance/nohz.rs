@@ -47,7 +47,7 @@ impl Sched {
         };
         let kick = self.nr_running(cpu) >= 2
             || doms.first().is_some_and(|sd| {
-                self.cfs_rqs[cpu].h_nr_queued >= 1 && self.check_cpu_capacity(cpu, sd)
+                self.lb_h_nr_running(cpu) >= 1 && self.check_cpu_capacity(cpu, sd)
             })
             || (asym && misfit())
             || (!asym

@@ -57,8 +57,8 @@ pub struct CpuStats {
     pub util: u64,
     /// `cpu_runnable`: the root cfs_rq's runnable_avg.
     pub runnable: u64,
-    /// `rq->cfs.h_nr_queued`.
-    pub h_nr_queued: u32,
+    /// `rq->cfs.h_nr_queued`, or 6.14+'s `h_nr_runnable` (`Sched::lb_h_nr_running`).
+    pub h_nr_running: u32,
     /// `rq->nr_running`.
     pub nr_running: u32,
     /// `idle_cpu`.
@@ -137,7 +137,7 @@ pub fn update_sg_lb_stats(
         sgs.group_load += c.load;
         sgs.group_util += c.util;
         sgs.group_runnable += c.runnable;
-        sgs.sum_h_nr_running += c.h_nr_queued;
+        sgs.sum_h_nr_running += c.h_nr_running;
         sgs.sum_nr_running += c.nr_running;
         overloaded |= c.nr_running > 1;
         overutilized |= c.overutilized;
@@ -480,7 +480,7 @@ pub fn find_src_rq(
     let mut busiest = None;
     let (mut busiest_load, mut busiest_capacity, mut busiest_util, mut busiest_nr) = (0, 1, 0, 0);
     for (cpu, c) in cpus {
-        let nr = c.h_nr_queued;
+        let nr = c.h_nr_running;
         if nr == 0 {
             continue;
         }

@@ -10,7 +10,7 @@ fn busy(nr: u32) -> CpuStats {
         load: 1024 * nr as u64,
         util: 1024,
         runnable: 1024 * nr as u64,
-        h_nr_queued: nr,
+        h_nr_running: nr,
         nr_running: nr,
         ..CpuStats::default()
     }
@@ -75,7 +75,7 @@ fn groups_are_classified_by_tasks_and_capacity() {
         load: 300,
         util: 300,
         runnable: 300,
-        h_nr_queued: 1,
+        h_nr_running: 1,
         nr_running: 1,
         ..CpuStats::default()
     };

@@ -87,7 +87,7 @@ impl Sched {
             sgs.group_util += self.cpu_util_without(i, p);
             sgs.group_runnable += self.cpu_runnable_without(i, p);
             let local = self.task_running_on_cpu(i, p) as u32;
-            sgs.sum_h_nr_running += self.cfs_rqs[i].h_nr_queued - local;
+            sgs.sum_h_nr_running += self.lb_h_nr_running(i) - local;
             let nr_running = self.nr_running(i) - local;
             sgs.sum_nr_running += nr_running;
             let curr = self.rqs[i].curr;
