@@ -264,7 +264,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--period", type=_duration, required=True, help=f"activation period ({units})")
     r.add_argument("--duration", type=_duration, default=parse_duration("2s"), help="simulated time (default 2s)")
     r.add_argument("--tick", type=_duration, default=parse_duration("4ms"), help="tick period (default 4ms, HZ=250)")
-    r.add_argument("--kernel", choices=KERNELS, default="6.12", help="util_est form: the kernel's (6.12+ EWMA; 6.1, 6.6 enqueued/ewma)")
+    r.add_argument("--kernel", choices=KERNELS, default="6.12", help="util_est as the kernel keeps it: its form (6.12+ EWMA; 6.1, 6.6 enqueued/ewma) and when it samples (6.12, 6.18: before the dequeue's PELT update; the others after)")
     _cpu_options(r, exclusive=False)
 
     r = pelt_commands.add_parser("ramp", help="time for an always-running task to reach util_avg values")

@@ -56,11 +56,12 @@ fn solo_config(
             "--invariance: unknown scheme '{invariance}' (clock_pelt or legacy)"
         ))
     })?;
-    let kernel = kernel_of(kernel)?;
+    let preset = Features::preset(kernel_of(kernel)?);
     Ok(SoloConfig {
         invariance,
         scale: CpuScale { cpu, freq },
-        util_est: Features::preset(kernel).util_est,
+        util_est: preset.util_est,
+        util_est_sample: preset.util_est_sample,
         weight,
     })
 }

@@ -4,7 +4,7 @@
 
 use schedlab::sched::clock_pelt::{CpuScale, Invariance};
 use schedlab::sched::pelt::RUNNABLE_AVG_YN_INV;
-use schedlab::sched::util_est::UtilEstForm;
+use schedlab::sched::util_est::{UtilEstForm, UtilEstSample};
 use schedlab::solo::periodic::Periodic;
 use schedlab::solo::ramp::Ramp;
 use schedlab::solo::SoloConfig;
@@ -17,6 +17,7 @@ fn config(invariance: Invariance, cpu: u64, freq: u64) -> SoloConfig {
         invariance,
         scale: CpuScale { cpu, freq },
         util_est: UtilEstForm::Ewma,
+        util_est_sample: UtilEstSample::BeforeDequeue,
         weight: 1024,
     }
 }

@@ -16,7 +16,7 @@ use crate::sched::fair::{DelayedLag, LagLimit, WakeupPreempt};
 use crate::sched::hrtick::HrtickArm;
 use crate::sched::preempt::Preempt;
 use crate::sched::uclamp::RqInc;
-use crate::sched::util_est::UtilEstForm;
+use crate::sched::util_est::{UtilEstForm, UtilEstSample};
 
 /// The fair class's pick policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,6 +131,8 @@ pub struct Features {
     pub fair: FairPolicy,
     pub invariance: Invariance,
     pub util_est: UtilEstForm,
+    /// When util_est samples a sleeping task (`sched/util_est.rs`).
+    pub util_est_sample: UtilEstSample,
     pub hz: u32,
     pub tunable_scaling: TunableScaling,
     /// Normalised (one-CPU) values, scaled at boot by [`Features::factor`].
@@ -285,7 +287,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 45] = [
+pub const SWITCHES: [Switch; 46] = [
     choice!("fair.policy", "eevdf | cfs", history!["cfs"; V6_6 => "eevdf", "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -300,6 +302,13 @@ pub const SWITCHES: [Switch; 45] = [
     },
     choice!("util_est.form", "ewma (6.8+) | enqueued_ewma (≤6.7)", history!["enqueued_ewma"; V6_12 => "ewma", "11137d384996 sched/fair: Simplify util_est (6.8)"], util_est,
         "ewma" => UtilEstForm::Ewma, "enqueued_ewma" => UtilEstForm::EnqueuedEwma),
+    choice!("util_est.sample",
+        "after_dequeue (≤6.11: dequeue_task_fair samples util_avg after the dequeue's PELT update) | before_dequeue (6.12 to 7.1: before it, util_avg as last updated at the wakeup, the pick or the last tick) | load_avg (7.2+: update_load_avg samples it after the PELT update of the sleep's dequeue, delayed or not); all but load_avg skip a sample above the CPU's capacity",
+        history!["after_dequeue";
+            V6_12 => "before_dequeue", "the delayed-dequeue series of 6.12 (util_est_update ahead of dequeue_entities in dequeue_task_fair, Debian's 6.12.117)";
+            V7_3 => "load_avg", "7.x fair.c: util_est_update(se) from update_load_avg's UPDATE_UTIL_EST, without the capacity rule (read in Debian's 7.3.4; in 7.1.y stable)"],
+        util_est_sample,
+        "after_dequeue" => UtilEstSample::AfterDequeue, "before_dequeue" => UtilEstSample::BeforeDequeue, "load_avg" => UtilEstSample::LoadAvg),
     Switch {
         key: "hz",
         doc: "tick rate: 100 | 250 | 300 | 1000",
@@ -609,6 +618,7 @@ impl Features {
             fair: FairPolicy::Eevdf,
             invariance: Invariance::ClockPelt,
             util_est: UtilEstForm::Ewma,
+            util_est_sample: UtilEstSample::BeforeDequeue,
             hz: 250,
             tunable_scaling: TunableScaling::Log,
             base_slice_ns: 0,

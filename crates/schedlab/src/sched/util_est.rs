@@ -20,13 +20,34 @@ pub enum UtilEstForm {
     EnqueuedEwma,
 }
 
-impl UtilEstForm {
-    /// Whether `dequeue_task_fair` samples util_avg before the dequeue's PELT update
-    /// (6.12: util_est_update precedes dequeue_entities) or after it (6.1).
-    pub fn samples_before_dequeue_update(self) -> bool {
-        self == UtilEstForm::Ewma
+/// When `util_est_update` takes a task's sample as it sleeps (`--set util_est.sample`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UtilEstSample {
+    /// ≤ 6.11: `dequeue_task_fair`, after the dequeue's PELT update.
+    AfterDequeue,
+    /// 6.12 to 7.1: `dequeue_task_fair`, before the dequeue's PELT update (so that a
+    /// delayed dequeue samples once): util_avg as last updated, at the wakeup, the pick or
+    /// the last tick.
+    BeforeDequeue,
+    /// 7.2+: `update_load_avg` (`UPDATE_UTIL_EST`) of the sleep's dequeue, delayed or not,
+    /// after its PELT update, and without the rule that skips a sample above the CPU's
+    /// capacity.
+    LoadAvg,
+}
+
+impl UtilEstSample {
+    /// The sample is taken before the dequeue's PELT update.
+    pub fn before_dequeue_update(self) -> bool {
+        self == UtilEstSample::BeforeDequeue
     }
 
+    /// The CPU's capacity `util_est_update` skips a larger sample at (None: no such rule).
+    pub fn capacity_rule(self, cpu_capacity: u64) -> Option<u64> {
+        (self != UtilEstSample::LoadAvg).then_some(cpu_capacity)
+    }
+}
+
+impl UtilEstForm {
     pub fn initial(self) -> UtilEst {
         match self {
             UtilEstForm::Ewma => UtilEst::Ewma(0),
@@ -70,12 +91,13 @@ impl UtilEst {
 
     /// `util_est_update(cfs_rq, p, task_sleep)`: take a sample of `util_avg` when the task
     /// dequeues to sleep. `runnable_avg` is the task's (6.8+ starvation rule) and
-    /// `cpu_capacity` is `arch_scale_cpu_capacity` of its CPU.
+    /// `cpu_capacity` is `arch_scale_cpu_capacity` of its CPU, above which a sample is not
+    /// trusted (None: 7.2+, which has no such rule).
     pub fn update(
         &mut self,
         util_avg: u64,
         runnable_avg: u64,
-        cpu_capacity: u64,
+        cpu_capacity: Option<u64>,
         task_sleep: bool,
     ) {
         if !task_sleep {
@@ -91,7 +113,7 @@ impl UtilEst {
 }
 
 /// util_est_update, 6.8+ ([6.12] fair.c).
-fn update_ewma(util_est: &mut u32, util_avg: u64, runnable_avg: u64, cpu_capacity: u64) {
+fn update_ewma(util_est: &mut u32, util_avg: u64, runnable_avg: u64, cpu_capacity: Option<u64>) {
     let mut ewma = *util_est;
     if ewma & UTIL_AVG_UNCHANGED != 0 {
         return; // no new PELT sample since enqueue
@@ -102,7 +124,7 @@ fn update_ewma(util_est: &mut u32, util_avg: u64, runnable_avg: u64, cpu_capacit
     } else {
         let last_ewma_diff = ewma - dequeued;
         if last_ewma_diff >= UTIL_EST_MARGIN {
-            if util_avg > cpu_capacity {
+            if cpu_capacity.is_some_and(|c| util_avg > c) {
                 return; // no idle time could be granted: do not trust the sample
             }
             if util_avg + (UTIL_EST_MARGIN as u64) >= runnable_avg {
@@ -116,7 +138,12 @@ fn update_ewma(util_est: &mut u32, util_avg: u64, runnable_avg: u64, cpu_capacit
 
 /// util_est_update, ≤6.7 with UTIL_EST_FASTUP ([6.1] fair.c). The kernel works on a copy
 /// and stores it only at `done`: the early returns leave the stored pair untouched.
-fn update_enqueued_ewma(enqueued: &mut u32, ewma: &mut u32, util_avg: u64, cpu_capacity: u64) {
+fn update_enqueued_ewma(
+    enqueued: &mut u32,
+    ewma: &mut u32,
+    util_avg: u64,
+    cpu_capacity: Option<u64>,
+) {
     if *enqueued & UTIL_AVG_UNCHANGED != 0 {
         return;
     }
@@ -132,7 +159,7 @@ fn update_enqueued_ewma(enqueued: &mut u32, ewma: &mut u32, util_avg: u64, cpu_c
                 return; // neither moved by 1%
             }
         } else {
-            if util_avg > cpu_capacity {
+            if cpu_capacity.is_some_and(|c| util_avg > c) {
                 return; // no idle time could be granted
             }
             let scaled = ((new_ewma as i64) << UTIL_EST_WEIGHT_SHIFT) + last_ewma_diff;

@@ -13,7 +13,7 @@ pub mod replay;
 use crate::error::InputError;
 use crate::sched::clock_pelt::{CpuScale, Invariance, RqClock};
 use crate::sched::pelt::{update_load_avg_se, SchedAvg};
-use crate::sched::util_est::{UtilEst, UtilEstForm};
+use crate::sched::util_est::{UtilEst, UtilEstForm, UtilEstSample};
 use crate::time::Ns;
 
 /// The kernel update point a sample was taken at.
@@ -51,6 +51,7 @@ pub struct SoloConfig {
     pub invariance: Invariance,
     pub scale: CpuScale,
     pub util_est: UtilEstForm,
+    pub util_est_sample: UtilEstSample,
     /// se_weight(se): the task's scaled-down load weight (1024 for nice 0).
     pub weight: u64,
 }
@@ -128,8 +129,11 @@ impl Solo {
 
     fn util_est_update(&mut self) {
         let (util, runnable) = (self.avg.util_avg, self.avg.runnable_avg);
-        self.util_est
-            .update(util, runnable, self.config.scale.cpu, true);
+        let cap = self
+            .config
+            .util_est_sample
+            .capacity_rule(self.config.scale.cpu);
+        self.util_est.update(util, runnable, cap, true);
     }
 
     fn sample(&self, now: Ns, event: Event) -> Sample {
@@ -160,7 +164,7 @@ impl Solo {
     /// dequeue_task_fair(DEQUEUE_SLEEP), then set_next_task_idle.
     pub fn sleep(&mut self, now: Ns) -> Sample {
         self.clock.update(now, false);
-        let before = self.config.util_est.samples_before_dequeue_update();
+        let before = self.config.util_est_sample.before_dequeue_update();
         if before {
             self.util_est_update();
         }
@@ -170,5 +174,43 @@ impl Solo {
         }
         self.clock.update_idle(self.avg.util_sum);
         self.sample(now, Event::Sleep)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Ns = 1_000_000;
+
+    #[test]
+    fn util_est_samples_a_sleeper_as_last_updated_from_6_12_and_as_it_sleeps_from_7_2() {
+        // A 2 ms / 10 ms task on a full-capacity CPU, no tick inside its runs: its only
+        // PELT updates are at the wakeup's enqueue and at the sleep's dequeue. Its util
+        // rises period after period, so each sample replaces the EWMA (increases are taken
+        // at once). 6.12's dequeue_task_fair samples before the dequeue's update: the util
+        // the wakeup left. ≤6.11's dequeue_task_fair and 7.2's update_load_avg sample after
+        // it: the util at the sleep, 2 ms of running higher.
+        for (sample, at_sleep) in [
+            (UtilEstSample::AfterDequeue, true),
+            (UtilEstSample::BeforeDequeue, false),
+            (UtilEstSample::LoadAvg, true),
+        ] {
+            let config = SoloConfig {
+                invariance: Invariance::ClockPelt,
+                scale: CpuScale::MAX,
+                util_est: UtilEstForm::Ewma,
+                util_est_sample: sample,
+                weight: 1024,
+            };
+            let mut solo = Solo::new(config, 0);
+            for k in 0..5 {
+                let woken = solo.wakeup(k * 10 * MS);
+                let slept = solo.sleep(k * 10 * MS + 2 * MS);
+                assert!(slept.avg.util_avg > woken.avg.util_avg, "{sample:?}");
+                let want = [woken, slept][at_sleep as usize].avg.util_avg;
+                assert_eq!(slept.util_est as u64, want, "{sample:?}, period {k}");
+            }
+        }
     }
 }

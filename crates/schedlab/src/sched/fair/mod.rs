@@ -428,7 +428,7 @@ impl Fair<'_, '_> {
         if flags & DEQUEUE_DELAYED != 0 {
             return false;
         }
-        let sample_first = self.feat.util_est.samples_before_dequeue_update();
+        let sample_first = self.feat.util_est_sample.before_dequeue_update();
         if sample_first {
             self.util_est_update(id, flags & DEQUEUE_SLEEP != 0);
         }
@@ -465,7 +465,7 @@ impl Fair<'_, '_> {
         if !self.feat.has(Feat::UtilEst) {
             return;
         }
-        let cap = self.capacity;
+        let cap = self.feat.util_est_sample.capacity_rule(self.capacity);
         let se = self.se(id);
         let (util, runnable) = (se.avg.util_avg, se.avg.runnable_avg);
         se.util_est.update(util, runnable, cap, task_sleep);

@@ -7,7 +7,7 @@ const F: u32 = UTIL_AVG_UNCHANGED;
 /// A new sample: PELT moved (cfs_se_util_change), then the task sleeps.
 fn sleep(ue: &mut UtilEst, util: u64, runnable: u64, capacity: u64) {
     ue.util_change();
-    ue.update(util, runnable, capacity, true);
+    ue.update(util, runnable, Some(capacity), true);
 }
 
 #[test]
@@ -24,7 +24,7 @@ fn ewma_follows_increases_at_once_and_decreases_by_a_quarter() {
     assert_eq!(ue, UtilEst::Ewma(275 | F));
     // Truncation: 301 → 0 gives (1204 − 301) >> 2 = 225 (225.75 in the reals).
     let mut ue = UtilEst::Ewma(301);
-    ue.update(0, 0, 1024, true);
+    ue.update(0, 0, Some(1024), true);
     assert_eq!(ue, UtilEst::Ewma(225 | F));
 }
 
@@ -32,19 +32,19 @@ fn ewma_follows_increases_at_once_and_decreases_by_a_quarter() {
 fn ewma_skips_repeats_migrations_saturation_and_starvation() {
     // No PELT change since the last sample: no update.
     let mut ue = UtilEst::Ewma(300 | F);
-    ue.update(100, 100, 1024, true);
+    ue.update(100, 100, Some(1024), true);
     assert_eq!(ue, UtilEst::Ewma(300 | F));
     // Not a sleep (migration): no update.
     let mut ue = UtilEst::Ewma(300);
-    ue.update(100, 100, 1024, false);
+    ue.update(100, 100, Some(1024), false);
     assert_eq!(ue, UtilEst::Ewma(300));
     // util above the CPU's capacity: return without flagging.
     let mut ue = UtilEst::Ewma(600);
-    ue.update(550, 550, 512, true);
+    ue.update(550, 550, Some(512), true);
     assert_eq!(ue, UtilEst::Ewma(600));
     // Starved (util + 10 < runnable): keep the estimate, flag it.
     let mut ue = UtilEst::Ewma(275);
-    ue.update(200, 300, 1024, true);
+    ue.update(200, 300, Some(1024), true);
     assert_eq!(ue, UtilEst::Ewma(275 | F));
 }
 
@@ -91,7 +91,7 @@ fn enqueued_ewma_pair_as_in_6_1() {
         enqueued: 700,
         ewma: 700,
     };
-    ue.update(600, 600, 512, true);
+    ue.update(600, 600, Some(512), true);
     assert_eq!(
         ue,
         UtilEst::EnqueuedEwma {
@@ -104,7 +104,7 @@ fn enqueued_ewma_pair_as_in_6_1() {
         enqueued: 275,
         ewma: 275,
     };
-    ue.update(200, 300, 1024, true);
+    ue.update(200, 300, Some(1024), true);
     assert_eq!(
         ue,
         UtilEst::EnqueuedEwma {
@@ -140,4 +140,16 @@ fn the_margin_is_one_percent_and_the_weight_a_quarter() {
     assert_eq!(1 << UTIL_EST_WEIGHT_SHIFT, 4);
     assert!(within_margin(9, 10) && within_margin(-9, 10));
     assert!(!within_margin(10, 10) && !within_margin(-10, 10));
+}
+
+#[test]
+fn from_7_2_a_sample_above_the_cpus_capacity_is_taken() {
+    // ewma 600, a sleep at util 550 on a CPU of capacity 512 (not starved: runnable 550).
+    // To 7.1 the sample is not trusted, no idle time could be granted: kept, unflagged.
+    // 7.2+ has no such rule: 50 below, (600·4 − 50) / 4 = 587, flagged.
+    for (capacity, want) in [(Some(512), 600), (None, 587 | F)] {
+        let mut ue = UtilEst::Ewma(600);
+        ue.update(550, 550, capacity, true);
+        assert_eq!(ue, UtilEst::Ewma(want), "{capacity:?}");
+    }
 }
