@@ -1184,7 +1184,7 @@ impl Sched {
             SchedTimer::RtPeriod => self.rt_period_timer(h),
             SchedTimer::CfsPeriod { tg } => self.sched_cfs_period_timer(tg, h),
             SchedTimer::CfsSlack { tg } => self.sched_cfs_slack_timer(tg, h),
-            SchedTimer::Hrtick { cpu } => self.hrtick(cpu as usize, h),
+            SchedTimer::Hrtick { cpu } => self.hrtick(cpu as usize, h.now(), h),
         }
     }
 

@@ -4,8 +4,9 @@
 //! runtime, where without them each ends at the first tick past. When `schedule()` arms it
 //! is `--set sched.hrtick_arm`. The timer calls the running task's `task_tick` whatever armed
 //! it: under 7.1+, where only going idle cancels it, a fair task's hrtick that expires after
-//! an RR task took the CPU counts a tick of that task's slice. Simplified: the timer fires on
-//! its expiry (no interrupt entry latency).
+//! an RR task took the CPU counts a tick of that task's slice. The machine delivers the
+//! expiry's interrupt (`Sched::hrtick`): at once, or as late as an emulated vCPU takes a
+//! tick's.
 
 use super::class::{Class, Env, SchedClass};
 use super::features::Feat;
@@ -96,11 +97,12 @@ impl Sched {
     /// `hrtick`: the running task's `task_tick(queued = 1)`: a fair task's slice is over
     /// (entity_tick at each level, then a resched); a deadline task's budget is charged; an
     /// RT task's is charged and an RR task's slice counts it as a tick.
-    /// False when the timer was stale: cancelled, or armed again for another instant (an
-    /// expiry is the arming it belongs to).
-    pub(super) fn hrtick<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> bool {
+    /// The interrupt of the expiry at `expiry` comes now (later on an emulated vCPU, whose
+    /// task runs on meanwhile). False when the timer was stale: cancelled, or armed again for
+    /// another instant (an expiry is the arming it belongs to).
+    pub fn hrtick<H: Hooks>(&mut self, cpu: usize, expiry: Ns, h: &mut H) -> bool {
         let rq = &mut self.rqs[cpu];
-        if rq.hrtick != Some(h.now()) {
+        if rq.hrtick != Some(expiry) {
             return false;
         }
         rq.hrtick = None;
