@@ -7,7 +7,7 @@ use super::deadline::SchedDlEntity;
 use super::deadline::BW_UNIT;
 use super::explain::Kind;
 use super::fair::balance::stats::CpuIdleType;
-use super::fair::balance::update_avg_idle;
+use super::fair::balance::{update_rq_avg_idle, AvgIdle};
 use super::fair::bandwidth::ThrottleNode;
 use super::fair::cfs_tasks::GroupNode;
 use super::fair::group::{TgId, ROOT_TG};
@@ -390,12 +390,10 @@ impl Sched {
             self.irq_exit(cpu, h);
         }
         self.task_woken(cpu, id, h);
-        // How long the CPU stayed idle after a newly idle balance.
-        let rq = &mut self.rqs[cpu];
-        if let Some(stamp) = rq.idle_stamp.take() {
-            let sample = rq.clock.clock_task - stamp;
-            let gate = self.feat.newidle_gate;
-            rq.avg_idle = update_avg_idle(rq.avg_idle, sample, rq.max_idle_balance_cost, gate);
+        // How long the CPU stayed idle after a newly idle balance (≤6.19's place).
+        // Simplified: a fork's activation samples it too, which wake_up_new_task does not.
+        if self.feat.avg_idle == AvgIdle::Wakeup {
+            update_rq_avg_idle(&mut self.rqs[cpu], self.feat.newidle_gate);
         }
     }
 

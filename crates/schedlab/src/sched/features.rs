@@ -8,7 +8,7 @@ use crate::kernel::{History, Kernel};
 use crate::sched::clock_pelt::Invariance;
 use crate::sched::deadline::grub::Grub;
 use crate::sched::deadline::server::ServerIdle;
-use crate::sched::fair::balance::BalanceDelayed;
+use crate::sched::fair::balance::{AvgIdle, BalanceDelayed};
 use crate::sched::fair::bandwidth::Throttle;
 use crate::sched::fair::protect_slice::ProtectSlice;
 use crate::sched::fair::wakeup::PrevIdleBias;
@@ -173,6 +173,8 @@ pub struct Features {
     pub h_load: HLoad,
     /// What lets a newly idle CPU balance.
     pub newidle_gate: NewidleGate,
+    /// Where `avg_idle` takes its sample (`sched/fair/balance`).
+    pub avg_idle: AvgIdle,
     /// `update_tg_load_avg` at most once per ms per cfs_rq (6.7+).
     pub tg_load_avg_ratelimit: bool,
     /// Cluster-aware wakeups: the target's cluster is scanned first, prev and recent kept
@@ -287,7 +289,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 46] = [
+pub const SWITCHES: [Switch; 47] = [
     choice!("fair.policy", "eevdf | cfs", history!["cfs"; V6_6 => "eevdf", "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -331,6 +333,11 @@ pub const SWITCHES: [Switch; 46] = [
         "cost (3.13+: avg_idle against each domain's max_newidle_lb_cost) | migration_cost (2.6.35–3.12: avg_idle ≥ 0.5 ms) | none (≤2.6.34: always)",
         history!["cost"], newidle_gate,
         "cost" => NewidleGate::Cost, "migration_cost" => NewidleGate::MigrationCost, "none" => NewidleGate::None),
+    choice!("sched.avg_idle",
+        "wakeup (≤6.19: ttwu_do_activate samples the idle stretch when a task is woken onto the CPU) | idle_exit (7.0+: put_prev_task_idle samples it when the CPU stops being idle, however its task came, at the switch)",
+        history!["wakeup"; V7_3 => "idle_exit", "4b603f1551a7 sched: Update rq->avg_idle when a task is moved to an idle CPU (7.0)"],
+        avg_idle,
+        "wakeup" => AvgIdle::Wakeup, "idle_exit" => AvgIdle::IdleExit),
     on_off!(
         "fair.wake_cluster",
         "on (6.7+: wakeups scan the target's cluster first) | off",
@@ -643,6 +650,7 @@ impl Features {
             server_idle: ServerIdle::Clamp,
             h_load: HLoad::Lazy,
             newidle_gate: NewidleGate::Cost,
+            avg_idle: AvgIdle::Wakeup,
             tg_load_avg_ratelimit: false,
             wake_cluster: false,
             prev_idle_bias: PrevIdleBias::LoadAvgMax,

@@ -4,6 +4,7 @@
 use super::class::Env;
 use super::deadline::server::ServerIdle;
 use super::deadline::Dl;
+use super::fair::balance::{update_rq_avg_idle, AvgIdle};
 use super::rq::Rq;
 
 /// `set_next_task_idle`: the CPU goes idle, so clock_pelt may have lost idle time
@@ -19,9 +20,13 @@ pub fn set_next_task_idle(rq: &mut Rq, env: &mut Env) {
     rq.idle_exec_start = rq.clock.clock_task;
 }
 
-/// `put_prev_task_idle`: the idle time counts against the fair server's budget.
+/// `put_prev_task_idle`: the idle time counts against the fair server's budget, and (7.0+)
+/// it is `avg_idle`'s sample.
 pub fn put_prev_task_idle(rq: &mut Rq, env: &mut Env) {
     update_curr_idle(rq, env);
+    if env.feat.avg_idle == AvgIdle::IdleExit {
+        update_rq_avg_idle(rq, env.feat.newidle_gate);
+    }
 }
 
 /// `update_curr_idle` (6.19+), or `dl_server_update_idle_time` before it: the idle time

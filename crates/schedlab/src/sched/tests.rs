@@ -503,6 +503,35 @@ fn newidle_passes(s: &Sched, cpu: usize) -> u32 {
 }
 
 #[test]
+fn from_7_0_avg_idle_is_sampled_when_a_pulled_task_ends_the_idle() {
+    // smp:2 (no costs). a alone on CPU 0 sleeps at T0 + 1 ms: CPU 0 goes newly idle
+    // (idle_stamp T0 + 1 ms; CPU 1 has one task, nothing to pull), avg_idle at its initial
+    // 1 ms (twice the migration cost; capped at twice max_idle_balance_cost, 0.5 ms). At
+    // T0 + 1.2 ms e forks onto CPU 1 beside c, and may then run anywhere. CPU 1's tick at
+    // T0 + 1.5 ms kicks the idle CPU 0's balance, which pulls a task: CPU 0's idle stretch
+    // ends with no wakeup. ≤6.19 samples avg_idle in ttwu_do_activate only: 1 ms still.
+    // 7.0+ samples it in put_prev_task_idle, 0.5 ms: 1 ms + (0.5 ms − 1 ms) / 8 = 937.5 µs.
+    use super::fair::balance::AvgIdle;
+    for (form, want) in [(AvgIdle::Wakeup, 1_000_000), (AvgIdle::IdleExit, 937_500)] {
+        let (mut s, mut h) = machine("smp:2", Kernel::V7_3);
+        s.feat.avg_idle = form;
+        let a = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
+        fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
+        h.now = T0 + MS;
+        s.deactivate(a, TaskState::Sleeping, &mut h);
+        assert_eq!(s.rqs[0].idle_stamp, Some(T0 + MS), "{form:?}");
+        h.now = T0 + 1_200_000;
+        let e = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
+        s.set_cpus_allowed(e, vec![true, true], &mut h);
+        assert_eq!(s.rqs[0].curr, None, "{form:?}");
+        h.now = T0 + 1_500_000;
+        s.sched_tick(1, &mut h);
+        assert!(s.rqs[0].curr.is_some(), "{form:?}: CPU 0 pulled a task");
+        assert_eq!(s.rqs[0].avg_idle, want, "{form:?}");
+    }
+}
+
+#[test]
 fn a_cpu_left_with_a_delayed_task_only_balances_newly_idle_after_the_pick() {
     // balance_fair sees the delayed a queued and does not balance; pick_next_task_fair's
     // pick dequeues it, finds nothing, and its idle label balances newly idle: CPU 1 has

@@ -14,6 +14,7 @@ use crate::sched::features::{Feat, NewidleGate};
 use crate::sched::hooks::Hooks;
 use crate::sched::ops::Op;
 use crate::sched::pelt::SCHED_CAPACITY_SCALE;
+use crate::sched::rq::Rq;
 use crate::sched::topology::{SchedDomain, SchedGroup, SD_BALANCE_NEWIDLE, SD_SHARE_CPUCAPACITY};
 use crate::sched::Sched;
 use crate::time::Ns;
@@ -589,7 +590,27 @@ fn update_newidle_cost(sd: &mut SchedDomain, cost: u64, jiffies: u64, hz: u64) -
     false
 }
 
-/// `avg_idle` after an idle stretch of `sample` ns (`ttwu_do_activate`): 1/8 of the way to
+/// Where a CPU's `avg_idle` takes its sample of the idle stretch that ends
+/// (`--set sched.avg_idle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AvgIdle {
+    /// ≤ 6.19: `ttwu_do_activate`, when a task is woken onto the CPU.
+    Wakeup,
+    /// 7.0+: `put_prev_task_idle`, when the CPU stops being idle, however its task came
+    /// (woken, forked, pulled), at the switch.
+    IdleExit,
+}
+
+/// `update_rq_avg_idle` (7.0+; inline in `ttwu_do_activate` before): the idle stretch since
+/// the CPU went newly idle, if it did, is `avg_idle`'s sample.
+pub(crate) fn update_rq_avg_idle(rq: &mut Rq, gate: NewidleGate) {
+    if let Some(stamp) = rq.idle_stamp.take() {
+        let sample = rq.clock.clock_task - stamp;
+        rq.avg_idle = update_avg_idle(rq.avg_idle, sample, rq.max_idle_balance_cost, gate);
+    }
+}
+
+/// `avg_idle` after an idle stretch of `sample` ns (`update_rq_avg_idle`): 1/8 of the way to
 /// each sample, at most twice the CPU's longest newly idle pass; ≤ 3.12 (before "sched:
 /// Reduce overestimating rq->avg_idle") a sample above twice the migration cost sets it
 /// there outright.
