@@ -116,6 +116,11 @@ pub(in crate::sched) fn lag_of(cfs: &CfsRq, ses: &[SchedEntity], id: SeId) -> (i
     (avg - key, e.holds(v))
 }
 
+/// `entity_eligible` of entity `id` on `cfs`, asked from outside the class (the balancer).
+pub(in crate::sched) fn eligible_on(cfs: &CfsRq, ses: &[SchedEntity], id: SeId) -> bool {
+    Eligibility::of_rq(cfs, ses).holds(ses[id as usize].vruntime)
+}
+
 /// `entity_eligible`.
 pub(super) fn entity_eligible(f: &Fair, id: SeId) -> bool {
     Eligibility::of(f).holds(f.ses[id as usize].vruntime)

@@ -10,7 +10,7 @@ use crate::sched::explain::About;
 use crate::sched::explain::Kind;
 use crate::sched::fair::bandwidth::Throttle;
 use crate::sched::fair::capacity::{task_fits_cpu, task_util_est};
-use crate::sched::fair::eevdf::lag_of;
+use crate::sched::fair::eevdf::eligible_on;
 use crate::sched::features::Feat;
 use crate::sched::hooks::Hooks;
 use crate::sched::ops::Op;
@@ -282,7 +282,7 @@ impl Sched {
     fn task_is_ineligible_on_dst_cpu(&self, se: u32, dst: usize) -> bool {
         let cfs = &self.cfs_rqs[self.ses[se as usize].cfs_rq as usize];
         let dst_cfs = &self.cfs_rqs[self.tgs[cfs.tg as usize].cfs_rq(dst) as usize];
-        self.feat.has(Feat::PlaceLag) && dst_cfs.nr_running != 0 && !lag_of(cfs, &self.ses, se).1
+        self.feat.has(Feat::PlaceLag) && dst_cfs.nr_running != 0 && !eligible_on(cfs, &self.ses, se)
     }
 
     /// `throttled_lb_pair`: is the task's group throttled (from itself up) on either CPU?
