@@ -11,13 +11,16 @@ avg_vruntime has just set to V (or, when the wakeup preempted, to V before the e
 """
 
 import argparse
-import re
-import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
-EVENT = re.compile(r"\s*(?P<comm>.*?)-(?P<pid>\d+)\s+\[\d+\]\s+(?P<t>[\d.]+):\s+"
-                   r"(?P<name>eevdf_switch|eevdf_wakeup):\s+\(\w+\)\s+(?P<fields>.*)")
+from errors import OracleError
+from oracle import report
+
+from schedlab.conformance import ftrace
+
+PROBES = {"eevdf_switch", "eevdf_wakeup"}
 # 6.x's sums count a weight scaled down (scale_load_down: 10 bits); 7.x's its h_load weight,
 # shifted by the queue's sum_shift when one sum would overflow (avg_vruntime_weight).
 SCALE_DOWN = 10
@@ -25,18 +28,15 @@ SCALE_DOWN = 10
 
 @dataclass
 class Event:
-    t: float
+    ts: int  # ns
     name: str
     f: dict[str, int]
 
 
 def events(text: str):
-    """The probes' events in a trace-cmd report's text."""
-    for line in text.splitlines():
-        m = EVENT.match(line)
-        if m:
-            f = {k: int(v, 0) for k, v in re.findall(r"(\w+)=(-?\w+)", m["fields"])}
-            yield Event(float(m["t"]), m["name"], f)
+    """The probes' events in a trace-cmd report's text, their fields as integers."""
+    for e in ftrace.events(text, PROBES):
+        yield Event(e.ts, e.name, {k: int(v, 0) for k, v in e.fields.items()})
 
 
 def summed(weight: int, f: dict[str, int]) -> int:
@@ -56,16 +56,16 @@ def avg_vruntime(f: dict[str, int]) -> int:
 
 
 def line(e: Event) -> str | None:
-    f, us = e.f, lambda ns: f"{ns / 1000:9.1f}"
+    f, us, t = e.f, lambda ns: f"{ns / 1000:9.1f}", f"{e.ts / 1e9:.6f}"
     if e.name == "eevdf_wakeup":
-        return (f"{e.t:.6f} wakeup {f['p']:>6}  vlag {us(f['l'])}  v-z {us(f['v'] - f['z'])}"
+        return (f"{t} wakeup {f['p']:>6}  vlag {us(f['l'])}  v-z {us(f['v'] - f['z'])}"
                 f"  d-z {us(f['d'] - f['z'])}  delayed {f['dl']}")
     if not f["np"] or f["sW"] + summed(f["nw"], f) == 0:
         return None  # the idle task picked: no fair queue to read
     v = avg_vruntime(f)
     prev = (f"{f['pp']:>6} lag {us(v - f['pv'])} d-V {us(f['pd'] - v)} "
             f"{'queued' if f['pq'] else 'asleep'}{' delayed' if f['pdl'] else ''}")
-    return (f"{e.t:.6f} switch {prev} ==> {f['np']:>6} lag {us(v - f['nv'])} "
+    return (f"{t} switch {prev} ==> {f['np']:>6} lag {us(v - f['nv'])} "
             f"d-V {us(f['nd'] - v)}  V {v}")
 
 
@@ -76,13 +76,9 @@ def main(argv=None) -> int:
                    help="only the events of this task (repeatable)")
     a = p.parse_args(argv)
     try:
-        if a.trace.endswith(".dat"):
-            text = subprocess.run(["trace-cmd", "report", a.trace], capture_output=True,
-                                  text=True, check=True).stdout
-        else:
-            with open(a.trace, encoding="utf-8", errors="replace") as fh:
-                text = fh.read()
-    except (OSError, subprocess.CalledProcessError) as e:
+        raw = Path(a.trace).read_bytes()
+        text = report(raw) if a.trace.endswith(".dat") else raw.decode(errors="replace")
+    except (OSError, OracleError) as e:
         print(f"eevdf.py: {a.trace}: {e}", file=sys.stderr)
         return 2
     found = 0

@@ -70,7 +70,7 @@ def _members(case: suite.Case) -> bytes:
                    for name, t in tasks.items() if t.get("taskgroup", "/") != "/").encode()
 
 
-def _report(trace_dat: bytes) -> str:
+def report(trace_dat: bytes) -> str:
     """trace-cmd report -t (nanosecond timestamps) of the guest's trace.dat, on the host."""
     with tempfile.NamedTemporaryFile(suffix=".dat") as f:
         f.write(trace_dat)
@@ -128,7 +128,7 @@ def one_run(case: suite.Case, append: str = "", before: str = "") -> tuple[dict,
         raise OracleError(f"{what} failed in the guest ({status or 'no status'}): {tail}")
     if any(int(line.split()[-1]) for line in text["trace.overruns"].splitlines()):
         raise OracleError(f"{case.name}: the trace buffer overran")
-    trace = _report(files["trace.dat"])
+    trace = report(files["trace.dat"])
     guest = dict(line.split("=", 1) for line in text["guest.txt"].splitlines() if "=" in line)
     return suite.kernel_run(text, case, trace), trace, guest
 

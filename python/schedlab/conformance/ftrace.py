@@ -33,11 +33,11 @@ def _ns(secs: str, frac: str) -> int:
     return int(secs) * 10**9 + int(frac.ljust(9, "0")[:9])
 
 
-def events(text: str) -> Iterator[Event]:
-    """The EVENTS of a trace, in its order."""
+def events(text: str, names: frozenset[str] | set[str] = EVENTS) -> Iterator[Event]:
+    """The events of a trace named in `names` (a record's: EVENTS), in its order."""
     for line in text.splitlines():
         m = LINE.match(line)
-        if m is None or m["event"] not in EVENTS:
+        if m is None or m["event"] not in names:
             continue
         body = m["body"].rstrip()
         if m["event"] == "print":  # a trace_marker write: `tracing_mark_write: TEXT`
