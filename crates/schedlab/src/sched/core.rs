@@ -1175,14 +1175,28 @@ impl Sched {
         self.schedule(cpu, h);
     }
 
-    /// A scheduler timer expired; false when it was stale (cancelled or re-armed since).
+    /// A scheduler timer's interrupt, at or after its expiry; false when the timer was stale
+    /// (cancelled or re-armed since).
     pub fn timer<H: Hooks>(&mut self, t: SchedTimer, h: &mut H) -> bool {
         match t {
             SchedTimer::Dl { se, kind, gen } => self.dl_timer_fired(se, kind, gen, h),
             SchedTimer::RtPeriod => self.rt_period_timer(h),
             SchedTimer::CfsPeriod { tg } => self.sched_cfs_period_timer(tg, h),
             SchedTimer::CfsSlack { tg } => self.sched_cfs_slack_timer(tg, h),
-            SchedTimer::Hrtick { cpu } => self.hrtick(cpu as usize, h.now(), h),
+            SchedTimer::Hrtick { cpu } => self.hrtick(cpu as usize, h),
+        }
+    }
+
+    /// The CPU whose interrupt serves timer `t`: the hrtick's own, a deadline entity's (a
+    /// fair server's is its CPU's). Simplified: a group's bandwidth timers and RT throttling's
+    /// period timer are CPU 0's, where the kernel's are the CPU that started them.
+    pub fn timer_cpu(&self, t: SchedTimer) -> usize {
+        match t {
+            SchedTimer::Hrtick { cpu } => cpu as usize,
+            SchedTimer::Dl { se, .. } => self.dls[se as usize]
+                .task
+                .map_or(se as usize, |id| self.tasks[id as usize].cpu),
+            SchedTimer::RtPeriod | SchedTimer::CfsPeriod { .. } | SchedTimer::CfsSlack { .. } => 0,
         }
     }
 

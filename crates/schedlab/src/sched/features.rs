@@ -157,7 +157,8 @@ pub struct Features {
     /// A run's seed (0: none) and how far it may spread the threads' starts (sim/jitter.rs).
     pub seed: u64,
     pub start_spread_ns: u64,
-    /// The spread of a timer interrupt's (a tick's, a sleep timer's, the hrtick's) entry latency
+    /// The spread of a timer interrupt's (a tick's, a sleep timer's, a scheduler timer's) entry
+    /// latency
     /// (sim/jitter.rs; 0: on the expiry; None: the platform's).
     pub irq_jitter_ns: Option<u64>,
     /// A job's `run` work stretched by a draw from the platform's `work_stretch` (sim/jitter.rs).
@@ -486,7 +487,7 @@ pub const SWITCHES: [Switch; 47] = [
     ),
     Switch {
         key: "jitter.irq_ns",
-        doc: "how late a timer interrupt (a tick, a sleep timer, the hrtick) may come after its expiry (its entry latency), drawn from the seed per CPU and expiry: platform (the platform's: qemu-tcg:N measured, others 0) | 0 (on the expiry) .. 1000000",
+        doc: "how late a timer interrupt (a tick, a sleep timer, a scheduler timer) may come after its expiry (its entry latency), drawn from the seed per CPU and expiry: platform (the platform's: qemu-tcg:N measured, others 0) | 0 (on the expiry) .. 1000000",
         preset: history!["platform"],
         get: |f| f.irq_jitter_ns.map_or("platform".into(), |v| v.to_string()),
         set: |f, v| {

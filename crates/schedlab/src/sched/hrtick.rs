@@ -5,7 +5,7 @@
 //! is `--set sched.hrtick_arm`. The timer calls the running task's `task_tick` whatever armed
 //! it: under 7.1+, where only going idle cancels it, a fair task's hrtick that expires after
 //! an RR task took the CPU counts a tick of that task's slice. The machine delivers the
-//! expiry's interrupt (`Sched::hrtick`): at once, or as late as an emulated vCPU takes a
+//! expiry's interrupt (`Sched::timer`): at once, or as late as an emulated vCPU takes a
 //! tick's.
 
 use super::class::{Class, Env, SchedClass};
@@ -97,12 +97,12 @@ impl Sched {
     /// `hrtick`: the running task's `task_tick(queued = 1)`: a fair task's slice is over
     /// (entity_tick at each level, then a resched); a deadline task's budget is charged; an
     /// RT task's is charged and an RR task's slice counts it as a tick.
-    /// The interrupt of the expiry at `expiry` comes now (later on an emulated vCPU, whose
-    /// task runs on meanwhile). False when the timer was stale: cancelled, or armed again for
-    /// another instant (an expiry is the arming it belongs to).
-    pub fn hrtick<H: Hooks>(&mut self, cpu: usize, expiry: Ns, h: &mut H) -> bool {
+    /// Its interrupt comes at or after the expiry (later on an emulated vCPU, whose task runs
+    /// on meanwhile) and serves it if it is still armed and due: false when the timer was
+    /// cancelled, or armed again for a later instant.
+    pub(super) fn hrtick<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> bool {
         let rq = &mut self.rqs[cpu];
-        if rq.hrtick != Some(expiry) {
+        if rq.hrtick.is_none_or(|expiry| expiry > h.now()) {
             return false;
         }
         rq.hrtick = None;

@@ -641,7 +641,7 @@ fn from_7_1_the_hrtick_starts_once_the_switch_is_done() {
             "{arm:?}: a's, armed by b's enqueue"
         );
         h.now = T0 + 350_000;
-        assert!(s.hrtick(0, h.now, &mut h));
+        assert!(s.hrtick(0, &mut h));
         assert_eq!(s.rqs[0].curr, Some(b), "{arm:?}");
         assert_eq!(hrticks(&h), [T0 + 350_000, want], "{arm:?}");
         s.schedule(0, &mut h);
@@ -743,7 +743,7 @@ fn from_7_1_a_fair_tasks_hrtick_counts_a_tick_of_the_rr_task_that_took_its_cpu()
         s.schedule(0, &mut h);
         assert_eq!(s.rqs[0].curr, Some(r), "{arm:?}");
         h.now = T0 + 350_000;
-        assert_eq!(s.hrtick(0, h.now, &mut h), fires, "{arm:?}");
+        assert_eq!(s.hrtick(0, &mut h), fires, "{arm:?}");
         assert_eq!(s.rts[r as usize].time_slice, left, "{arm:?}");
     }
 }

@@ -600,22 +600,20 @@ impl Engine {
         true
     }
 
-    /// A timer the scheduler armed expires. The hrtick's interrupt comes as late as a tick's
-    /// (`irq_delay`: none on hardware), its task running on meanwhile: in a periodic-4@7.3
-    /// run recorded with the timer events (2026-11-28, qemu-tcg:2@0.43, whose draws lie in
-    /// 0-99 µs, median 49), the hrtick's `hrtimer_expire_entry` came 26-35 µs after its
-    /// expiry at p10 and 53-69 µs at the median. Simplified: the deadline, bandwidth and RT
-    /// period timers' interrupts come on their expiry.
+    /// A timer the scheduler armed expires. Its interrupt comes as late as a tick's
+    /// (`irq_delay`: none on hardware), the running task going on meanwhile. In runs recorded
+    /// with the timer events (2026-11-28, qemu-tcg:2@0.43-0.44, whose draws lie in 0-99 µs,
+    /// median 49) `hrtimer_expire_entry` came after the expiry by 26-35, 53-69 µs at p10 and
+    /// p50 for the hrtick (periodic-4@7.3), 22, 45 and 77 µs at p10, p50 and p90 for
+    /// `sched_cfs_period_timer` (cpumax-root@7.3), 35 and 60 µs at p10 and p50 for
+    /// `dl_task_timer` and 29 and 44 µs for `inactive_task_timer` (deadline-2@7.3), as the
+    /// tick's 24-26 and 42-47 µs.
     pub(super) fn sched_timer(&mut self, s: &mut Sched, t: SchedTimer) -> bool {
-        let SchedTimer::Hrtick { cpu } = t else {
-            return s.timer(t, self);
-        };
-        let late = self.irq_delay(cpu as usize, self.now);
+        let late = self.irq_delay(s.timer_cpu(t), self.now);
         if late == 0 {
             return s.timer(t, self);
         }
-        let late = late.min(u32::MAX as Ns) as u32;
-        (self.queue).push(self.now + late as Ns, self.now, Ev::HrtickIrq { cpu, late });
+        (self.queue).push(self.now + late, self.now, Ev::SchedIrq(t));
         true
     }
 

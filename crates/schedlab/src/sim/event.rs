@@ -29,9 +29,9 @@ pub enum Ev {
     Tick { cpu: u32 },
     /// A timer the scheduler armed.
     Sched(SchedTimer),
-    /// The interrupt of `cpu`'s hrtick, which expired `late` ns ago: an emulated vCPU takes
-    /// it as late as a tick's (`Engine::sched_timer`).
-    HrtickIrq { cpu: u32, late: u32 },
+    /// The late interrupt of a scheduler timer that expired: an emulated vCPU takes it as
+    /// late as a tick's (`Engine::sched_timer`).
+    SchedIrq(SchedTimer),
     /// The workload begins (`rtapp.start_ns` after the run's start).
     Begin,
     /// Policy `policy`'s cooling device (`hw`: its hardware throttle) moves to its

@@ -321,7 +321,7 @@ impl Sim {
             Ev::Done { cpu, gen } => e.work_done(s, cpu as usize, gen),
             Ev::Tick { cpu } => e.tick(s, cpu as usize),
             Ev::Sched(t) => e.sched_timer(s, t),
-            Ev::HrtickIrq { cpu, late } => s.hrtick(cpu as usize, e.now - late as Ns, e),
+            Ev::SchedIrq(t) => s.timer(t, e),
         };
         e.totals.events += live as u64;
         while let Some(cpu) = s.take_counted_cpu() {

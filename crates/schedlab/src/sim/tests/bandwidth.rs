@@ -4,15 +4,21 @@
 use super::*;
 use crate::sched::fair::bandwidth::Throttle;
 
-fn run_with(json: &str, platform: &str, kernel: Kernel, cgroups: &[&str]) -> Sim {
+/// The machine at HZ=1000 with these groups, the guest's own threads left out.
+fn build_in(json: &str, platform: &str, kernel: Kernel, cgroups: &[&str]) -> Sim {
     let wl = parse(json, "test.json", Dialect::Workgen).unwrap();
     let mut feat = preset(kernel);
     feat.set("hz=1000").unwrap();
+    feat.kthreads = false;
     let opts = RunOptions {
         cgroups: cgroups.iter().map(|c| c.to_string()).collect(),
         ..RunOptions::default()
     };
-    let mut s = Sim::new(&wl, load_builtin(platform).unwrap(), feat, &opts).unwrap();
+    Sim::new(&wl, load_builtin(platform).unwrap(), feat, &opts).unwrap()
+}
+
+fn run_with(json: &str, platform: &str, kernel: Kernel, cgroups: &[&str]) -> Sim {
+    let mut s = build_in(json, platform, kernel, cgroups);
     s.run(|_, _| true).unwrap();
     s
 }
@@ -132,4 +138,21 @@ fn from_6_18_a_task_woken_in_a_throttled_group_runs_until_its_return_to_user_spa
         }
         assert_eq!(stat(&s, "/g"), (1, 1, 90_000_000 - 1), "{k:?}");
     }
+}
+
+#[test]
+fn an_emulated_vcpu_takes_the_period_timer_as_late_as_a_tick() {
+    // A hog pinned to CPU 0 in a group of 10 ms a 100 ms period (6.12): throttled at the
+    // 10 ms tick, it waits for the period timer's refill at 100 ms, which unthrottles it; the
+    // idle CPU switches to it 1 ns later. qemu-tcg:2 takes the timer's interrupt as late as a
+    // tick's, a draw in [0, 200 µs) plus the CPU's in [0, 30 µs).
+    let json = r#"{"global": {"duration": 1}, "tasks": {
+        "hog": {"cpus": [0], "taskgroup": "/g", "run": 1000000}}}"#;
+    let back = |platform| {
+        let mut s = build_in(json, platform, Kernel::V6_12, &["/g:max=10000/100000"]);
+        runs_again(&mut s, 0, 50_000_000)
+    };
+    assert_eq!(back("smp:2"), 100_000_001);
+    let late = back("qemu-tcg:2") - 100_000_001;
+    assert!(late > 0 && late < 230_000, "{late}");
 }

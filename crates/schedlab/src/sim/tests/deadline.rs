@@ -160,3 +160,25 @@ fn bad_deadline_parameters_name_the_task() {
         assert!(e.contains("tasks.t") && e.contains(msg), "{e}");
     }
 }
+
+#[test]
+fn an_emulated_vcpu_takes_the_replenishment_timer_as_late_as_a_tick() {
+    // A reservation of 1 ms every 10 ms whose thread never sleeps (7.3: HRTICK_DL ends the
+    // budget on time on hardware): throttled at 1 ms, it waits for its replenishment timer
+    // at the next period, 10 ms, and its idle CPU switches to it 1 ns later. qemu-tcg:2
+    // takes the timer's interrupt as late as a tick's: later, by less than the 230 µs its
+    // draws allow.
+    let json = r#"{"global": {"duration": 1}, "tasks": {"d": {"policy": "SCHED_DEADLINE",
+        "dl-runtime": 1000, "dl-period": 10000, "run": 1000000}}}"#;
+    let back = |platform| {
+        let mut f = preset(Kernel::V7_3);
+        f.kthreads = false; // the guest's own threads would take the CPU too
+        let wl = parse(json, "dl.json", Dialect::Workgen).unwrap();
+        let plat = load_builtin(platform).unwrap();
+        let mut s = Sim::new(&wl, plat, f, &RunOptions::default()).unwrap();
+        super::runs_again(&mut s, 0, 5_000_000)
+    };
+    assert_eq!(back("smp:2"), 10_000_001);
+    let late = back("qemu-tcg:2") - 10_000_001;
+    assert!(late > 0 && late < 230_000, "{late}");
+}

@@ -42,6 +42,20 @@ fn build_with(json: &str, platform: &str, feat: Features, duration: Ns) -> Sim {
     Sim::new(&wl, load_builtin(platform).unwrap(), feat, &opts).unwrap()
 }
 
+/// When task `id`, off the CPUs at `off` ns into the run, runs again (ns into the run).
+fn runs_again(s: &mut Sim, id: u32, off: Ns) -> Ns {
+    let running = |s: &Sim| (0..s.sched().nr_cpu_ids()).any(|c| s.sched().cpu_curr(c) == Some(id));
+    s.start();
+    while s.now() < SIM_START + off {
+        s.step().unwrap();
+    }
+    assert!(!running(s), "{id} runs at {off} ns");
+    while !running(s) {
+        s.step().unwrap();
+    }
+    s.now() - SIM_START
+}
+
 fn run(json: &str, platform: &str, kernel: Kernel) -> Sim {
     let mut s = build(json, platform, kernel);
     s.run(|_, _| true).unwrap();
