@@ -390,9 +390,9 @@ impl Sched {
             self.irq_exit(cpu, h);
         }
         self.task_woken(cpu, id, h);
-        // How long the CPU stayed idle after a newly idle balance (≤6.19's place).
-        // Simplified: a fork's activation samples it too, which wake_up_new_task does not.
-        if self.feat.avg_idle == AvgIdle::Wakeup {
+        // How long the CPU stayed idle after a newly idle balance (≤6.19's place; a fork's
+        // activation, wake_up_new_task's own, neither samples nor clears it).
+        if self.feat.avg_idle == AvgIdle::Wakeup && wake_flags & WF_FORK == 0 {
             update_rq_avg_idle(&mut self.rqs[cpu], self.feat.newidle_gate);
         }
     }

@@ -532,6 +532,29 @@ fn from_7_0_avg_idle_is_sampled_when_a_pulled_task_ends_the_idle() {
 }
 
 #[test]
+fn before_7_0_a_fork_onto_an_idle_cpu_leaves_avg_idle_to_the_next_wakeup() {
+    // smp:2 (no costs), 6.12. a alone on CPU 0 sleeps at T0 + 1 ms: CPU 0 goes newly idle
+    // (idle_stamp T0 + 1 ms), avg_idle at its initial 1 ms. At T0 + 1.2 ms e forks onto
+    // CPU 0: wake_up_new_task activates it without ttwu_do_activate's sample, so the stamp
+    // stays. At T0 + 1.4 ms a wakes on CPU 0 (e running): ttwu_do_activate samples the
+    // stretch from the stamp, 0.4 ms, and clears it: 1 ms + (0.4 ms − 1 ms) / 8 = 925 µs.
+    // (Sampling at the fork would give 1 ms + (0.2 ms − 1 ms) / 8 = 900 µs, and nothing at
+    // the wakeup.)
+    let (mut s, mut h) = machine("smp:2", Kernel::V6_12);
+    let a = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
+    h.now = T0 + MS;
+    s.deactivate(a, TaskState::Sleeping, &mut h);
+    h.now = T0 + 1_200_000;
+    let e = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
+    assert_eq!(s.rqs[0].curr, Some(e));
+    assert_eq!(s.rqs[0].idle_stamp, Some(T0 + MS));
+    assert_eq!(s.rqs[0].avg_idle, 1_000_000);
+    h.now = T0 + 1_400_000;
+    assert!(s.try_to_wake_up(a, 0, 0, &mut h));
+    assert_eq!((s.rqs[0].idle_stamp, s.rqs[0].avg_idle), (None, 925_000));
+}
+
+#[test]
 fn a_cpu_left_with_a_delayed_task_only_balances_newly_idle_after_the_pick() {
     // balance_fair sees the delayed a queued and does not balance; pick_next_task_fair's
     // pick dequeues it, finds nothing, and its idle label balances newly idle: CPU 1 has
