@@ -6,11 +6,13 @@ case's workload in them and writes the case's record (tests/conformance/records/
                                          `hogs-3@6.1`, or `hogs-3` for every kernel)
   oracle.py list                         the cases and whether each is recorded
   oracle.py try CASE@K [--append ARGS] [--feature F]... [--before CMD] [--probe eevdf]
+                 [--event SYSTEM:EVENT]...
                                          one run, not recorded, its measures printed: the
                                          kernel booted with ARGS, sched features F set, CMD
                                          run first (before.log), the EEVDF state traced on
-                                         each switch and wakeup (guest/eevdf.sh); the guest's
-                                         files in the cache's last-run folder
+                                         each switch and wakeup (guest/eevdf.sh), trace
+                                         events added (e.g. timer:hrtimer_expire_entry); the
+                                         guest's files in the cache's last-run folder
 
 Exit status 2 with one line on any failure (per case that failed, the others recorded); a record
 is written whole or not at all.
@@ -104,13 +106,16 @@ def _job(case: suite.Case) -> tuple[dict[str, bytes], int]:
     }, int(case.duration_s) + 120
 
 
-def one_run(case: suite.Case, append: str = "", before: str = "") -> tuple[dict, str, dict]:
+def one_run(case: suite.Case, append: str = "", before: str = "",
+            events: tuple[str, ...] = ()) -> tuple[dict, str, dict]:
     """One run of a case: its measures, its trace, the guest's facts. `append` goes on the
     kernel's command line; the guest runs the shell command `before` ahead of the job, its
-    output in before.log (`try` only: records take neither)."""
+    output in before.log, and traces `events` too (`try` only: records take none)."""
     job, limit = _job(case)
     if before:
         job["run.sh"] = f"{{ {before}; }} > before.log 2>&1\n".encode() + job["run.sh"]
+    if events:
+        job["events"] = "".join(f"{e}\n" for e in events).encode()  # guest/trace.sh
     files = boot.boot_retrying(case.kernel, case.vcpus, job, limit, append)
     last = image.cache() / "last-run"  # the guest's files as they came, to look into
     last.mkdir(parents=True, exist_ok=True)
@@ -163,17 +168,22 @@ def record(case: suite.Case) -> None:
     tmp.rename(out)
 
 
-def _try(case: suite.Case, append: str, features: list[str], before: str, probe: bool) -> int:
+def _try(case: suite.Case, append: str, features: list[str], before: str, probe: bool,
+         events: list[str]) -> int:
     bad = [f for f in features if not re.fullmatch(r"(NO_)?[A-Z0-9_]+", f)]
     if bad:
         raise OracleError(f"try: --feature {bad[0]!r}: a sched feature's name, e.g. NO_HRTICK")
+    bad = [e for e in events if not re.fullmatch(r"[a-z0-9_]+:[a-z0-9_]+", e)]
+    if bad:
+        raise OracleError(f"try: --event {bad[0]!r}: a trace event as SYSTEM:EVENT, e.g. "
+                          "timer:hrtimer_expire_entry")
     first = [f"echo {f} > /sys/kernel/debug/sched/features" for f in features]
     if probe:
         first.append(f"( {(GUEST / 'eevdf.sh').read_text()})")  # a subshell: its own $1..
     if before:
         first.append(before)
     image.kernel_suite(case.kernel)
-    run, _, _ = one_run(case, append, "; ".join(first))
+    run, _, _ = one_run(case, append, "; ".join(first), tuple(events))
     print(json.dumps({k: v for k, v in run.items() if k != "switches"}, indent=1, sort_keys=True))
     return 0
 
@@ -220,6 +230,9 @@ def main(argv=None) -> int:
                                                 "before.log, e.g. an untraced perf bench")
     t.add_argument("--probe", choices=["eevdf"], help="trace the EEVDF state on each switch "
                    "and wakeup too (read it with oracle/eevdf.py)")
+    t.add_argument("--event", action="append", default=[],
+                   help="a trace event to record too, as SYSTEM:EVENT, e.g. "
+                        "timer:hrtimer_expire_entry (repeatable)")
     a = p.parse_args(argv)
     # SIGTERM unwinds as Ctrl-C does: QEMU is killed, temporary folders go, no record is half
     # written.
@@ -242,7 +255,8 @@ def main(argv=None) -> int:
                 image.kernel(k)
             return 0
         if a.cmd == "try":
-            return _try(chosen[0], a.append, a.feature, a.before, a.probe == "eevdf")
+            return _try(chosen[0], a.append, a.feature, a.before, a.probe == "eevdf",
+                        a.event)
         todo = [c for c in chosen if a.force or not record_path(c).exists()]
         failed = 0
         for c in todo:

@@ -205,3 +205,29 @@ def test_try_probes_the_eevdf_state_first_and_any_mix_of_options_is_sound_shell(
         assert (f"( {probes})" in script) == ("--probe" in extra)
     assert scripts[0].splitlines()[0] == (
         "{ echo NO_HRTICK > /sys/kernel/debug/sched/features; } > before.log 2>&1")
+
+
+def test_try_traces_the_events_it_names_too(guest, monkeypatch, tmp_path):
+    oracle_py, boot, _ = guest
+    jobs = []
+
+    def boot_retrying(kernel, vcpus, files, limit, append=""):
+        jobs.append(files)
+        raise oracle_py.OracleError("stop here")
+    monkeypatch.setattr(boot, "boot_retrying", boot_retrying)
+    events = ["timer:hrtimer_start", "timer:hrtimer_expire_entry"]
+    assert oracle_py.main(["try", "cpumax-root@7.3", *(a for e in events for a in ("--event", e))]) == 2
+    job = tmp_path / "job"
+    job.mkdir()
+    for name, data in jobs[0].items():
+        (job / name).write_bytes(data)
+    assert subprocess.run(["bash", "-n", job / "run.sh"]).returncode == 0
+    # The guest's tracing as the job sources it, trace-cmd's arguments caught.
+    script = 'trace-cmd() { echo "$@" > "$JOB/args"; }; . "$JOB/trace.sh"; trace_start'
+    subprocess.run(["bash", "-c", script], env={"JOB": str(job), "PATH": "/usr/bin:/bin"},
+                   capture_output=True, check=True)
+    args = (job / "args").read_text().split()
+    assert args[args.index("sched:sched_process_exit") + 1:] == [
+        "-e", "timer:hrtimer_start", "-e", "timer:hrtimer_expire_entry", "-e", "task:task_rename"]
+    assert oracle_py.main(["try", "cpumax-root@7.3", "--event", "timer hrtimer_start"]) == 2
+    assert len(jobs) == 1  # refused before any boot

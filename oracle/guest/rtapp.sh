@@ -1,12 +1,13 @@
-# The oracle's rt-app job: schedstats on, the case's cgroups (cgroup v1's cpu controller, the
-# one rt-app 1.0's "taskgroup" uses), trace-cmd recording into its ring buffer only (no reader
-# runs beside the workload), /proc/schedstat and each group's cpu.stat at two marked instants.
+# The oracle's rt-app job: the case's cgroups (cgroup v1's cpu controller, the one rt-app
+# 1.0's "taskgroup" uses), traced as the benchmark jobs are (trace.sh: schedstats on,
+# trace-cmd recording into its ring buffer only, no reader beside the workload),
+# /proc/schedstat and each group's cpu.stat at two marked instants.
 # $JOB/params sets SNAPSHOT_FROM and SNAPSHOT_SPAN (s), and SNAPSHOT_DURING: 0 when the case
 # compares no counter, so that the reads (and the shell's sleep between them) come after the
 # workload and nothing but the workload runs during it.
 set -u
 . "$JOB/params"
-echo 1 > /proc/sys/kernel/sched_schedstats
+. "$JOB/trace.sh"
 # The domains' debugfs files (max_newidle_lb_cost) appear only in verbose mode since 6.3.
 echo Y > /sys/kernel/debug/sched/verbose 2> /dev/null
 if [ -s "$JOB/cgroups" ]; then
@@ -22,12 +23,7 @@ if [ -s "$JOB/cgroups" ]; then
         echo "$quota" > "$g/cpu.cfs_quota_us" || exit 3
     done < "$JOB/cgroups"
 fi
-events=()
-for e in sched_switch sched_wakeup sched_waking sched_wakeup_new sched_migrate_task \
-         sched_process_fork sched_process_exit; do events+=(-e "sched:$e"); done
-# the EEVDF probes too, when `try --probe eevdf` defined them (guest/eevdf.sh)
-[ -d /sys/kernel/tracing/events/eevdf ] && events+=(-e eevdf)
-trace-cmd start -C mono -b 32768 "${events[@]}" -e task:task_rename > /dev/null || exit 4
+trace_start
 # Calibrate first, in a run of its own, so that the measured run (and its schedstat deltas)
 # holds the workload only: rt-app's calibration takes seconds under emulation.
 echo '{"tasks": {"calibrate": {"loop": 1, "run": 1000}}, "global": {"calibration": "CPU0", "duration": 1}}' > cal.json
@@ -98,7 +94,5 @@ else
 fi
 echo "rt-app=$?" > status
 newidle_cost end
-trace-cmd stop
-grep -h overrun /sys/kernel/tracing/per_cpu/cpu*/stats > trace.overruns
-trace-cmd extract -o trace.dat > /dev/null 2>&1
+trace_stop
 rm -f rt-app-*.log
