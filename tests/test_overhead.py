@@ -295,3 +295,29 @@ def test_rtapp_main_thread_sets_itself_up_before_its_first_thread(tmp_path):
         forks = ev[(ev.event == "sched_process_fork") & (ev.pid == 1) & (ev.ts > start)]
         assert list(forks.ts - start) == [first, first + 10_000]
         assert (ops_of(r)["rtapp_init"], ops_of(r)["clone"]) == (1, 2)
+
+
+def test_a_niced_rtapp_thread_sets_its_nice_at_the_end_of_its_set_up(tmp_path):
+    # rt-app's main thread forks b (nice 5) then a, and sleeps; each thread's set-up costs
+    # 30 µs (rtapp_thread_init) before the start barrier. Under 6.12 b runs first: it starts
+    # 1 ns after its switch, and at the end of its set-up lowers its own priority, which
+    # reschedules its CPU with a waiting (prio_changed_fair): a takes it 1 ns later, 30 µs
+    # and 2 ns after b's switch in. (The oracle's up-nice-2@7.3 record: b's priority falls
+    # 82 µs into its set-up, and rt-app's main thread takes the CPU there.) Under 6.1 a runs
+    # first, to the barrier, and b's nice finds nothing else queued: no reschedule, b goes
+    # on to the barrier and wakes a.
+    plat = tmp_path / "p.toml"
+    plat.write_text(platform(costs(FREE, clone=10_000, rtapp_thread_init=30_000)))
+    w = {"global": {"duration": 1}, "tasks": {"b": {"loop": 1, "priority": 5, "run": 1000},
+                                              "a": {"loop": 1, "run": 1000}}}
+    for kernel, first in (("6.12", "b-0"), ("6.1", "a-1")):
+        ev = schedlab.run(w, str(plat), kernel=kernel, sets=["overhead=on"]).events
+        sw = ev[(ev.event == "sched_switch") & ev.comm.isin(["rt-app", "a-1", "b-0"])]
+        names = {1000: "b-0", 1001: "a-1", 1: "rt-app"}
+        steps = [(names.get(o), s, t) for o, s, t in zip(sw.other_pid, sw.prev_state, sw.ts)]
+        assert steps[0][:2] == (first, "S"), kernel  # the main thread's sleep
+        if kernel == "6.12":
+            assert steps[1][:2] == ("a-1", "R") and steps[1][2] - steps[0][2] == 30_002
+        else:
+            assert steps[1][:2] == ("b-0", "S")  # a at the barrier
+            assert steps[2][1] != "R", steps[2]

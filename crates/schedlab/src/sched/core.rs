@@ -471,19 +471,41 @@ impl Sched {
         }
     }
 
-    /// `set_user_nice` for the running thread `id`: the new weight through
-    /// `reweight_task_fair`. Simplified: the kernel's sched_setattr also dequeues and
-    /// re-enqueues the task around it (DEQUEUE_SAVE / ENQUEUE_RESTORE).
-    pub fn set_user_nice<H: Hooks>(&mut self, id: u32, nice: i32, h: &mut H) {
+    /// `set_user_nice` for thread `id`: the new weight through `reweight_task_fair`, then
+    /// `prio_changed_fair`; true when its CPU is to reschedule. Simplified: the kernel's
+    /// sched_setattr also dequeues and re-enqueues the task around it (DEQUEUE_SAVE /
+    /// ENQUEUE_RESTORE).
+    pub fn set_user_nice<H: Hooks>(&mut self, id: u32, nice: i32, h: &mut H) -> bool {
         let t = &mut self.tasks[id as usize];
         if t.nice == nice {
-            return;
+            return false;
         }
-        t.nice = nice;
+        let old = std::mem::replace(&mut t.nice, nice);
         let (cpu, lw) = (t.cpu, LoadWeight::of_nice(nice, t.policy == Policy::Idle));
         self.update_rq_clock(cpu, h.now());
         let class = self.class(id);
         self.on_rq(cpu, h, |rq, env| class.reweight_task(rq, env, id, lw));
+        if class == Class::Fair {
+            self.prio_changed_fair(id, nice > old, h);
+        }
+        self.need_resched(cpu)
+    }
+
+    /// `prio_changed_fair`: unless task `id` is not queued or its CPU's root cfs_rq holds
+    /// nothing else, the running task whose priority `fell` reschedules (rt-app's nice'd
+    /// thread at its start), a waiting one is checked as a wakeup would be. (7.x's flat
+    /// runqueue counts every task, h_nr_queued: the same as the root's entities without
+    /// groups.)
+    fn prio_changed_fair<H: Hooks>(&mut self, id: u32, fell: bool, h: &mut H) {
+        let cpu = self.tasks[id as usize].cpu;
+        if !self.tasks[id as usize].queued() || self.cfs_rqs[cpu].nr_running == 1 {
+            return;
+        }
+        if self.rqs[cpu].curr != Some(id) {
+            self.wakeup_preempt(cpu, id, 0, h);
+        } else if fell {
+            self.resched_curr(cpu, h);
+        }
     }
 
     /// `__sched_setscheduler` by thread `id` of itself to SCHED_FIFO or SCHED_RR (`attr`'s

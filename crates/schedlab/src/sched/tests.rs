@@ -770,3 +770,45 @@ fn from_7_1_a_fair_tasks_hrtick_counts_a_tick_of_the_rr_task_that_took_its_cpu()
         assert_eq!(s.rts[r as usize].time_slice, left, "{arm:?}");
     }
 }
+
+#[test]
+fn a_nice_change_reschedules_as_prio_changed_fair_says() {
+    // smp:1 under 6.1 (CFS, no costs; the wakeup granularity 1 ms on one CPU). As in
+    // a_wakeup_that_preempts_leaves_the_clock_where_it_was_until_the_switch: a forks at
+    // vruntime 6 ms and runs, b forks behind it at 6 ms. At T0 + 2 ms a has run to 8 ms, 2 ms
+    // past b. b's nice changes while it waits: its CPU is checked as at a wakeup, against
+    // b's granularity. Nice 5 (weight 335): 1 ms * 1024/335 = 3.06 ms, more than the 2 ms:
+    // a keeps the CPU. Nice -5 (3121): 328 µs: a is to be preempted.
+    let (mut s, mut h) = machine("smp:1", Kernel::V6_1);
+    let a = fork(&mut s, &mut h, attr(Policy::Other));
+    let b = fork(&mut s, &mut h, attr(Policy::Other));
+    assert_eq!(s.rqs[0].curr, Some(a));
+    h.defer = true;
+    let v = |s: &Sched, t: u32| s.ses[s.tasks[t as usize].se as usize].vruntime;
+    assert_eq!(v(&s, a), v(&s, b));
+    h.now = T0 + 2 * MS;
+    h.resched.clear();
+    s.set_user_nice(b, 5, &mut h);
+    assert_eq!(h.resched, []);
+    s.set_user_nice(b, -5, &mut h);
+    assert_eq!(h.resched, [0]);
+
+    // The running task (6.12): a alone sets nice 5, nothing else queued: no reschedule.
+    // b forks beside it, at lag 0 with a deadline half a slice away (0.35 ms), ahead of a's,
+    // and takes the CPU. b's nice -5 (its priority rises) keeps it; nice 10 (it falls)
+    // reschedules it.
+    let (mut s, mut h) = machine("smp:1", Kernel::V6_12);
+    let a = fork(&mut s, &mut h, attr(Policy::Other));
+    h.defer = true;
+    h.resched.clear();
+    s.set_user_nice(a, 5, &mut h);
+    assert_eq!(h.resched, []);
+    let b = fork(&mut s, &mut h, attr(Policy::Other));
+    s.schedule(0, &mut h);
+    assert_eq!(s.rqs[0].curr, Some(b));
+    h.resched.clear();
+    s.set_user_nice(b, -5, &mut h);
+    assert_eq!(h.resched, []);
+    s.set_user_nice(b, 10, &mut h);
+    assert_eq!(h.resched, [0]);
+}

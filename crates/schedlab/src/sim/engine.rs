@@ -603,7 +603,7 @@ impl Engine {
     /// A timer the scheduler armed expires. Its interrupt comes as late as a tick's
     /// (`irq_delay`: none on hardware), the running task going on meanwhile. In runs recorded
     /// with the timer events (2026-11-28, qemu-tcg:2@0.43-0.44, whose draws lie in 0-99 µs,
-    /// median 49) `hrtimer_expire_entry` came after the expiry by 26-35, 53-69 µs at p10 and
+    /// median 49) `hrtimer_expire_entry` came after the expiry by 26-35 and 53-69 µs at p10 and
     /// p50 for the hrtick (periodic-4@7.3), 22, 45 and 77 µs at p10, p50 and p90 for
     /// `sched_cfs_period_timer` (cpumax-root@7.3), 35 and 60 µs at p10 and p50 for
     /// `dl_task_timer` and 29 and 44 µs for `inactive_task_timer` (deadline-2@7.3), as the

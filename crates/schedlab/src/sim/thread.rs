@@ -238,9 +238,11 @@ enum Start {
     /// Not started; true: it meets the others at rt-app's start barrier (every thread rt-app
     /// starts; not a forked one, nor a generator's).
     Fresh(bool),
-    /// Its set-up done (what it costs when rt-app's main thread created it): on to the
-    /// barrier (true) or its delay.
+    /// Its set-up's kernel time spent (what it costs when rt-app's main thread created it):
+    /// its own policy to set, then on to the barrier (true) or its delay.
     SetUp(bool),
+    /// Its policy set: on to the barrier or its delay.
+    Set(bool),
     /// Past it: its delay, if any, is still to sleep.
     Synced,
     Running,
@@ -678,7 +680,8 @@ impl Engine {
         let th = &self.threads[id as usize];
         let pc = th.code.start as usize + th.op;
         match th.start {
-            Start::Fresh(barrier) | Start::SetUp(barrier) => {
+            Start::SetUp(_) if self.own_policy(id).is_some() => return true,
+            Start::Fresh(barrier) | Start::SetUp(barrier) | Start::Set(barrier) => {
                 return barrier || self.t_first(id) > self.now
             }
             Start::Synced => return self.t_first(id) > self.now,
@@ -958,21 +961,14 @@ impl Engine {
         Step::Off
     }
 
-    /// Thread start as rt-app 1.0's `thread_body` does it: `rtapp_task: event=start`, wait at
-    /// the start barrier for every thread rt-app starts (`pthread_barrier_wait`: the last to
-    /// come wakes the others from its CPU), then sleep until t_zero + delay.
+    /// Thread start as rt-app 1.0's `thread_body` does it: `rtapp_task: event=start`, its
+    /// own policy set at the end of its set-up, wait at the start barrier for every thread
+    /// rt-app starts (`pthread_barrier_wait`: the last to come wakes the others from its
+    /// CPU), then sleep until t_zero + delay.
     fn thread_start(&mut self, s: &mut Sched, id: u32) -> Step {
         if let Start::Fresh(barrier) = self.threads[id as usize].start {
             // Created by rt-app's main thread: its set-up costs its CPU's time first.
             self.threads[id as usize].start = Start::SetUp(barrier);
-            if self.threads[id as usize].created {
-                let attr = self.prog.tasks[self.threads[id as usize].def as usize].attr;
-                if attr.policy.is_fair() && attr.nice != 0 {
-                    s.set_user_nice(id, attr.nice, self);
-                } else if matches!(attr.policy, Policy::Fifo | Policy::Rr) {
-                    s.sched_setscheduler_rt(id, &attr, self);
-                }
-            }
             let th = &self.threads[id as usize];
             let init = if th.created {
                 Some(SchedOp::ThreadInit)
@@ -986,6 +982,18 @@ impl Engine {
             }
         }
         if let Start::SetUp(barrier) = self.threads[id as usize].start {
+            self.threads[id as usize].start = Start::Set(barrier);
+            if let Some(attr) = self.own_policy(id) {
+                // (the oracle's icount traces: a nice'd thread's priority falls 82 µs into
+                // its 91 µs before the barrier, and its CPU reschedules there)
+                if !attr.policy.is_fair() {
+                    s.sched_setscheduler_rt(id, &attr, self);
+                } else if s.set_user_nice(id, attr.nice, self) {
+                    return Step::Busy; // preempted as the call returns
+                }
+            }
+        }
+        if let Start::Set(barrier) = self.threads[id as usize].start {
             if self.threads[id as usize].created && self.threads[id as usize].idx == 0 {
                 self.res.t_zero = self.now; // thread 0 takes t_zero before the barrier
             }
@@ -1011,6 +1019,16 @@ impl Engine {
             return Step::Off;
         }
         Step::Busy
+    }
+
+    /// The policy thread `id`, created by rt-app's main thread as SCHED_OTHER at nice 0,
+    /// sets itself at its start: its nice, or SCHED_FIFO/RR (None: it keeps the creator's).
+    fn own_policy(&self, id: u32) -> Option<SchedAttr> {
+        let th = &self.threads[id as usize];
+        let attr = self.prog.tasks[th.def as usize].attr;
+        let own = (attr.policy.is_fair() && attr.nice != 0)
+            || matches!(attr.policy, Policy::Fifo | Policy::Rr);
+        (th.created && own).then_some(attr)
     }
 
     /// rt-app's `t_first` of thread `id`: `t_zero` plus its delay, its timers' anchor.
