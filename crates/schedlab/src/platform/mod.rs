@@ -315,9 +315,9 @@ pub struct Platform {
     pub kernel_costs: Vec<(Kernel, OpCosts)>,
     /// Its caches, for the cache-affinity model (None: not described).
     pub cache: Option<cache::CacheSpec>,
-    /// How late a timer interrupt (a tick, a sleep timer, a scheduler timer) may come after its expiry: the
-    /// spread of its entry latency, common to the CPUs' timers of one expiry (`sim/jitter.rs`;
-    /// 0: on the expiry).
+    /// How late a timer interrupt (a tick, a sleep timer, a scheduler timer) may come after
+    /// its expiry: the spread of its entry latency, common to the CPUs' timers of one expiry
+    /// (`sim/jitter.rs`; 0: on the expiry).
     pub irq_jitter_ns: Ns,
     /// How far apart the CPUs take the interrupts of one expiry: the spread of each CPU's own
     /// part of the lateness.

@@ -195,7 +195,8 @@ pub struct Features {
     pub throttle: Throttle,
     /// What the balancer makes of a delayed task (`sched/fair/balance`).
     pub balance_delayed: BalanceDelayed,
-    /// The balancer leaves an ineligible task where it is until a pass fails (`sched/fair/balance`).
+    /// The balancer leaves an ineligible task where it is until a pass fails
+    /// (`sched/fair/balance`).
     pub balance_eligible_first: bool,
     /// A policy's `scaling_max_freq` lowers its CPUs' capacity (`sched/fair/capacity.rs`).
     pub cpufreq_pressure: bool,

@@ -7,9 +7,8 @@ use crate::sched::fair::bandwidth::Throttle;
 /// The machine at HZ=1000 with these groups, the guest's own threads left out.
 fn build_in(json: &str, platform: &str, kernel: Kernel, cgroups: &[&str]) -> Sim {
     let wl = parse(json, "test.json", Dialect::Workgen).unwrap();
-    let mut feat = preset(kernel);
+    let mut feat = alone(kernel);
     feat.set("hz=1000").unwrap();
-    feat.kthreads = false;
     let opts = RunOptions {
         cgroups: cgroups.iter().map(|c| c.to_string()).collect(),
         ..RunOptions::default()

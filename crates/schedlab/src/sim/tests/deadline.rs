@@ -171,11 +171,7 @@ fn an_emulated_vcpu_takes_the_replenishment_timer_as_late_as_a_tick() {
     let json = r#"{"global": {"duration": 1}, "tasks": {"d": {"policy": "SCHED_DEADLINE",
         "dl-runtime": 1000, "dl-period": 10000, "run": 1000000}}}"#;
     let back = |platform| {
-        let mut f = preset(Kernel::V7_3);
-        f.kthreads = false; // the guest's own threads would take the CPU too
-        let wl = parse(json, "dl.json", Dialect::Workgen).unwrap();
-        let plat = load_builtin(platform).unwrap();
-        let mut s = Sim::new(&wl, plat, f, &RunOptions::default()).unwrap();
+        let mut s = super::build_with(json, platform, super::alone(Kernel::V7_3), 1_000_000_000);
         super::runs_again(&mut s, 0, 5_000_000)
     };
     assert_eq!(back("smp:2"), 10_000_001);

@@ -1,6 +1,6 @@
 //! What tells the newer presets apart, each against the preset before it (docs/kernels.md).
 
-use super::{build_for, build_with, preset, run, Features};
+use super::{alone, build_for, build_with, preset, run, Features};
 use crate::kernel::Kernel;
 use crate::sched::fair::protect_slice::ProtectSlice;
 use crate::sched::fair::WakeupPreempt;
@@ -38,9 +38,7 @@ fn an_emulated_vcpu_takes_the_hrtick_as_late_as_a_tick() {
     const PINNED: &str = r#"{"global": {"duration": 1}, "tasks": {
         "h": {"instance": 2, "cpus": [0], "loop": -1, "run": 100000}}}"#;
     let first = |platform| {
-        let mut f = preset(Kernel::V7_3);
-        f.kthreads = false; // the guest's own threads would take the CPU too
-        let mut s = build_with(PINNED, platform, f, 1_000_000);
+        let mut s = build_with(PINNED, platform, alone(Kernel::V7_3), 1_000_000);
         s.run(|_, _| true).unwrap();
         s.sched().task(0).stats.run_ns
     };

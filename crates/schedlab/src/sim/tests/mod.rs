@@ -27,6 +27,13 @@ fn build(json: &str, platform: &str, kernel: Kernel) -> Sim {
     .unwrap()
 }
 
+/// `preset` without the platform's own kernel threads, which would take the CPUs too.
+fn alone(kernel: Kernel) -> Features {
+    let mut f = preset(kernel);
+    f.kthreads = false;
+    f
+}
+
 /// `build` for `duration` ns rather than the workload's.
 fn build_for(json: &str, platform: &str, kernel: Kernel, duration: Ns) -> Sim {
     build_with(json, platform, preset(kernel), duration)

@@ -359,13 +359,14 @@ mod tests {
     fn from_6_14_a_newly_idle_cpu_leaves_a_delayed_task_where_it_is() {
         // CPU 1 runs c then e, forked at T0 (v0). At T0 + 1 ms c sleeps: V = v0 + 0.5 ms,
         // its lag −0.5 ms, not eligible: delayed, still queued (nr_running 2, e running);
-        // e's tick at T0 + 1.6 ms (within its deadline) leaves c cold. At T0 + 2 ms a, alone on CPU 0, sleeps at lag 0: CPU 0 balances newly idle (the
-        // root domain overloaded by CPU 1's two). ≤6.13 counts c (h_nr_queued 2): the groups
-        // have spare capacity, one CPU each, so the imbalance is half their difference,
-        // (2 − 0) / 2 = 1 task, and c, the only one not running and cold (1 ms off its CPU),
-        // is pulled. 6.14+ counts the runnable only (h_nr_runnable 1): CPU 1 has no task
-        // waiting, no busiest group (lb_nobusyg); and were the pass moving tasks, c would be refused, except
-        // to balance load.
+        // e's tick at T0 + 1.6 ms (within its deadline) leaves c cold. At T0 + 2 ms a, alone
+        // on CPU 0, sleeps at lag 0: CPU 0 balances newly idle (the root domain overloaded by
+        // CPU 1's two). ≤6.13 counts c (h_nr_queued 2): the groups have spare capacity, one
+        // CPU each, so the imbalance is half their difference, (2 − 0) / 2 = 1 task, and c,
+        // the only one not running and cold (1 ms off its CPU), is pulled. 6.14+ counts the
+        // runnable only (h_nr_runnable 1): CPU 1 has no task waiting, no busiest group
+        // (lb_nobusyg); and were the pass moving tasks, c would be refused, except to balance
+        // load.
         for (form, pulled) in [
             (BalanceDelayed::Queued, true),
             (BalanceDelayed::Runnable, false),
