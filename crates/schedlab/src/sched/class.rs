@@ -267,6 +267,60 @@ impl Class {
         }
     }
 
+    /// `switched_to_fair` / `_rt` / `_dl` of queued task `p`, now of this class, on `cpu`: a
+    /// running task rescheduled only into the fair class (it came down from a higher one);
+    /// a waiting one preempts as at a wakeup (`switched_to_rt`: only a more important
+    /// task's). Simplified: the push of an overloaded CPU's RT or deadline tasks is left out.
+    pub fn switched_to<H: Hooks>(self, s: &mut Sched, cpu: usize, p: u32, h: &mut H) {
+        if s.rqs[cpu].curr == Some(p) {
+            if self == Class::Fair {
+                s.resched_curr(cpu, h);
+            }
+        } else if self != Class::Rt {
+            s.wakeup_preempt(cpu, p, 0, h);
+        } else if s.rqs[cpu]
+            .curr
+            .is_none_or(|c| s.tasks[p as usize].prio() < s.tasks[c as usize].prio())
+        {
+            s.resched_curr(cpu, h);
+        }
+    }
+
+    /// `prio_changed_fair` / `_rt` / `_dl` of task `p` on `cpu`, of this class before and
+    /// after, once at `old_prio`: the running task reschedules when a more important one
+    /// waits (an RT task lowered first pulls), a waiting one preempts a less important.
+    /// Simplified: `prio_changed_dl`'s pull is left out.
+    pub fn prio_changed<H: Hooks>(
+        self,
+        s: &mut Sched,
+        cpu: usize,
+        p: u32,
+        old_prio: i32,
+        h: &mut H,
+    ) {
+        let prio = s.tasks[p as usize].prio();
+        let running = s.rqs[cpu].curr == Some(p);
+        match self {
+            Class::Fair => s.prio_changed_fair(p, prio > old_prio, h),
+            Class::Rt if prio == old_prio => {}
+            Class::Rt if running => {
+                if prio > s.rqs[cpu].rt.highest_prio_curr() as i32 {
+                    s.resched_curr(cpu, h);
+                }
+                if prio > old_prio {
+                    s.pull_rt_task(cpu, h);
+                }
+            }
+            Class::Deadline if running => {
+                let earlier = s.rqs[cpu].dl.earliest();
+                if earlier.is_some_and(|d| super::deadline::before(d, s.dl_of(p).deadline)) {
+                    s.resched_curr(cpu, h);
+                }
+            }
+            _ => Class::switched_to(self, s, cpu, p, h),
+        }
+    }
+
     /// Is this the RT class?
     #[inline]
     pub fn is_rt(self) -> bool {

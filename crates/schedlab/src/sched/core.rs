@@ -496,7 +496,7 @@ impl Sched {
     /// thread at its start), a waiting one is checked as a wakeup would be. (7.x's flat
     /// runqueue counts every task, h_nr_queued: the same as the root's entities without
     /// groups.)
-    fn prio_changed_fair<H: Hooks>(&mut self, id: u32, fell: bool, h: &mut H) {
+    pub(crate) fn prio_changed_fair<H: Hooks>(&mut self, id: u32, fell: bool, h: &mut H) {
         let cpu = self.tasks[id as usize].cpu;
         if !self.tasks[id as usize].queued() || self.cfs_rqs[cpu].nr_running == 1 {
             return;

@@ -193,7 +193,7 @@ impl Sched {
         change: impl FnOnce(&mut Sched, &mut H) -> u32,
     ) {
         let t = &self.tasks[id as usize];
-        let (cpu, old) = (t.cpu, t.class);
+        let (cpu, old, old_prio) = (t.cpu, t.class, t.prio());
         let queued = t.queued();
         let running = self.rqs[cpu].curr == Some(id);
         self.update_rq_clock(cpu, h.now());
@@ -217,10 +217,23 @@ impl Sched {
                 new.set_next_task(rq, env, id);
             }
         });
-        if old != new && old.switched_from(self, cpu, h) || running {
-            self.resched_curr(cpu, h); // a lowered task may have to yield the CPU
-        } else {
-            self.wakeup_preempt(cpu, id, 0, h);
+        self.check_class_changed(id, old, old_prio, h);
+    }
+
+    /// `check_class_changed` of queued task `id`, of class `old` at `old_prio` before:
+    /// `switched_from` the old class (a CPU left without its tasks pulls one, and
+    /// reschedules if one came) and `switched_to` the new, or the class's `prio_changed`.
+    /// 7.x's `sched_change_end` decides alike.
+    fn check_class_changed<H: Hooks>(&mut self, id: u32, old: Class, old_prio: i32, h: &mut H) {
+        let t = &self.tasks[id as usize];
+        let (cpu, new) = (t.cpu, t.class);
+        if old != new {
+            if old.switched_from(self, cpu, h) {
+                self.resched_curr(cpu, h);
+            }
+            new.switched_to(self, cpu, id, h);
+        } else if old_prio != t.prio() || new == Class::Deadline {
+            new.prio_changed(self, cpu, id, old_prio, h);
         }
     }
 }

@@ -812,3 +812,34 @@ fn a_nice_change_reschedules_as_prio_changed_fair_says() {
     s.set_user_nice(b, 10, &mut h);
     assert_eq!(h.resched, [0]);
 }
+
+#[test]
+fn a_class_change_reschedules_as_check_class_changed_says() {
+    // smp:1 under 6.12: a and b fair, a running. a makes itself FIFO 10 (prio 89):
+    // switched_to_rt lets a running task run on. b, waiting, becomes FIFO 20 (prio 79 < 89):
+    // switched_to_rt reschedules, and b runs. b raised to FIFO 30 keeps its CPU; lowered to
+    // FIFO 5 (prio 94), a (89) is the highest queued: prio_changed_rt reschedules.
+    let (mut s, mut h) = machine("smp:1", Kernel::V6_12);
+    let a = fork(&mut s, &mut h, attr(Policy::Other));
+    let b = fork(&mut s, &mut h, attr(Policy::Other));
+    s.schedule(0, &mut h);
+    h.defer = true;
+    let fifo = |rt_priority| SchedAttr {
+        rt_priority,
+        ..attr(Policy::Fifo)
+    };
+    let cur = s.rqs[0].curr.unwrap();
+    let other = if cur == a { b } else { a };
+    h.resched.clear();
+    s.sched_setscheduler_rt(cur, &fifo(10), &mut h);
+    assert_eq!(h.resched, []);
+    s.sched_setscheduler_rt(other, &fifo(20), &mut h);
+    assert_eq!(h.resched, [0]);
+    s.schedule(0, &mut h);
+    assert_eq!(s.rqs[0].curr, Some(other));
+    h.resched.clear();
+    s.sched_setscheduler_rt(other, &fifo(30), &mut h);
+    assert_eq!(h.resched, []);
+    s.sched_setscheduler_rt(other, &fifo(5), &mut h);
+    assert_eq!(h.resched, [0]);
+}

@@ -91,7 +91,7 @@ impl Sched {
     /// `pull_rt_task`: `this` is about to run less important work than the task that left
     /// it; take from each other CPU with pushable RT tasks its most important one allowed
     /// here, if more important than what `this` has and not about to preempt its own CPU.
-    fn pull_rt_task<H: Hooks>(&mut self, this: usize, h: &mut H) {
+    pub(crate) fn pull_rt_task<H: Hooks>(&mut self, this: usize, h: &mut H) {
         let n = self.rqs.len();
         if self.rqs.iter().all(|rq| rq.rt.nr_running == 0) {
             return; // rt_overload: no RT task queued anywhere
