@@ -231,3 +231,31 @@ def test_try_traces_the_events_it_names_too(guest, monkeypatch, tmp_path):
         "-e", "timer:hrtimer_start", "-e", "timer:hrtimer_expire_entry", "-e", "task:task_rename"]
     assert oracle_py.main(["try", "cpumax-root@7.3", "--event", "timer hrtimer_start"]) == 2
     assert len(jobs) == 1  # refused before any boot
+
+
+@pytest.mark.parametrize("last_line, status", [
+    # schbench's read_sched_delay after its last report, a thread just gone: its report whole.
+    ("Failed to parse /proc/131/schedstat", "schbench=0"),
+    ("Error: something else", "schbench=calibrate-all"),
+])
+def test_the_schbench_job_times_the_work_with_a_worker_per_cpu_and_bears_schbench_s_exit_race(
+        tmp_path, last_line, status):
+    # The guest's schbench job with a stand-in schbench that prints its last report, then
+    # `last_line`, and exits 1 when run with a worker per CPU (2 here); trace-cmd's part a no-op.
+    job, work, bin_ = tmp_path / "job", tmp_path / "work", tmp_path / "bin"
+    for d in (job, work, bin_):
+        d.mkdir()
+    (job / "params").write_text("SCHBENCH_ARGS='-m 1 -r 5'\n")
+    (job / "trace.sh").write_text("trace_start() { :; }\ntrace_stop() { :; }\n")
+    (job / "schbench").write_text(
+        '#!/bin/sh\necho "$*" >> "$JOB/calls"\necho "average rps: 138.00"\n'
+        f'case "$*" in *"-t 2 "*) echo "{last_line}" >&2; exit 1 ;; esac\n')
+    (bin_ / "nproc").write_text("#!/bin/sh\necho 2\n")
+    (bin_ / "nproc").chmod(0o755)
+    subprocess.run(["sh", ROOT / "oracle" / "guest" / "schbench.sh"], cwd=work, check=True,
+                   env={"JOB": str(job), "PATH": f"{bin_}:/usr/bin:/bin"})
+    calls = (job / "calls").read_text().splitlines()
+    assert calls[:2] == ["-C -m 1 -t 1 -r 2 -s 0", "-C -m 1 -t 2 -r 5 -s 0"]
+    assert (work / "status").read_text().strip() == status
+    assert (work / "calibrate-all.log").read_text().splitlines() == ["average rps: 138.00", last_line]
+    assert calls[2:] == (["-m 1 -r 5"] if status == "schbench=0" else [])

@@ -51,6 +51,24 @@ def test_a_lone_worker_s_request_is_its_sleep_with_slack_and_its_work():
     assert wake["samples"] < 10 and wake["max"] <= 1
 
 
+@pytest.mark.parametrize("sets, stretch, work_us", [
+    # Its own quantiles, constant 1.5: 1024 µs · 1.5 = 1536 µs, not the platform's 1.019 too.
+    ((), (1500,), 1536),
+    # None of its own: qemu-tcg:1's platform stretch, 1.019: 1024 · 1.019 = 1043.5 µs.
+    ((), None, 1043),
+    # jitter.work=off: as calibrated, its own quantiles too.
+    (("jitter.work=off",), (1500,), 1024),
+])
+def test_a_request_s_work_takes_its_own_stretch_in_place_of_the_platform_s(sets, stretch, work_us):
+    # One vCPU, no cost model, no guest kernel threads, one worker in calibration mode (-C:
+    # the sleep before the clock starts, no lock): a request is its work alone, 1024 µs at
+    # 1000 ps a multiply-add, stretched; gettimeofday's µs make it that or one more.
+    bench = Schbench(threads=1, runtime=1, calibrate=True, work_stretch=stretch, **ONE_MS_OF_WORK)
+    r = RunSpec.of(bench.workload(), "qemu-tcg:1", sets=("overhead=off", "kthreads=off", *sets)).run()
+    req = rows(r, "request")
+    assert work_us <= req["min"] <= req["max"] <= work_us + 1
+
+
 def test_rps_mode_queues_the_second_s_requests_in_one_burst():
     # -R 100, one worker on its own CPU, no sleep: each second the message thread queues 100
     # requests at once and sleeps out the second (1 s + 50 µs of slack, as the main thread's
@@ -268,6 +286,9 @@ def test_worker_count_and_pinning_lines_are_the_tool_s(cli):
     (["-r", "x"], "argument -r/--runtime: 'x' is not a whole number"),
     (["-r", "1", "-J", "a"], "schbench: -J/--jobname names the job of the -j/--json output: give -j FILE"),
     (["-r", "1", "-j", "s.json", "--summary", "s.json"], "the json output"),
+    (["-r", "1", "--work-stretch", "1000,900"], "schbench: --work-stretch[1]: the quantiles must ascend"),
+    (["-r", "1", "--work-stretch", "100"], "schbench: --work-stretch[0]: 100 is out of range: 500 to 4000"),
+    (["-r", "1", "--work-stretch", "1000,"], "argument --work-stretch: '' is not a whole number"),
 ])
 def test_bad_schbench_options_name_the_option(cli, args, msg):
     out = cli("schbench", *args, "--platform", "smp:2")
@@ -278,6 +299,8 @@ def test_bad_schbench_options_name_the_option(cli, args, msg):
 @pytest.mark.parametrize("options, msg", [
     ({"bogus": 1}, "unknown schbench option"),
     ({"pipe": 1048577}, "generators.schbench.pipe (line 1, column 52): 1048577 is out of range: 0 to 1048576"),
+    ({"work_stretch": 1000}, "generators.schbench.work_stretch (line 1, column 60): expected an array of quantiles"),
+    ({"work_stretch": [1000] * 101}, "generators.schbench.work_stretch (line 1, column 60): at most 100 quantiles"),
 ])
 def test_bad_run_file_options_get_one_clear_message(cli, tmp_path, options, msg):
     p = tmp_path / "g.json"
@@ -324,6 +347,20 @@ def test_the_conformance_suite_reads_the_real_tool_s_report():
                                                      "rps": 458.5}}
     # 2092 µs over 5 · 104³ = 5,624,320 multiply-adds: 371.96 ps each.
     assert measure.schbench_matrix_ps(report) == pytest.approx(371.96, abs=0.01)
+    # The work's stretch with a worker per CPU, against that median of one worker's (2092
+    # µs): a report of min 1883, p50 2092, p90 2301, p99 2510, p99.9 2720 and max 2929 µs.
+    # Quantile k at (k + 1/2)/100, linear between those at 0, .5, .9, .99, .999 and 1, in
+    # 1/1000 of 2092: k 0 at .005, 1883 + 209·.01 = 1885.09: 901.1; k 50 at .505, 2092 +
+    # 209·(.005/.4) = 2094.61: 1001.2; k 90 at .905, 2301 + 209·(.005/.09) = 2312.61: 1105.5
+    # (1105); k 99 at .995, 2510 + 210·(.005/.009) = 2626.67: 1255.6.
+    every = ("Request Latencies percentiles (usec) runtime 5 (s) (684 total samples)\n"
+             "\t  50.0th: 2092       (198 samples)\n\t  90.0th: 2301       (269 samples)\n"
+             "\t* 99.0th: 2510       (56 samples)\n\t  99.9th: 2720       (6 samples)\n"
+             "\t  min=1883, max=2929\nRPS percentiles (requests) runtime 5 (s) (6 total samples)\n")
+    q = measure.schbench_work_stretch(report, every)
+    assert len(q) == 100 and (q[0], q[50], q[90], q[99]) == (901, 1001, 1105, 1256) and q == sorted(q)
+    with pytest.raises(ValueError, match="no request latencies"):
+        measure.schbench_work_stretch(report, "setting worker threads to 2\n")
     with pytest.raises(ValueError, match="no last report"):
         measure.schbench("setting worker threads to 2\n")
     # A pipe test's (schbench -p 1048576 -m 1 -t 1 -r 3, one CPU of that host): its wakeups from
@@ -382,3 +419,18 @@ def test_a_worker_posting_the_message_thread_is_preempted_at_its_return(kernel, 
         trace=trace, frames=False)
     pre, posts = _posts_preempted(trace.read_text())
     assert posts > 50 and abs(pre / posts - k_pre / k_posts) < 0.15
+
+
+def test_a_case_takes_its_records_calibrations():
+    # Three runs' calibrations: matrix_ps 370, 380 and 390 (mean 380); their work stretches'
+    # medians quantile by quantile: 1005 of 1000, 1010, 1005; 1100 of 1100, 1600, 1090 (one
+    # calibration's tail does not move it). A record without stretches (one vCPU, a pipe
+    # test) leaves the platform's.
+    from schedlab.conformance import suite
+
+    runs = [{"matrix_ps": 370, "work_stretch": [1000, 1100]}, {"matrix_ps": 380, "work_stretch": [1010, 1600]},
+            {"matrix_ps": 390, "work_stretch": [1005, 1090]}]
+    bench = suite._calibrated(Schbench(runtime=1), {"runs": runs})
+    assert (bench.matrix_ps, bench.work_stretch) == (380, (1005, 1100))
+    bench = suite._calibrated(Schbench(runtime=1), {"runs": [{"matrix_ps": 370}]})
+    assert (bench.matrix_ps, bench.work_stretch) == (370, None)

@@ -159,7 +159,9 @@ class Schbench:
     [-W CPUS]` (its defaults; threads 0: the CPUs shared out; pipe 0: not a pipe test), in the
     cgroup `taskgroup`; `matrix_ps` and `memset_ps` (schedlab's): a multiply-add of its work and
     a 64-byte line of a pipe test's memset at the reference CPU's top speed, in ps (None: the
-    engine's defaults)."""
+    engine's defaults); `work_stretch` (schedlab's): how much longer than `matrix_ps` says a
+    request's work takes, as quantiles in 1/1000, in place of the platform's (None: the
+    platform's)."""
 
     message_threads: int = 1
     threads: int = 0
@@ -181,6 +183,7 @@ class Schbench:
     worker_cpus: tuple[int, ...] | None = None
     matrix_ps: int | None = None
     memset_ps: int | None = None
+    work_stretch: tuple[int, ...] | None = None
     taskgroup: str | None = None
     OPTIONS: ClassVar[dict] = {"message_threads": "-m/--message-threads", "threads": "-t/--threads",
                                "runtime": "-r/--runtime", "warmuptime": "-w/--warmuptime",
@@ -190,7 +193,7 @@ class Schbench:
                                "pipe": "-p/--pipe", "split": "--split",
                                "message_cpus": "-M/--message-cpus", "worker_cpus": "-W/--worker-cpus",
                                "matrix_ps": "--matrix-ps", "memset_ps": "--memset-ps",
-                               "taskgroup": "--taskgroup"}
+                               "work_stretch": "--work-stretch", "taskgroup": "--taskgroup"}
 
     def workload(self) -> dict:
         return {"generators": {"schbench": _options(self)}}
@@ -244,7 +247,7 @@ class Schbench:
         words = []
         for name, option in self.OPTIONS.items():
             value = getattr(self, name)
-            if name in ("matrix_ps", "memset_ps", "taskgroup") or value == getattr(Schbench, name, None):
+            if name in ("matrix_ps", "memset_ps", "work_stretch", "taskgroup") or value == getattr(Schbench, name, None):
                 continue
             flag = option.split("/")[0]
             words += [flag, ",".join(map(str, value)) if isinstance(value, tuple) else str(value)]
@@ -342,8 +345,8 @@ def spec(bench: Hackbench | PipeBench | Cyclictest, platform: str, *, sets=(), *
 def option_error(bench: Hackbench | PipeBench | Cyclictest | Schbench, message: str) -> str:
     """The core's message about the generated run file's `generators.NAME.KEY (line, column)`
     (or `generators[N].KEY`), naming the command-line option instead."""
-    m = re.search(r"generators(?:\.\w+|\[\d+\])\.(\w+)(?: \(line \d+, column \d+\))?", message)
-    return message.replace(m[0], bench.OPTIONS[m[1]]) if m and m[1] in bench.OPTIONS else message
+    m = re.search(r"generators(?:\.\w+|\[\d+\])\.(\w+)(\[\d+\])?(?: \(line \d+, column \d+\))?", message)
+    return message.replace(m[0], bench.OPTIONS[m[1]] + (m[2] or "")) if m and m[1] in bench.OPTIONS else message
 
 
 def _options(bench) -> dict:

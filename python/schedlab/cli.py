@@ -50,6 +50,11 @@ def _whole(text: str) -> int:
     return int(text)
 
 
+def _quantiles(text: str) -> tuple[int, ...]:
+    """Comma-separated whole numbers (a distribution's quantiles, whose range the core checks)."""
+    return tuple(_whole(part) for part in text.split(","))
+
+
 def _seeds(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 1000:
         raise argparse.ArgumentTypeError(f"'{text}' is not a number of seeds (1 to 1000)")
@@ -234,6 +239,9 @@ def _schbench_parser(commands, units: str) -> None:
     r.add_argument("--memset-ps", type=_whole, metavar="PS",
                    help="schedlab's: one 64-byte line of -p's memset at the reference CPU's top speed, in ps "
                         "(default 416, measured on an x86-64 host)")
+    r.add_argument("--work-stretch", type=_quantiles, metavar="Q,Q,...",
+                   help="schedlab's: how much longer than --matrix-ps says a request's work takes, as ascending "
+                        "quantiles in 1/1000, e.g. 1000,1020,1300 (default: the platform's)")
     r.add_argument("--taskgroup", metavar="PATH", help="run its threads in this cgroup (e.g. /a/b; default: the root)")
     _run_options(r, units, duration=False)
     r.add_argument("--top", type=_count, metavar="N", help="after the report, show the N tasks with the most run time")
@@ -764,7 +772,7 @@ def _schbench_bench(args):
     return Schbench(args.message_threads, args.threads, args.runtime, args.warmuptime, args.intervaltime,
                     args.zerotime, args.cache_footprint, args.operations, args.sleep_usec, args.rps,
                     args.sb_auto_rps, min(args.sb_pipe, PIPE_TRANSFER_BUFFER), args.calibrate, args.no_locking,
-                    args.split, auto, *cpus, args.matrix_ps, args.memset_ps, args.taskgroup)
+                    args.split, auto, *cpus, args.matrix_ps, args.memset_ps, args.work_stretch, args.taskgroup)
 
 
 def schbench_of(words: list[str]):

@@ -14,8 +14,9 @@ Each conformance case (tests/conformance/cases.toml) ran on Debian's stock kerne
 with its defaults on the emulated machine (`schedlab run WORKLOAD --platform qemu-tcg:N --kernel
 K`, or `schedlab perf-bench-pipe` and `schedlab hackbench` for perf bench's pipe and messaging,
 `schedlab cyclictest` for cyclictest, whose latencies both sides take from its histogram, and
-`schedlab schbench` for schbench, with the work's speed its `-C` run timed in the guest (and a
-pipe test's memset speed its `-p` runs timed); on
+`schedlab schbench` for schbench, with the work's speed its `-C` run timed in the guest (on
+two vCPUs its stretch with a worker per vCPU, and a pipe test's memset speed its `-p` runs
+timed); on
 one vCPU with `--set rtapp.start_ns=N`, so that its rt-app creates its first thread as far
 past a tick as the kernel's did), measured by the same code from the two traces and
 /proc/schedstat (schedlab.conformance). On two vCPUs schedlab runs once per seed of its

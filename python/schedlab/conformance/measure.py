@@ -279,6 +279,35 @@ def schbench_memset_ps(big: str, small: str) -> float:
     return (1 / ops[0] - 1 / ops[1]) * 1e12 / SCHBENCH_PIPE_LINES
 
 
+# The probabilities of the request latencies a schbench report gives (min, its percentiles,
+# max), and how many quantiles a work stretch is drawn from (platform.rs's most).
+SCHBENCH_REQUEST_CDF = (0, 0.5, 0.9, 0.99, 0.999, 1)
+STRETCH_QUANTILES = 100
+
+
+def schbench_work_stretch(one: str, every: str) -> list[int]:
+    """How much longer than one worker's median request (`schbench -C -m 1 -t 1`, `one`) a
+    request's work takes with a worker per CPU (`schbench -C -m 1 -t N`, `every`): its
+    quantiles at (k + 1/2)/100, in 1/1000, read off the report's min, p50, p90, p99, p99.9
+    and max, linear between them (simplified: the report's buckets stand for the
+    distribution)."""
+    block = every[every.rfind("Request Latencies percentiles"):].split("RPS percentiles")[0]
+    pct = dict(re.findall(r"^\t(?:\* |  )(\d+\.\d)th: (\d+)", block, re.M))
+    lo_hi = re.search(r"min=(\d+), max=(\d+)", block)
+    if lo_hi is None or len(pct) < 4:
+        raise ValueError(f"schbench printed no request latencies: {every.strip()[-200:]!r}")
+    points = [int(lo_hi[1]), *(int(pct[p]) for p in ("50.0", "90.0", "99.0", "99.9")), int(lo_hi[2])]
+    median = schbench(one)["schbench"]["request_us"][0]
+    out = []
+    for k in range(STRETCH_QUANTILES):
+        p = (k + 0.5) / STRETCH_QUANTILES
+        i = next(i for i in range(1, len(points)) if p <= SCHBENCH_REQUEST_CDF[i])
+        (p0, p1), (v0, v1) = SCHBENCH_REQUEST_CDF[i - 1:i + 1], points[i - 1:i + 1]
+        value = v0 + (v1 - v0) * (p - p0) / (p1 - p0)
+        out.append(min(max(round(1000 * value / median), 500), 4000))
+    return sorted(out)
+
+
 def schbench_matrix_ps(calibration: str) -> float:
     """A multiply-add's time (ps) at the guest's speed: `schbench -C`'s request latency p50
     (its work loop alone) over the multiply-adds it does."""

@@ -140,6 +140,9 @@ impl Sim {
         if feat.kthreads {
             kthread::append(&mut prog, &plat, feat.kernel);
         }
+        if !feat.work_jitter {
+            prog.tasks.iter_mut().for_each(|t| t.work_stretch.clear()); // as calibrated
+        }
         let cache = match (feat.cache, plat.cache) {
             (false, _) => None,
             (true, Some(spec)) => Some(CacheModel::new(spec, &plat)),

@@ -819,14 +819,19 @@ impl Engine {
         Step::Busy
     }
 
-    /// Thread `id` works `units` now, stretched as its job's draw says (a kernel thread's
-    /// time is as measured: none).
+    /// Thread `id` works `units` now, stretched as its job's draw from its task's own
+    /// quantiles or else the platform's says (a kernel thread's time is as measured: none).
     pub(super) fn work(&mut self, id: u32, units: u128) {
         let stretch = match self.is_kthread(id) {
             true => 1000,
             false => {
-                let index = self.workload_index(id);
-                super::jitter::work_stretch(self.seed, &self.work_stretch, index, self.now)
+                let own = &self.prog.tasks[self.threads[id as usize].def as usize].work_stretch;
+                let q = if own.is_empty() {
+                    &self.work_stretch
+                } else {
+                    own
+                };
+                super::jitter::work_stretch(self.seed, q, self.workload_index(id), self.now)
             }
         };
         // (work for ever stays for ever; any other fits: ns × rate, times at most 4000)

@@ -170,6 +170,11 @@ pub struct Schbench {
     /// schedlab's own: a 64-byte line of `-p`'s `memset` at the reference CPU's top speed,
     /// in ps.
     pub memset_ps: u64,
+    /// schedlab's own: how much longer than `matrix_ps` says a request's work takes, as
+    /// quantiles (1/1000, as a platform's `work_stretch`) in place of the platform's (an
+    /// emulated machine's `schbench -C` with every CPU working, against one worker's);
+    /// empty: the platform's. A pipe test has no matrix work: none.
+    pub work_stretch: Vec<u64>,
     pub taskgroup: Option<String>,
 }
 
@@ -212,6 +217,7 @@ impl Default for Schbench {
             worker_cpus: None,
             matrix_ps: MATRIX_PS,
             memset_ps: MEMSET_PS,
+            work_stretch: Vec::new(),
             taskgroup: None,
         }
     }
@@ -317,6 +323,7 @@ pub(crate) fn task(
         phases,
         unique_absolute: Vec::new(),
         working_set: working_set.unwrap_or(0),
+        work_stretch: Vec::new(),
     });
     prog.tasks.len() as u32 - 1
 }
@@ -632,6 +639,9 @@ impl Schbench {
                     group,
                 );
                 prog.tasks[def as usize].cpus = worker_cpus.as_deref().map(mask);
+                if self.pipe == 0 {
+                    prog.tasks[def as usize].work_stretch = self.work_stretch.clone();
+                }
                 spawns.push(Op::Spawn {
                     def,
                     process: false,

@@ -219,6 +219,9 @@ pub struct TaskProgram {
     /// The bytes each of its threads touches when it runs (the cache-affinity model's
     /// working set).
     pub working_set: u64,
+    /// Its work's own stretch quantiles (1/1000, as the platform's `work_stretch`), in place
+    /// of the platform's; empty: the platform's.
+    pub work_stretch: Vec<u64>,
 }
 
 /// Every phase's operations, one after the other (a phase has a range): the engine

@@ -15,6 +15,7 @@ use super::gen::{
 use super::json::{self, Node, Value};
 use crate::error::InputError;
 use crate::limits::{MAX_DURATION_S, MAX_THREADS, MAX_TIME_US};
+use crate::platform::WORK_STRETCH_RANGE;
 use crate::sched::uapi::Policy;
 use crate::time::Ns;
 
@@ -590,8 +591,9 @@ impl<'a> Reader<'a> {
                 "worker_cpus" => b.worker_cpus = Some(self.cpus(p, v)?),
                 "matrix_ps" => b.matrix_ps = self.ranged(p, v, 0, 1_000_000_000)?,
                 "memset_ps" => b.memset_ps = self.ranged(p, v, 0, 1_000_000_000)?,
+                "work_stretch" => b.work_stretch = self.work_stretch(p, v)?,
                 "taskgroup" => b.taskgroup = Some(self.string(p, v)?),
-                _ => return Err(self.err(p, v, "unknown schbench option: message_threads, threads, runtime, warmuptime, intervaltime, zerotime, cache_footprint, operations, sleep_usec, rps, auto_rps, pipe, calibrate, no_locking, split, auto_pin, message_cpus, worker_cpus, matrix_ps, memset_ps, taskgroup")),
+                _ => return Err(self.err(p, v, "unknown schbench option: message_threads, threads, runtime, warmuptime, intervaltime, zerotime, cache_footprint, operations, sleep_usec, rps, auto_rps, pipe, calibrate, no_locking, split, auto_pin, message_cpus, worker_cpus, matrix_ps, memset_ps, work_stretch, taskgroup")),
             }
         }
         Ok(b)
@@ -942,6 +944,32 @@ impl<'a> Reader<'a> {
                 format!("{n} is outside 0..1024 (or -1 for unchanged)"),
             )),
         }
+    }
+
+    /// A stretch's quantiles (1/1000): at most 100, ascending, each in `WORK_STRETCH_RANGE`.
+    fn work_stretch(&mut self, path: &str, v: &Node) -> Result<Vec<u64>, InputError> {
+        let Value::Array(items) = &v.value else {
+            let found = v.value.kind();
+            return Err(self.err(
+                path,
+                v,
+                format!("expected an array of quantiles, found {found}"),
+            ));
+        };
+        if items.len() > 100 {
+            return Err(self.err(path, v, "at most 100 quantiles"));
+        }
+        let r = WORK_STRETCH_RANGE;
+        let mut q: Vec<u64> = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let at = format!("{path}[{i}]");
+            let n = self.ranged(&at, item, *r.start(), *r.end())?;
+            if q.last().is_some_and(|&last| n < last) {
+                return Err(self.err(&at, item, "the quantiles must ascend"));
+            }
+            q.push(n);
+        }
+        Ok(q)
     }
 
     fn cpus(&mut self, path: &str, v: &Node) -> Result<Vec<usize>, InputError> {

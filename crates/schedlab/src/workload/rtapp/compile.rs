@@ -205,6 +205,7 @@ pub fn compile(wl: &Workload, plat: &Platform, rtapp: RtappModel) -> Result<Prog
             phases,
             unique_absolute: uabs,
             working_set: working_set(t, wl.global.mem_buffer_size),
+            work_stretch: Vec::new(),
         });
     }
     let start_barrier_tasks = if rtapp.start_barrier { tasks.len() } else { 0 };
@@ -272,6 +273,7 @@ fn main_thread(tasks: &mut Vec<TaskProgram>, code: &mut Code) -> usize {
         phases: vec![phase],
         unique_absolute: Vec::new(),
         working_set: 0,
+        work_stretch: Vec::new(),
     });
     tasks.len() - 1
 }
