@@ -157,6 +157,15 @@ def test_a_perf_case_the_suite_cannot_run_is_refused(tmp_path):
     assert case.ops == 2 * 20 * 20 * 5
 
 
+def test_a_case_s_runs_may_be_given_by_kernel(tmp_path):
+    # runs: a number for every kernel, or a table by kernel (the others: 3 on two vCPUs, 2 on one).
+    p = tmp_path / "cases.toml"
+    p.write_text('[a]\nkernels = ["6.1", "7.3"]\nworkload = "w.json"\ncompare = ["share"]\nruns = {"7.3" = 6}\n'
+                 '[b]\nkernels = ["6.1"]\nvcpus = 1\nworkload = "w.json"\ncompare = ["share"]\n'
+                 '[c]\nkernels = ["6.1"]\nworkload = "w.json"\ncompare = ["share"]\nruns = 4\n')
+    assert [(c.name, c.runs) for c in suite.cases(p)] == [("a@6.1", 3), ("a@7.3", 6), ("b@6.1", 2), ("c@6.1", 4)]
+
+
 def test_perf_messaging_rate_is_its_messages_over_its_total_time():
     log = "# Running 'sched/messaging' benchmark:\n\n     Total time: 0.250 [sec]\n"
     assert suite._perf_rate(log, 4000) == 16000.0

@@ -101,6 +101,8 @@ def cases(path: Path) -> list[Case]:
     causes = tables.pop("causes", {})
     out = []
     for name, c in tables.items():
+        default_runs = 3 if c.get("vcpus", 2) > 1 else 2
+        runs = c.get("runs", {})
         for kernel in c["kernels"]:
             known = {}
             for observable, cause in c.get("known", {}).get(kernel, {}).items():
@@ -108,7 +110,7 @@ def cases(path: Path) -> list[Case]:
                     raise RecordError(f"{path}: {name}.known.{kernel}: unknown cause {cause!r}")
                 known[observable] = causes[cause]
             out.append(Case(f"{name}@{kernel}", kernel, c.get("vcpus", 2),
-                            c.get("runs", 3 if c.get("vcpus", 2) > 1 else 2),
+                            runs.get(kernel, default_runs) if isinstance(runs, dict) else runs,
                             path.parent / c["workload"] if "workload" in c else None,
                             tuple(c.get("cgroups", ())), tuple(c["compare"]), known,
                             c.get("about", ""), c.get("perf"), c.get("cyclictest"),
