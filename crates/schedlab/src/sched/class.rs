@@ -7,6 +7,7 @@ use super::deadline::SchedDlEntity;
 use super::fair::bandwidth::ThrottleNode;
 use super::fair::cfs_tasks::GroupNode;
 use super::fair::group::TaskGroup;
+use super::fair::sched_class::{attach_task_cfs_rq, detach_task_cfs_rq};
 use super::fair::{CfsRq, CfsRqId, SchedEntity, Tunables};
 use super::features::Features;
 use super::hooks::{Hooks, RqHooks};
@@ -257,21 +258,45 @@ impl Class {
         }
     }
 
-    /// `switched_from_dl` / `switched_from_rt`: a CPU left with no task of the class pulls
-    /// one from an overloaded CPU. True when one came.
-    pub fn switched_from<H: Hooks>(self, s: &mut Sched, cpu: usize, h: &mut H) -> bool {
+    /// `switched_from_dl` / `switched_from_rt` / `switched_from_fair` of task `p` (`queued` or
+    /// not) on `cpu`: a CPU left with no queued task of the class pulls one from an overloaded
+    /// CPU (true when one came); a fair task's load leaves its cfs_rq (`detach_task_cfs_rq`).
+    pub fn switched_from<H: Hooks>(
+        self,
+        s: &mut Sched,
+        (cpu, p): (usize, u32),
+        queued: bool,
+        h: &mut H,
+    ) -> bool {
         match self {
-            Class::Deadline => s.switched_from_dl(cpu, h),
-            Class::Rt => s.switched_from_rt(cpu, h),
-            Class::Fair => false,
+            Class::Deadline => queued && s.switched_from_dl(cpu, h),
+            Class::Rt => queued && s.switched_from_rt(cpu, h),
+            Class::Fair => {
+                s.on_rq(cpu, h, |rq, env| detach_task_cfs_rq(rq, env, p));
+                false
+            }
         }
     }
 
-    /// `switched_to_fair` / `_rt` / `_dl` of queued task `p`, now of this class, on `cpu`: a
-    /// running task rescheduled only into the fair class (it came down from a higher one);
-    /// a waiting one preempts as at a wakeup (`switched_to_rt`: only a more important
-    /// task's). Simplified: the push of an overloaded CPU's RT or deadline tasks is left out.
-    pub fn switched_to<H: Hooks>(self, s: &mut Sched, cpu: usize, p: u32, h: &mut H) {
+    /// `switched_to_fair` / `_rt` / `_dl` of task `p`, now of this class, on `cpu`: a fair
+    /// task's load joins its cfs_rq (`attach_task_cfs_rq`, aged over its time in the other
+    /// class); then, if `queued`, a running task is rescheduled only into the fair class (it
+    /// came down from a higher one), a waiting one preempts as at a wakeup (`switched_to_rt`:
+    /// only a more important task's). Simplified: the push of an overloaded CPU's RT or
+    /// deadline tasks is left out.
+    pub fn switched_to<H: Hooks>(
+        self,
+        s: &mut Sched,
+        (cpu, p): (usize, u32),
+        queued: bool,
+        h: &mut H,
+    ) {
+        if self == Class::Fair {
+            s.on_rq(cpu, h, |rq, env| attach_task_cfs_rq(rq, env, p));
+        }
+        if !queued {
+            return;
+        }
         if s.rqs[cpu].curr == Some(p) {
             if self == Class::Fair {
                 s.resched_curr(cpu, h);
@@ -317,7 +342,7 @@ impl Class {
                     s.resched_curr(cpu, h);
                 }
             }
-            _ => Class::switched_to(self, s, cpu, p, h),
+            _ => Class::switched_to(self, s, (cpu, p), true, h),
         }
     }
 

@@ -11,7 +11,7 @@ use super::fair::balance::{update_rq_avg_idle, AvgIdle};
 use super::fair::bandwidth::ThrottleNode;
 use super::fair::cfs_tasks::GroupNode;
 use super::fair::group::{TgId, ROOT_TG};
-use super::fair::sched_class::{attach_task_cfs_rq, detach_task_cfs_rq, put_prev_set_next_fair};
+use super::fair::sched_class::{attach_task_cfs_rq, detach_task_migrated, put_prev_set_next_fair};
 use super::fair::wakeup::Wakee;
 use super::fair::{SchedEntity, SeId};
 use super::features::Feat;
@@ -511,8 +511,7 @@ impl Sched {
     /// `__sched_setscheduler` by thread `id` of itself to SCHED_FIFO or SCHED_RR (`attr`'s
     /// policy and priority; rt-app's thread set-up): its class changes as a PI boost's does,
     /// its util_min not given defaults to RT's, and the RT period timer starts if it is not
-    /// running (`inc_rt_group`). Simplified: its fair load stays in its cfs_rq's blocked
-    /// averages (no `detach_task_cfs_rq`).
+    /// running (`inc_rt_group`); its fair load leaves its cfs_rq (`switched_from_fair`).
     pub fn sched_setscheduler_rt<H: Hooks>(&mut self, id: u32, attr: &SchedAttr, h: &mut H) {
         self.change_class(id, h, |s, _| {
             let t = &mut s.tasks[id as usize];
@@ -557,7 +556,7 @@ impl Sched {
             if running {
                 class.put_prev_task(rq, env, id);
             }
-            detach_task_cfs_rq(rq, env, id);
+            detach_task_migrated(rq, env, id);
         });
         self.tasks[id as usize].tg = tg;
         self.set_task_rq(id, cpu);

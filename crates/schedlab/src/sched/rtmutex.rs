@@ -141,9 +141,8 @@ impl Sched {
     /// `rt_mutex_setprio`: the task takes priority `boost` (None: its own) and reservation
     /// `pi` (None: its own), changing class when the priority says so: dequeued and put
     /// back (DEQUEUE_SAVE / ENQUEUE_RESTORE; an RT task lowered at the head of its list, a
-    /// deadline-boosted one replenished), then preemption checked (`check_class_changed`).
-    /// Simplified: a fair task's load stays in its cfs_rq's blocked averages while boosted
-    /// (no `detach_task_cfs_rq`).
+    /// deadline-boosted one replenished), then `check_class_changed` (a fair task boosted out
+    /// of its class takes its load off its cfs_rq until it comes back).
     fn rt_mutex_setprio<H: Hooks>(
         &mut self,
         id: u32,
@@ -207,32 +206,39 @@ impl Sched {
             });
         }
         let flags = change(self, h);
-        if !queued {
-            return;
-        }
         let new = self.tasks[id as usize].class;
-        self.enqueue_task((id, cpu), false, h, |rq, env| {
-            new.enqueue_task(rq, env, id, flags);
-            if running {
-                new.set_next_task(rq, env, id);
-            }
-        });
-        self.check_class_changed(id, old, old_prio, h);
+        if queued {
+            self.enqueue_task((id, cpu), false, h, |rq, env| {
+                new.enqueue_task(rq, env, id, flags);
+                if running {
+                    new.set_next_task(rq, env, id);
+                }
+            });
+        }
+        self.check_class_changed(id, old, old_prio, queued, h);
     }
 
-    /// `check_class_changed` of queued task `id`, of class `old` at `old_prio` before:
-    /// `switched_from` the old class (a CPU left without its tasks pulls one, and
-    /// reschedules if one came) and `switched_to` the new, or the class's `prio_changed`.
-    /// 7.x's `sched_change_end` decides alike.
-    fn check_class_changed<H: Hooks>(&mut self, id: u32, old: Class, old_prio: i32, h: &mut H) {
+    /// `check_class_changed` of task `id`, `queued` or not, of class `old` at `old_prio`
+    /// before: `switched_from` the old class (a fair task's load leaves its cfs_rq; a CPU
+    /// left without queued tasks of the class pulls one, and reschedules if one came) and
+    /// `switched_to` the new, or, if queued, the class's `prio_changed`. 7.x's
+    /// `sched_change_end` decides alike.
+    fn check_class_changed<H: Hooks>(
+        &mut self,
+        id: u32,
+        old: Class,
+        old_prio: i32,
+        queued: bool,
+        h: &mut H,
+    ) {
         let t = &self.tasks[id as usize];
         let (cpu, new) = (t.cpu, t.class);
         if old != new {
-            if old.switched_from(self, cpu, h) {
+            if old.switched_from(self, (cpu, id), queued, h) {
                 self.resched_curr(cpu, h);
             }
-            new.switched_to(self, cpu, id, h);
-        } else if old_prio != t.prio() || new == Class::Deadline {
+            new.switched_to(self, (cpu, id), queued, h);
+        } else if queued && (old_prio != t.prio() || new == Class::Deadline) {
             new.prio_changed(self, cpu, id, old_prio, h);
         }
     }

@@ -843,3 +843,23 @@ fn a_class_change_reschedules_as_check_class_changed_says() {
     s.sched_setscheduler_rt(other, &fifo(5), &mut h);
     assert_eq!(h.resched, [0]);
 }
+
+#[test]
+fn a_fair_task_made_rt_takes_its_load_off_its_cfs_rq() {
+    // smp:1 under 6.12: a alone runs 50 ms as a fair task, its load and utilization its
+    // cfs_rq's. It makes itself FIFO: switched_from_fair's detach_task_cfs_rq takes them off
+    // at once (the kernel's cfs_rq then holds nothing), where they had stayed to decay as
+    // blocked load.
+    let (mut s, mut h) = machine("smp:1", Kernel::V6_12);
+    let a = fork(&mut s, &mut h, attr(Policy::Other));
+    h.now = T0 + 50 * MS;
+    s.update_rq_clock(0, h.now);
+    let avg = |s: &Sched| (s.cfs_rq(0).avg.load_avg, s.cfs_rq(0).avg.util_avg);
+    let fifo = SchedAttr {
+        rt_priority: 10,
+        ..attr(Policy::Fifo)
+    };
+    s.sched_setscheduler_rt(a, &fifo, &mut h);
+    assert_eq!(s.rqs[0].curr, Some(a));
+    assert_eq!(avg(&s), (0, 0));
+}

@@ -21,7 +21,7 @@
 
 use super::blocked::{cfs_rq_is_decayed, list_add_leaf_cfs_rq, list_del_leaf_cfs_rq};
 use super::group::{TaskGroup, TgId};
-use super::sched_class::{count, detach_task_cfs_rq, fair, level_of, FAIR};
+use super::sched_class::{count, detach_task_migrated, fair, level_of, FAIR};
 use super::{load_avg, CfsRq, CfsRqId, Fair, SeId};
 use crate::sched::class::{Class, Env, SchedClass};
 use crate::sched::deadline::sched_class::fair_server;
@@ -419,7 +419,7 @@ pub(super) fn dequeue_throttled_task(rq: &mut Rq, env: &mut Env, p: u32, se: SeI
     if flags & DEQUEUE_SLEEP != 0 {
         env.throttle_nodes[p as usize].throttled = false;
     } else if flags & DEQUEUE_MIGRATING != 0 {
-        detach_task_cfs_rq(rq, env, p);
+        detach_task_migrated(rq, env, p);
     }
 }
 

@@ -303,17 +303,25 @@ fn propagate_entity_cfs_rq(rq: &mut Rq, env: &mut Env, se: SeId) {
     }
 }
 
-/// `task_change_group_fair`, before the task's group changes: its load leaves its cfs_rq
-/// (`detach_task_cfs_rq`), marked migrated so that it attaches afresh.
+/// `detach_task_cfs_rq`: the task's load leaves its cfs_rq (a change of class, or of cfs_rq:
+/// `detach_task_migrated`).
 pub fn detach_task_cfs_rq(rq: &mut Rq, env: &mut Env, p: u32) {
     let se = se_of(env, p);
     let q = level_of(env, se).0;
     fair(rq, env, q, |f| load_avg::detach_entity_cfs_rq(f, se));
     propagate_entity_cfs_rq(rq, env, se);
+}
+
+/// `detach_task_cfs_rq` of a task whose cfs_rq changes (`task_change_group_fair`, a throttled
+/// task's migration), marked migrated so that it attaches afresh (`last_update_time = 0`).
+pub fn detach_task_migrated(rq: &mut Rq, env: &mut Env, p: u32) {
+    detach_task_cfs_rq(rq, env, p);
+    let se = se_of(env, p);
     env.ses[se as usize].avg.last_update_time = 0;
 }
 
-/// `task_change_group_fair`, after: its load joins its new cfs_rq (`attach_task_cfs_rq`).
+/// `attach_task_cfs_rq`: the task's load joins its cfs_rq, aged to now (ATTACH_AGE_LOAD)
+/// unless it comes afresh.
 pub fn attach_task_cfs_rq(rq: &mut Rq, env: &mut Env, p: u32) {
     let se = se_of(env, p);
     let q = level_of(env, se).0;
