@@ -282,8 +282,8 @@ impl Class {
     /// task's load joins its cfs_rq (`attach_task_cfs_rq`, aged over its time in the other
     /// class); then, if `queued`, a running task is rescheduled only into the fair class (it
     /// came down from a higher one), a waiting one preempts as at a wakeup (`switched_to_rt`:
-    /// only a more important task's). Simplified: the push of an overloaded CPU's RT or
-    /// deadline tasks is left out.
+    /// only a more important task's, then a CPU with more than one RT task pushes what it
+    /// can, `rt_queue_push_tasks`). Simplified: `switched_to_dl`'s push is left out.
     pub fn switched_to<H: Hooks>(
         self,
         s: &mut Sched,
@@ -303,11 +303,14 @@ impl Class {
             }
         } else if self != Class::Rt {
             s.wakeup_preempt(cpu, p, 0, h);
-        } else if s.rqs[cpu]
-            .curr
-            .is_none_or(|c| s.tasks[p as usize].prio() < s.tasks[c as usize].prio())
-        {
-            s.resched_curr(cpu, h);
+        } else {
+            let prio = s.tasks[p as usize].prio();
+            if (s.rqs[cpu].curr).is_none_or(|c| prio < s.tasks[c as usize].prio()) {
+                s.resched_curr(cpu, h);
+            }
+            if s.rts[p as usize].migratable && s.rqs[cpu].rt.nr_running > 1 {
+                s.push_rt_tasks(cpu, h);
+            }
         }
     }
 

@@ -863,3 +863,24 @@ fn a_fair_task_made_rt_takes_its_load_off_its_cfs_rq() {
     assert_eq!(s.rqs[0].curr, Some(a));
     assert_eq!(avg(&s), (0, 0));
 }
+
+#[test]
+fn a_waiting_task_made_rt_on_a_busy_rt_cpu_is_pushed() {
+    // smp:2 under 6.12: FIFO 30 runs on CPU 0, a fair task on CPU 1, and a fair task y waits
+    // on CPU 0 (forked there; then allowed both CPUs, it stays queued where it is). y made
+    // FIFO 20 (prio 79, below FIFO 30's 69) does not preempt CPU 0 (switched_to_rt), but
+    // CPU 0 now has two RT tasks: rt_queue_push_tasks moves y to CPU 1, whose fair task is
+    // less important, and y runs there.
+    let (mut s, mut h) = machine("smp:2", Kernel::V6_12);
+    let x = fork_on(&mut s, &mut h, fifo(30), Some(&[0]));
+    let z = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
+    let y = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
+    s.set_cpus_allowed(y, vec![true, true], &mut h);
+    assert_eq!(
+        (s.rqs[0].curr, s.rqs[1].curr, s.tasks[y as usize].cpu),
+        (Some(x), Some(z), 0)
+    );
+    s.sched_setscheduler_rt(y, &fifo(20), &mut h);
+    assert_eq!((s.rqs[0].curr, s.rqs[1].curr), (Some(x), Some(y)));
+    assert_eq!(s.tasks[y as usize].cpu, 1);
+}
