@@ -321,8 +321,7 @@ impl Class {
     pub fn prio_changed<H: Hooks>(
         self,
         s: &mut Sched,
-        cpu: usize,
-        p: u32,
+        (cpu, p): (usize, u32),
         old_prio: i32,
         h: &mut H,
     ) {

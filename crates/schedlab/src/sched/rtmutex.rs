@@ -239,7 +239,7 @@ impl Sched {
             }
             new.switched_to(self, (cpu, id), queued, h);
         } else if queued && (old_prio != t.prio() || new == Class::Deadline) {
-            new.prio_changed(self, cpu, id, old_prio, h);
+            new.prio_changed(self, (cpu, id), old_prio, h);
         }
     }
 }
