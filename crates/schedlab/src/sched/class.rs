@@ -304,10 +304,7 @@ impl Class {
         } else if self != Class::Rt {
             s.wakeup_preempt(cpu, p, 0, h);
         } else {
-            let prio = s.tasks[p as usize].prio();
-            if (s.rqs[cpu].curr).is_none_or(|c| prio < s.tasks[c as usize].prio()) {
-                s.resched_curr(cpu, h);
-            }
+            preempt_if_more_important(s, cpu, p, h);
             if s.rts[p as usize].migratable && s.rqs[cpu].rt.nr_running > 1 {
                 s.push_rt_tasks(cpu, h);
             }
@@ -338,13 +335,15 @@ impl Class {
                     s.pull_rt_task(cpu, h);
                 }
             }
+            Class::Rt => preempt_if_more_important(s, cpu, p, h),
             Class::Deadline if running => {
                 let earlier = s.rqs[cpu].dl.earliest();
                 if earlier.is_some_and(|d| super::deadline::before(d, s.dl_of(p).deadline)) {
                     s.resched_curr(cpu, h);
                 }
             }
-            _ => Class::switched_to(self, s, (cpu, p), true, h),
+            // prio_changed_dl: a current not of the class, or of a later deadline, yields
+            Class::Deadline => s.wakeup_preempt(cpu, p, 0, h),
         }
     }
 
@@ -358,6 +357,15 @@ impl Class {
     #[inline]
     pub fn rt_task(self) -> bool {
         self != Class::Fair
+    }
+}
+
+/// `switched_to_rt` and `prio_changed_rt` of waiting task `p`: the CPU reschedules when `p`
+/// is more important than its current task (`p->prio < rq->donor->prio`), or it idles.
+fn preempt_if_more_important<H: Hooks>(s: &mut Sched, cpu: usize, p: u32, h: &mut H) {
+    let prio = s.tasks[p as usize].prio();
+    if (s.rqs[cpu].curr).is_none_or(|c| prio < s.tasks[c as usize].prio()) {
+        s.resched_curr(cpu, h);
     }
 }
 

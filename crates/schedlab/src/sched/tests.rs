@@ -884,3 +884,28 @@ fn a_waiting_task_made_rt_on_a_busy_rt_cpu_is_pushed() {
     assert_eq!((s.rqs[0].curr, s.rqs[1].curr), (Some(x), Some(y)));
     assert_eq!(s.tasks[y as usize].cpu, 1);
 }
+
+#[test]
+fn a_waiting_rt_task_raised_below_the_current_stays_queued() {
+    // As a_waiting_task_made_rt_on_a_busy_rt_cpu_is_pushed, but y waits as FIFO 10 (forked
+    // on CPU 0 alone, then allowed both CPUs: it stays queued there). Raised to FIFO 20
+    // (prio 79, still below FIFO 30's 69), prio_changed_rt only compares it with the current
+    // task: no reschedule and no push (only switched_to_rt queues one), so y still waits on
+    // CPU 0 and CPU 1 keeps its fair task.
+    let (mut s, mut h) = machine("smp:2", Kernel::V6_12);
+    let x = fork_on(&mut s, &mut h, fifo(30), Some(&[0]));
+    let z = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
+    let y = fork_on(&mut s, &mut h, fifo(10), Some(&[0]));
+    s.set_cpus_allowed(y, vec![true, true], &mut h);
+    assert_eq!(
+        (s.rqs[0].curr, s.rqs[1].curr, s.tasks[y as usize].cpu),
+        (Some(x), Some(z), 0)
+    );
+    h.resched.clear();
+    s.sched_setscheduler_rt(y, &fifo(20), &mut h);
+    assert_eq!((s.rqs[0].curr, s.rqs[1].curr), (Some(x), Some(z)));
+    assert_eq!(
+        (s.tasks[y as usize].cpu, h.resched.as_slice()),
+        (0, &[][..])
+    );
+}
