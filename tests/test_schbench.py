@@ -286,8 +286,9 @@ def test_worker_count_and_pinning_lines_are_the_tool_s(cli):
     (["-r", "x"], "argument -r/--runtime: 'x' is not a whole number"),
     (["-r", "1", "-J", "a"], "schbench: -J/--jobname names the job of the -j/--json output: give -j FILE"),
     (["-r", "1", "-j", "s.json", "--summary", "s.json"], "the json output"),
-    (["-r", "1", "--work-stretch", "1000,900"], "schbench: --work-stretch[1]: the quantiles must ascend"),
-    (["-r", "1", "--work-stretch", "100"], "schbench: --work-stretch[0]: 100 is out of range: 500 to 4000"),
+    (["-r", "1", "--work-stretch", "1000,900"], "schbench: --work-stretch: work_stretch: the quantiles must ascend"),
+    (["-r", "1", "--work-stretch", "100"],
+     "schbench: --work-stretch: work_stretch: 100 out of range, 500 to 4000 (1/1000 of the calibration)"),
     (["-r", "1", "--work-stretch", "1000,"], "argument --work-stretch: '' is not a whole number"),
 ])
 def test_bad_schbench_options_name_the_option(cli, args, msg):
@@ -300,7 +301,8 @@ def test_bad_schbench_options_name_the_option(cli, args, msg):
     ({"bogus": 1}, "unknown schbench option"),
     ({"pipe": 1048577}, "generators.schbench.pipe (line 1, column 52): 1048577 is out of range: 0 to 1048576"),
     ({"work_stretch": 1000}, "generators.schbench.work_stretch (line 1, column 60): expected an array of quantiles"),
-    ({"work_stretch": [1000] * 101}, "generators.schbench.work_stretch (line 1, column 60): at most 100 quantiles"),
+    ({"work_stretch": [1000] * 101},
+     "generators.schbench.work_stretch (line 1, column 60): work_stretch: 101 quantiles, at most 100"),
 ])
 def test_bad_run_file_options_get_one_clear_message(cli, tmp_path, options, msg):
     p = tmp_path / "g.json"

@@ -345,8 +345,8 @@ def spec(bench: Hackbench | PipeBench | Cyclictest, platform: str, *, sets=(), *
 def option_error(bench: Hackbench | PipeBench | Cyclictest | Schbench, message: str) -> str:
     """The core's message about the generated run file's `generators.NAME.KEY (line, column)`
     (or `generators[N].KEY`), naming the command-line option instead."""
-    m = re.search(r"generators(?:\.\w+|\[\d+\])\.(\w+)(\[\d+\])?(?: \(line \d+, column \d+\))?", message)
-    return message.replace(m[0], bench.OPTIONS[m[1]] + (m[2] or "")) if m and m[1] in bench.OPTIONS else message
+    m = re.search(r"generators(?:\.\w+|\[\d+\])\.(\w+)(?: \(line \d+, column \d+\))?", message)
+    return message.replace(m[0], bench.OPTIONS[m[1]]) if m and m[1] in bench.OPTIONS else message
 
 
 def _options(bench) -> dict:

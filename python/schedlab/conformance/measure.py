@@ -4,6 +4,8 @@ time, the first sched_switch events, /proc/schedstat deltas and the cgroups' cpu
 
 import re
 
+import numpy as np
+
 from .ftrace import Event
 
 SWITCHES = 1000
@@ -250,6 +252,11 @@ def cyclictest(report: str) -> dict:
 SCHBENCH_CALIBRATION_MACS = 5 * 104 ** 3
 
 
+def _percentiles(text: str) -> dict[str, int]:
+    """A schbench histogram's percentile lines (`show_latencies`): µs by percentile, "50.0"."""
+    return {p: int(v) for p, v in re.findall(r"^\t(?:\* |  )(\d+\.\d)th: (\d+)", text, re.M)}
+
+
 def schbench(report: str) -> dict:
     """A schbench run, from its last report (schbench.c's `show_latencies`): the wakeup and
     request latencies' p50, p90 and p99 (µs, as its histogram gives them) and the average
@@ -261,9 +268,8 @@ def schbench(report: str) -> dict:
     pipe = rate[0].startswith("avg worker transfer")
     figures = {}
     for label, key in (("Wakeup Latencies", "wakeup_us"), ("Request Latencies", "request_us"))[:1 + (not pipe)]:
-        part = block[block.index(label):].split("min=")[0]  # (its percentile lines alone)
-        values = dict(re.findall(r"^\t(?:\* |  )(\d+\.\d)th: (\d+)", part, re.M))
-        figures[key] = [int(values[p]) for p in ("50.0", "90.0", "99.0")]
+        values = _percentiles(block[block.index(label):].split("min=")[0])
+        figures[key] = [values[p] for p in ("50.0", "90.0", "99.0")]
     return {"schbench": {**figures, ("transfers" if pipe else "rps"): float(rate[1])}}
 
 
@@ -292,20 +298,15 @@ def schbench_work_stretch(one: str, every: str) -> list[int]:
     and max, linear between them (simplified: the report's buckets stand for the
     distribution)."""
     block = every[every.rfind("Request Latencies percentiles"):].split("RPS percentiles")[0]
-    pct = dict(re.findall(r"^\t(?:\* |  )(\d+\.\d)th: (\d+)", block, re.M))
+    pct = _percentiles(block)
     lo_hi = re.search(r"min=(\d+), max=(\d+)", block)
-    if lo_hi is None or len(pct) < 4:
+    if lo_hi is None or not {"50.0", "90.0", "99.0", "99.9"} <= pct.keys():
         raise ValueError(f"schbench printed no request latencies: {every.strip()[-200:]!r}")
-    points = [int(lo_hi[1]), *(int(pct[p]) for p in ("50.0", "90.0", "99.0", "99.9")), int(lo_hi[2])]
+    points = [int(lo_hi[1]), *(pct[p] for p in ("50.0", "90.0", "99.0", "99.9")), int(lo_hi[2])]
     median = schbench(one)["schbench"]["request_us"][0]
-    out = []
-    for k in range(STRETCH_QUANTILES):
-        p = (k + 0.5) / STRETCH_QUANTILES
-        i = next(i for i in range(1, len(points)) if p <= SCHBENCH_REQUEST_CDF[i])
-        (p0, p1), (v0, v1) = SCHBENCH_REQUEST_CDF[i - 1:i + 1], points[i - 1:i + 1]
-        value = v0 + (v1 - v0) * (p - p0) / (p1 - p0)
-        out.append(min(max(round(1000 * value / median), 500), 4000))
-    return sorted(out)
+    probabilities = (np.arange(STRETCH_QUANTILES) + 0.5) / STRETCH_QUANTILES
+    stretch = np.interp(probabilities, SCHBENCH_REQUEST_CDF, points) * 1000 / median
+    return sorted(min(max(round(q), 500), 4000) for q in stretch)
 
 
 def schbench_matrix_ps(calibration: str) -> float:

@@ -329,8 +329,9 @@ fn timings(key: &str, v: OneOrMore) -> Result<Vec<u64>, String> {
     quantiles(key, q, |ns| timing(key, ns).map(drop))
 }
 
-/// A platform's `work_stretch` quantiles, each in `WORK_STRETCH_RANGE`.
-fn work_stretch(q: Vec<u64>) -> Result<Vec<u64>, String> {
+/// A platform's `work_stretch` quantiles (or a schbench generator's), each in
+/// `WORK_STRETCH_RANGE`.
+pub(crate) fn work_stretch(q: Vec<u64>) -> Result<Vec<u64>, String> {
     let r = super::WORK_STRETCH_RANGE;
     quantiles("work_stretch", q, |v| match r.contains(&v) {
         true => Ok(()),

@@ -9,6 +9,7 @@ mod plat_info;
 
 pub use costs::OpCosts;
 pub use cpulist::{format_cpulist, parse_cpulist};
+pub(crate) use load::work_stretch;
 pub use load::{builtin_names, load_builtin, load_file, parse};
 pub use plat_info::{is_plat_info, load as load_plat_info};
 

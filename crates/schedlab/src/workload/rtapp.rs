@@ -15,7 +15,7 @@ use super::gen::{
 use super::json::{self, Node, Value};
 use crate::error::InputError;
 use crate::limits::{MAX_DURATION_S, MAX_THREADS, MAX_TIME_US};
-use crate::platform::WORK_STRETCH_RANGE;
+use crate::platform::work_stretch;
 use crate::sched::uapi::Policy;
 use crate::time::Ns;
 
@@ -946,7 +946,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A stretch's quantiles (1/1000): at most 100, ascending, each in `WORK_STRETCH_RANGE`.
+    /// A stretch's quantiles (1/1000), as a platform's `work_stretch` takes them.
     fn work_stretch(&mut self, path: &str, v: &Node) -> Result<Vec<u64>, InputError> {
         let Value::Array(items) = &v.value else {
             let found = v.value.kind();
@@ -956,20 +956,10 @@ impl<'a> Reader<'a> {
                 format!("expected an array of quantiles, found {found}"),
             ));
         };
-        if items.len() > 100 {
-            return Err(self.err(path, v, "at most 100 quantiles"));
-        }
-        let r = WORK_STRETCH_RANGE;
-        let mut q: Vec<u64> = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            let at = format!("{path}[{i}]");
-            let n = self.ranged(&at, item, *r.start(), *r.end())?;
-            if q.last().is_some_and(|&last| n < last) {
-                return Err(self.err(&at, item, "the quantiles must ascend"));
-            }
-            q.push(n);
-        }
-        Ok(q)
+        let q = (items.iter().enumerate())
+            .map(|(i, item)| self.non_negative(&format!("{path}[{i}]"), item))
+            .collect::<Result<Vec<u64>, _>>()?;
+        work_stretch(q).map_err(|e| self.err(path, v, e))
     }
 
     fn cpus(&mut self, path: &str, v: &Node) -> Result<Vec<usize>, InputError> {
