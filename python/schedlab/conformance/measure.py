@@ -252,7 +252,7 @@ def cyclictest(report: str) -> dict:
 SCHBENCH_CALIBRATION_MACS = 5 * 104 ** 3
 
 
-def _percentiles(text: str) -> dict[str, int]:
+def _schbench_percentiles(text: str) -> dict[str, int]:
     """A schbench histogram's percentile lines (`show_latencies`): µs by percentile, "50.0"."""
     return {p: int(v) for p, v in re.findall(r"^\t(?:\* |  )(\d+\.\d)th: (\d+)", text, re.M)}
 
@@ -268,7 +268,7 @@ def schbench(report: str) -> dict:
     pipe = rate[0].startswith("avg worker transfer")
     figures = {}
     for label, key in (("Wakeup Latencies", "wakeup_us"), ("Request Latencies", "request_us"))[:1 + (not pipe)]:
-        values = _percentiles(block[block.index(label):].split("min=")[0])
+        values = _schbench_percentiles(block[block.index(label):].split("min=")[0])
         figures[key] = [values[p] for p in ("50.0", "90.0", "99.0")]
     return {"schbench": {**figures, ("transfers" if pipe else "rps"): float(rate[1])}}
 
@@ -298,7 +298,7 @@ def schbench_work_stretch(one: str, every: str) -> list[int]:
     and max, linear between them (simplified: the report's buckets stand for the
     distribution)."""
     block = every[every.rfind("Request Latencies percentiles"):].split("RPS percentiles")[0]
-    pct = _percentiles(block)
+    pct = _schbench_percentiles(block)
     lo_hi = re.search(r"min=(\d+), max=(\d+)", block)
     if lo_hi is None or not {"50.0", "90.0", "99.0", "99.9"} <= pct.keys():
         raise ValueError(f"schbench printed no request latencies: {every.strip()[-200:]!r}")
