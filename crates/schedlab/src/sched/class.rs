@@ -33,6 +33,8 @@ pub struct Env<'a> {
     pub ses: &'a mut [SchedEntity],
     /// Every task's links in its CPU's `rq->cfs_tasks`.
     pub group_nodes: &'a mut [GroupNode],
+    /// Every task's `se->h_load` under 7.x's flat runqueue.
+    pub h_loads: &'a mut [LoadWeight],
     /// Every task's task-based throttling state.
     pub throttle_nodes: &'a mut [ThrottleNode],
     pub dl: &'a mut [SchedDlEntity],

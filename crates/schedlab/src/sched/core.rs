@@ -80,6 +80,7 @@ impl Sched {
             tgs: &mut self.tgs,
             ses: &mut self.ses,
             group_nodes: &mut self.group_nodes,
+            h_loads: &mut self.h_loads,
             throttle_nodes: &mut self.throttle_nodes,
             dl: &mut self.dls,
             rt: &mut self.rts,
@@ -273,6 +274,7 @@ impl Sched {
         rt.migratable = migratable;
         rt.uclamp_cap = task.uclamp_cap();
         self.tasks.push(task);
+        self.h_loads.push(se.load);
         self.ses.push(se);
         self.group_nodes.push(GroupNode::default());
         self.throttle_nodes.push(ThrottleNode::default());

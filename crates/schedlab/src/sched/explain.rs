@@ -200,6 +200,7 @@ impl Sched {
         }
         let cfs = &self.cfs_rqs[cpu];
         let eevdf = self.tun.policy == FairPolicy::Eevdf;
+        let h_loads = self.feat.flat().then_some(&*self.h_loads);
         let running = cfs.curr.filter(|&c| self.ses[c as usize].on_rq);
         for se in running
             .into_iter()
@@ -213,7 +214,7 @@ impl Sched {
                 self.note(func.1, || (About::Entity(se), values));
                 continue;
             }
-            let (lag, eligible) = super::fair::eevdf::lag_of(cfs, &self.ses, se);
+            let (lag, eligible) = super::fair::eevdf::lag_of(cfs, &self.ses, se, h_loads);
             self.note(func.0, || {
                 let values = smallvec![
                     ("vruntime", e.vruntime as i64),

@@ -12,7 +12,7 @@ use crate::sched::fair::balance::{AvgIdle, BalanceDelayed};
 use crate::sched::fair::bandwidth::Throttle;
 use crate::sched::fair::protect_slice::ProtectSlice;
 use crate::sched::fair::wakeup::PrevIdleBias;
-use crate::sched::fair::{DelayedLag, LagLimit, WakeupPreempt};
+use crate::sched::fair::{DelayedLag, LagLimit, Runqueue, WakeupPreempt};
 use crate::sched::hrtick::HrtickArm;
 use crate::sched::preempt::Preempt;
 use crate::sched::uclamp::RqInc;
@@ -193,6 +193,8 @@ pub struct Features {
     pub lag_limit: LagLimit,
     /// How CFS bandwidth throttles a group (`sched/fair/bandwidth.rs`).
     pub throttle: Throttle,
+    /// Where EEVDF queues a group's tasks (`sched/fair/flat.rs`).
+    pub runqueue: Runqueue,
     /// What the balancer makes of a delayed task (`sched/fair/balance`).
     pub balance_delayed: BalanceDelayed,
     /// The balancer leaves an ineligible task where it is until a pass fails
@@ -291,7 +293,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 47] = [
+pub const SWITCHES: [Switch; 48] = [
     choice!("fair.policy", "eevdf | cfs", history!["cfs"; V6_6 => "eevdf", "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -423,6 +425,12 @@ pub const SWITCHES: [Switch; 47] = [
             V6_18 => "task", "e1fad12dcb66 sched/fair: Switch to task based throttle model (6.18), with eb962f251fbb (throttle time accounting), fe8d238e646e, fcd394866e3d, 253b3f587241 and 0d4eaf8caf8c"],
         throttle,
         "cfs_rq" => Throttle::CfsRq, "task" => Throttle::Task),
+    choice!("fair.runqueue",
+        "hier (6.6-6.18: a cfs_rq per group, each picking among its entities, groups' too) | flat (7.x: every task in rq->cfs's tree at its hierarchical share of the CPU; the groups' cfs_rqs keep their load only)",
+        history!["hier";
+            V7_3 => "flat", "sched/eevdf: Move to a single runqueue (Peter Zijlstra; enqueue_hierarchy, cfs_rq->h_curr and se->h_load, read in Debian's 7.3.4)"],
+        runqueue,
+        "hier" => Runqueue::Hier, "flat" => Runqueue::Flat),
     choice!("fair.balance_delayed",
         "queued (≤6.13: the balancer counts a delayed task among its CPU's tasks, h_nr_queued, and may move it) | runnable (6.14+: it counts the runnable ones, h_nr_runnable, and moves a delayed task only to balance load)",
         history!["queued";
@@ -619,6 +627,17 @@ pub const SWITCHES: [Switch; 47] = [
 ];
 
 impl Features {
+    /// 7.x's flat runqueue (`sched/fair/flat.rs`)?
+    #[inline(always)]
+    pub fn flat(&self) -> bool {
+        self.runqueue == Runqueue::Flat
+    }
+
+    /// Is CFS bandwidth throttling task-based (6.18+; 7.x's flat runqueue builds on it)?
+    pub fn task_throttle(&self) -> bool {
+        self.throttle == Throttle::Task || self.flat()
+    }
+
     /// The coherent defaults of a kernel version: every switch and feature at its value in
     /// the kernel's row.
     pub fn preset(kernel: Kernel) -> Features {
@@ -661,6 +680,7 @@ impl Features {
             delayed_lag: DelayedLag::Zero,
             lag_limit: LagLimit::Slice,
             throttle: Throttle::CfsRq,
+            runqueue: Runqueue::Hier,
             balance_delayed: BalanceDelayed::Queued,
             balance_eligible_first: false,
             cpufreq_pressure: false,

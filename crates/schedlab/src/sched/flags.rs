@@ -12,6 +12,8 @@ pub const ENQUEUE_MIGRATED: u32 = 0x40;
 pub const ENQUEUE_INITIAL: u32 = 0x80;
 /// The task arrives from another CPU by push or pull (`task_on_rq_migrating`).
 pub const ENQUEUE_MIGRATING: u32 = 0x100;
+/// 7.x: the task is counted queued already (its place leaves itself out).
+pub const ENQUEUE_QUEUED: u32 = 0x0020_0000;
 
 /// `dequeue_task` flags.
 pub const DEQUEUE_SLEEP: u32 = 0x01;

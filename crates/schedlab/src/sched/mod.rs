@@ -79,6 +79,8 @@ pub struct Sched {
     pub(in crate::sched) ses: Vec<SchedEntity>,
     /// Every task's links in its CPU's `rq->cfs_tasks` (`se->group_node`).
     pub(in crate::sched) group_nodes: Vec<GroupNode>,
+    /// Every task's `se->h_load` under 7.x's flat runqueue (`fair/flat.rs`).
+    pub(in crate::sched) h_loads: Vec<weight::LoadWeight>,
     /// Every task's task-based throttling state (`fair/bandwidth.rs`).
     pub(in crate::sched) throttle_nodes: Vec<ThrottleNode>,
     /// The deadline entities: each CPU's fair server (entity `cpu`), then every thread's
@@ -185,6 +187,7 @@ impl Sched {
             tasks: Vec::new(),
             ses: Vec::new(),
             group_nodes: Vec::new(),
+            h_loads: Vec::new(),
             throttle_nodes: Vec::new(),
             dls,
             rts: Vec::new(),

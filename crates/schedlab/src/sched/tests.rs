@@ -909,3 +909,47 @@ fn a_waiting_rt_task_raised_below_the_current_stays_queued() {
         (0, &[][..])
     );
 }
+
+#[test]
+fn from_7_x_a_task_queues_on_the_root_at_its_share_down_its_groups() {
+    // smp:1 at T0, /g at 1024 shares; r forks in the root, then a and b in /g (neither fork
+    // preempts r under 7.3). On one CPU /g's entity weighs its whole shares, 2^20 (scaled
+    // 1024: calc_group_shares' load is the whole group's). Flat (7.x): b's weight on the
+    // root's tree is __calc_prop_weight from b up: 2^20 (NICE_0_LOAD) × b's 2^20 / /g's
+    // cfs_rq load 2^21 = 2^19, then × /g's entity 2^20 / NICE_0_LOAD = 2^19. Its first
+    // request is half a slice (PLACE_DEADLINE_INITIAL) at that weight: calc_delta_fair(0.7
+    // ms, 2^19) = 700000 × fact >> 31, fact = 1024 × ((2^32 − 1) / 512) >> 1 = 4294966784,
+    // = 1399999 (floor of 1400000 − 0.17), halved: 699999 ns of vruntime. r, a and b are
+    // the root's tasks (a and b queued there). Hierarchical (6.x): b is queued in /g's tree
+    // at its own weight: 350000, and the root's tree holds /g's entity.
+    use super::fair::Runqueue;
+    let base = 700_000;
+    for (runqueue, vslice) in [(Runqueue::Flat, 699_999), (Runqueue::Hier, base / 2)] {
+        let (mut s, mut h) = machine("smp:1", Kernel::V7_3);
+        s.feat.runqueue = runqueue;
+        assert_eq!(s.tun.base_slice, base);
+        let g = s.sched_create_group("/g".into(), super::fair::group::ROOT_TG, 1024, false, None);
+        let r = fork(&mut s, &mut h, attr(Policy::Other));
+        let in_g = SchedAttr {
+            group: g,
+            ..attr(Policy::Other)
+        };
+        let a = fork(&mut s, &mut h, in_g);
+        let b = fork(&mut s, &mut h, in_g);
+        assert_eq!(s.rqs[0].curr, Some(r), "{runqueue:?}");
+        let se = |t: u32| s.tasks[t as usize].se;
+        let sb = &s.ses[se(b) as usize];
+        assert_eq!(sb.deadline - sb.vruntime, vslice, "{runqueue:?}");
+        let root: Vec<u32> = s.cfs_rqs[0].timeline.iter().collect();
+        match runqueue {
+            Runqueue::Flat => {
+                assert_eq!(s.h_loads[b as usize].weight, 1 << 19);
+                assert_eq!(root, vec![se(a), se(b)]);
+                assert_eq!(s.cfs_rqs[0].h_nr_queued, 3);
+            }
+            Runqueue::Hier => {
+                assert_eq!(root, vec![s.tgs[g as usize].se(0).expect("/g's entity")]);
+            }
+        }
+    }
+}

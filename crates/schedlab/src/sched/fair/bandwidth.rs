@@ -79,7 +79,7 @@ pub enum Throttle {
 /// Is throttling task-based (6.18+)?
 #[inline]
 pub(super) fn task_based(env: &Env) -> bool {
-    env.feat.throttle == Throttle::Task
+    env.feat.task_throttle()
 }
 
 /// `struct cfs_bandwidth` of a group with a quota, with its cfs_rqs' runtime per CPU.
@@ -193,7 +193,7 @@ impl Fair<'_, '_> {
         if b.runtime_remaining[cpu] > 0 || self.cfs.throttled {
             return;
         }
-        if !b.assign(cpu, CFS_BANDWIDTH_SLICE, tg, self.hooks) && self.cfs.curr.is_some() {
+        if !b.assign(cpu, CFS_BANDWIDTH_SLICE, tg, self.hooks) && self.cfs.h_curr.is_some() {
             self.resched = true;
         }
     }
@@ -228,7 +228,7 @@ impl Fair<'_, '_> {
     /// stopped; frozen while it is.
     #[inline(always)]
     pub(super) fn cfs_rq_clock_pelt(&self) -> Ns {
-        if self.cfs.pelt_frozen(self.feat.throttle == Throttle::Task) {
+        if self.cfs.pelt_frozen(self.feat.task_throttle()) {
             self.cfs.throttled_clock_pelt
         } else {
             self.clock.pelt_now() - self.cfs.throttled_clock_pelt
@@ -334,7 +334,7 @@ pub(super) fn check_cfs_rq_runtime(rq: &mut Rq, env: &mut Env, q: CfsRqId) -> bo
 pub(super) fn check_enqueue_throttle(rq: &mut Rq, env: &mut Env, q: CfsRqId) {
     let c = &env.cfs_rqs[q as usize];
     let limited = env.tgs[c.tg as usize].bandwidth.is_some();
-    if !limited || c.curr.is_some() || c.throttled {
+    if !limited || c.h_curr.is_some() || c.throttled {
         return;
     }
     fair(rq, env, q, |f| f.account_cfs_rq_runtime(0));

@@ -9,7 +9,18 @@ use super::protect_slice::{
 use super::{vdiff, CfsRq, Fair, SchedEntity, SeId, Waking};
 use crate::sched::features::Feat;
 use crate::sched::flags::*;
-use crate::sched::weight::{calc_delta_fair, scale_load_down};
+use crate::sched::weight::{calc_delta_fair, LoadWeight};
+
+/// The entities EEVDF has queued, curr included: the cfs_rq's own (`nr_queued`), or every
+/// task's under the flat runqueue, whose root alone has a tree (`h_nr_queued`).
+#[inline(always)]
+pub(super) fn nr_queued(f: &Fair) -> u32 {
+    if f.flat() {
+        f.cfs.h_nr_queued
+    } else {
+        f.cfs.nr_running
+    }
+}
 
 /// `entity_key`: v_i − v0 as a signed value.
 #[inline(always)]
@@ -19,16 +30,14 @@ fn entity_key(f: &Fair<'_, '_>, se: &SchedEntity) -> i64 {
 
 /// `avg_vruntime_add`.
 pub(super) fn avg_vruntime_add(f: &mut Fair, id: SeId) {
-    let se = &f.ses[id as usize];
-    let (w, key) = (se.weight(), entity_key(f, se));
+    let (w, key) = (f.avg_weight(id), entity_key(f, &f.ses[id as usize]));
     f.cfs.avg_vruntime = f.cfs.avg_vruntime.wrapping_add(key.wrapping_mul(w as i64));
     f.cfs.avg_load += w;
 }
 
 /// `avg_vruntime_sub`.
 pub(super) fn avg_vruntime_sub(f: &mut Fair, id: SeId) {
-    let se = &f.ses[id as usize];
-    let (w, key) = (se.weight(), entity_key(f, se));
+    let (w, key) = (f.avg_weight(id), entity_key(f, &f.ses[id as usize]));
     f.cfs.avg_vruntime = f.cfs.avg_vruntime.wrapping_sub(key.wrapping_mul(w as i64));
     f.cfs.avg_load -= w;
 }
@@ -46,9 +55,8 @@ pub(super) fn avg_vruntime(f: &mut Fair) -> u64 {
     if weight != 0 {
         let mut runtime = f.cfs.avg_vruntime;
         if let Some(c) = curr {
-            let se = &f.ses[c as usize];
-            let w = se.weight() as i64;
-            runtime = runtime.wrapping_add(entity_key(f, se).wrapping_mul(w));
+            let w = f.avg_weight(c) as i64;
+            runtime = runtime.wrapping_add(entity_key(f, &f.ses[c as usize]).wrapping_mul(w));
             weight += w;
         }
         if runtime < 0 {
@@ -77,14 +85,14 @@ struct Eligibility {
 
 impl Eligibility {
     fn of(f: &Fair) -> Eligibility {
-        Eligibility::of_rq(f.cfs, f.ses)
+        Eligibility::of_rq(f.cfs, f.ses, f.h_loads())
     }
 
-    fn of_rq(cfs: &CfsRq, ses: &[SchedEntity]) -> Eligibility {
+    fn of_rq(cfs: &CfsRq, ses: &[SchedEntity], h_loads: Option<&[LoadWeight]>) -> Eligibility {
         let mut avg = cfs.avg_vruntime;
         let mut load = cfs.avg_load as i64;
         if let Some(se) = cfs.curr.map(|c| &ses[c as usize]).filter(|se| se.on_rq) {
-            let w = se.weight() as i64;
+            let w = se.avg_weight(h_loads) as i64;
             avg = avg
                 .wrapping_add((se.vruntime.wrapping_sub(cfs.min_vruntime) as i64).wrapping_mul(w));
             load += w;
@@ -104,8 +112,13 @@ impl Eligibility {
 
 /// `entity_lag`'s view without its clamp, for `compare --explain`: entity `id`'s lag V − v
 /// on `cfs` (V rounded toward −∞, as `avg_vruntime`), and whether it is eligible.
-pub(in crate::sched) fn lag_of(cfs: &CfsRq, ses: &[SchedEntity], id: SeId) -> (i64, bool) {
-    let e = Eligibility::of_rq(cfs, ses);
+pub(in crate::sched) fn lag_of(
+    cfs: &CfsRq,
+    ses: &[SchedEntity],
+    id: SeId,
+    h_loads: Option<&[LoadWeight]>,
+) -> (i64, bool) {
+    let e = Eligibility::of_rq(cfs, ses, h_loads);
     let v = ses[id as usize].vruntime;
     let key = v.wrapping_sub(e.zero) as i64;
     let avg = if e.load == 0 {
@@ -117,8 +130,13 @@ pub(in crate::sched) fn lag_of(cfs: &CfsRq, ses: &[SchedEntity], id: SeId) -> (i
 }
 
 /// `entity_eligible` of entity `id` on `cfs`, asked from outside the class (the balancer).
-pub(in crate::sched) fn eligible_on(cfs: &CfsRq, ses: &[SchedEntity], id: SeId) -> bool {
-    Eligibility::of_rq(cfs, ses).holds(ses[id as usize].vruntime)
+pub(in crate::sched) fn eligible_on(
+    cfs: &CfsRq,
+    ses: &[SchedEntity],
+    id: SeId,
+    h_loads: Option<&[LoadWeight]>,
+) -> bool {
+    Eligibility::of_rq(cfs, ses, h_loads).holds(ses[id as usize].vruntime)
 }
 
 /// `entity_eligible`.
@@ -133,14 +151,14 @@ fn entity_before(a: &SchedEntity, b: &SchedEntity) -> bool {
 }
 
 /// `entity_lag`: V − v_i clamped to a slice-sized limit (`--set fair.lag_limit`).
-fn entity_lag(f: &Fair, avruntime: u64, id: SeId) -> i64 {
+pub(super) fn entity_lag(f: &Fair, avruntime: u64, id: SeId) -> i64 {
     let se = &f.ses[id as usize];
     let vlag = avruntime.wrapping_sub(se.vruntime) as i64;
     let span = match f.feat.lag_limit {
         LagLimit::Slice => (2 * se.slice).max(f.tun.tick_ns),
         LagLimit::MaxSlice => cfs_rq_max_slice(f) + f.tun.tick_ns,
     };
-    let limit = calc_delta_fair(span, &se.load) as i64;
+    let limit = calc_delta_fair(span, &f.h_load(id)) as i64;
     vlag.clamp(-limit, limit)
 }
 
@@ -171,7 +189,7 @@ pub(super) fn reweight_eevdf(f: &mut Fair, id: SeId, avruntime: u64, weight: u64
 /// `update_entity_lag`; under `fair.delayed_lag=bounded` a delayed entity's lag stays at
 /// least what it was at the delay and, under DELAY_ZERO, at most zero. True when the lag kept
 /// is not V − v (the entity must be placed again to have it).
-fn update_entity_lag(f: &mut Fair, id: SeId) -> bool {
+pub(super) fn update_entity_lag(f: &mut Fair, id: SeId) -> bool {
     let v = avg_vruntime(f);
     let mut vlag = entity_lag(f, v, id);
     let se = &mut f.ses[id as usize];
@@ -198,7 +216,7 @@ pub enum DelayedLag {
 
 /// `update_deadline`: once the request is served, a new one from the current vruntime.
 fn update_deadline(f: &mut Fair, id: SeId) -> bool {
-    let base = f.tun.base_slice;
+    let (base, h_load) = (f.tun.base_slice, f.h_load(id));
     let se = &mut f.ses[id as usize];
     if vdiff(se.vruntime, se.deadline) < 0 {
         return false;
@@ -206,9 +224,7 @@ fn update_deadline(f: &mut Fair, id: SeId) -> bool {
     if !se.custom_slice {
         se.slice = base;
     }
-    se.deadline = se
-        .vruntime
-        .wrapping_add(calc_delta_fair(se.slice, &se.load));
+    se.deadline = se.vruntime.wrapping_add(calc_delta_fair(se.slice, &h_load));
     avg_vruntime(f);
     true
 }
@@ -217,7 +233,7 @@ fn update_deadline(f: &mut Fair, id: SeId) -> bool {
 /// protection passed).
 pub(super) fn after_update_curr(f: &mut Fair, id: SeId) -> bool {
     let resched = update_deadline(f, id);
-    if f.cfs.nr_running == 1 {
+    if nr_queued(f) == 1 {
         return false;
     }
     let ended = match f.feat.protect_slice {
@@ -249,7 +265,7 @@ fn do_preempt_short(f: &Fair, pse: SeId, se: SeId) -> bool {
 /// its slice is protected (`protect`: 6.17+'s `__pick_eevdf` argument).
 fn pick_eevdf(f: &Fair, protect: bool) -> Option<SeId> {
     let mut curr = f.cfs.curr;
-    if f.cfs.nr_running == 1 {
+    if nr_queued(f) == 1 {
         return curr_on_rq(f).or_else(|| f.cfs.timeline.first());
     }
     if let Some(c) = curr {
@@ -284,23 +300,25 @@ pub(super) fn pick_next_entity(f: &Fair, protect: bool) -> Option<SeId> {
     pick_eevdf(f, protect)
 }
 
-/// `place_entity`: keep the lag the entity had, start a new request.
-fn place_entity(f: &mut Fair, id: SeId, flags: u32) {
+/// `place_entity`: keep the lag the entity had, start a new request (ENQUEUE_QUEUED: the
+/// entity is counted queued already).
+pub(super) fn place_entity(f: &mut Fair, id: SeId, flags: u32) {
     let vruntime = avg_vruntime(f);
     let base = f.tun.base_slice;
-    let curr_w = curr_on_rq(f).map_or(0, |c| f.ses[c as usize].weight());
-    let (nr_running, avg_load) = (f.cfs.nr_running, f.cfs.avg_load);
+    let curr_w = curr_on_rq(f).map_or(0, |c| f.avg_weight(c));
+    let (h_load, weight) = (f.h_load(id), f.avg_weight(id));
+    let nr_queued = nr_queued(f) - (flags & ENQUEUE_QUEUED != 0) as u32;
+    let avg_load = f.cfs.avg_load;
     let feat = f.feat;
     let se = &mut f.ses[id as usize];
     if !se.custom_slice {
         se.slice = base;
     }
-    let mut vslice = calc_delta_fair(se.slice, &se.load);
+    let mut vslice = calc_delta_fair(se.slice, &h_load);
     let mut lag = 0i64;
-    if feat.has(Feat::PlaceLag) && nr_running != 0 {
+    if feat.has(Feat::PlaceLag) && nr_queued != 0 {
         let load = (avg_load + curr_w).max(1);
-        lag = ((se.vlag as i128 * (load + scale_load_down(se.load.weight)) as i128) / load as i128)
-            as i64;
+        lag = ((se.vlag as i128 * (load + weight) as i128) / load as i128) as i64;
     }
     se.vruntime = vruntime.wrapping_sub(lag as u64);
     if feat.has(Feat::PlaceRelDeadline) && se.rel_deadline {
@@ -378,11 +396,16 @@ pub(super) fn dequeue_entity(f: &mut Fair, id: SeId, flags: u32) -> bool {
     f.return_cfs_rq_runtime();
     f.update_cfs_group(id);
     if flags & DEQUEUE_DELAYED != 0 {
-        // finish_delayed_dequeue_entity
-        f.ses[id as usize].sched_delayed = false;
-        drop_positive_lag(f, id);
+        finish_delayed_dequeue(f, id);
     }
     true
+}
+
+/// `finish_delayed_dequeue_entity`: a delayed entity leaves for good (a migrating one stays
+/// delayed), with no positive lag under DELAY_ZERO.
+pub(super) fn finish_delayed_dequeue(f: &mut Fair, id: SeId) {
+    f.ses[id as usize].sched_delayed = false;
+    drop_positive_lag(f, id);
 }
 
 /// DELAY_ZERO: a delayed entity leaves or wakes with no positive lag (under `bounded`,
@@ -410,16 +433,14 @@ pub(super) fn requeue_delayed_entity(f: &mut Fair, id: SeId) {
         }
     };
     if place {
-        f.cfs.nr_running -= 1;
         let queued = f.cfs.curr != Some(id);
         if queued {
             f.dequeue_tree(id);
         }
-        place_entity(f, id, 0);
+        place_entity(f, id, ENQUEUE_QUEUED);
         if queued {
             f.enqueue_tree(id);
         }
-        f.cfs.nr_running += 1;
     }
     load_avg::update_load_avg(f, id, 0);
     f.ses[id as usize].sched_delayed = false; // clear_delayed (its counts: the class's)

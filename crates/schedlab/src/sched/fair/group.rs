@@ -3,7 +3,7 @@
 //! its share of `tg->shares`, in proportion to the load it has on that CPU
 //! (`calc_group_shares`), recomputed as the load changes (`update_cfs_group`).
 
-use super::bandwidth::{CfsBandwidth, Throttle};
+use super::bandwidth::CfsBandwidth;
 use super::{CfsRq, CfsRqId, Fair, SchedEntity, SeId, NO_TASK};
 use crate::sched::util_est::UtilEst;
 use crate::sched::weight::{scale_load, scale_load_down, LoadWeight, NICE_0_LOAD, WEIGHT_IDLEPRIO};
@@ -158,7 +158,7 @@ impl Fair<'_, '_> {
             return;
         };
         let gcfs = &self.cfs_rqs[q as usize];
-        let throttle_frozen = gcfs.throttle_count != 0 && self.feat.throttle == Throttle::CfsRq;
+        let throttle_frozen = gcfs.throttle_count != 0 && !self.feat.task_throttle();
         if gcfs.load.weight == 0 || throttle_frozen {
             return;
         }

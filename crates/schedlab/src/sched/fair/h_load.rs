@@ -60,45 +60,34 @@ fn share(h_load: u64, load: u64, cfs_load_avg: u64) -> u64 {
 }
 
 impl HLoadCtx<'_> {
-    /// `update_cfs_rq_h_load(cfs_rq)`: mark the path up to the first level already
-    /// computed this jiffy (or the root, which takes its own load_avg), then compute down.
+    /// `update_cfs_rq_h_load(cfs_rq)`: from the first level up already computed this jiffy
+    /// (or the root, which takes its own load_avg) down to `q`, each level's h_load its
+    /// entity's share of its parent's. (The kernel marks the path on its way up with
+    /// `cfs_rq->h_load_next`; schedlab recurses, a call per level.)
     fn update_cfs_rq_h_load(&mut self, q: CfsRqId) {
         let now = self.now;
-        let c = &mut self.cfs_rqs[q as usize];
+        let c = &self.cfs_rqs[q as usize];
         if c.last_h_load_update == now {
             return;
         }
-        c.h_load_next = None;
-        let mut up = self.tgs[c.tg as usize].se(self.cpu);
-        let mut top = q;
-        while let Some(e) = up {
-            top = self.ses[e as usize].cfs_rq;
-            let c = &mut self.cfs_rqs[top as usize];
-            c.h_load_next = Some(e);
-            if c.last_h_load_update == now {
-                break;
-            }
-            up = self.ses[e as usize].parent;
-        }
-        if up.is_none() {
-            let c = &mut self.cfs_rqs[top as usize];
+        let Some(e) = self.tgs[c.tg as usize].se(self.cpu) else {
+            let c = &mut self.cfs_rqs[q as usize];
             c.h_load = c.avg.load_avg;
             c.last_h_load_update = now;
-        }
-        let mut c = top;
-        while let Some(e) = self.cfs_rqs[c as usize].h_load_next {
-            let here = &self.cfs_rqs[c as usize];
-            let load = share(
-                here.h_load,
-                self.ses[e as usize].avg.load_avg,
-                here.avg.load_avg,
-            );
-            c = self.ses[e as usize].my_q.expect("a group entity");
-            let g = &mut self.cfs_rqs[c as usize];
-            g.h_load = load;
-            g.last_h_load_update = now;
-            self.ops.add(Op::HLoadStep, 1);
-        }
+            return;
+        };
+        let parent = self.ses[e as usize].cfs_rq;
+        self.update_cfs_rq_h_load(parent);
+        let up = &self.cfs_rqs[parent as usize];
+        let load = share(
+            up.h_load,
+            self.ses[e as usize].avg.load_avg,
+            up.avg.load_avg,
+        );
+        let g = &mut self.cfs_rqs[q as usize];
+        g.h_load = load;
+        g.last_h_load_update = now;
+        self.ops.add(Op::HLoadStep, 1);
     }
 
     /// `update_h_load(cpu)` → `walk_tg_tree(tg_load_down)`: every group's h_load on this

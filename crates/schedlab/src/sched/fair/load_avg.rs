@@ -31,7 +31,7 @@ pub fn update_load_avg(f: &mut Fair, id: SeId, flags: u32) {
     if f.clock.invariance == Invariance::Legacy {
         f.ops.add(Op::PeltScale, 1);
     }
-    let running = f.cfs.curr == Some(id);
+    let running = f.cfs.h_curr == Some(id);
     let se = &mut f.ses[id as usize];
     if se.avg.last_update_time != 0 {
         let (on_rq, runnable, w) = (se.on_rq, se.runnable(), se.weight());
@@ -87,7 +87,7 @@ pub fn update_cfs_rq_load_avg(f: &mut Fair, now: u64) -> bool {
     }
     let load = scale_load_down(f.cfs.load.weight);
     let runnable = f.cfs.h_nr_runnable as u64;
-    let running = f.cfs.curr.is_some();
+    let running = f.cfs.h_curr.is_some();
     if update_load_sum(
         now,
         &mut f.cfs.avg,

@@ -15,6 +15,8 @@ pub mod cfs_tasks;
 pub mod cpu_util;
 pub(in crate::sched) mod eevdf;
 pub use eevdf::{DelayedLag, LagLimit, WakeupPreempt};
+mod flat;
+pub use flat::Runqueue;
 pub mod group;
 pub mod h_load;
 pub mod load_avg;
@@ -161,10 +163,31 @@ impl SchedEntity {
         }
     }
 
-    /// `se_weight`: the unscaled weight PELT and avg_vruntime use.
+    /// `se_weight`: the unscaled weight PELT uses.
     #[inline(always)]
     pub fn weight(&self) -> u64 {
         scale_load_down(self.load.weight)
+    }
+
+    /// `se->h_load`: the weight EEVDF gives the entity. Under 7.x's flat runqueue
+    /// (`h_loads`: every task's, by task) a task's share of its CPU down its groups
+    /// (`flat.rs`); else its load weight.
+    #[inline(always)]
+    pub fn h_load(&self, h_loads: Option<&[LoadWeight]>) -> LoadWeight {
+        match h_loads {
+            Some(h) if self.is_task() => h[self.task as usize],
+            _ => self.load,
+        }
+    }
+
+    /// The weight `avg_vruntime` sums (`avg_vruntime_weight`): `se_weight` (≤6.18), the
+    /// whole `h_load` under 7.x's flat runqueue.
+    #[inline(always)]
+    pub fn avg_weight(&self, h_loads: Option<&[LoadWeight]>) -> u64 {
+        match h_loads {
+            Some(_) => self.h_load(h_loads).weight,
+            None => scale_load_down(self.load.weight),
+        }
     }
 }
 
@@ -191,8 +214,6 @@ pub struct CfsRq {
     /// `cfs_rq->h_load` and the jiffy it was computed at (`update_cfs_rq_h_load`).
     pub h_load: u64,
     pub last_h_load_update: u64,
-    /// The entity below on the path being computed (`cfs_rq->h_load_next`).
-    pub h_load_next: Option<SeId>,
     /// CFS bandwidth (`bandwidth.rs`): out of runtime (`throttled`), how many levels from
     /// here up are (`throttle_count`), and the PELT time its clock spent stopped (the frozen
     /// `cfs_rq_clock_pelt` while it is: `CfsRq::pelt_frozen`).
@@ -219,6 +240,10 @@ pub struct CfsRq {
     /// its weighted sums, which 6.x's `zero_vruntime` tracks in its place.
     pub min_vruntime: u64,
     pub curr: Option<SeId>,
+    /// `cfs_rq->h_curr` (7.x's name): the level's running entity, charged by `update_curr`.
+    /// Under the flat runqueue `curr` is the running task on the root's tree alone; else
+    /// the two are one.
+    pub h_curr: Option<SeId>,
     /// `tasks_timeline`: the queued entities other than curr, in key order (EEVDF: virtual
     /// deadline, CFS: vruntime; equal keys in queueing order).
     pub timeline: Timeline,
@@ -275,6 +300,8 @@ pub struct Fair<'a, 'n> {
     /// `rq->cfs_tasks` of this CPU, and every task's links (`se->group_node`).
     pub cfs_tasks: &'a mut CfsTasks,
     pub group_nodes: &'a mut [GroupNode],
+    /// Every task's `se->h_load` under 7.x's flat runqueue (`flat.rs`).
+    pub h_loads: &'a mut [LoadWeight],
     pub ses: &'a mut [SchedEntity],
     pub clock: &'a RqClock,
     /// This CPU's operation counts.
@@ -291,6 +318,10 @@ pub struct Fair<'a, 'n> {
     /// Running time `update_curr` charged and the fair server has not yet been told of
     /// (`dl_server_update`, done by the class interface after the operation).
     pub server_delta: u64,
+    /// Under the flat runqueue, a running task's time `update_curr` charged on a group's
+    /// level, for its vruntime on the root's tree (done by the class interface after the
+    /// operation).
+    pub task_delta: Option<(SeId, u64)>,
 }
 
 impl Fair<'_, '_> {
@@ -312,9 +343,33 @@ impl Fair<'_, '_> {
         self.tun.policy == FairPolicy::Eevdf
     }
 
+    /// 7.x's flat runqueue (`flat.rs`).
+    #[inline(always)]
+    fn flat(&self) -> bool {
+        self.feat.flat()
+    }
+
+    /// The tasks' `h_load` if the runqueue is flat (`SchedEntity::h_load`).
+    #[inline(always)]
+    fn h_loads(&self) -> Option<&[LoadWeight]> {
+        self.flat().then_some(&*self.h_loads)
+    }
+
+    /// `se->h_load` of entity `id`.
+    #[inline(always)]
+    fn h_load(&self, id: SeId) -> LoadWeight {
+        self.ses[id as usize].h_load(self.h_loads())
+    }
+
+    /// The weight of entity `id` in `avg_vruntime`.
+    #[inline(always)]
+    fn avg_weight(&self, id: SeId) -> u64 {
+        self.ses[id as usize].avg_weight(self.h_loads())
+    }
+
     /// `update_curr`: charge curr for the time since `exec_start`; true asks for a resched.
     pub fn update_curr(&mut self) -> bool {
-        let Some(id) = self.cfs.curr else {
+        let Some(id) = self.cfs.h_curr else {
             return false;
         };
         let now = self.clock.clock_task;
@@ -325,13 +380,18 @@ impl Fair<'_, '_> {
         }
         se.exec_start = now;
         se.sum_exec_runtime += delta as u64;
-        if se.is_task() {
+        let is_task = se.is_task();
+        if is_task {
             self.server_delta += delta as u64;
         }
+        self.account_cfs_rq_runtime(delta as u64);
+        if self.flat() {
+            return is_task && flat::charge_task(self, id, delta as u64);
+        }
+        let se = &mut self.ses[id as usize];
         se.vruntime = se
             .vruntime
             .wrapping_add(calc_delta_fair(delta as u64, &se.load));
-        self.account_cfs_rq_runtime(delta as u64);
         if self.is_eevdf() {
             // 6.12's update_curr calls resched_curr itself once the request is served.
             let resched = eevdf::after_update_curr(self, id);
@@ -346,7 +406,7 @@ impl Fair<'_, '_> {
     /// `update_curr` unless curr already left the queue (the pick's charge: its
     /// put_prev_entity may not have run).
     pub fn update_queued_curr(&mut self) {
-        if self.cfs.curr.is_some_and(|c| self.ses[c as usize].on_rq) {
+        if self.cfs.h_curr.is_some_and(|c| self.ses[c as usize].on_rq) {
             self.update_curr();
         }
     }
@@ -435,9 +495,11 @@ impl Fair<'_, '_> {
         !sample_first
     }
 
-    /// `enqueue_entity`.
+    /// `enqueue_entity` (7.x's flat runqueue: its load only).
     pub fn enqueue_entity(&mut self, id: SeId, flags: u32) {
-        if self.is_eevdf() {
+        if self.flat() {
+            flat::enqueue_entity(self, id, flags);
+        } else if self.is_eevdf() {
             eevdf::enqueue_entity(self, id, flags);
         } else {
             cfs::enqueue_entity(self, id, flags);
@@ -447,7 +509,10 @@ impl Fair<'_, '_> {
     /// `dequeue_entity`: false when the dequeue is delayed (6.12 DELAY_DEQUEUE): the entity
     /// sleeps but competes until its lag is paid back.
     pub fn dequeue_entity(&mut self, id: SeId, flags: u32) -> bool {
-        if self.is_eevdf() {
+        if self.flat() {
+            flat::dequeue_entity(self, id, flags);
+            true
+        } else if self.is_eevdf() {
             eevdf::dequeue_entity(self, id, flags)
         } else {
             cfs::dequeue_entity(self, id, flags);
@@ -541,7 +606,7 @@ impl Fair<'_, '_> {
 
     /// `pick_next_entity`: a delayed entity picked is for the caller to dequeue.
     pub fn pick_next_entity(&mut self) -> Option<SeId> {
-        if self.cfs.nr_running == 0 {
+        if eevdf::nr_queued(self) == 0 {
             return None;
         }
         if self.is_eevdf() {
@@ -551,16 +616,25 @@ impl Fair<'_, '_> {
         }
     }
 
-    /// `set_next_entity`.
+    /// `set_next_entity` (7.x's flat runqueue: the level's `h_curr` only; the task leaves
+    /// the root's tree in `flat::set_next_task`).
     pub fn set_next_entity(&mut self, id: SeId) {
-        self.clear_buddies(id);
-        if self.ses[id as usize].on_rq {
-            self.dequeue_tree(id);
+        let (flat, on_rq) = (self.flat(), self.ses[id as usize].on_rq);
+        if !flat {
+            self.clear_buddies(id);
+        }
+        if on_rq {
+            if !flat {
+                self.dequeue_tree(id);
+            }
             load_avg::update_load_avg(self, id, load_avg::UPDATE_TG);
         }
-        self.cfs.curr = Some(id);
-        if self.is_eevdf() && self.ses[id as usize].on_rq {
-            protect_slice::set_protect_slice(self, id);
+        self.cfs.h_curr = Some(id);
+        if !flat {
+            self.cfs.curr = Some(id);
+            if self.is_eevdf() && on_rq {
+                protect_slice::set_protect_slice(self, id);
+            }
         }
         let now = self.clock.clock_task;
         let se = self.se(id);
@@ -568,14 +642,20 @@ impl Fair<'_, '_> {
         se.prev_sum_exec_runtime = se.sum_exec_runtime;
     }
 
-    /// `put_prev_entity`.
+    /// `put_prev_entity` (7.x's flat runqueue: the level's `h_curr` only).
     pub fn put_prev_entity(&mut self, id: SeId) {
+        let flat = self.flat();
         if self.ses[id as usize].on_rq {
             self.update_curr();
-            self.enqueue_tree(id);
+            if !flat {
+                self.enqueue_tree(id);
+            }
             load_avg::update_load_avg(self, id, 0);
         }
-        self.cfs.curr = None;
+        self.cfs.h_curr = None;
+        if !flat {
+            self.cfs.curr = None;
+        }
     }
 
     /// `entity_tick` (+ CFS's `check_preempt_tick`): true asks for a resched.
@@ -660,14 +740,14 @@ impl Fair<'_, '_> {
     pub fn weighted_lag_sum(&mut self) -> i128 {
         let v = eevdf::avg_vruntime(self);
         let curr = self.cfs.curr.filter(|&c| self.ses[c as usize].on_rq);
-        let ses = &*self.ses;
+        let (ses, h_loads) = (&*self.ses, self.h_loads());
         self.cfs
             .timeline
             .iter()
             .chain(curr)
             .map(|i| {
                 let se = &ses[i as usize];
-                se.weight() as i128 * v.wrapping_sub(se.vruntime) as i64 as i128
+                se.avg_weight(h_loads) as i128 * v.wrapping_sub(se.vruntime) as i64 as i128
             })
             .sum()
     }

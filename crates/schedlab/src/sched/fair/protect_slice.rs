@@ -55,7 +55,8 @@ pub(super) fn set_protect_slice(f: &mut Fair, id: SeId) {
         let bound = if form == ProtectSlice::Ineligible && f.feat.has(Feat::PreemptShort) {
             ineligible_vruntime(f)
         } else {
-            se.vruntime.wrapping_add(calc_delta_fair(slice, &se.load))
+            se.vruntime
+                .wrapping_add(calc_delta_fair(slice, &f.h_load(id)))
         };
         vprot = min_vruntime(vprot, bound);
     }
@@ -73,7 +74,7 @@ pub(super) fn update_protect_slice(f: &mut Fair, id: SeId) {
     if f.feat.protect_slice == ProtectSlice::Ineligible {
         from = min_vruntime(from, avg_vruntime(f));
     }
-    let bound = from.wrapping_add(calc_delta_fair(slice, &f.ses[id as usize].load));
+    let bound = from.wrapping_add(calc_delta_fair(slice, &f.h_load(id)));
     set_vprot(f, id, min_vruntime(vprot(f, id), bound));
 }
 

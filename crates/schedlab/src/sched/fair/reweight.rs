@@ -1,6 +1,7 @@
 //! `reweight_entity`: an entity takes a new load weight (a nice change, a group's share), keeping its
 //! place: under EEVDF its lag and remaining virtual slice are rescaled (`reweight_eevdf`,
-//! 6.12); under CFS (6.1) vruntime is left as it is.
+//! 6.12); under CFS (6.1) vruntime is left as it is. Under 7.x's flat runqueue only its load
+//! changes here: a task's EEVDF weight is its share, set on the root (`flat.rs`).
 
 use super::load_avg::{dequeue_load_avg, enqueue_load_avg};
 use super::{eevdf, Fair, SeId};
@@ -10,18 +11,20 @@ use crate::sched::weight::LoadWeight;
 impl Fair<'_, '_> {
     /// `reweight_entity`: a task's new nice (`reweight_task_fair`) or a group's new share.
     pub fn reweight_entity(&mut self, id: SeId, lw: LoadWeight) {
+        let flat = self.flat();
         let curr = self.cfs.curr == Some(id);
         let on_rq = self.ses[id as usize].on_rq;
-        let eevdf = self.is_eevdf();
+        let eevdf = self.is_eevdf() && !flat;
+        let tree = on_rq && !curr && !flat;
         let mut avruntime = 0;
         if on_rq {
-            if eevdf || curr {
+            if eevdf || (curr && !flat) {
                 self.update_curr();
             }
             if eevdf {
                 avruntime = eevdf::avg_vruntime(self);
             }
-            if !curr {
+            if tree {
                 self.dequeue_tree(id);
             }
             self.cfs.load.sub(self.ses[id as usize].load.weight);
@@ -40,7 +43,7 @@ impl Fair<'_, '_> {
         enqueue_load_avg(self, id);
         if on_rq {
             self.cfs.load.add(lw.weight);
-            if !curr {
+            if tree {
                 self.enqueue_tree(id);
             }
         }

@@ -8,7 +8,7 @@ use super::blocked::list_add_leaf_cfs_rq;
 use super::capacity::task_fits_cpu;
 use super::h_load::HLoadCtx;
 use super::overutilized::check_update_overutilized_status;
-use super::{load_avg, CfsRq, CfsRqId, Fair, SeId, WakeupPreempt, Waking};
+use super::{flat, load_avg, CfsRq, CfsRqId, DelayedLag, Fair, SeId, WakeupPreempt, Waking};
 use crate::sched::class::{Class, Dequeued, Env, Placement, SchedClass, Wake};
 use crate::sched::deadline::sched_class::fair_server;
 use crate::sched::deadline::server::{dl_server_start, ServerIdle};
@@ -36,6 +36,7 @@ impl<'a, 'n> Fair<'a, 'n> {
             tgs: &mut *env.tgs,
             cfs_tasks: &mut rq.cfs_tasks,
             group_nodes: &mut *env.group_nodes,
+            h_loads: &mut *env.h_loads,
             ses: &mut *env.ses,
             clock: &rq.clock,
             ops: env.ops.cpu(env.hooks.cpu),
@@ -45,6 +46,7 @@ impl<'a, 'n> Fair<'a, 'n> {
             hooks: &mut env.hooks,
             resched: false,
             server_delta: 0,
+            task_delta: None,
         }
     }
 }
@@ -73,7 +75,7 @@ fn update_misfit_status(rq: &mut Rq, env: &mut Env, p: u32) {
 
 /// `&p->se`.
 #[inline]
-fn se_of(env: &Env, p: u32) -> SeId {
+pub(super) fn se_of(env: &Env, p: u32) -> SeId {
     env.tasks()[p as usize].se
 }
 
@@ -101,11 +103,14 @@ pub(super) fn fair<R>(
     let mut cfs = std::mem::replace(&mut env.cfs_rqs[q as usize], spare);
     let mut f = Fair::on(rq, env, &mut cfs);
     let r = op(&mut f);
-    let (resched, delta) = (f.resched, f.server_delta);
+    let (resched, delta, task_delta) = (f.resched, f.server_delta, f.task_delta);
     if resched {
         rq.resched_lazy(env.feat.preempt == Preempt::Lazy);
     }
     *env.spare_cfs = Some(std::mem::replace(&mut env.cfs_rqs[q as usize], cfs));
+    if let Some((se, d)) = task_delta {
+        charge_on_root(rq, env, se, d);
+    }
     if delta != 0
         && env.dl[fair_server(env) as usize].server_active
         && Dl::on(rq, env).server_update(delta)
@@ -113,6 +118,14 @@ pub(super) fn fair<R>(
         rq.resched();
     }
     r
+}
+
+/// A task's time charged at its group's level (7.x's flat runqueue) moves its vruntime on
+/// the root. Not generic, so that `fair` does not instantiate itself without end.
+fn charge_on_root(rq: &mut Rq, env: &mut Env, se: SeId, delta: u64) {
+    fair(rq, env, env.root(), |f| {
+        flat::charge_task(f, se, delta);
+    });
 }
 
 /// cfs_rq `q`'s h_nr counts move by `queued` tasks, `runnable` of them runnable.
@@ -125,7 +138,7 @@ pub(super) fn count(env: &mut Env, q: CfsRqId, queued: i32, runnable: i32) {
 
 /// The counts of `cfs_rq_of(se)` and every level above it move (`set_delayed` and
 /// `clear_delayed` move runnable only), up to a throttled cfs_rq (≤6.17).
-fn count_up(env: &mut Env, from: Option<SeId>, queued: i32, runnable: i32) {
+pub(super) fn count_up(env: &mut Env, from: Option<SeId>, queued: i32, runnable: i32) {
     let mut se = from;
     while let Some(e) = se {
         let (q, parent) = level_of(env, e);
@@ -146,12 +159,16 @@ fn stops_at(env: &Env, q: CfsRqId) -> bool {
 
 /// The levels above a change: `update_load_avg(UPDATE_TG)`, `se_update_runnable` and
 /// `update_cfs_group` of each entity from `from` up, with its counts, up to the first
-/// throttled cfs_rq (≤6.17).
+/// throttled cfs_rq (≤6.17); 7.x's flat runqueue charges each level's running entity first.
 fn update_up(rq: &mut Rq, env: &mut Env, from: Option<SeId>, queued: i32, runnable: i32) {
     let mut se = from;
+    let flat = env.feat.flat();
     while let Some(e) = se {
         let (q, parent) = level_of(env, e);
         fair(rq, env, q, |f| {
+            if flat {
+                f.update_curr();
+            }
             load_avg::update_load_avg(f, e, load_avg::UPDATE_TG);
             f.se_update_runnable(e);
             f.update_cfs_group(e);
@@ -168,7 +185,7 @@ fn update_up(rq: &mut Rq, env: &mut Env, from: Option<SeId>, queued: i32, runnab
 /// (a delayed one is requeued), then update the levels above; a throttled cfs_rq ends it
 /// (≤6.17; a cfs_rq's first entity may throttle it: `check_enqueue_throttle`). 6.18+ goes
 /// on through throttled cfs_rqs, whose PELT clock a first entity restarts.
-fn enqueue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) {
+pub(super) fn enqueue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) {
     // A delayed sleeper the balancer moves stays delayed (6.12's h_nr_delayed).
     let runnable = !env.ses[se as usize].sched_delayed as i32;
     let mut cur = Some(se);
@@ -209,7 +226,7 @@ fn enqueue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) {
 /// update the levels above, up to a throttled cfs_rq (≤6.17; 6.18+ stops the PELT clock
 /// of a throttled hierarchy's cfs_rq left empty, and a task leaving for the limbo list
 /// starts its throttled time). False when the dequeue of task entity `se` is delayed.
-fn dequeue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) -> bool {
+pub(super) fn dequeue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) -> bool {
     let is_task = env.ses[se as usize].is_task();
     let queued = is_task as i32;
     // A delayed task already left the runnable counts (`set_delayed`).
@@ -236,8 +253,8 @@ fn dequeue_entities(rq: &mut Rq, env: &mut Env, se: SeId, mut flags: u32) -> boo
         }
         if c.load.weight != 0 {
             // Bias the pick to this group, as the task sleeps within its slice (≤6.17:
-            // not in a throttled hierarchy).
-            if task_sleep && (c.throttle_count == 0 || task_based(env)) {
+            // not in a throttled hierarchy; 7.x's flat runqueue has no group to bias to).
+            if task_sleep && (c.throttle_count == 0 || task_based(env)) && !env.feat.flat() {
                 if let Some(p) = cur {
                     set_buddy(env, p, Buddy::Next);
                 }
@@ -260,6 +277,14 @@ enum Buddy {
 /// `set_next_buddy`, `set_last_buddy` (up to an idle entity) and `set_skip_buddy`: the
 /// entity and its groups become their cfs_rqs' buddy.
 fn set_buddy(env: &mut Env, se: SeId, kind: Buddy) {
+    if env.feat.flat() {
+        // Only the root's tree has buddies, and only a next one.
+        let s = &env.ses[se as usize];
+        if matches!(kind, Buddy::Next) && s.on_rq && !s.idle {
+            env.cfs().next = Some(se);
+        }
+        return;
+    }
     let mut cur = Some(se);
     while let Some(e) = cur {
         let s = &env.ses[e as usize];
@@ -363,7 +388,7 @@ fn put_or_set_up(rq: &mut Rq, env: &mut Env, from: Option<SeId>, set: bool) {
 }
 
 /// `put_prev_entity`, then `check_cfs_rq_runtime` on its cfs_rq if limited.
-fn put_prev_entity(rq: &mut Rq, env: &mut Env, q: CfsRqId, se: SeId) {
+pub(super) fn put_prev_entity(rq: &mut Rq, env: &mut Env, q: CfsRqId, se: SeId) {
     fair(rq, env, q, |f| f.put_prev_entity(se));
     if is_limited(env, q) {
         check_cfs_rq_runtime(rq, env, q);
@@ -372,7 +397,7 @@ fn put_prev_entity(rq: &mut Rq, env: &mut Env, q: CfsRqId, se: SeId) {
 
 /// Does cfs_rq `q`'s group have a quota (`cfs_rq->runtime_enabled`)?
 #[inline]
-fn is_limited(env: &Env, q: CfsRqId) -> bool {
+pub(super) fn is_limited(env: &Env, q: CfsRqId) -> bool {
     env.tgs[env.cfs_rqs[q as usize].tg as usize]
         .bandwidth
         .is_some()
@@ -382,6 +407,12 @@ fn is_limited(env: &Env, q: CfsRqId) -> bool {
 /// entities below the level they share are put and set (prev's group entities there keep
 /// their slice), then `__set_next_task_fair`.
 pub fn put_prev_set_next_fair(rq: &mut Rq, env: &mut Env, prev: u32, next: u32) {
+    if env.feat.flat() {
+        flat::put_prev_task(rq, env, prev, Some(next));
+        flat::set_next_task(rq, env, next);
+        set_next_task_tail(rq, env, next);
+        return;
+    }
     let (mut pse, mut se) = (se_of(env, prev), se_of(env, next));
     while level_of(env, se).0 != level_of(env, pse).0 {
         let (sd, pd) = (env.ses[se as usize].depth, env.ses[pse as usize].depth);
@@ -429,12 +460,13 @@ fn hrtick_start_fair(rq: &mut Rq, env: &mut Env, p: u32) {
         return;
     }
     let se = &env.ses[se_of(env, p) as usize];
+    let h_load = se.h_load(env.feat.flat().then_some(&*env.h_loads));
     let vdelta = se.deadline.wrapping_sub(se.vruntime) as i64;
     if vdelta < 0 {
         rq.resched();
         return;
     }
-    let delta = (se.load.weight as u128 * vdelta as u128 / NICE_0_LOAD as u128) as u64;
+    let delta = (h_load.weight as u128 * vdelta as u128 / NICE_0_LOAD as u128) as u64;
     hrtick::start(rq, env, delta);
 }
 
@@ -451,6 +483,9 @@ fn hrtick_update(rq: &mut Rq, env: &mut Env) {
 
 /// `entity_tick` from `p`'s entity up: true when one asks for a resched.
 pub fn entity_ticks(rq: &mut Rq, env: &mut Env, p: u32) -> bool {
+    if env.feat.flat() {
+        return flat::entity_ticks(rq, env, p);
+    }
     let (mut se, mut resched) = (Some(se_of(env, p)), false);
     while let Some(e) = se {
         let (q, parent) = level_of(env, e);
@@ -470,15 +505,28 @@ impl SchedClass for FairClass {
             return;
         }
         fair(rq, env, env.root(), |f| f.util_est_enqueue(se, flags));
+        let flat = env.feat.flat();
         let s = &env.ses[se as usize];
-        if s.sched_delayed && s.on_rq {
+        let delayed = s.sched_delayed && s.on_rq;
+        if flat && (!delayed || env.feat.delayed_lag == DelayedLag::Bounded) {
+            flat::update_curr_eevdf(rq, env); // 7.x: curr brought up to date first
+        }
+        if delayed {
             // ENQUEUE_DELAYED: a delayed sleeper woke where it is queued.
-            let q = level_of(env, se).0;
+            let q = if flat {
+                env.root()
+            } else {
+                level_of(env, se).0
+            };
             fair(rq, env, q, |f| f.requeue_delayed_entity(se));
             count_up(env, Some(se), 0, 1); // clear_delayed
             return;
         }
-        enqueue_entities(rq, env, se, flags);
+        if flat {
+            flat::enqueue_task(rq, env, se, flags);
+        } else {
+            enqueue_entities(rq, env, se, flags);
+        }
         if first && env.cfs().h_nr_queued > 0 && env.dl[fair_server(env) as usize].dl_runtime != 0 {
             if rq.nr_running_rt_dl() == 0 && env.feat.server_idle == ServerIdle::Clamp {
                 idle::update_curr_idle(rq, env); // "Account for idle runtime"
@@ -503,7 +551,11 @@ impl SchedClass for FairClass {
             return Dequeued::Off;
         }
         let sample_after = fair(rq, env, env.root(), |f| f.util_est_dequeue(se, flags));
-        let dequeued = dequeue_entities(rq, env, se, flags);
+        let dequeued = if env.feat.flat() {
+            flat::dequeue_task(rq, env, se, flags)
+        } else {
+            dequeue_entities(rq, env, se, flags)
+        };
         if sample_after {
             fair(rq, env, env.root(), |f| {
                 f.util_est_update(se, flags & DEQUEUE_SLEEP != 0)
@@ -522,7 +574,12 @@ impl SchedClass for FairClass {
             return;
         }
         let se = se_of(env, p);
-        let q = level_of(env, se).0;
+        let q = if env.feat.flat() {
+            flat::update_curr_eevdf(rq, env);
+            env.root()
+        } else {
+            level_of(env, se).0
+        };
         fair(rq, env, q, |f| f.yield_task(se));
         if env.tun.policy == FairPolicy::Cfs {
             set_buddy(env, se, Buddy::Skip);
@@ -576,6 +633,9 @@ impl SchedClass for FairClass {
             delayed: env.ses[pse as usize].sched_delayed,
             flags: wake_flags,
         };
+        if env.feat.flat() {
+            return flat::wakeup_preempt(rq, env, curr_task, pse, &waking);
+        }
         let (se, pse) = find_matching_se(env, curr, pse);
         let q = level_of(env, se).0;
         let preempt = fair(rq, env, q, |f| f.check_preempt_wakeup(se, pse, &waking));
@@ -598,6 +658,9 @@ impl SchedClass for FairClass {
     /// the pick starts again; 6.18+: the task picked below it gets the throttle work) and a
     /// delayed entity reached is dequeued, and the pick starts again.
     fn pick_task(&self, rq: &mut Rq, env: &mut Env) -> Option<u32> {
+        if env.feat.flat() {
+            return flat::pick_task(rq, env);
+        }
         'again: loop {
             let mut q = env.root();
             if env.cfs_rqs[q as usize].nr_running == 0 {
@@ -643,13 +706,21 @@ impl SchedClass for FairClass {
 
     /// `put_prev_task_fair`.
     fn put_prev_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        put_or_set_up(rq, env, Some(se_of(env, p)), false);
+        if env.feat.flat() {
+            flat::put_prev_task(rq, env, p, None);
+        } else {
+            put_or_set_up(rq, env, Some(se_of(env, p)), false);
+        }
     }
 
     /// `set_next_task_fair`: `set_next_entity` from the task up, then
     /// `__set_next_task_fair`.
     fn set_next_task(&self, rq: &mut Rq, env: &mut Env, p: u32) {
-        put_or_set_up(rq, env, Some(se_of(env, p)), true);
+        if env.feat.flat() {
+            flat::set_next_task(rq, env, p);
+        } else {
+            put_or_set_up(rq, env, Some(se_of(env, p)), true);
+        }
         set_next_task_tail(rq, env, p);
     }
 
@@ -661,8 +732,13 @@ impl SchedClass for FairClass {
         resched
     }
 
-    /// `update_curr_fair`: curr's own level; `fair` flags the resched it asks (lazily).
+    /// `update_curr_fair`: curr's own level (7.x's flat runqueue: every level of its path);
+    /// `fair` flags the resched it asks (lazily).
     fn update_curr(&self, rq: &mut Rq, env: &mut Env, p: u32) -> bool {
+        if env.feat.flat() {
+            flat::update_curr_fair(rq, env, p);
+            return false;
+        }
         let q = level_of(env, se_of(env, p)).0;
         fair(rq, env, q, |f| f.update_curr());
         false
@@ -695,6 +771,10 @@ impl SchedClass for FairClass {
 
     /// `reweight_task_fair`.
     fn reweight_task(&self, rq: &mut Rq, env: &mut Env, p: u32, lw: LoadWeight) {
+        if env.feat.flat() {
+            flat::reweight_task(rq, env, p, lw);
+            return;
+        }
         let se = se_of(env, p);
         let q = level_of(env, se).0;
         fair(rq, env, q, |f| f.reweight_entity(se, lw));

@@ -8,7 +8,6 @@ use super::{BalanceDelayed, MIGRATION_COST_NS};
 use crate::sched::class::Class;
 use crate::sched::explain::About;
 use crate::sched::explain::Kind;
-use crate::sched::fair::bandwidth::Throttle;
 use crate::sched::fair::capacity::{task_fits_cpu, task_util_est};
 use crate::sched::fair::eevdf::eligible_on;
 use crate::sched::features::Feat;
@@ -275,14 +274,24 @@ impl Sched {
         !hot || env.nr_balance_failed > env.cache_nice_tries
     }
 
-    /// `task_is_ineligible_on_dst_cpu`: under PLACE_LAG, entity `se` is not eligible on its
-    /// cfs_rq and its group's cfs_rq on `dst` has entities queued, so it would arrive
-    /// ineligible there too. Simplified: 7.x asks `dst`'s root cfs_rq, its runqueue being
-    /// flat; schedlab asks the group's, as 6.14 to 6.18 do.
+    /// `task_is_ineligible_on_dst_cpu`: under PLACE_LAG, entity `se` is not eligible where
+    /// EEVDF queues it and `dst` has some queued there, so it would arrive ineligible there
+    /// too: its cfs_rq and its group's on `dst` (6.14 to 6.18), the two CPUs' roots under
+    /// 7.x's flat runqueue.
     fn task_is_ineligible_on_dst_cpu(&self, se: u32, dst: usize) -> bool {
-        let cfs = &self.cfs_rqs[self.ses[se as usize].cfs_rq as usize];
-        let dst_cfs = &self.cfs_rqs[self.tgs[cfs.tg as usize].cfs_rq(dst) as usize];
-        self.feat.has(Feat::PlaceLag) && dst_cfs.nr_running != 0 && !eligible_on(cfs, &self.ses, se)
+        let flat = self.feat.flat();
+        let h_loads = flat.then_some(&*self.h_loads);
+        let (cfs, dst_queued) = if flat {
+            let src = self.tasks[self.ses[se as usize].task as usize].cpu;
+            (&*self.cfs_rqs[src], self.cfs_rqs[dst].h_nr_queued)
+        } else {
+            let cfs = &self.cfs_rqs[self.ses[se as usize].cfs_rq as usize];
+            let dst_cfs = &self.cfs_rqs[self.tgs[cfs.tg as usize].cfs_rq(dst) as usize];
+            (&**cfs, dst_cfs.nr_running)
+        };
+        self.feat.has(Feat::PlaceLag)
+            && dst_queued != 0
+            && !eligible_on(cfs, &self.ses, se, h_loads)
     }
 
     /// `throttled_lb_pair`: is the task's group throttled (from itself up) on either CPU?
@@ -290,7 +299,7 @@ impl Sched {
     /// still queued in a throttled hierarchy may leave it.
     fn throttled_lb_pair(&self, se: u32, src: usize, dst: usize) -> bool {
         let tg = &self.tgs[self.cfs_rqs[self.ses[se as usize].cfs_rq as usize].tg as usize];
-        let cpus = if self.feat.throttle == Throttle::Task {
+        let cpus = if self.feat.task_throttle() {
             &[dst][..]
         } else {
             &[src, dst][..]
@@ -395,6 +404,50 @@ mod tests {
                 ([1, 0][pulled as usize], pulled as u64),
                 "{form:?}"
             );
+        }
+    }
+
+    #[test]
+    fn a_delayed_sleeper_the_balancer_moves_stays_delayed_until_its_wakeup() {
+        // As above, under 6.13's rule (BALANCE_DELAYED queued): CPU 0's newly idle pass at
+        // T0 + 2 ms pulls c, delayed on CPU 1. The move dequeues it without DEQUEUE_DELAYED,
+        // so it stays delayed (clear_delayed comes with that flag only, in either runqueue's
+        // kernel: dequeue_entities ≤6.18, 7.x's __dequeue_task); CPU 0's pick then finds it
+        // delayed and dequeues it for good, and goes idle: nothing queued there. Its wakeup at
+        // T0 + 3 ms enqueues it on CPU 0 once: one task queued and runnable, on the root's
+        // tree or running.
+        use crate::sched::fair::Runqueue;
+        for runqueue in [Runqueue::Hier, Runqueue::Flat] {
+            let (mut s, mut h, a, c) = cpu1_shared(0);
+            s.feat.runqueue = runqueue;
+            s.feat.balance_delayed = BalanceDelayed::Queued;
+            s.feat.balance_eligible_first = false;
+            h.now = T0 + MS;
+            s.deactivate(c, TaskState::Sleeping, &mut h);
+            h.now = T0 + 1_600_000;
+            s.sched_tick(1, &mut h);
+            h.now = T0 + 2 * MS;
+            s.deactivate(a, TaskState::Sleeping, &mut h);
+            let se = s.tasks[c as usize].se;
+            assert_eq!(s.tasks[c as usize].cpu, 0, "{runqueue:?}");
+            assert_eq!(s.rqs[0].curr, None, "{runqueue:?}");
+            let root = &s.cfs_rqs[0];
+            assert_eq!(
+                (root.h_nr_queued, root.h_nr_runnable),
+                (0, 0),
+                "{runqueue:?}"
+            );
+            h.now = T0 + 3 * MS;
+            assert!(s.try_to_wake_up(c, 0, 0, &mut h), "{runqueue:?}");
+            let root = &s.cfs_rqs[0];
+            assert_eq!(
+                (root.h_nr_queued, root.h_nr_runnable),
+                (1, 1),
+                "{runqueue:?}"
+            );
+            let queued = root.timeline.iter().filter(|&e| e == se).count();
+            let running = (s.rqs[0].curr == Some(c)) as usize;
+            assert_eq!(queued + running, 1, "{runqueue:?}");
         }
     }
 
