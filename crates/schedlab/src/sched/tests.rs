@@ -953,3 +953,45 @@ fn from_7_x_a_task_queues_on_the_root_at_its_share_down_its_groups() {
         }
     }
 }
+
+#[test]
+fn a_group_entity_emptied_by_a_migration_keeps_its_blocked_load_on_its_parent() {
+    // smp:2, /g at 1024 shares. q forks into /g on CPU 0, runs alone 5 ms and sleeps (alone,
+    // it is eligible: no delayed dequeue), its load left blocked in /g's cfs_rq and in /g's
+    // entity. p forks into /g on CPU 0; at T0 + 6 ms a tick brings every level's PELT there,
+    // then p moves to CPU 1 (move_task: a DEQUEUE_MIGRATING dequeue) at that same instant,
+    // emptying /g's cfs_rq on CPU 0, whose entity leaves the root's queue. dequeue_entity
+    // detaches only a migrating *task*'s load (entity_is_task && task_on_rq_migrating: 6.1's
+    // migrate_task_rq_fair, 6.12's and 7.x's dequeue_entity): p's leaves /g and reaches the
+    // root as the change of /g's entity's load (update_tg_cfs_load adds the entity's delta to
+    // its parent), while /g's entity keeps q's blocked load on the root. So the root's
+    // load_avg moves exactly as /g's entity's does (detaching the entity too would take its
+    // whole load off the root besides).
+    for k in [Kernel::V6_1, Kernel::V6_12, Kernel::V7_3] {
+        let (mut s, mut h) = machine("smp:2", k);
+        let g = s.sched_create_group("/g".into(), super::fair::group::ROOT_TG, 1024, false, None);
+        let in_g = SchedAttr {
+            group: g,
+            ..attr(Policy::Other)
+        };
+        let q = fork_on(&mut s, &mut h, in_g, Some(&[0]));
+        h.now = T0 + 5_000_000;
+        s.deactivate(q, TaskState::Sleeping, &mut h);
+        let p = fork_on(&mut s, &mut h, in_g, Some(&[0]));
+        s.set_cpus_allowed(p, vec![true, true], &mut h);
+        h.now = T0 + 6_000_000;
+        s.sched_tick(0, &mut h);
+        let ge = s.tgs[g as usize].se(0).expect("/g's entity on CPU 0") as usize;
+        let load = |s: &Sched| {
+            (
+                s.ses[ge].avg.load_avg as i64,
+                s.cfs_rqs[0].avg.load_avg as i64,
+            )
+        };
+        let (group, root) = load(&s);
+        s.move_task(p, 0, 1, &mut h);
+        let (group_after, root_after) = load(&s);
+        assert!(group_after > 0, "{k:?}");
+        assert_eq!(root_after - root, group_after - group, "{k:?}");
+    }
+}

@@ -1,7 +1,7 @@
 //! CFS (Linux ≤ 6.5, 6.1 reference): the leftmost vruntime runs, with next/last/skip buddies;
 //! slices from sched_latency; sleeper credit at wakeup; wakeup_granularity for preemption.
 
-use super::load_avg::{self, DO_ATTACH, DO_DETACH, UPDATE_TG};
+use super::load_avg::{self, DO_ATTACH, UPDATE_TG};
 use super::{vdiff, Fair, SchedEntity, SeId};
 use crate::sched::features::Feat;
 use crate::sched::flags::*;
@@ -157,11 +157,7 @@ pub(super) fn enqueue_entity(f: &mut Fair, id: SeId, flags: u32) {
 
 /// `dequeue_entity`.
 pub(super) fn dequeue_entity(f: &mut Fair, id: SeId, flags: u32) {
-    let action = if flags & DEQUEUE_MIGRATING != 0 {
-        UPDATE_TG | DO_DETACH
-    } else {
-        UPDATE_TG
-    };
+    let action = load_avg::dequeue_action(f, id, flags);
     f.update_curr();
     load_avg::update_load_avg(f, id, action);
     f.se_update_runnable(id);

@@ -1,7 +1,7 @@
 //! EEVDF (Linux 6.6+, 6.12.y reference): virtual time, eligibility, virtual deadlines, lag
 //! kept across sleep, slice protection (RUN_TO_PARITY), PREEMPT_SHORT and delayed dequeue.
 
-use super::load_avg::{self, DO_ATTACH, DO_DETACH, UPDATE_TG};
+use super::load_avg::{self, DO_ATTACH, UPDATE_TG};
 use super::protect_slice::{
     cancel_protect_slice, cfs_rq_max_slice, protect_slice, rescale_vprot, update_protect_slice,
     ProtectSlice,
@@ -373,12 +373,7 @@ pub(super) fn dequeue_entity(f: &mut Fair, id: SeId, flags: u32) -> bool {
         f.ses[id as usize].sched_delayed = true;
         return false;
     }
-    let action = if flags & DEQUEUE_MIGRATING != 0 {
-        UPDATE_TG | DO_DETACH
-    } else {
-        UPDATE_TG
-    };
-    load_avg::update_load_avg(f, id, action);
+    load_avg::update_load_avg(f, id, load_avg::dequeue_action(f, id, flags));
     f.se_update_runnable(id);
     if !bounded {
         update_entity_lag(f, id);

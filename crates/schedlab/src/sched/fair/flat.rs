@@ -15,7 +15,7 @@
 
 use super::bandwidth::{check_cfs_rq_runtime, task_throttle_setup_work};
 use super::eevdf::{self, avg_vruntime, entity_lag, place_entity, update_entity_lag};
-use super::load_avg::{self, DO_ATTACH, DO_DETACH, UPDATE_TG};
+use super::load_avg::{self, DO_ATTACH, UPDATE_TG};
 use super::protect_slice::{protect_slice, set_protect_slice};
 use super::sched_class::{
     dequeue_entities, enqueue_entities, fair, is_limited, level_of, put_prev_entity, se_of,
@@ -72,13 +72,7 @@ pub(super) fn enqueue_entity(f: &mut Fair, id: SeId, flags: u32) {
 /// `update_curr` first); a migrating task's leaves with it.
 pub(super) fn dequeue_entity(f: &mut Fair, id: SeId, flags: u32) {
     f.update_curr();
-    let migrating = flags & DEQUEUE_MIGRATING != 0 && f.ses[id as usize].is_task();
-    let action = if migrating {
-        UPDATE_TG | DO_DETACH
-    } else {
-        UPDATE_TG
-    };
-    load_avg::update_load_avg(f, id, action);
+    load_avg::update_load_avg(f, id, load_avg::dequeue_action(f, id, flags));
     f.se_update_runnable(id);
     f.ses[id as usize].on_rq = false;
     f.account_dequeue(id);

@@ -6,6 +6,7 @@
 
 use super::{CfsRq, Fair, SchedEntity, SeId};
 use crate::sched::clock_pelt::Invariance;
+use crate::sched::flags::DEQUEUE_MIGRATING;
 use crate::sched::ops::Op;
 use crate::sched::pelt::{
     get_pelt_divider, update_load_avg as ___update_load_avg, update_load_avg_se, update_load_sum,
@@ -16,6 +17,18 @@ use crate::sched::weight::scale_load_down;
 pub const UPDATE_TG: u32 = 0x1;
 pub const DO_ATTACH: u32 = 0x4;
 pub const DO_DETACH: u32 = 0x8;
+
+/// `dequeue_entity`'s `update_load_avg` flags for entity `id`: a migrating task's load leaves
+/// its cfs_rq with it (`entity_is_task && task_on_rq_migrating`); a group entity's never does,
+/// its blocked load staying on its parent.
+pub(super) fn dequeue_action(f: &Fair, id: SeId, flags: u32) -> u32 {
+    let migrating = flags & DEQUEUE_MIGRATING != 0 && f.ses[id as usize].is_task();
+    if migrating {
+        UPDATE_TG | DO_DETACH
+    } else {
+        UPDATE_TG
+    }
+}
 
 /// `sub_positive`.
 #[inline(always)]
