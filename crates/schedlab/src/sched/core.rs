@@ -494,13 +494,18 @@ impl Sched {
     }
 
     /// `prio_changed_fair`: unless task `id` is not queued or its CPU's root cfs_rq holds
-    /// nothing else, the running task whose priority `fell` reschedules (rt-app's nice'd
-    /// thread at its start), a waiting one is checked as a wakeup would be. (7.x's flat
-    /// runqueue counts every task, h_nr_queued: the same as the root's entities without
-    /// groups.)
+    /// nothing else (its entities; under 7.x's flat runqueue its tasks, `h_nr_queued`), the
+    /// running task whose priority `fell` reschedules (rt-app's nice'd thread at its start),
+    /// a waiting one is checked as a wakeup would be.
     pub(crate) fn prio_changed_fair<H: Hooks>(&mut self, id: u32, fell: bool, h: &mut H) {
         let cpu = self.tasks[id as usize].cpu;
-        if !self.tasks[id as usize].queued() || self.cfs_rqs[cpu].nr_running == 1 {
+        let root = &self.cfs_rqs[cpu];
+        let queued = if self.feat.flat() {
+            root.h_nr_queued
+        } else {
+            root.nr_running
+        };
+        if !self.tasks[id as usize].queued() || queued == 1 {
             return;
         }
         if self.rqs[cpu].curr != Some(id) {

@@ -995,3 +995,29 @@ fn a_group_entity_emptied_by_a_migration_keeps_its_blocked_load_on_its_parent() 
         assert_eq!(root_after - root, group_after - group, "{k:?}");
     }
 }
+
+#[test]
+fn from_7_x_a_niced_task_reschedules_when_its_cpu_has_another_task_in_its_group() {
+    // smp:1 under 7.3, a and b forked into /g at T0 (b's fork does not preempt a); 0.1 ms
+    // later a, running, sets nice 5, its priority falling. prio_changed_fair returns early
+    // when the CPU's root cfs_rq holds one: 6.x counts its entities (nr_queued: /g's alone,
+    // so no reschedule), 7.x's flat runqueue its tasks (h_nr_queued: 2), so the running task
+    // whose priority fell reschedules.
+    use super::fair::Runqueue;
+    for (runqueue, resched) in [(Runqueue::Hier, false), (Runqueue::Flat, true)] {
+        let (mut s, mut h) = machine("smp:1", Kernel::V7_3);
+        s.feat.runqueue = runqueue;
+        let g = s.sched_create_group("/g".into(), super::fair::group::ROOT_TG, 1024, false, None);
+        let in_g = SchedAttr {
+            group: g,
+            ..attr(Policy::Other)
+        };
+        let a = fork(&mut s, &mut h, in_g);
+        fork(&mut s, &mut h, in_g);
+        assert_eq!(s.rqs[0].curr, Some(a), "{runqueue:?}");
+        h.now = T0 + MS / 10;
+        let asked = h.resched.len();
+        s.set_user_nice(a, 5, &mut h);
+        assert_eq!(h.resched.len() > asked, resched, "{runqueue:?}");
+    }
+}
