@@ -331,6 +331,7 @@ mod tests {
     use super::LbEnv;
     use crate::kernel::Kernel;
     use crate::sched::fair::bandwidth::Throttle;
+    use crate::sched::fair::Runqueue;
     use crate::sched::task::TaskState;
     use crate::sched::tests::{attr, fork_on, machine, task_in_group, Recorder, T0};
     use crate::sched::uapi::Policy;
@@ -339,9 +340,10 @@ mod tests {
     const MS: u64 = 1_000_000;
 
     /// smp:2 under 6.18: a on CPU 0, and `extra` + 2 tasks forked on CPU 1 (the first one,
-    /// c, then freed to run anywhere). (scheduler, recorder, a, c.)
-    fn cpu1_shared(extra: usize) -> (Sched, Recorder, u32, u32) {
+    /// c, then freed to run anywhere), its fair runqueue `runqueue`. (scheduler, recorder, a, c.)
+    fn cpu1_shared(extra: usize, runqueue: Runqueue) -> (Sched, Recorder, u32, u32) {
         let (mut s, mut h) = machine("smp:2", Kernel::V6_18);
+        s.feat.runqueue = runqueue;
         let a = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[0]));
         let c = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
         for _ in 0..=extra {
@@ -380,7 +382,7 @@ mod tests {
             (BalanceDelayed::Queued, true),
             (BalanceDelayed::Runnable, false),
         ] {
-            let (mut s, mut h, a, c) = cpu1_shared(0);
+            let (mut s, mut h, a, c) = cpu1_shared(0, Runqueue::Hier);
             s.feat.balance_delayed = form;
             s.feat.balance_eligible_first = false; // c, ineligible, would be refused by it
             h.now = T0 + MS;
@@ -416,10 +418,8 @@ mod tests {
         // delayed and dequeues it for good, and goes idle: nothing queued there. Its wakeup at
         // T0 + 3 ms enqueues it on CPU 0 once: one task queued and runnable, on the root's
         // tree or running.
-        use crate::sched::fair::Runqueue;
         for runqueue in [Runqueue::Hier, Runqueue::Flat] {
-            let (mut s, mut h, a, c) = cpu1_shared(0);
-            s.feat.runqueue = runqueue;
+            let (mut s, mut h, a, c) = cpu1_shared(0, runqueue);
             s.feat.balance_delayed = BalanceDelayed::Queued;
             s.feat.balance_eligible_first = false;
             h.now = T0 + MS;
@@ -459,7 +459,7 @@ mod tests {
         // brings CPU 1's clock there: V = (1 + 0.6 + 0) / 3 = v0 + 0.53 ms, c still
         // ineligible, and cold (0.6 ms off its CPU). CPU 0 has a queued (running). Before
         // 6.14 c may go; with 873199d27bb2 only once the domain's balance failed.
-        let (mut s, mut h, _, c) = cpu1_shared(1);
+        let (mut s, mut h, _, c) = cpu1_shared(1, Runqueue::Hier);
         h.now = T0 + MS;
         s.sched_tick(1, &mut h);
         assert_ne!(s.rqs[1].curr, Some(c));
