@@ -41,6 +41,43 @@ def test_a_record_of_another_format_is_refused(tmp_path):
         suite.load_record(p)
 
 
+def test_a_record_reads_its_starts_phases_from_its_excerpt(tmp_path):
+    # rt-app (pid 10, exec'd by a shell) creates its first thread at 1.0015 s, 1.5 ms past a 4 ms tick, and the
+    # guest's kcompactd0 wakes 300 ms later (and again 512 ms after that).
+    p = tmp_path / "c@6.12.json"
+    p.write_text(json.dumps({"format": suite.FORMAT, "runs": []}))
+    lines = [" bash-10 [000] 1.000000000: task_rename: pid=10 oldcomm=bash newcomm=rt-app "
+             "oom_score_adj=0",
+             " rt-app-10 [000] 1.001500000: sched_process_fork: comm=rt-app pid=10 "
+             "child_comm=rt-app child_pid=11"]
+    lines += [f" <idle>-0 [000] {t}: sched_waking: comm=kcompactd0 pid=33 prio=120 target_cpu=000"
+              for t in ("1.301500000", "1.813500000")]
+    (tmp_path / "c@6.12.trace.txt.gz").write_bytes(gzip.compress("\n".join(lines).encode()))
+    record = suite.load_record(p)
+    assert (record["first_fork_phase_ns"], record["kcompactd_ns"]) == (1_500_000, 300_000_000)
+
+
+def test_the_guests_threads_are_shifted_to_where_the_records_kcompactd0_woke():
+    # up-nice-2@6.12 on the idealized machine (the costs off): rt-app creates its first thread
+    # at once, 2 ns into the workload, so a record whose first fork came 1 ms past a tick starts
+    # the workload 1 ms less 2 ns into the run (itself on a tick). 6.12's threads' timeline
+    # counts from the tick nearest 0.474 ms past the workload's start, at 1.474 ms the run's
+    # start, and kcompactd0 first wakes 480.003 ms after it: 479.003 ms after the fork. A
+    # record whose kcompactd0 woke then shifts nothing; one 8 ms before, two ticks earlier;
+    # one 300 ms after, 212 ms earlier (the nearer way round its 512 ms period).
+    case = next(c for c in CASES if c.name == "up-nice-2@6.12")
+    shifts = []
+    for woke in (479_003_000, 471_003_000, 779_003_000):
+        record = {"first_fork_phase_ns": 1_000_000, "kcompactd_ns": woke}
+        sets = suite.start_phase(case, "qemu-tcg:1", record, ("overhead=off",))
+        assert sets[0] == "rtapp.start_ns=999998"
+        shifts.append(sets[1])
+    assert shifts == ["kthreads.shift_ns=0", "kthreads.shift_ns=-8000000",
+                      "kthreads.shift_ns=-212000000"]
+    no_kthreads = suite.start_phase(case, "qemu-tcg:1", record, ("overhead=off", "kthreads=off"))
+    assert no_kthreads == ("rtapp.start_ns=999998",)
+
+
 def test_each_record_keeps_a_trace_excerpt_under_a_megabyte():
     for case in CASES:
         ex = HERE / "records" / f"{case.name}.trace.txt.gz"

@@ -18,7 +18,8 @@ K`, or `schedlab perf-bench-pipe` and `schedlab hackbench` for perf bench's pipe
 two vCPUs its stretch with a worker per vCPU, and a pipe test's memset speed its `-p` runs
 timed); on
 one vCPU with `--set rtapp.start_ns=N`, so that its rt-app creates its first thread as far
-past a tick as the kernel's did), measured by the same code from the two traces and
+past a tick as the kernel's did, and `--set kthreads.shift_ns=M`, so that the guest's own
+threads' timeline lies where the record's kcompactd0 puts it), measured by the same code from the two traces and
 /proc/schedstat (schedlab.conformance). On two vCPUs schedlab runs once per seed of its
 emulated machine's jitter (seeds 0-4: `--set seed=N`), as the kernel's runs there are repeats in
 host time, and its value is their median [their range]; where the record's runs measured their

@@ -210,25 +210,44 @@ def _cpu_stat_delta(before: dict, after: dict, span_s: float) -> dict:
 
 # The guest kernels' tick (Debian's HZ=250).
 TICK_NS = 4_000_000
+# kcompactd0's period in the guests: its 500 ms timeout, rounded up by the timer wheel.
+KCOMPACTD_SPAN_NS = 512_000_000
 
 
 def start_phase(case: Case, platform: str, record: dict | None, sets=()) -> tuple[str, ...]:
-    """The switch that starts schedlab's workload at the phase of a jiffy the record's runs
-    started at: its first thread is created as far past a tick as the kernel's rt-app created
-    its own (`first_fork_phase_ns`, from the record's trace excerpt). Only on one vCPU, whose
-    icount runs all start at one phase; on two each run starts at its own. None for perf
-    bench and cyclictest cases and records without an excerpt. Measured on a run with the
-    case's `sets`."""
-    from .. import run
+    """The switches that start schedlab's workload as the record's runs started theirs: its
+    first thread created as far past a tick as the kernel's rt-app created its own
+    (`first_fork_phase_ns`, from the record's trace excerpt), and the guest's own threads'
+    timeline where the record's lay, kcompactd0 first waking as long after that thread as
+    the kernel's did (`kcompactd_ns`; shifted by whole ticks, less than half its 512 ms
+    either way). Only on one vCPU, whose icount runs all start at one phase; on two each
+    run starts at its own. None for perf bench and cyclictest cases and records without an
+    excerpt. Measured on a run with the case's `sets`."""
     phase = (record or {}).get("first_fork_phase_ns")
     if case.workload is None or phase is None or case.vcpus != 1:
         return ()
+    evs = _probe(case, platform, sets, TICK_NS)
+    start = (f"rtapp.start_ns={(phase - measure.first_fork(evs)) % TICK_NS}",)
+    theirs = record.get("kcompactd_ns")
+    if theirs is None:
+        return start
+    evs = _probe(case, platform, (*sets, *start), KCOMPACTD_SPAN_NS + TICK_NS)
+    ours = _kcompactd_after(evs, measure.first_fork(evs))
+    if ours is None:  # no kernel threads
+        return start
+    half = KCOMPACTD_SPAN_NS // 2
+    shift = (theirs - ours + half) % KCOMPACTD_SPAN_NS - half
+    return (*start, f"kthreads.shift_ns={round(shift / TICK_NS) * TICK_NS}")
+
+
+def _probe(case: Case, platform: str, sets, duration_ns: int) -> list:
+    """The trace events of schedlab's first `duration_ns` of a case."""
+    from .. import run
     with tempfile.TemporaryDirectory() as t:
-        trace = Path(t) / "start.txt"
+        trace = Path(t) / "probe.txt"
         run(case.workload, platform, kernel=case.kernel, cgroups=list(case.cgroups),
-            sets=list(sets), duration_ns=TICK_NS, trace=trace, frames=False)
-        mine = measure.first_fork(list(ftrace.events(trace.read_text())))
-    return (f"rtapp.start_ns={(phase - mine) % TICK_NS}",)
+            sets=list(sets), duration_ns=duration_ns, trace=trace, frames=False)
+        return list(ftrace.events(trace.read_text()))
 
 
 # schedlab's runs of a case on two or more vCPUs: seeds 0..SEEDS-1 of the emulated machine's
@@ -380,6 +399,17 @@ def load_record(path: Path) -> dict:
                           "(record it again: make oracle)")
     excerpt = path.with_name(path.name.removesuffix(".json") + ".trace.txt.gz")
     if excerpt.exists():
-        fork = measure.first_fork(list(ftrace.events(gzip.decompress(excerpt.read_bytes()).decode())))
+        evs = list(ftrace.events(gzip.decompress(excerpt.read_bytes()).decode()))
+        fork = measure.first_fork(evs)
         rec["first_fork_phase_ns"] = None if fork is None else fork % TICK_NS
+        rec["kcompactd_ns"] = _kcompactd_after(evs, fork)
     return rec
+
+
+def _kcompactd_after(evs: list, fork: int | None) -> int | None:
+    """How long (ns) after the workload's first fork the guest's kcompactd0 first woke: where
+    the guest's own threads' timeline lay against the workload (None: no fork or no wakeup)."""
+    if fork is None:
+        return None
+    return next((e.ts - fork for e in evs if e.name == "sched_waking" and e.ts > fork
+                 and e.fields.get("comm") == "kcompactd0"), None)

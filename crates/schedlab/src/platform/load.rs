@@ -305,6 +305,7 @@ fn build(file: PlatformFile) -> Result<Platform, String> {
         start_newidle_cost_ns: newidle_cost("start_newidle_cost_ns", file.start_newidle_cost_ns)?,
         kernel_start_newidle_cost_ns: vec![],
         kthreads: vec![],
+        kthreads_from: &[],
     })
 }
 

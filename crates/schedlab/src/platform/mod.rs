@@ -139,60 +139,70 @@ const fn kthread(
 /// The Debian guest's own kernel threads on `qemu-tcg:1` (icount), as the up-nice-2 records
 /// show them from rt-app's start, whose guests are in the same state as every 1-vCPU rt-app
 /// record's (see [`Platform::qemu_tcg`]): kcompactd0 every 512 ms, the others' wakeups in
-/// the 3.16 s those records span, repeated every 3.2 s. Each wakeup's time is its record's
-/// from rt-app's first `pthread_create`, plus rt-app's set-up before it (`rtapp_init`:
-/// 1.249 ms under 6.1, 1.069 ms under 6.12 and 7.3); its work is its stint from its switch
-/// in to its switch out less the 3.6, 3.1 and 3.5 µs that schedlab's costs charge around it
-/// under 6.1, 6.12 and 7.3.
+/// the 3.16 s those records span, repeated every 3.2 s. Each wakeup's time counts from the
+/// first tick after rt-app's start (`QEMU_TCG_KTHREADS_FROM`): a whole number of jiffies, as
+/// a timer-wheel timer expires on a tick, and the µs past that tick the record's
+/// `sched_waking` came (3 at the median under 6.1 and 6.12, 4 under 7.3, more for a wakeup
+/// the one before it chained). Its work is its stint from its switch in to its switch out
+/// less the 3.6, 3.1 and 3.5 µs that schedlab's costs charge around it under 6.1, 6.12 and
+/// 7.3.
 #[rustfmt::skip]
 pub const QEMU_TCG_KTHREADS: [Kthread; 4] = [
     kthread(("kcompactd0", 34), false, 512, &[
-        (Kernel::V6_1, &[(175_818_000, 1_440)]),
-        (Kernel::V6_12, &[(480_477_000, 1_780)]),
-        (Kernel::V7_3, &[(327_530_000, 2_100)]),
+        (Kernel::V6_1, &[(172_003_000, 1_440)]),
+        (Kernel::V6_12, &[(480_003_000, 1_780)]),
+        (Kernel::V7_3, &[(324_004_000, 2_100)]),
     ]),
     kthread(("kworker/{cpu}:1", 11), true, 3_200, &[
         (Kernel::V6_1, &[
-            (719_818_000, 620), (815_818_000, 2_900), (1_135_818_000, 1_530),
-            (1_487_818_000, 4_000), (1_487_832_000, 500), (1_807_818_000, 2_580),
-            (2_799_818_000, 1_050), (3_151_818_000, 1_290),
+            (716_003_000, 620), (812_003_000, 2_900), (1_132_003_000, 1_530),
+            (1_484_003_000, 4_000), (1_484_017_000, 500), (1_804_003_000, 2_580),
+            (2_796_003_000, 1_050), (3_148_003_000, 1_290),
         ]),
         (Kernel::V6_12, &[
-            (416_477_000, 1_610), (512_477_000, 4_380), (864_477_000, 2_450),
-            (1_440_477_000, 5_700), (1_440_504_000, 1_260), (1_504_482_000, 4_130),
-            (2_496_477_000, 2_380), (2_880_477_000, 2_450),
+            (416_003_000, 1_610), (512_003_000, 4_380), (864_003_000, 2_450),
+            (1_440_003_000, 5_700), (1_440_030_000, 1_260), (1_504_008_000, 4_130),
+            (2_496_003_000, 2_380), (2_880_003_000, 2_450),
         ]),
         (Kernel::V7_3, &[
-            (327_535_000, 2_640), (935_530_000, 433_660), (1_255_530_000, 3_130),
-            (1_863_530_000, 6_640), (1_863_559_000, 1_600), (1_927_530_000, 6_350),
-            (2_919_530_000, 6_380),
+            (324_009_000, 2_640), (932_004_000, 433_660), (1_252_004_000, 3_130),
+            (1_860_004_000, 6_640), (1_860_033_000, 1_600), (1_924_004_000, 6_350),
+            (2_916_004_000, 6_380),
         ]),
     ]),
     kthread(("rcu_preempt", 15), false, 3_200, &[
         (Kernel::V6_1, &[
-            (3_818_000, 1_440), (3_835_000, 1_440), (7_818_000, 520), (3_111_818_000, 600),
-            (3_115_818_000, 500), (3_155_818_000, 520),
+            (3_000, 1_440), (20_000, 1_440), (4_003_000, 520), (3_108_003_000, 600),
+            (3_112_003_000, 500), (3_152_003_000, 520),
         ]),
         (Kernel::V6_12, &[
-            (4_477_000, 2_450), (8_489_000, 2_250), (12_477_000, 1_490), (3_112_477_000, 1_460),
-            (3_116_478_000, 1_370), (3_156_477_000, 1_440),
+            (4_003_000, 2_450), (8_015_000, 2_250), (12_003_000, 1_490), (3_112_003_000, 1_460),
+            (3_116_004_000, 1_370), (3_156_003_000, 1_440),
         ]),
         (Kernel::V7_3, &[
-            (3_530_000, 2_180), (11_530_000, 2_280), (3_115_530_000, 2_100),
-            (3_123_530_000, 2_350),
+            (4_000, 2_180), (8_004_000, 2_280), (3_112_004_000, 2_100),
+            (3_120_004_000, 2_350),
         ]),
     ]),
     kthread(("kworker/u4:3", 46), false, 3_200, &[
         (Kernel::V6_1, &[
-            (1_487_824_000, 3_830), (1_615_818_000, 2_420),
+            (1_484_009_000, 3_830), (1_612_003_000, 2_420),
         ]),
         (Kernel::V6_12, &[
-            (1_440_481_000, 3_460), (1_440_495_000, 5_220), (1_952_477_000, 7_950),
+            (1_440_007_000, 3_460), (1_440_021_000, 5_220), (1_952_003_000, 7_950),
         ]),
         (Kernel::V7_3, &[
-            (1_767_530_000, 4_690), (1_863_549_000, 6_150), (2_375_531_000, 8_610),
+            (1_764_004_000, 4_690), (1_860_023_000, 6_150), (2_372_005_000, 8_610),
         ]),
     ]),
+];
+/// Where `QEMU_TCG_KTHREADS`' timelines count from: the first tick after rt-app's start (its
+/// first `pthread_create` less its set-up, `rtapp_init`: 1.249 ms under 6.1, 1.069 ms under
+/// 6.12 and 7.3) in the up-nice-2 records, 3.815, 0.474 and 3.526 ms after it.
+pub const QEMU_TCG_KTHREADS_FROM: [(Kernel, Ns); 3] = [
+    (Kernel::V6_1, 3_815_000),
+    (Kernel::V6_12, 474_000),
+    (Kernel::V7_3, 3_526_000),
 ];
 /// The same on `qemu-tcg:N`, N ≥ 2 (host time), whose records' guests differ run to run:
 /// each periodic (the records' rates), its work the 2-vCPU records' median stint less the
@@ -354,9 +364,18 @@ pub struct Platform {
     /// Its own kernel threads, which wake on their timers whatever the workload does
     /// (`sim/kthread.rs`; none: the workload's threads alone).
     pub kthreads: Vec<Kthread>,
+    /// Under each kernel (the newest up to the run's), where their timelines count from: a
+    /// tick this long after the workload's start (none: the start, a tick).
+    pub kthreads_from: &'static [(Kernel, Ns)],
 }
 
 impl Platform {
+    /// How long after the workload's start its kernel threads' timelines count from under
+    /// `kernel` (`kthreads_from`).
+    pub fn kthreads_from_for(&self, kernel: Kernel) -> Ns {
+        *for_kernel(self.kthreads_from, kernel, &0)
+    }
+
     pub fn nr_cpus(&self) -> usize {
         self.cpus.len()
     }
@@ -402,6 +421,7 @@ impl Platform {
             start_newidle_cost_ns: vec![],
             kernel_start_newidle_cost_ns: vec![],
             kthreads: vec![],
+            kthreads_from: &[],
         }
     }
 
@@ -520,6 +540,7 @@ impl Platform {
         if n == 1 {
             p.work_stretch = QEMU_TCG_WORK_STRETCH.to_vec();
             p.kthreads = QEMU_TCG_KTHREADS.to_vec();
+            p.kthreads_from = &QEMU_TCG_KTHREADS_FROM;
         } else {
             p.kthreads = QEMU_MTTCG_KTHREADS.to_vec();
             p.work_stretch = QEMU_MTTCG_WORK_STRETCH.to_vec();

@@ -165,6 +165,8 @@ pub struct Features {
     pub work_jitter: bool,
     /// The platform's own kernel threads run besides the workload (sim/kthread.rs).
     pub kthreads: bool,
+    /// How much later (negative: earlier) their timeline runs against the workload's start.
+    pub kthreads_shift_ns: i64,
     /// debugfs `fair_server/cpuN/{runtime,period}` (ns; runtime 0: no fair server, as ≤ 6.11).
     pub fair_server_runtime_ns: u64,
     pub fair_server_period_ns: u64,
@@ -293,7 +295,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 48] = [
+pub const SWITCHES: [Switch; 49] = [
     choice!("fair.policy", "eevdf | cfs", history!["cfs"; V6_6 => "eevdf", "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -519,6 +521,13 @@ pub const SWITCHES: [Switch; 48] = [
         history!["on"],
         kthreads
     ),
+    ranged!(
+        "kthreads.shift_ns",
+        "how much later (negative: earlier) the platform's kernel threads' timeline runs against the workload's start, as in a guest booted that much longer before rt-app started; their timer-wheel wakeups still fall on ticks: -1000000000 .. 1000000000",
+        history!["0"],
+        kthreads_shift_ns,
+        -1_000_000_000..=1_000_000_000
+    ),
     on_off!(
         "overhead",
         "on (the kernel's work is charged as system time at the platform's costs) | off (it is free: the idealized machine)",
@@ -666,6 +675,7 @@ impl Features {
             irq_jitter_ns: None,
             work_jitter: false,
             kthreads: false,
+            kthreads_shift_ns: 0,
             fair_server_runtime_ns: 0,
             fair_server_period_ns: 4_194_304_000,
             server_idle: ServerIdle::Clamp,

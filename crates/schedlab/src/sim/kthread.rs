@@ -1,7 +1,8 @@
 //! The machine's own kernel threads (`Platform::kthreads`: a Debian guest's kcompactd0,
 //! per-CPU kworkers, rcu_preempt): each sleeps on a timer-wheel timer (`schedule_timeout`,
 //! which expires on a tick) until the next of its wakeups, whose times repeat every span from
-//! the workload's start, and works that wakeup's time, whatever the workload does. Few and
+//! the first tick at or after the workload's start, and works that wakeup's time, whatever
+//! the workload does. Few and
 //! short, they still preempt the workload's tasks and shift where ties of EEVDF's arithmetic
 //! fall. Created asleep at boot, they take the first task ids, and are not the workload's: a
 //! run ends once the workload's threads have, rt-app's markers and logs and the task
@@ -67,7 +68,7 @@ impl Engine {
                 unreachable!("a kernel thread's program starts with its timeout")
             };
             self.threads.push(thread);
-            let at = next_expiry(self.now, start(s), period, phase);
+            let at = next_expiry(self.now, self.span_start(s), period, phase);
             self.arm_sleep(s, id, at, at);
         }
     }
@@ -92,9 +93,21 @@ impl Engine {
         id - self.kthreads()
     }
 
+    /// Where the kernel threads' spans start: the tick nearest the platform's
+    /// `kthreads_from` after the workload's start (`Ev::Begin`), shifted by
+    /// `kthreads.shift_ns`, so that their timer-wheel wakeups fall on ticks, as the records'
+    /// do, whatever phase of a jiffy the workload starts at.
+    fn span_start(&self, s: &Sched) -> Ns {
+        let f = s.feat();
+        let from = self.plat.kthreads_from_for(f.kernel) as i64 + f.kthreads_shift_ns;
+        // 1 s or more, and `from` within ±1.1 s: it stays at or past 0.
+        let at = (SIM_START + f.rtapp_start_ns).saturating_add_signed(from);
+        (at + self.tick_ns / 2) / self.tick_ns * self.tick_ns
+    }
+
     /// `schedule_timeout`: the kernel thread `id` sleeps until its timer's next expiry.
     pub(super) fn timeout(&mut self, s: &mut Sched, id: u32, period: Ns, phase: Ns) -> Step {
-        let at = next_expiry(self.now, start(s), period, phase);
+        let at = next_expiry(self.now, self.span_start(s), period, phase);
         self.sleep_between(s, id, at, at); // a timer wheel's: no slack
         Step::Off
     }
@@ -107,11 +120,6 @@ fn work(ns: Ns) -> Op {
         us: ns / 1000,
         perf: 0,
     }
-}
-
-/// When the workload starts (`Ev::Begin`): the kernel threads' spans start with it.
-fn start(s: &Sched) -> Ns {
-    SIM_START + s.feat().rtapp_start_ns
 }
 
 /// The first `start + phase + k·period` after `now`.

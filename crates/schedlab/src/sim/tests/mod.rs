@@ -269,7 +269,11 @@ impl Write for Shared {
 
 /// The ftrace text of a run.
 pub(super) fn traced(json: &str, platform: &str) -> Vec<u8> {
-    let mut s = build(json, platform, Kernel::V6_12);
+    traced_run(build(json, platform, Kernel::V6_12))
+}
+
+/// The trace-cmd text of a whole run of `s`.
+fn traced_run(mut s: Sim) -> Vec<u8> {
     let buf = Shared::default();
     let cpus = s.platform().nr_cpus();
     s.observe(Box::new(FtraceWriter::new(buf.clone(), cpus).unwrap()));
