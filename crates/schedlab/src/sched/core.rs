@@ -473,23 +473,33 @@ impl Sched {
         }
     }
 
-    /// `set_user_nice` for thread `id`: the new weight through `reweight_task_fair`, then
-    /// `prio_changed_fair`; true when its CPU is to reschedule. Simplified: the kernel's
-    /// sched_setattr also dequeues and re-enqueues the task around it (DEQUEUE_SAVE /
-    /// ENQUEUE_RESTORE).
+    /// `set_user_nice` for thread `id` (rt-app's `setpriority`): an RT or deadline task keeps
+    /// the nice for later; another leaves its queue (DEQUEUE_SAVE; running, it is put back),
+    /// takes the new weight (`set_load_weight`: `reweight_task_fair`, else the entity's own),
+    /// comes back (ENQUEUE_RESTORE; running, `set_next_task`, so its slice starts anew) and
+    /// its priority's change is checked (`prio_changed`); true when its CPU is to reschedule.
     pub fn set_user_nice<H: Hooks>(&mut self, id: u32, nice: i32, h: &mut H) -> bool {
         let t = &mut self.tasks[id as usize];
         if t.nice == nice {
             return false;
         }
-        let old = std::mem::replace(&mut t.nice, nice);
-        let (cpu, lw) = (t.cpu, LoadWeight::of_nice(nice, t.policy == Policy::Idle));
-        self.update_rq_clock(cpu, h.now());
-        let class = self.class(id);
-        self.on_rq(cpu, h, |rq, env| class.reweight_task(rq, env, id, lw));
-        if class == Class::Fair {
-            self.prio_changed_fair(id, nice > old, h);
+        let cpu = t.cpu;
+        if !t.policy.is_fair() {
+            t.nice = nice;
+            return false;
         }
+        self.change_class((id, DEQUEUE_SAVE), h, |s, h| {
+            let t = &mut s.tasks[id as usize];
+            t.nice = nice;
+            let (lw, se) = (LoadWeight::of_nice(nice, t.policy == Policy::Idle), t.se);
+            match s.class(id) {
+                Class::Fair => {
+                    s.on_rq(cpu, h, |rq, env| Class::Fair.reweight_task(rq, env, id, lw))
+                }
+                _ => s.ses[se as usize].load = lw, // PI-boosted: no class reweight
+            }
+            ENQUEUE_RESTORE
+        });
         self.need_resched(cpu)
     }
 
@@ -520,7 +530,7 @@ impl Sched {
     /// its util_min not given defaults to RT's, and the RT period timer starts if it is not
     /// running (`inc_rt_group`); its fair load leaves its cfs_rq (`switched_from_fair`).
     pub fn sched_setscheduler_rt<H: Hooks>(&mut self, id: u32, attr: &SchedAttr, h: &mut H) {
-        self.change_class(id, h, |s, _| {
+        self.change_class((id, DEQUEUE_SAVE | DEQUEUE_MOVE), h, |s, _| {
             let t = &mut s.tasks[id as usize];
             t.policy = attr.policy;
             t.rt_priority = attr.rt_priority;
@@ -558,7 +568,7 @@ impl Sched {
         self.update_rq_clock(cpu, h.now());
         self.on_rq(cpu, h, |rq, env| {
             if queued {
-                class.dequeue_task(rq, env, id, DEQUEUE_SAVE);
+                class.dequeue_task(rq, env, id, DEQUEUE_SAVE | DEQUEUE_MOVE);
             }
             if running {
                 class.put_prev_task(rq, env, id);

@@ -19,6 +19,10 @@ pub const ENQUEUE_QUEUED: u32 = 0x0020_0000;
 pub const DEQUEUE_SLEEP: u32 = 0x01;
 /// Taken out for a change of priority or class, put back at once (`rt_mutex_setprio`).
 pub const DEQUEUE_SAVE: u32 = 0x02;
+/// With DEQUEUE_SAVE, for a change of place or class (`__sched_setscheduler`,
+/// `rt_mutex_setprio`, `sched_move_task`): 6.1's CFS lets min_vruntime move past the task.
+/// DEQUEUE_SAVE alone (`set_user_nice`) keeps it, the task to come back where it was.
+pub const DEQUEUE_MOVE: u32 = 0x04;
 /// Never delayed (a dying task).
 pub const DEQUEUE_SPECIAL: u32 = 0x10;
 /// The task is moving to another CPU (`task_on_rq_migrating`).

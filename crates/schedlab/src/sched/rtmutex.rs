@@ -154,7 +154,7 @@ impl Sched {
         let old_prio = t.prio();
         let prio = boost.unwrap_or_else(|| t.normal_prio());
         let new = Class::of_prio(t.policy, prio);
-        self.change_class(id, h, |s, h| {
+        self.change_class((id, DEQUEUE_SAVE | DEQUEUE_MOVE), h, |s, h| {
             if h.tracing() {
                 let tp = Tracepoint::PiSetprio {
                     task: id,
@@ -182,12 +182,12 @@ impl Sched {
         });
     }
 
-    /// Task `id` changes its class or priority (`rt_mutex_setprio`, `__sched_setscheduler`):
-    /// dequeued (DEQUEUE_SAVE), changed by `change`, put back with the enqueue flags it
-    /// returns, then `check_class_changed`.
+    /// Task `id` changes its class or priority (`rt_mutex_setprio`, `__sched_setscheduler`,
+    /// `set_user_nice`): dequeued (`dequeue`: DEQUEUE_SAVE and maybe DEQUEUE_MOVE), changed
+    /// by `change`, put back with the enqueue flags it returns, then `check_class_changed`.
     pub(crate) fn change_class<H: Hooks>(
         &mut self,
-        id: u32,
+        (id, dequeue): (u32, u32),
         h: &mut H,
         change: impl FnOnce(&mut Sched, &mut H) -> u32,
     ) {
@@ -199,7 +199,7 @@ impl Sched {
         if queued {
             self.uclamp_dec(id, cpu);
             self.on_rq(cpu, h, |rq, env| {
-                old.dequeue_task(rq, env, id, DEQUEUE_SAVE);
+                old.dequeue_task(rq, env, id, dequeue);
                 if running {
                     old.put_prev_task(rq, env, id);
                 }

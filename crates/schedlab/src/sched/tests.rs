@@ -794,15 +794,20 @@ fn a_nice_change_reschedules_as_prio_changed_fair_says() {
     assert_eq!(h.resched, [0]);
 
     // The running task (6.12): a alone sets nice 5, nothing else queued: no reschedule.
-    // b forks beside it, at lag 0 with a deadline half a slice away (0.35 ms), ahead of a's,
-    // and takes the CPU. b's nice -5 (its priority rises) keeps it; nice 10 (it falls)
-    // reschedules it.
     let (mut s, mut h) = machine("smp:1", Kernel::V6_12);
     let a = fork(&mut s, &mut h, attr(Policy::Other));
     h.defer = true;
     h.resched.clear();
     s.set_user_nice(a, 5, &mut h);
     assert_eq!(h.resched, []);
+    // b forks beside a (nice 0) once a has run 1 ms, past its first request: a's next, 0.7
+    // ms, is unprotected, and b, at lag 0 with a deadline half a slice away (0.35 ms), ahead
+    // of a's, takes the CPU. b's nice -5 (its priority rises) keeps it; nice 10 (it falls)
+    // reschedules it.
+    let (mut s, mut h) = machine("smp:1", Kernel::V6_12);
+    fork(&mut s, &mut h, attr(Policy::Other));
+    h.defer = true;
+    h.now = T0 + MS;
     let b = fork(&mut s, &mut h, attr(Policy::Other));
     s.schedule(0, &mut h);
     assert_eq!(s.rqs[0].curr, Some(b));
@@ -811,6 +816,39 @@ fn a_nice_change_reschedules_as_prio_changed_fair_says() {
     assert_eq!(h.resched, []);
     s.set_user_nice(b, 10, &mut h);
     assert_eq!(h.resched, [0]);
+}
+
+#[test]
+fn a_nice_change_puts_the_task_back_where_it_was_and_restarts_a_running_ones_slice() {
+    // set_user_nice dequeues the task (DEQUEUE_SAVE) and enqueues it again (ENQUEUE_RESTORE),
+    // a running one put back and set next again.
+    // 6.1 (CFS, smp:1, no costs): a runs 2 ms past b, which waits at 6 ms; min_vruntime is
+    // b's, 6 ms. DEQUEUE_SAVE alone does not advance it (it would go to a's 8 ms with b out
+    // of the tree), so b, renormalized against it, comes back at 6 ms, where it was.
+    let (mut s, mut h) = machine("smp:1", Kernel::V6_1);
+    let a = fork(&mut s, &mut h, attr(Policy::Other));
+    let b = fork(&mut s, &mut h, attr(Policy::Other));
+    h.defer = true;
+    let v = |s: &Sched, t: u32| s.ses[s.tasks[t as usize].se as usize].vruntime;
+    let before = v(&s, b);
+    h.now = T0 + 2 * MS;
+    s.set_user_nice(b, 5, &mut h);
+    assert_eq!(v(&s, b), before);
+    assert_eq!(v(&s, a), before + 2 * MS);
+    // 6.12 (EEVDF, RUN_TO_PARITY), as a_nice_change_reschedules_as_prio_changed_fair_says:
+    // a, alone, has run 1 ms, past its first request, and sets nice 5. The dequeue charges it
+    // and opens its next request (0.7 ms of virtual time), and set_next_task picks it anew,
+    // its slice protected to that deadline; so b, forked beside it at lag 0 with a deadline
+    // half a slice away, ahead of a's, does not take the CPU (without the nice change it
+    // does: there a's new request opens at b's enqueue, unprotected).
+    let (mut s, mut h) = machine("smp:1", Kernel::V6_12);
+    let a = fork(&mut s, &mut h, attr(Policy::Other));
+    h.defer = true;
+    h.now = T0 + MS;
+    s.set_user_nice(a, 5, &mut h);
+    fork(&mut s, &mut h, attr(Policy::Other));
+    s.schedule(0, &mut h);
+    assert_eq!(s.rqs[0].curr, Some(a));
 }
 
 #[test]

@@ -174,7 +174,10 @@ pub(super) fn dequeue_entity(f: &mut Fair, id: SeId, flags: u32) {
         se.vruntime = se.vruntime.wrapping_sub(min);
     }
     f.update_cfs_group(id);
-    update_min_vruntime(f);
+    // Not for a task put back at once where it was (DEQUEUE_SAVE alone).
+    if flags & (DEQUEUE_SAVE | DEQUEUE_MOVE) != DEQUEUE_SAVE {
+        update_min_vruntime(f);
+    }
 }
 
 /// `wakeup_preempt_entity(curr, se)`: 1 when se is ahead of curr by more than the
