@@ -174,11 +174,11 @@ def test_between_kernels_the_culprits_are_printed_with_their_commits(cli, tmp_pa
     its fork's half-slice deadline (its lag, read against h-1's vruntime of its pick, is
     negative), reaches it level with h-1's, is picked again at its hrtick, and a repick arms
     none: the hogs alternate at the 4 ms tick. Under `bounded` h-0 comes back at zero lag with
-    a whole slice, and each hrtick hands the CPU over. Of the thirteen changes (HRTICK,
+    a whole slice, and each hrtick hands the CPU over. Of the fourteen changes (HRTICK,
     HRTICK_DL, NI_RATE, the RT runtime, the slice protection, the wakeup preemption, the
     delayed lag, lazy preemption, the fair server's idle time, the hrtick's arming, the
-    util_est sample, avg_idle's sample, the flat runqueue) bisect names those two, with where
-    their defaults changed."""
+    util_est sample, avg_idle's sample, the flat runqueue, the deadline class's pull on a
+    change) bisect names those two, with where their defaults changed."""
     w = tmp_path / "hogs.json"
     w.write_text('{"global": {"duration": 1}, "tasks": {"h": {"instance": 2, "loop": -1, "run": 100000}}}')
     a = RunSpec.of(str(w), "smp:1", kernel="6.18", duration_ns=500_000_000)
@@ -188,6 +188,6 @@ def test_between_kernels_the_culprits_are_printed_with_their_commits(cli, tmp_pa
     out = cli("bisect", str(w), "--platform", "smp:1", "--duration", "500ms", "--a", "--kernel 6.18",
               "--b", "--kernel 7.3", "--metric", "tasks.preemptions.sum",
               "--threshold", str((r.a + r.b) / 2)).stdout.decode()
-    assert "2 of 13 changes" in out, out
+    assert "2 of 14 changes" in out, out
     assert "HRTICK: off -> on  [7.3: 7.x features.h" in out, out
     assert "fair.delayed_lag: zero -> bounded  [7.3: sched/fair: Prevent negative lag" in out, out

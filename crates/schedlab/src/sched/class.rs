@@ -285,7 +285,8 @@ impl Class {
     /// class); then, if `queued`, a running task is rescheduled only into the fair class (it
     /// came down from a higher one), a waiting one preempts as at a wakeup (`switched_to_rt`:
     /// only a more important task's, then a CPU with more than one RT task pushes what it
-    /// can, `rt_queue_push_tasks`). Simplified: `switched_to_dl`'s push is left out.
+    /// can, `rt_queue_push_tasks`; `switched_to_dl`: a migratable deadline task on an
+    /// overloaded CPU lets it push, `deadline_queue_push_tasks`).
     pub fn switched_to<H: Hooks>(
         self,
         s: &mut Sched,
@@ -303,8 +304,11 @@ impl Class {
             if self == Class::Fair {
                 s.resched_curr(cpu, h);
             }
-        } else if self != Class::Rt {
+        } else if self == Class::Fair {
             s.wakeup_preempt(cpu, p, 0, h);
+        } else if self == Class::Deadline {
+            s.wakeup_preempt(cpu, p, 0, h);
+            s.switched_to_dl_push(cpu, p, h);
         } else {
             preempt_if_more_important(s, cpu, p, h);
             if s.rts[p as usize].migratable && s.rqs[cpu].rt.nr_running > 1 {
@@ -314,14 +318,14 @@ impl Class {
     }
 
     /// `prio_changed_fair` / `_rt` / `_dl` of task `p` on `cpu`, of this class before and
-    /// after, once at `old_prio`: the running task reschedules when a more important one
-    /// waits (an RT task lowered first pulls), a waiting one preempts a less important.
-    /// Simplified: `prio_changed_dl`'s pull is left out.
+    /// after, once at `old_prio` (a deadline task: with deadline `old_deadline`): the running
+    /// task reschedules when a more important one waits (an RT task lowered, or a deadline
+    /// task as `dl.prio_changed` says, first pulls), a waiting one preempts a less important.
     pub fn prio_changed<H: Hooks>(
         self,
         s: &mut Sched,
         (cpu, p): (usize, u32),
-        old_prio: i32,
+        (old_prio, old_deadline): (i32, u64),
         h: &mut H,
     ) {
         let prio = s.tasks[p as usize].prio();
@@ -338,14 +342,22 @@ impl Class {
                 }
             }
             Class::Rt => preempt_if_more_important(s, cpu, p, h),
-            Class::Deadline if running => {
-                let earlier = s.rqs[cpu].dl.earliest();
-                if earlier.is_some_and(|d| super::deadline::before(d, s.dl_of(p).deadline)) {
+            Class::Deadline => {
+                let Some(pull) = s.prio_changed_dl_pulls((cpu, p), old_deadline) else {
+                    return;
+                };
+                if !running {
+                    // a current not of the class, or of a later deadline, yields
+                    s.wakeup_preempt(cpu, p, 0, h);
+                } else if (s.rqs[cpu].dl.earliest())
+                    .is_some_and(|d| super::deadline::before(d, s.dl_of(p).deadline))
+                {
                     s.resched_curr(cpu, h);
                 }
+                if pull {
+                    s.pull_dl_task(cpu, h); // the balance callback, once the rest is done
+                }
             }
-            // prio_changed_dl: a current not of the class, or of a later deadline, yields
-            Class::Deadline => s.wakeup_preempt(cpu, p, 0, h),
         }
     }
 

@@ -8,6 +8,7 @@ use crate::kernel::{History, Kernel};
 use crate::sched::clock_pelt::Invariance;
 use crate::sched::deadline::grub::Grub;
 use crate::sched::deadline::server::ServerIdle;
+use crate::sched::deadline::DlPrioChanged;
 use crate::sched::fair::balance::{AvgIdle, BalanceDelayed};
 use crate::sched::fair::bandwidth::Throttle;
 use crate::sched::fair::protect_slice::ProtectSlice;
@@ -208,6 +209,9 @@ pub struct Features {
     pub preempt: Preempt,
     /// When `schedule()` arms the hrtick (`sched/hrtick.rs`).
     pub hrtick_arm: HrtickArm,
+    /// What a deadline task's change of parameters makes its CPU pull
+    /// (`sched/deadline/push_pull.rs`).
+    pub dl_prio_changed: DlPrioChanged,
     /// Where `enqueue_task` counts a task's clamps (`sched/uclamp.rs`).
     pub uclamp_rq_inc: RqInc,
     /// The cost model: the scheduler's work takes the CPU's time (`sim/overhead.rs`).
@@ -295,7 +299,7 @@ macro_rules! on_off {
 }
 
 /// Every `--set` switch, in the order runs list them.
-pub const SWITCHES: [Switch; 49] = [
+pub const SWITCHES: [Switch; 50] = [
     choice!("fair.policy", "eevdf | cfs", history!["cfs"; V6_6 => "eevdf", "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy"], fair,
         "eevdf" => FairPolicy::Eevdf, "cfs" => FairPolicy::Cfs),
     Switch {
@@ -463,6 +467,12 @@ pub const SWITCHES: [Switch; 49] = [
             V7_3 => "schedule_exit", "96d1610e0b20 sched: Optimize hrtimer handling (7.1; Debian 7.3.4: CONFIG_HRTIMER_REARM_DEFERRED)"],
         hrtick_arm,
         "pick" => HrtickArm::Pick, "schedule_exit" => HrtickArm::ScheduleExit),
+    choice!("dl.prio_changed",
+        "overloaded (≤6.18: a queued deadline task whose parameters change makes its CPU pull a task unless it is overloaded, its old deadline unknown) | deadline (6.19+: nothing more when its deadline stays; a pull when it got later)",
+        history!["overloaded";
+            V7_3 => "deadline", "sched: Move sched_class::prio_changed() into the change pattern (Peter Zijlstra, posted 2025-09-10; its get_prio_dl gives prio_changed_dl the old deadline; in Debian's 7.3.4)"],
+        dl_prio_changed,
+        "overloaded" => DlPrioChanged::Overloaded, "deadline" => DlPrioChanged::Deadline),
     choice!("uclamp.rq_inc",
         "after_enqueue (≤6.15: a task's clamps counted after its class's enqueue, whose frequency update misses them) | before_enqueue (6.16+: counted first, so that update sees them)",
         history!["after_enqueue";
@@ -696,6 +706,7 @@ impl Features {
             cpufreq_pressure: false,
             preempt: Preempt::Voluntary,
             hrtick_arm: HrtickArm::Pick,
+            dl_prio_changed: DlPrioChanged::Overloaded,
             uclamp_rq_inc: RqInc::AfterEnqueue,
             overhead: false,
             energy_aware: false,

@@ -193,6 +193,7 @@ impl Sched {
     ) {
         let t = &self.tasks[id as usize];
         let (cpu, old, old_prio) = (t.cpu, t.class, t.prio());
+        let old_deadline = self.dl_of(id).deadline; // `get_prio_dl`
         let queued = t.queued();
         let running = self.rqs[cpu].curr == Some(id);
         self.update_rq_clock(cpu, h.now());
@@ -215,11 +216,11 @@ impl Sched {
                 }
             });
         }
-        self.check_class_changed(id, old, old_prio, queued, h);
+        self.check_class_changed(id, old, (old_prio, old_deadline), queued, h);
     }
 
     /// `check_class_changed` of task `id`, `queued` or not, of class `old` at `old_prio`
-    /// before: `switched_from` the old class (a fair task's load leaves its cfs_rq; a CPU
+    /// (and deadline `old_deadline`) before: `switched_from` the old class (a fair task's load leaves its cfs_rq; a CPU
     /// left without queued tasks of the class pulls one, and reschedules if one came) and
     /// `switched_to` the new, or, if queued, the class's `prio_changed`. 7.x's
     /// `sched_change_end` decides alike.
@@ -227,7 +228,7 @@ impl Sched {
         &mut self,
         id: u32,
         old: Class,
-        old_prio: i32,
+        (old_prio, old_deadline): (i32, u64),
         queued: bool,
         h: &mut H,
     ) {
@@ -239,7 +240,7 @@ impl Sched {
             }
             new.switched_to(self, (cpu, id), queued, h);
         } else if queued && (old_prio != t.prio() || new == Class::Deadline) {
-            new.prio_changed(self, (cpu, id), old_prio, h);
+            new.prio_changed(self, (cpu, id), (old_prio, old_deadline), h);
         }
     }
 }
@@ -250,7 +251,76 @@ mod tests {
     use crate::sched::class::Class;
     use crate::sched::task::TaskState;
     use crate::sched::tests::{attr, fork_on, machine};
-    use crate::sched::uapi::{Policy, SchedAttr};
+    use crate::sched::uapi::{DlAttr, Policy, SchedAttr};
+    use crate::sched::Sched;
+
+    const MS: u64 = 1_000_000;
+
+    /// SCHED_DEADLINE 10 ms every 100 ms, due `deadline_ms` after each period's start.
+    fn dl(deadline_ms: u64) -> SchedAttr {
+        let dl = DlAttr {
+            runtime: 10 * MS,
+            deadline: deadline_ms * MS,
+            period: 100 * MS,
+            reclaim: false,
+        };
+        SchedAttr {
+            dl: Some(dl),
+            ..attr(Policy::Deadline)
+        }
+    }
+
+    #[test]
+    fn a_deadline_tasks_change_pulls_as_its_kernel_says() {
+        // prio_changed_dl's pull on CPU 0 of deadline L (due at 90 ms, pinned there, running)
+        // once its parameters change. 6.12 does not know the old deadline: it pulls unless
+        // CPU 0 is overloaded, which it becomes once Q (due at 95, migratable) waits there
+        // (Y, due at 30, runs on CPU 1, so neither CPU is later for Q). 7.3 is given the old
+        // deadline: no pull when it stays (and nothing more), a pull when it was earlier.
+        for kernel in [Kernel::V6_12, Kernel::V7_3] {
+            let (mut s, mut h) = machine("smp:2", kernel);
+            let l = fork_on(&mut s, &mut h, dl(90), Some(&[0]));
+            fork_on(&mut s, &mut h, dl(30), Some(&[1]));
+            let due = s.dl_of(l).deadline;
+            let pulls = |s: &Sched, old| s.prio_changed_dl_pulls((0, l), old);
+            if kernel == Kernel::V6_12 {
+                assert_eq!(pulls(&s, due), Some(true), "not overloaded");
+                let q = fork_on(&mut s, &mut h, dl(95), None);
+                assert_eq!((s.task(q).cpu, s.cpu_curr(0)), (0, Some(l)));
+                assert_eq!(pulls(&s, due), Some(false), "overloaded");
+            } else {
+                assert_eq!(pulls(&s, due), None);
+                assert_eq!(pulls(&s, due - MS), Some(true));
+                assert_eq!(pulls(&s, due + MS), Some(false));
+            }
+        }
+    }
+
+    #[test]
+    fn a_waiting_owner_boosted_into_the_deadline_class_is_pushed_where_it_runs_at_once() {
+        // smp:3 under 6.12. Fair F runs on CPU 1 (pinned), fair L on CPU 0, holding the
+        // mutex; deadline X, due at 20 ms and pinned to CPU 0, preempts L, which waits.
+        // Deadline H, due at 50 ms, runs on CPU 2 and blocks on the mutex: L takes H's
+        // reservation (deadline class, due at 50 ms). switched_to_dl: L is queued and not
+        // running, migratable, so CPU 0 is overloaded and pushes it (push_dl_task: X,
+        // pinned, is not rescheduled for it; find_later_rq: CPU 1, running only a fair
+        // task), where it preempts F, rather than waiting behind X's earlier deadline.
+        let (mut s, mut h) = machine("smp:3", Kernel::V6_12);
+        let f = fork_on(&mut s, &mut h, attr(Policy::Other), Some(&[1]));
+        let l = fork_on(&mut s, &mut h, attr(Policy::Other), None);
+        assert_eq!(s.cpu_curr(0), Some(l));
+        s.init_mutexes(1, true);
+        assert!(s.rt_mutex_trylock(l, 0));
+        let x = fork_on(&mut s, &mut h, dl(20), Some(&[0]));
+        let hi = fork_on(&mut s, &mut h, dl(50), Some(&[2]));
+        assert_eq!((s.cpu_curr(0), s.cpu_curr(2)), (Some(x), Some(hi)));
+        assert!(!s.rt_mutex_trylock(hi, 0));
+        s.rt_mutex_block(hi, 0, &mut h);
+        assert_eq!(s.class(l), Class::Deadline);
+        assert_eq!(s.task(l).cpu, 1);
+        assert_eq!((s.cpu_curr(0), s.cpu_curr(1)), (Some(x), Some(l)));
+        assert!(s.task(f).queued());
+    }
 
     #[test]
     fn a_pi_owner_runs_at_its_waiters_priority_until_it_unlocks() {

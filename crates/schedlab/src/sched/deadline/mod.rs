@@ -6,6 +6,7 @@ pub mod admission;
 pub mod cpudl;
 pub mod grub;
 mod push_pull;
+pub use push_pull::DlPrioChanged;
 pub mod sched_class;
 pub mod server;
 mod timers;

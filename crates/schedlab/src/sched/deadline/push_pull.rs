@@ -5,6 +5,17 @@ use super::cpudl;
 use crate::sched::hooks::Hooks;
 use crate::sched::Sched;
 
+/// What a queued deadline task's change of parameters makes its CPU do first
+/// (`prio_changed_dl`; `--set dl.prio_changed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DlPrioChanged {
+    /// ≤ 6.18: the old deadline is not known, so the CPU pulls unless it is overloaded.
+    Overloaded,
+    /// 6.19+ (`get_prio_dl` gives the change the old deadline): nothing when the deadline
+    /// stays; a pull when it got later.
+    Deadline,
+}
+
 impl Sched {
     /// `task_woken_dl`: a woken deadline task that will not run here is pushed away now.
     pub(crate) fn task_woken_dl<H: Hooks>(&mut self, cpu: usize, id: u32, h: &mut H) {
@@ -65,6 +76,32 @@ impl Sched {
         self.rqs[cpu].dl.nr_running() == 0
     }
 
+    /// `dl_rq->overloaded`: a task is pushable (queued, not running, migratable).
+    fn dl_overloaded(&self, cpu: usize) -> bool {
+        cpudl::earliest_pushable(&self.rqs[cpu], self.curr_dl(cpu), &self.dls, |_| true).is_some()
+    }
+
+    /// `switched_to_dl` of a queued task `p` that does not run on `cpu`: a migratable one
+    /// on an overloaded CPU lets it push (`deadline_queue_push_tasks`).
+    pub(crate) fn switched_to_dl_push<H: Hooks>(&mut self, cpu: usize, p: u32, h: &mut H) {
+        if self.dl_of(p).migratable && self.dl_overloaded(cpu) {
+            self.push_dl_tasks(cpu, h);
+        }
+    }
+
+    /// Whether `prio_changed_dl` on `cpu` of a queued task `p` whose deadline was `old`
+    /// queues a pull (`deadline_queue_pull_task`): under `overloaded` unless the CPU is,
+    /// under `deadline` when the deadline got later. None when it stayed: 7.x's
+    /// `prio_changed_dl` then does nothing at all.
+    pub(crate) fn prio_changed_dl_pulls(&self, (cpu, p): (usize, u32), old: u64) -> Option<bool> {
+        let deadline = self.dl_of(p).deadline;
+        match self.feat.dl_prio_changed {
+            DlPrioChanged::Overloaded => Some(!self.dl_overloaded(cpu)),
+            DlPrioChanged::Deadline if deadline == old => None,
+            DlPrioChanged::Deadline => Some(super::before(old, deadline)),
+        }
+    }
+
     /// `switched_from_dl`: a CPU left with no deadline task pulls one. True when one came.
     pub(crate) fn switched_from_dl<H: Hooks>(&mut self, cpu: usize, h: &mut H) -> bool {
         if self.rqs[cpu].dl.nr_running() != 0 {
@@ -76,7 +113,7 @@ impl Sched {
 
     /// `pull_dl_task`: `cpu` lost a deadline task; take from an overloaded CPU the earliest
     /// pushable task that would run here at once and not have run there already.
-    fn pull_dl_task<H: Hooks>(&mut self, this: usize, h: &mut H) {
+    pub(crate) fn pull_dl_task<H: Hooks>(&mut self, this: usize, h: &mut H) {
         let n = self.rqs.len();
         for src in (1..n).map(|i| (this + i) % n) {
             // dl_overloaded, then a pushable task this CPU may take.
