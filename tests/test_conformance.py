@@ -78,6 +78,34 @@ def test_the_guests_threads_are_shifted_to_where_the_records_kcompactd0_woke():
     assert no_kthreads == ("rtapp.start_ns=999998",)
 
 
+def test_a_periodic_workloads_timers_expire_at_the_records_phase_of_a_jiffy():
+    # up-periodic-3@6.12 (its threads' timers first expire 20 ms and more after rt-app's first
+    # thread) with the guest's threads off: a record whose first fork came 1 ms past a tick
+    # starts the workload so that schedlab's fork comes there too, s ns into the run; its first
+    # timer expiry after the start, t ns after the fork, then comes at (1 ms + t) modulo a
+    # tick. A record whose first wakeup past the start came t + 0.3 ms after its fork starts
+    # the workload 0.3 ms later, one at t + 3.9 ms 0.1 ms earlier (modulo the tick), one at t
+    # exactly where the fork alone says.
+    case = next(c for c in CASES if c.name == "up-periodic-3@6.12")
+    sets = ("kthreads=off",)
+    record = {"first_fork_phase_ns": 1_000_000}
+    (fork_only,) = suite.start_phase(case, "qemu-tcg:1", record, sets)
+    s = int(fork_only.split("=")[1])
+    evs = suite._probe(case, "qemu-tcg:1", (*sets, fork_only), suite.PROBE_NS)
+    t = suite._first_of(suite._first_wakeups(evs, measure.first_fork(evs)), case.tasks)
+    assert t is not None and t >= suite.START_NS
+
+    def start(first_timer):
+        woken = {"rt-app": 1_000, "a": first_timer, "b": first_timer + 9_000_000}
+        (sets_,) = suite.start_phase(case, "qemu-tcg:1", {**record, "woken_ns": woken}, sets)
+        return int(sets_.split("=")[1])
+
+    tick = suite.TICK_NS
+    assert start(t) == s
+    assert start(t + 300_000) == (s + 300_000) % tick
+    assert start(t + 3_900_000) == (s - 100_000) % tick
+
+
 def test_each_record_keeps_a_trace_excerpt_under_a_megabyte():
     for case in CASES:
         ex = HERE / "records" / f"{case.name}.trace.txt.gz"

@@ -17,9 +17,10 @@ K`, or `schedlab perf-bench-pipe` and `schedlab hackbench` for perf bench's pipe
 `schedlab schbench` for schbench, with the work's speed its `-C` run timed in the guest (on
 two vCPUs its stretch with a worker per vCPU, and a pipe test's memset speed its `-p` runs
 timed); on
-one vCPU with `--set rtapp.start_ns=N`, so that its rt-app creates its first thread as far
-past a tick as the kernel's did, and `--set kthreads.shift_ns=M`, so that the guest's own
-threads' timeline lies where the record's kcompactd0 puts it), measured by the same code from the two traces and
+one vCPU with `--set rtapp.start_ns=N`, so that its periodic threads' timers expire as far
+past a tick as the kernel's did (without any, its rt-app creates its first thread as far past
+a tick), and `--set kthreads.shift_ns=M`, so that the guest's own threads' timeline lies
+where the record's kcompactd0 puts it), measured by the same code from the two traces and
 /proc/schedstat (schedlab.conformance). On two vCPUs schedlab runs once per seed of its
 emulated machine's jitter (seeds 0-4: `--set seed=N`), as the kernel's runs there are repeats in
 host time, and its value is their median [their range]; where the record's runs measured their

@@ -212,32 +212,43 @@ def _cpu_stat_delta(before: dict, after: dict, span_s: float) -> dict:
 TICK_NS = 4_000_000
 # kcompactd0's period in the guests: its 500 ms timeout, rounded up by the timer wheel.
 KCOMPACTD_SPAN_NS = 512_000_000
+# rt-app's start (its threads' set-up and barrier) is over this long after its first fork.
+START_NS = 10_000_000
+# start_phase's probe runs: long enough for a first timer expiry and kcompactd0's wakeup.
+PROBE_NS = KCOMPACTD_SPAN_NS + TICK_NS
 
 
 def start_phase(case: Case, platform: str, record: dict | None, sets=()) -> tuple[str, ...]:
     """The switches that start schedlab's workload as the record's runs started theirs: its
-    first thread created as far past a tick as the kernel's rt-app created its own
-    (`first_fork_phase_ns`, from the record's trace excerpt), and the guest's own threads'
-    timeline where the record's lay, kcompactd0 first waking as long after that thread as
-    the kernel's did (`kcompactd_ns`; shifted by whole ticks, less than half its 512 ms
-    either way). Only on one vCPU, whose icount runs all start at one phase; on two each
+    periodic threads' timers expiring as far past a tick as the kernel's did (the first
+    wakeup of a workload thread past the start, `woken_ns`), or without one its first thread
+    created as far past a tick as the kernel's rt-app created its own
+    (`first_fork_phase_ns`); and the guest's own threads' timeline where the record's lay,
+    kcompactd0 first waking as long after that thread as the kernel's did (`kcompactd_ns`;
+    shifted by whole ticks, less than half its 512 ms either way). Both from the record's
+    trace excerpt. Only on one vCPU, whose icount runs all start at one phase; on two each
     run starts at its own. None for perf bench and cyclictest cases and records without an
-    excerpt. Measured on a run with the case's `sets`."""
+    excerpt. Measured on runs with the case's `sets`."""
     phase = (record or {}).get("first_fork_phase_ns")
     if case.workload is None or phase is None or case.vcpus != 1:
         return ()
     evs = _probe(case, platform, sets, TICK_NS)
-    start = (f"rtapp.start_ns={(phase - measure.first_fork(evs)) % TICK_NS}",)
-    theirs = record.get("kcompactd_ns")
-    if theirs is None:
-        return start
-    evs = _probe(case, platform, (*sets, *start), KCOMPACTD_SPAN_NS + TICK_NS)
-    ours = _kcompactd_after(evs, measure.first_fork(evs))
-    if ours is None:  # no kernel threads
-        return start
-    half = KCOMPACTD_SPAN_NS // 2
-    shift = (theirs - ours + half) % KCOMPACTD_SPAN_NS - half
-    return (*start, f"kthreads.shift_ns={round(shift / TICK_NS) * TICK_NS}")
+    start = (phase - measure.first_fork(evs)) % TICK_NS
+    timer, kcompactd = _first_of(record.get("woken_ns", {}), case.tasks), record.get("kcompactd_ns")
+    if timer is None and kcompactd is None:
+        return (f"rtapp.start_ns={start}",)
+    evs = _probe(case, platform, (*sets, f"rtapp.start_ns={start}"), PROBE_NS)
+    fork = measure.first_fork(evs)
+    ours = _first_of(_first_wakeups(evs, fork), case.tasks)
+    if timer is not None and ours is not None and (timer - ours) % TICK_NS:
+        start = (start + timer - ours) % TICK_NS
+        evs = _probe(case, platform, (*sets, f"rtapp.start_ns={start}"), PROBE_NS)
+        fork = measure.first_fork(evs)
+    ours = _kcompactd_after(evs, fork)
+    if kcompactd is None or ours is None:  # no kernel threads
+        return (f"rtapp.start_ns={start}",)
+    shift = round(_nearest(kcompactd - ours, KCOMPACTD_SPAN_NS) / TICK_NS) * TICK_NS
+    return (f"rtapp.start_ns={start}", f"kthreads.shift_ns={shift}")
 
 
 def _probe(case: Case, platform: str, sets, duration_ns: int) -> list:
@@ -403,7 +414,31 @@ def load_record(path: Path) -> dict:
         fork = measure.first_fork(evs)
         rec["first_fork_phase_ns"] = None if fork is None else fork % TICK_NS
         rec["kcompactd_ns"] = _kcompactd_after(evs, fork)
+        rec["woken_ns"] = _first_wakeups(evs, fork)
     return rec
+
+
+def _first_wakeups(evs: list, fork: int | None) -> dict[str, int]:
+    """Each comm's first wakeup past rt-app's start, 10 ms or more after the workload's first
+    fork (ns after it): a periodic thread's, a timer expiry."""
+    woken: dict[str, int] = {}
+    if fork is not None:
+        for e in evs:
+            if e.name == "sched_waking" and e.ts >= fork + START_NS:
+                woken.setdefault(e.fields.get("comm", ""), e.ts - fork)
+    return woken
+
+
+def _first_of(woken: dict[str, int], tasks: list[str]) -> int | None:
+    """The first of the workload's threads' wakeups in `woken` (schedlab names thread
+    instances `task-N`)."""
+    mine = [ns for comm, ns in woken.items() if comm in tasks or comm.rsplit("-", 1)[0] in tasks]
+    return min(mine, default=None)
+
+
+def _nearest(d: int, period: int) -> int:
+    """`d` modulo `period`, the nearer way round: within ±period/2."""
+    return (d + period // 2) % period - period // 2
 
 
 def _kcompactd_after(evs: list, fork: int | None) -> int | None:
