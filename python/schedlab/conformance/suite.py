@@ -224,8 +224,8 @@ def start_phase(case: Case, platform: str, record: dict | None, sets=()) -> tupl
     wakeup of a workload thread past the start, `woken_ns`), or without one its first thread
     created as far past a tick as the kernel's rt-app created its own
     (`first_fork_phase_ns`); and the guest's own threads' timeline where the record's lay,
-    kcompactd0 first waking as long after that thread as the kernel's did (`kcompactd_ns`;
-    shifted by whole ticks, less than half its 512 ms either way). Both from the record's
+    kcompactd0 waking as long after that thread as the kernel's did (its first wakeup past
+    the start in `woken_ns`; shifted by whole ticks, less than half its 512 ms either way). Both from the record's
     trace excerpt. Only on one vCPU, whose icount runs all start at one phase; on two each
     run starts at its own. None for perf bench and cyclictest cases and records without an
     excerpt. Measured on runs with the case's `sets`."""
@@ -234,7 +234,8 @@ def start_phase(case: Case, platform: str, record: dict | None, sets=()) -> tupl
         return ()
     evs = _probe(case, platform, sets, TICK_NS)
     start = (phase - measure.first_fork(evs)) % TICK_NS
-    timer, kcompactd = _first_of(record.get("woken_ns", {}), case.tasks), record.get("kcompactd_ns")
+    woken = record.get("woken_ns", {})
+    timer, kcompactd = _first_of(woken, case.tasks), woken.get("kcompactd0")
     if timer is None and kcompactd is None:
         return (f"rtapp.start_ns={start}",)
     evs = _probe(case, platform, (*sets, f"rtapp.start_ns={start}"), PROBE_NS)
@@ -244,7 +245,7 @@ def start_phase(case: Case, platform: str, record: dict | None, sets=()) -> tupl
         start = (start + timer - ours) % TICK_NS
         evs = _probe(case, platform, (*sets, f"rtapp.start_ns={start}"), PROBE_NS)
         fork = measure.first_fork(evs)
-    ours = _kcompactd_after(evs, fork)
+    ours = _first_wakeups(evs, fork).get("kcompactd0")
     if kcompactd is None or ours is None:  # no kernel threads
         return (f"rtapp.start_ns={start}",)
     shift = round(_nearest(kcompactd - ours, KCOMPACTD_SPAN_NS) / TICK_NS) * TICK_NS
@@ -413,14 +414,13 @@ def load_record(path: Path) -> dict:
         evs = list(ftrace.events(gzip.decompress(excerpt.read_bytes()).decode()))
         fork = measure.first_fork(evs)
         rec["first_fork_phase_ns"] = None if fork is None else fork % TICK_NS
-        rec["kcompactd_ns"] = _kcompactd_after(evs, fork)
         rec["woken_ns"] = _first_wakeups(evs, fork)
     return rec
 
 
 def _first_wakeups(evs: list, fork: int | None) -> dict[str, int]:
     """Each comm's first wakeup past rt-app's start, 10 ms or more after the workload's first
-    fork (ns after it): a periodic thread's, a timer expiry."""
+    fork (ns after it): a periodic thread's or a kernel thread's, a timer expiry."""
     woken: dict[str, int] = {}
     if fork is not None:
         for e in evs:
@@ -439,12 +439,3 @@ def _first_of(woken: dict[str, int], tasks: list[str]) -> int | None:
 def _nearest(d: int, period: int) -> int:
     """`d` modulo `period`, the nearer way round: within ±period/2."""
     return (d + period // 2) % period - period // 2
-
-
-def _kcompactd_after(evs: list, fork: int | None) -> int | None:
-    """How long (ns) after the workload's first fork the guest's kcompactd0 first woke: where
-    the guest's own threads' timeline lay against the workload (None: no fork or no wakeup)."""
-    if fork is None:
-        return None
-    return next((e.ts - fork for e in evs if e.name == "sched_waking" and e.ts > fork
-                 and e.fields.get("comm") == "kcompactd0"), None)

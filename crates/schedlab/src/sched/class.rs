@@ -304,11 +304,11 @@ impl Class {
             if self == Class::Fair {
                 s.resched_curr(cpu, h);
             }
-        } else if self == Class::Fair {
+        } else if self != Class::Rt {
             s.wakeup_preempt(cpu, p, 0, h);
-        } else if self == Class::Deadline {
-            s.wakeup_preempt(cpu, p, 0, h);
-            s.switched_to_dl_push(cpu, p, h);
+            if self == Class::Deadline {
+                s.switched_to_dl_push(cpu, p, h);
+            }
         } else {
             preempt_if_more_important(s, cpu, p, h);
             if s.rts[p as usize].migratable && s.rqs[cpu].rt.nr_running > 1 {

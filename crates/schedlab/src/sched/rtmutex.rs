@@ -220,10 +220,10 @@ impl Sched {
     }
 
     /// `check_class_changed` of task `id`, `queued` or not, of class `old` at `old_prio`
-    /// (and deadline `old_deadline`) before: `switched_from` the old class (a fair task's load leaves its cfs_rq; a CPU
-    /// left without queued tasks of the class pulls one, and reschedules if one came) and
-    /// `switched_to` the new, or, if queued, the class's `prio_changed`. 7.x's
-    /// `sched_change_end` decides alike.
+    /// (and deadline `old_deadline`) before: `switched_from` the old class (a fair task's
+    /// load leaves its cfs_rq; a CPU left without queued tasks of the class pulls one, and
+    /// reschedules if one came) and `switched_to` the new, or, if queued, the class's
+    /// `prio_changed`. 7.x's `sched_change_end` decides alike.
     fn check_class_changed<H: Hooks>(
         &mut self,
         id: u32,

@@ -141,8 +141,9 @@ fn prop_weight(env: &Env, se: SeId) -> u64 {
     weight
 }
 
-/// `reweight_eevdf` of task entity `se` on the root at its share now.
-fn reweight_share(rq: &mut Rq, env: &mut Env, se: SeId) {
+/// `reweight_eevdf` of task entity `se` on the root at its share now (`task_tick_fair`
+/// after its levels' ticks, `set_next_task`, a reweight).
+pub(super) fn reweight_share(rq: &mut Rq, env: &mut Env, se: SeId) {
     let (weight, on_rq) = (prop_weight(env, se), env.ses[se as usize].on_rq);
     fair(rq, env, env.root(), |f| {
         reweight_eevdf(f, se, weight, on_rq)
@@ -332,23 +333,6 @@ pub(super) fn set_next_task(rq: &mut Rq, env: &mut Env, p: u32) {
         reweight_share(rq, env, se);
         fair(rq, env, env.root(), |f| set_protect_slice(f, se));
     }
-}
-
-/// `task_tick_fair` (7.x), or the hrtick's: `entity_tick` at each level of task `p`'s path,
-/// then its share again on the root.
-pub(super) fn entity_ticks(rq: &mut Rq, env: &mut Env, p: u32) -> bool {
-    let se = se_of(env, p);
-    if !env.ses[se as usize].on_rq {
-        return false;
-    }
-    let (mut cur, mut resched) = (Some(se), false);
-    while let Some(e) = cur {
-        let (q, parent) = level_of(env, e);
-        resched |= fair(rq, env, q, |f| f.entity_tick(e));
-        cur = parent;
-    }
-    reweight_share(rq, env, se);
-    resched
 }
 
 /// `wakeup_preempt_fair` (7.x) between the running task `curr_task` and the woken task

@@ -481,16 +481,21 @@ fn hrtick_update(rq: &mut Rq, env: &mut Env) {
     }
 }
 
-/// `entity_tick` from `p`'s entity up: true when one asks for a resched.
+/// `entity_tick` from `p`'s entity up: true when one asks for a resched. 7.x's flat
+/// runqueue ticks a queued task alone, and its share on the root is set again after.
 pub fn entity_ticks(rq: &mut Rq, env: &mut Env, p: u32) -> bool {
-    if env.feat.flat() {
-        return flat::entity_ticks(rq, env, p);
+    let (task, flat) = (se_of(env, p), env.feat.flat());
+    if flat && !env.ses[task as usize].on_rq {
+        return false;
     }
-    let (mut se, mut resched) = (Some(se_of(env, p)), false);
+    let (mut se, mut resched) = (Some(task), false);
     while let Some(e) = se {
         let (q, parent) = level_of(env, e);
         resched |= fair(rq, env, q, |f| f.entity_tick(e));
         se = parent;
+    }
+    if flat {
+        flat::reweight_share(rq, env, task);
     }
     resched
 }
